@@ -1,0 +1,12 @@
+/** Leasehold's public entry: the work queue, its ports and adapters, and its types. */
+export type { Clock, Random, Waiter } from './ports.ts';
+export { SystemClock } from './adapters/system-clock.ts';
+export { CryptoRandom } from './adapters/crypto-random.ts';
+export { TimerWaiter } from './adapters/timer-waiter.ts';
+export { openWorkQueue, type OpenWorkQueueOptions } from './queue/work-queue.ts';
+export { DEFAULT_CONFIG, resolveConfig } from './queue/config.ts';
+export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError } from './queue/errors.ts';
+export { TRANSITIONS, TERMINAL_STATES, LIVE_STATES, OCCUPYING_STATES, isTerminal, canTransition } from './queue/states.ts';
+export { score, compareCandidates, retryBackoffMs } from './queue/scoring.ts';
+export { canonicalJson, sha256Hex } from './canonical-json.ts';
+export * from './queue/types.ts';

@@ -1,0 +1,23 @@
+/**
+ * The ports through which the core meets the outside world. Nothing in `src/` reads ambient time,
+ * randomness or timers directly (S1): production passes the adapters in `adapters/`, the simulator
+ * passes its virtual twins from `sim/` (same file names).
+ */
+
+/** A source of the current time, in integer milliseconds. */
+export interface Clock {
+  now(): number;
+}
+
+/** A source of uniform random numbers in [0, 1). */
+export interface Random {
+  next(): number;
+}
+
+/**
+ * How the worker runtime waits. Production uses real timers; the simulator resolves the promise when
+ * its virtual clock reaches the deadline. `sleep(0)` still yields to other actors.
+ */
+export interface Waiter {
+  sleep(ms: number): Promise<void>;
+}

@@ -1,0 +1,94 @@
+import { ConfigError } from './errors.ts';
+import type { QueueConfig } from './types.ts';
+
+/** Defaults from SPEC Q3, Q4, Q6, Q7, Q9, Q11, Q16, Q17 and R4, R6. Every one can be overridden. */
+export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
+  capacity: 100,
+  globalLimit: 2,
+  perTenantLimit: 1,
+  tenantLimits: {},
+  leaseMs: 30_000,
+  heartbeatMs: 10_000,
+  agingPeriodMs: 60_000,
+  agingCap: 30,
+  maxAttempts: 3,
+  maxDeliveries: 3,
+  baseDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  maxRetryAgeMs: 3_600_000,
+  maxInputBytes: 256 * 1024,
+  incidentBucketMs: 5 * 60_000,
+  tierHolds: { standard: 20, long: 60 },
+  busyTimeoutMs: 5_000,
+  busyRetries: 3,
+});
+
+const POSITIVE_INTEGER_FIELDS = [
+  'capacity',
+  'globalLimit',
+  'perTenantLimit',
+  'leaseMs',
+  'heartbeatMs',
+  'agingPeriodMs',
+  'maxAttempts',
+  'maxDeliveries',
+  'baseDelayMs',
+  'maxDelayMs',
+  'maxRetryAgeMs',
+  'maxInputBytes',
+  'incidentBucketMs',
+] as const;
+
+const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries'] as const;
+
+/**
+ * Merges overrides into the defaults and rejects anything that would make the queue unsafe or
+ * meaningless. The first problem found is thrown as a ConfigError naming the field.
+ */
+export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig {
+  if (overrides === null || typeof overrides !== 'object') {
+    throw new ConfigError('config', 'expected an object');
+  }
+  const known = new Set(Object.keys(DEFAULT_CONFIG));
+  for (const key of Object.keys(overrides)) {
+    if (!known.has(key)) throw new ConfigError(key, 'unknown configuration field');
+  }
+  const config: QueueConfig = {
+    ...DEFAULT_CONFIG,
+    ...stripUndefined(overrides),
+    tenantLimits: { ...(overrides.tenantLimits ?? DEFAULT_CONFIG.tenantLimits) },
+    tierHolds: { ...DEFAULT_CONFIG.tierHolds, ...(overrides.tierHolds ?? {}) },
+  };
+  for (const field of POSITIVE_INTEGER_FIELDS) requireInteger(field, config[field], 1);
+  for (const field of NON_NEGATIVE_INTEGER_FIELDS) requireInteger(field, config[field], 0);
+  // Q9: three heartbeats fit in one lease, so one lost or late heartbeat does not cost the lease.
+  if (config.leaseMs < 3 * config.heartbeatMs) {
+    throw new ConfigError('leaseMs', `must be at least 3 x heartbeatMs (${3 * config.heartbeatMs}), got ${config.leaseMs}`);
+  }
+  if (config.perTenantLimit > config.globalLimit) {
+    throw new ConfigError('perTenantLimit', `must not exceed globalLimit (${config.globalLimit})`);
+  }
+  if (config.globalLimit > config.capacity) {
+    throw new ConfigError('globalLimit', `must not exceed capacity (${config.capacity})`);
+  }
+  if (config.maxDelayMs < config.baseDelayMs) {
+    throw new ConfigError('maxDelayMs', `must be at least baseDelayMs (${config.baseDelayMs})`);
+  }
+  for (const [tenant, limit] of Object.entries(config.tenantLimits)) {
+    requireInteger(`tenantLimits.${tenant}`, limit, 0);
+  }
+  for (const [tier, credits] of Object.entries(config.tierHolds)) {
+    requireInteger(`tierHolds.${tier}`, credits, 0);
+  }
+  return config;
+}
+
+function requireInteger(field: string, value: unknown, min: number): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new ConfigError(field, `expected an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,97 @@
+import type { Database } from 'better-sqlite3';
+import type { Clock, Random } from '../ports.ts';
+import type { Statements, TaskRow } from '../store/statements.ts';
+import { InputError, InvariantError } from './errors.ts';
+import { assertTransition } from './states.ts';
+import type { QueueConfig, TaskState } from './types.ts';
+
+/** What every queue operation needs: the handle, its prepared statements, config and ports. */
+export interface QueueContext {
+  db: Database;
+  statements: Statements;
+  config: QueueConfig;
+  clock: Clock;
+  random: Random;
+  write<T>(operation: string, work: () => T): T;
+  read<T>(operation: string, read: () => T): T;
+}
+
+/** Reads the injected clock once per operation and insists on integer milliseconds. */
+export function now(context: QueueContext): number {
+  const value = context.clock.now();
+  if (!Number.isSafeInteger(value)) throw new InvariantError(`clock returned ${value}; expected integer milliseconds`);
+  return value;
+}
+
+/**
+ * Appends one event in the caller's transaction (Q15: transactional outbox). The caller's UPDATE
+ * already bumped `event_seq` and returned it, so sequences stay contiguous from 1 per task.
+ */
+export function emit(context: QueueContext, taskId: number, seq: number, type: string, at: number, data: Record<string, unknown> = {}): void {
+  context.statements.insertEvent.run(taskId, seq, type, at, JSON.stringify(data));
+}
+
+/**
+ * Moves a task that is not being written by its lease holder (expiry, confirmation, cancel, claim-time
+ * checks). The state machine is checked first; the UPDATE re-checks state and generation so that a
+ * row changed under us is never overwritten.
+ */
+export function moveTask(
+  context: QueueContext,
+  row: TaskRow,
+  to: TaskState,
+  at: number,
+  eventType: string,
+  data: Record<string, unknown>,
+  outcome: string | null = null,
+): void {
+  assertTransition(row.id, row.state as TaskState, to);
+  const terminal = to !== 'ready' && to !== 'uncertain';
+  const moved = context.statements.moveTask.get({
+    id: row.id,
+    fromState: row.state,
+    generation: row.generation,
+    state: to,
+    outcome,
+    finishedAt: terminal ? at : null,
+  }) as { event_seq: number } | undefined;
+  if (moved === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction`);
+  emit(context, row.id, moved.event_seq, eventType, at, { from: row.state, to, ...data });
+}
+
+/** Q8: does this (worker, generation) hold a live lease on this row right now? */
+export function holdsLease(row: TaskRow | undefined, workerId: string, generation: number, at: number): row is TaskRow {
+  return (
+    row !== undefined &&
+    row.state === 'running' &&
+    row.worker_id === workerId &&
+    row.generation === generation &&
+    row.lease_until !== null &&
+    row.lease_until > at
+  );
+}
+
+export function requireTaskId(taskId: unknown): number {
+  if (typeof taskId !== 'number' || !Number.isSafeInteger(taskId) || taskId < 1) {
+    throw new InputError('taskId', `expected a positive integer, got ${String(taskId)}`);
+  }
+  return taskId;
+}
+
+export function requireWorkerId(workerId: unknown): string {
+  if (typeof workerId !== 'string' || workerId === '') throw new InputError('workerId', 'expected a non-empty string');
+  return workerId;
+}
+
+export function requireGeneration(generation: unknown): number {
+  if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
+    throw new InputError('generation', `expected a non-negative integer, got ${String(generation)}`);
+  }
+  return generation;
+}
+
+export const STALE_LEASE = Object.freeze({
+  ok: false as const,
+  error: 'stale_lease' as const,
+  message: 'the lease is not held: the task moved on, was taken over, or the lease expired',
+});

@@ -1,0 +1,90 @@
+import { canonicalJson, sha256Hex } from '../canonical-json.ts';
+import type { EnqueueRequest, IncidentContext, QueueConfig, Tier } from './types.ts';
+
+/** An enqueue request that passed validation, with its serialised parts ready for the store. */
+export interface ValidEnqueue {
+  tenant: string;
+  topic: string;
+  version: number;
+  priority: number;
+  inputJson: string;
+  store: string | null;
+  tier: Tier;
+  deadline: number | null;
+  contextJson: string | null;
+  /** Q1: hash of the normalised input fields (store, priority, payload, tier, deadline). */
+  inputHash: string;
+}
+
+export type EnqueueValidation = { ok: true; value: ValidEnqueue } | { ok: false; field: string; message: string };
+
+const CONTEXT_FIELDS: readonly (keyof IncidentContext)[] = ['brand', 'service', 'stage', 'errorCode', 'deployVersion', 'campaign'];
+
+/**
+ * Checks an enqueue request field by field. It never throws: a bad request is reported with the
+ * field that was wrong, and the caller writes nothing.
+ */
+export function validateEnqueue(request: EnqueueRequest, config: QueueConfig): EnqueueValidation {
+  if (request === null || typeof request !== 'object') return bad('request', 'expected an object');
+  const { tenant, topic, version, priority } = request;
+  if (typeof tenant !== 'string' || tenant.trim() === '') return bad('tenant', 'expected a non-empty string');
+  if (typeof topic !== 'string' || topic.trim() === '') return bad('topic', 'expected a non-empty string');
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
+    return bad('version', `expected a positive integer, got ${describe(version)}`);
+  }
+  // Q4: the base priority comes from trusted rules as an integer 0..30, never from payload text.
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > 30) {
+    return bad('priority', `expected an integer from 0 to 30, got ${describe(priority)}`);
+  }
+  if (!('input' in request) || request.input === undefined) return bad('input', 'is required (use null for no input)');
+  let inputJson: string;
+  try {
+    inputJson = canonicalJson(request.input);
+  } catch (error) {
+    return bad('input', `is not JSON-serialisable: ${(error as Error).message}`);
+  }
+  const inputBytes = Buffer.byteLength(inputJson, 'utf8');
+  if (inputBytes > config.maxInputBytes) {
+    return bad('input', `is ${inputBytes} bytes as JSON, over the limit of ${config.maxInputBytes}`);
+  }
+  const store = request.store ?? null;
+  if (store !== null && (typeof store !== 'string' || store === '')) return bad('store', 'expected a non-empty string');
+  const tier = request.tier ?? 'standard';
+  if (typeof tier !== 'string' || !(tier in config.tierHolds)) {
+    return bad('tier', `expected one of ${Object.keys(config.tierHolds).join(', ')}, got ${describe(tier)}`);
+  }
+  const deadline = request.deadline ?? null;
+  if (deadline !== null && (typeof deadline !== 'number' || !Number.isSafeInteger(deadline))) {
+    return bad('deadline', `expected an integer time in ms, got ${describe(deadline)}`);
+  }
+  const context = checkContext(request.context);
+  if (!context.ok) return context;
+  const inputHash = sha256Hex(canonicalJson({ store, priority, payload: request.input, tier, deadline }));
+  return {
+    ok: true,
+    value: { tenant, topic, version, priority, inputJson, store, tier: tier as Tier, deadline, contextJson: context.json, inputHash },
+  };
+}
+
+function checkContext(context: unknown): { ok: true; json: string | null } | { ok: false; field: string; message: string } {
+  if (context === undefined || context === null) return { ok: true, json: null };
+  if (typeof context !== 'object' || Array.isArray(context)) return bad('context', 'expected an object');
+  for (const [key, value] of Object.entries(context)) {
+    if (!CONTEXT_FIELDS.includes(key as keyof IncidentContext)) {
+      return bad(`context.${key}`, `unknown field; expected one of ${CONTEXT_FIELDS.join(', ')}`);
+    }
+    if (value !== undefined && value !== null && typeof value !== 'string') return bad(`context.${key}`, 'expected a string');
+  }
+  return { ok: true, json: canonicalJson(context) };
+}
+
+function bad(field: string, message: string): { ok: false; field: string; message: string } {
+  return { ok: false, field, message: `${field} ${message}` };
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  return typeof value;
+}

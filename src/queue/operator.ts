@@ -1,0 +1,66 @@
+import type { TaskRow } from '../store/statements.ts';
+import { emit, moveTask, now, requireGeneration, requireTaskId, type QueueContext } from './context.ts';
+import { isTerminal } from './states.ts';
+import type { CancelResult, ConfirmStoppedResult, TaskState } from './types.ts';
+
+/** Sources that must never be able to free an uncertain slot (Q11): they run inside the task. */
+const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
+
+/**
+ * Q11: the trusted execution layer confirms that the worker of an uncertain task has really stopped.
+ * The task goes back to ready for another attempt, or ends failed once attempts or deliveries are
+ * spent; a pending cancel or a passed deadline ends it there instead.
+ */
+export function confirmStopped(context: QueueContext, taskIdArgument: number, generationArgument: number, source: string): ConfirmStoppedResult {
+  const taskId = requireTaskId(taskIdArgument);
+  const generation = requireGeneration(generationArgument);
+  if (typeof source !== 'string' || source.trim() === '' || UNTRUSTED_SOURCES.test(source)) {
+    return {
+      ok: false,
+      error: 'invalid_input',
+      message: `source must name the trusted execution layer (e.g. 'supervisor', 'operator'), got ${JSON.stringify(source)}`,
+    };
+  }
+  const at = now(context);
+  return context.write('confirmStopped', () => {
+    const { config, statements } = context;
+    const row = statements.taskById.get(taskId) as TaskRow | undefined;
+    if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
+    if (row.state !== 'uncertain') return { ok: false, error: 'not_uncertain', message: `task ${taskId} is ${row.state}` };
+    if (row.generation !== generation) {
+      return { ok: false, error: 'stale_generation', message: `task ${taskId} is at generation ${row.generation}, not ${generation}` };
+    }
+    let next: 'ready' | 'failed' | 'cancelled' | 'expired' = 'ready';
+    let reason = 'stopped';
+    if (row.cancel_requested === 1) next = 'cancelled';
+    else if (row.deadline !== null && row.deadline <= at) next = 'expired';
+    else if (row.attempts >= config.maxAttempts) [next, reason] = ['failed', 'attempts_exhausted'];
+    else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];
+    moveTask(context, row, next, at, 'stop_confirmed', { source, generation, reason }, next === 'cancelled' ? 'cancelled' : null);
+    return { ok: true, next };
+  });
+}
+
+/**
+ * Q13: a persisted cancel. Ready ends cancelled at once; running or uncertain records the request,
+ * which the holder sees at its next step boundary (or confirmStopped applies). A task that already
+ * ended is not changed and the caller is told which state won.
+ */
+export function cancel(context: QueueContext, taskIdArgument: number): CancelResult {
+  const taskId = requireTaskId(taskIdArgument);
+  const at = now(context);
+  return context.write('cancel', () => {
+    const { statements } = context;
+    const row = statements.taskById.get(taskId) as TaskRow | undefined;
+    if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
+    const state = row.state as TaskState;
+    if (isTerminal(state)) return { ok: false, error: 'already_terminal', state, message: `task ${taskId} already ended ${state}` };
+    if (state === 'ready') {
+      moveTask(context, row, 'cancelled', at, 'cancelled', { source: 'cancel' }, 'cancelled');
+      return { ok: true, state: 'cancelled' };
+    }
+    const requested = statements.requestCancel.get(taskId) as { event_seq: number } | undefined;
+    if (requested !== undefined) emit(context, taskId, requested.event_seq, 'cancel_requested', at, { state });
+    return { ok: true, state: 'cancel_requested' };
+  });
+}

@@ -1,0 +1,223 @@
+/**
+ * The public shapes of the work queue (SPEC, Core API). Names here are a contract: extend, don't rename.
+ */
+
+export type TaskState =
+  | 'ready'
+  | 'running'
+  | 'uncertain'
+  | 'done'
+  | 'failed'
+  | 'superseded'
+  | 'cancelled'
+  | 'expired';
+
+export type Tier = 'standard' | 'long';
+
+/** Error classes a worker reports on `fail` (Q16). */
+export const RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout'] as const;
+export const FATAL_ERROR_CLASSES = ['permission_denied', 'invalid_tool_schema', 'policy_rejected', 'business_error'] as const;
+export type RetryableErrorClass = (typeof RETRYABLE_ERROR_CLASSES)[number];
+export type FatalErrorClass = (typeof FATAL_ERROR_CLASSES)[number];
+export type ErrorClass = RetryableErrorClass | FatalErrorClass;
+
+export interface QueueConfig {
+  /** Tasks in ready + running + uncertain before a new topic gets queue_full (Q3). */
+  capacity: number;
+  /** Running + uncertain tasks allowed at once, across tenants (Q6). */
+  globalLimit: number;
+  /** Running + uncertain tasks allowed at once for one tenant (Q6). */
+  perTenantLimit: number;
+  /** Per-tenant overrides of perTenantLimit; 0 pauses a tenant (A2: a paused tenant gets no new leases). */
+  tenantLimits: Record<string, number>;
+  /** Lease length granted by claim and heartbeat (Q7, Q9). */
+  leaseMs: number;
+  /** How often workers heartbeat; leaseMs must be at least 3x this (Q9). */
+  heartbeatMs: number;
+  /** Aging: one point of score per agingPeriodMs of waiting, at most agingCap points (Q4). */
+  agingPeriodMs: number;
+  agingCap: number;
+  /** Claims before a task that never finishes ends failed (Q11, Q16). */
+  maxAttempts: number;
+  /** Deliveries before a task goes to the dead-letter table (R6). */
+  maxDeliveries: number;
+  /** Retry backoff: min(baseDelayMs * 2^attempts, maxDelayMs) * jitter in [0.8, 1.2] (Q16). */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** No retry once this long has passed since the first claim (Q16). */
+  maxRetryAgeMs: number;
+  /** Largest accepted input, as UTF-8 JSON (enqueue validation). */
+  maxInputBytes: number;
+  /** Width of the incident-candidate time bucket (Q17). */
+  incidentBucketMs: number;
+  /** Credits held at enqueue per tier (R4). */
+  tierHolds: Record<Tier, number>;
+  /** SQLite busy timeout and bounded retries of a transaction that met SQLITE_BUSY (Q18). */
+  busyTimeoutMs: number;
+  busyRetries: number;
+}
+
+export interface EnqueueRequest {
+  tenant: string;
+  topic: string;
+  version: number;
+  priority: number;
+  input: unknown;
+  store?: string;
+  tier?: Tier;
+  deadline?: number;
+  /** Verified context used for incident grouping (Q17); never a source of priority. */
+  context?: IncidentContext;
+}
+
+export interface IncidentContext {
+  brand?: string;
+  service?: string;
+  stage?: string;
+  errorCode?: string;
+  deployVersion?: string;
+  campaign?: string;
+}
+
+export type EnqueueResult =
+  | { ok: true; taskId: number; status: 'enqueued' | 'duplicate' | 'replaced' | 'superseded' }
+  | {
+      ok: false;
+      error: 'idempotency_conflict' | 'queue_full' | 'expired' | 'invalid_input';
+      message: string;
+      /** For invalid_input: the field that was wrong. */
+      field?: string;
+      /** For idempotency_conflict: the task that holds the key. */
+      taskId?: number;
+    };
+
+export interface ClaimedTask {
+  id: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  priority: number;
+  input: unknown;
+  generation: number;
+  attempt: number;
+  leaseUntil: number;
+  tier: Tier;
+  deadline?: number;
+  cancelRequested: boolean;
+}
+
+export type ClaimResult = { ok: true; task: ClaimedTask } | { ok: false; reason: 'empty' | 'quota' };
+
+export type StaleLease = { ok: false; error: 'stale_lease'; message: string };
+
+export type HeartbeatResult = { ok: true; leaseUntil: number; cancelRequested: boolean } | StaleLease;
+export type CompleteResult =
+  | { ok: true; outcome: 'done' | 'stale_input' }
+  | StaleLease
+  /** Q14: the deadline passed before the commit; the result was dropped and the task is expired. */
+  | { ok: false; error: 'expired'; message: string };
+export type FailResult =
+  | { ok: true; next: 'retry' | 'failed' | 'cancelled'; notBefore?: number }
+  | StaleLease
+  | { ok: false; error: 'invalid_input'; message: string; field: string };
+export type ConfirmStoppedResult =
+  | { ok: true; next: 'ready' | 'failed' | 'cancelled' | 'expired' }
+  | { ok: false; error: 'not_found' | 'not_uncertain' | 'stale_generation' | 'invalid_input'; message: string };
+export type CancelResult =
+  | { ok: true; state: 'cancelled' | 'cancel_requested' }
+  | { ok: false; error: 'not_found' | 'already_terminal'; state?: TaskState; message: string };
+export type AppendEventResult = { ok: true; seq: number } | StaleLease;
+
+export interface FailureReport {
+  errorClass: ErrorClass;
+  message: string;
+}
+
+export interface TaskView {
+  id: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  priority: number;
+  state: TaskState;
+  generation: number;
+  attempts: number;
+  deliveries: number;
+  workerId?: string;
+  leaseUntil?: number;
+  result?: unknown;
+  outcome?: 'done' | 'stale_input' | 'cancelled' | 'interrupted';
+  errorClass?: string;
+  errorMessage?: string;
+  tier: Tier;
+  store?: string;
+  deadline?: number;
+  cancelRequested: boolean;
+  enqueuedAt: number;
+  notBefore: number;
+  queueWaitMs?: number;
+  runMs?: number;
+}
+
+export interface TaskEvent {
+  taskId: number;
+  seq: number;
+  type: string;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+export interface Rejection {
+  tenant: string;
+  topic: string;
+  version: number;
+  reason: string;
+  at: number;
+}
+
+export interface Snapshot {
+  at: number;
+  tasks: TaskView[];
+  countsByState: Record<TaskState, number>;
+  live: number;
+  occupied: { global: number; byTenant: Record<string, number> };
+  rejections: Rejection[];
+}
+
+export interface IncidentCandidate {
+  tenant: string;
+  brand: string;
+  service: string;
+  stage: string;
+  errorCode: string;
+  deployVersion: string;
+  campaign: string;
+  bucketStart: number;
+  taskIds: number[];
+  confirmedIncident: false;
+}
+
+export interface WorkQueue {
+  readonly config: Readonly<QueueConfig>;
+  enqueue(request: EnqueueRequest): EnqueueResult;
+  claim(workerId: string): ClaimResult;
+  heartbeat(taskId: number, workerId: string, generation: number): HeartbeatResult;
+  complete(taskId: number, workerId: string, generation: number, result: unknown): CompleteResult;
+  fail(taskId: number, workerId: string, generation: number, failure: FailureReport): FailResult;
+  /** A fenced event append from the holder of the lease (Q8). */
+  appendEvent(taskId: number, workerId: string, generation: number, type: string, data?: Record<string, unknown>): AppendEventResult;
+  /** The holder ends the run `cancelled` after seeing cancelRequested at a step boundary (Q13). */
+  acknowledgeCancel(taskId: number, workerId: string, generation: number): { ok: true } | StaleLease;
+  expireLeases(): number;
+  confirmStopped(taskId: number, generation: number, source: string): ConfirmStoppedResult;
+  cancel(taskId: number): CancelResult;
+  get(taskId: number): TaskView | undefined;
+  events(taskId: number): TaskEvent[];
+  /** Every event of every task in commit order (for checkers and audits; admin only). */
+  allEvents(): TaskEvent[];
+  listForTenant(tenant: string): TaskView[];
+  snapshot(): Snapshot;
+  rejections(): Rejection[];
+  incidentCandidates(range: { from: number; to: number; minGroupSize?: number }): IncidentCandidate[];
+  close(): void;
+}

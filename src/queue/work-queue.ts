@@ -1,0 +1,166 @@
+import type { Database } from 'better-sqlite3';
+import { CryptoRandom } from '../adapters/crypto-random.ts';
+import type { Clock, Random } from '../ports.ts';
+import { migrate } from '../store/migrations.ts';
+import { prepareStatements, type TaskRow } from '../store/statements.ts';
+import { claim, expireOverdueLeases } from './claim.ts';
+import { resolveConfig } from './config.ts';
+import { now, requireTaskId, type QueueContext } from './context.ts';
+import { enqueue } from './enqueue.ts';
+import { ClosedError, ConfigError, InputError } from './errors.ts';
+import { acknowledgeCancel, appendEvent, complete, fail, heartbeat } from './holder-writes.ts';
+import { groupIncidentCandidates } from './incidents.ts';
+import { openDatabase } from './open-database.ts';
+import { cancel, confirmStopped } from './operator.ts';
+import { toTaskEvent, toTaskView, type EventRow } from './views.ts';
+import { makeWriter, readWithRetry } from './transaction.ts';
+import type { QueueConfig, Rejection, Snapshot, TaskState, TaskView, WorkQueue } from './types.ts';
+
+export interface OpenWorkQueueOptions {
+  /** A file path, ':memory:', or a better-sqlite3 handle (which the caller keeps and closes). */
+  db: string | Database;
+  clock: Clock;
+  /** Defaults to the OS CSPRNG; the simulator passes a seeded stream. */
+  random?: Random;
+  config?: Partial<QueueConfig>;
+}
+
+/**
+ * Opens a durable work queue. The schema is migrated idempotently, statements are prepared once,
+ * and every decision reads time from `clock` and randomness from `random`, never from the system.
+ */
+export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
+  if (options === null || typeof options !== 'object') throw new ConfigError('options', 'expected { db, clock, random?, config? }');
+  const config = resolveConfig(options.config ?? {});
+  if (options.clock === null || typeof options.clock?.now !== 'function') throw new ConfigError('clock', 'expected a Clock with now()');
+  if (options.random !== undefined && typeof options.random?.next !== 'function') {
+    throw new ConfigError('random', 'expected a Random with next()');
+  }
+  const { db, owned } = openDatabase(options.db, config.busyTimeoutMs);
+  try {
+    const write = makeWriter(db, config.busyRetries);
+    const context: QueueContext = {
+      db,
+      config,
+      clock: options.clock,
+      random: options.random ?? new CryptoRandom(),
+      write,
+      read: (operation, read) => readWithRetry(operation, config.busyRetries, read),
+      statements: undefined as never,
+    };
+    write('migrate', () => migrate(db, now(context)));
+    context.statements = prepareStatements(db);
+    return new SqliteWorkQueue(context, owned);
+  } catch (error) {
+    if (owned) db.close();
+    throw error;
+  }
+}
+
+class SqliteWorkQueue implements WorkQueue {
+  private closed = false;
+
+  constructor(
+    private readonly context: QueueContext,
+    private readonly ownsDatabase: boolean,
+  ) {}
+
+  get config(): Readonly<QueueConfig> {
+    return this.context.config;
+  }
+
+  private open(): QueueContext {
+    if (this.closed) throw new ClosedError();
+    return this.context;
+  }
+
+  enqueue: WorkQueue['enqueue'] = (request) => enqueue(this.open(), request);
+  claim: WorkQueue['claim'] = (workerId) => claim(this.open(), workerId);
+  heartbeat: WorkQueue['heartbeat'] = (taskId, workerId, generation) => heartbeat(this.open(), taskId, workerId, generation);
+  complete: WorkQueue['complete'] = (taskId, workerId, generation, result) => complete(this.open(), taskId, workerId, generation, result);
+  fail: WorkQueue['fail'] = (taskId, workerId, generation, failure) => fail(this.open(), taskId, workerId, generation, failure);
+  appendEvent: WorkQueue['appendEvent'] = (taskId, workerId, generation, type, data) =>
+    appendEvent(this.open(), taskId, workerId, generation, type, data);
+  acknowledgeCancel: WorkQueue['acknowledgeCancel'] = (taskId, workerId, generation) =>
+    acknowledgeCancel(this.open(), taskId, workerId, generation);
+  confirmStopped: WorkQueue['confirmStopped'] = (taskId, generation, source) => confirmStopped(this.open(), taskId, generation, source);
+  cancel: WorkQueue['cancel'] = (taskId) => cancel(this.open(), taskId);
+
+  expireLeases(): number {
+    const context = this.open();
+    const at = now(context);
+    return context.write('expireLeases', () => expireOverdueLeases(context, at));
+  }
+
+  get(taskId: number): TaskView | undefined {
+    const context = this.open();
+    const id = requireTaskId(taskId);
+    const row = context.read('get', () => context.statements.taskById.get(id) as TaskRow | undefined);
+    return row === undefined ? undefined : toTaskView(row);
+  }
+
+  events(taskId: number) {
+    const context = this.open();
+    const id = requireTaskId(taskId);
+    return context.read('events', () => (context.statements.eventsForTask.all(id) as EventRow[]).map(toTaskEvent));
+  }
+
+  allEvents() {
+    const context = this.open();
+    return context.read('allEvents', () => (context.statements.allEvents.all() as EventRow[]).map(toTaskEvent));
+  }
+
+  /** Q19: only this tenant's rows, selected by the tenant key in SQL, never filtered afterwards. */
+  listForTenant(tenant: string): TaskView[] {
+    const context = this.open();
+    if (typeof tenant !== 'string' || tenant === '') throw new InputError('tenant', 'expected a non-empty string');
+    return context.read('listForTenant', () => (context.statements.tasksForTenant.all(tenant) as TaskRow[]).map(toTaskView));
+  }
+
+  rejections(): Rejection[] {
+    const context = this.open();
+    return context.read('rejections', () => context.statements.rejections.all() as Rejection[]);
+  }
+
+  /** Q19: the admin view across tenants. Never hand it to a tenant. */
+  snapshot(): Snapshot {
+    const context = this.open();
+    const at = now(context);
+    return context.read('snapshot', () => {
+      const { statements } = context;
+      const tasks = (statements.allTasks.all() as TaskRow[]).map(toTaskView);
+      const countsByState = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
+      for (const { state, n } of statements.countsByState.all() as { state: TaskState; n: number }[]) countsByState[state] = n;
+      const byTenant: Record<string, number> = {};
+      for (const { tenant, n } of statements.occupiedByTenant.all() as { tenant: string; n: number }[]) byTenant[tenant] = n;
+      return {
+        at,
+        tasks,
+        countsByState,
+        live: statements.liveCount.get() as number,
+        occupied: { global: countsByState.running + countsByState.uncertain, byTenant },
+        rejections: statements.rejections.all() as Rejection[],
+      };
+    });
+  }
+
+  incidentCandidates(range: { from: number; to: number; minGroupSize?: number }) {
+    const context = this.open();
+    const { from, to, minGroupSize = 2 } = range ?? ({} as never);
+    if (!Number.isFinite(from)) throw new InputError('from', 'expected a time in ms');
+    if (!Number.isFinite(to) || to < from) throw new InputError('to', 'expected a time in ms not before from');
+    if (!Number.isSafeInteger(minGroupSize) || minGroupSize < 1) throw new InputError('minGroupSize', 'expected a positive integer');
+    return context.read('incidentCandidates', () => {
+      const { statements } = context;
+      const rows = statements.tasksEnqueuedBetween.all(from, to) as TaskRow[];
+      const latest = (tenant: string, topic: string) => statements.latestVersionOfTopic.get(tenant, topic) as number;
+      return groupIncidentCandidates(rows, latest, context.config.incidentBucketMs, minGroupSize);
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsDatabase) this.context.db.close();
+  }
+}

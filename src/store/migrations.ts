@@ -1,0 +1,119 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Versioned migrations (Q18). Each runs once, inside the transaction that records it, so a crash
+ * half-way leaves the previous version intact and opening a database any number of times is safe.
+ * Append new versions; never edit one that has shipped.
+ */
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'tasks, events, rejections',
+    sql: `
+      CREATE TABLE tasks (
+        -- Not AUTOINCREMENT: an insert refused by the unique key must not burn an id. Tasks are never deleted.
+        id INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        input_hash TEXT NOT NULL,
+        priority INTEGER NOT NULL CHECK (priority BETWEEN 0 AND 30),
+        input TEXT NOT NULL,
+        store TEXT,
+        tier TEXT NOT NULL,
+        deadline INTEGER,
+        context TEXT,
+        state TEXT NOT NULL CHECK (state IN ('ready','running','uncertain','done','failed','superseded','cancelled','expired')),
+        generation INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        deliveries INTEGER NOT NULL DEFAULT 0,
+        worker_id TEXT,
+        lease_until INTEGER,
+        enqueued_at INTEGER NOT NULL,
+        not_before INTEGER NOT NULL,
+        first_claimed_at INTEGER,
+        claimed_at INTEGER,
+        finished_at INTEGER,
+        queue_wait_ms INTEGER,
+        run_ms INTEGER,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        outcome TEXT,
+        result TEXT,
+        error_class TEXT,
+        error_message TEXT,
+        event_seq INTEGER NOT NULL DEFAULT 0,
+        -- Q1, I9: the database, not a check-then-insert, keeps one task per (tenant, topic, version).
+        UNIQUE (tenant, topic, version)
+      );
+      -- Q4/Q5: the claim seeks the head of each (tenant, base priority) level; ready rows only.
+      CREATE INDEX tasks_ready ON tasks (tenant, priority, enqueued_at, id, not_before) WHERE state = 'ready';
+      -- Q10: overdue leases are found without scanning.
+      CREATE INDEX tasks_running_lease ON tasks (lease_until) WHERE state = 'running';
+      -- Q6: occupied slots per tenant, never a positional window of rows.
+      CREATE INDEX tasks_occupied ON tasks (tenant) WHERE state IN ('running', 'uncertain');
+      CREATE INDEX tasks_enqueued_at ON tasks (enqueued_at);
+
+      CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        task_id INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        data TEXT NOT NULL
+      );
+      -- Q15: per-task sequences are contiguous and unique; the rowid gives one global order.
+      CREATE UNIQUE INDEX events_task_seq ON events (task_id, seq);
+
+      CREATE TABLE rejections (
+        id INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
+
+      -- Q3: capacity is checked on every enqueue, so the live count is kept, not recounted.
+      CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO counters (name, value) VALUES ('live', 0);
+      CREATE TRIGGER tasks_live_insert AFTER INSERT ON tasks
+        WHEN NEW.state IN ('ready', 'running', 'uncertain')
+        BEGIN UPDATE counters SET value = value + 1 WHERE name = 'live'; END;
+      CREATE TRIGGER tasks_live_update AFTER UPDATE OF state ON tasks
+        WHEN (OLD.state IN ('ready', 'running', 'uncertain')) <> (NEW.state IN ('ready', 'running', 'uncertain'))
+        BEGIN
+          UPDATE counters SET value = value + (CASE WHEN NEW.state IN ('ready', 'running', 'uncertain') THEN 1 ELSE -1 END)
+          WHERE name = 'live';
+        END;
+      CREATE TRIGGER tasks_live_delete AFTER DELETE ON tasks
+        WHEN OLD.state IN ('ready', 'running', 'uncertain')
+        BEGIN UPDATE counters SET value = value - 1 WHERE name = 'live'; END;
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Brings the schema up to date. `now` is the caller's clock: SQL never reads time itself. */
+export function migrate(db: Database, now: number): number {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+  const appliedVersion = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  for (const migration of MIGRATIONS) {
+    // Re-read inside an immediate transaction: another process may have migrated meanwhile.
+    db.transaction(() => {
+      const current = (appliedVersion.get() as { v: number }).v;
+      if (current >= migration.version) return;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, now);
+    }).immediate();
+  }
+  return (appliedVersion.get() as { v: number }).v;
+}

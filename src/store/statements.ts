@@ -1,0 +1,165 @@
+import type { Database, Statement } from 'better-sqlite3';
+
+/**
+ * Every SQL statement of the work queue, prepared once when the queue opens. Time is always a bound
+ * parameter (`:now`), never SQLite's clock, so the simulator's virtual time reaches every decision.
+ * Integer maths uses CAST because better-sqlite3 binds JavaScript numbers as REAL.
+ */
+
+/** A row of `tasks` as SQLite returns it. */
+export interface TaskRow {
+  id: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  input_hash: string;
+  priority: number;
+  input: string;
+  store: string | null;
+  tier: string;
+  deadline: number | null;
+  context: string | null;
+  state: string;
+  generation: number;
+  attempts: number;
+  deliveries: number;
+  worker_id: string | null;
+  lease_until: number | null;
+  enqueued_at: number;
+  not_before: number;
+  first_claimed_at: number | null;
+  claimed_at: number | null;
+  finished_at: number | null;
+  queue_wait_ms: number | null;
+  run_ms: number | null;
+  cancel_requested: number;
+  outcome: string | null;
+  result: string | null;
+  error_class: string | null;
+  error_message: string | null;
+  event_seq: number;
+}
+
+/** A ready task with its aged score at claim time. */
+export interface CandidateRow extends TaskRow {
+  score: number;
+}
+
+const OCCUPYING = `state IN ('running', 'uncertain')`;
+
+/**
+ * Q4/Q5: the best eligible ready task, found with index seeks only. Within one (tenant, base
+ * priority) level the earliest enqueued task also has the highest aged score, so the best task is
+ * the head of some level: walk the tenants that have ready tasks (skipping blocked ones), walk each
+ * tenant's distinct priority levels, take each level's head, and order the heads by score. The cost
+ * grows with tenants x levels, not with the backlog.
+ */
+const CANDIDATES_SQL = `
+  WITH RECURSIVE
+    tenants(name) AS (
+      SELECT (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
+      UNION ALL
+      SELECT (SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > tenants.name ORDER BY tenant LIMIT 1)
+      FROM tenants WHERE tenants.name IS NOT NULL
+    ),
+    open_tenants(name) AS (
+      SELECT name FROM tenants
+      WHERE name IS NOT NULL AND name NOT IN (SELECT value FROM json_each(:blocked))
+    ),
+    levels(tenant, priority) AS (
+      SELECT name, (SELECT priority FROM tasks WHERE state = 'ready' AND tenant = open_tenants.name
+                    ORDER BY priority LIMIT 1)
+      FROM open_tenants
+      UNION ALL
+      SELECT tenant, (SELECT priority FROM tasks WHERE state = 'ready' AND tenant = levels.tenant
+                        AND priority > levels.priority ORDER BY priority LIMIT 1)
+      FROM levels WHERE levels.priority IS NOT NULL
+    )
+  SELECT t.*,
+         t.priority + MIN(:agingCap, CAST(MAX(0, :now - t.enqueued_at) / :agingPeriodMs AS INTEGER)) AS score
+  FROM levels
+  JOIN tasks t ON t.id = (
+    SELECT h.id FROM tasks h
+    WHERE h.state = 'ready' AND h.tenant = levels.tenant AND h.priority = levels.priority AND h.not_before <= :now
+    ORDER BY h.enqueued_at, h.id LIMIT 1)
+  WHERE levels.priority IS NOT NULL
+  ORDER BY score DESC, t.enqueued_at ASC, t.id ASC
+  LIMIT 1`;
+
+/** Q8: the fence shared by every write from a lease holder. */
+const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;
+
+export function prepareStatements(db: Database) {
+  const p = (sql: string): Statement => db.prepare(sql);
+  return {
+    // ---- reads
+    taskById: p('SELECT * FROM tasks WHERE id = ?'),
+    taskByKey: p('SELECT * FROM tasks WHERE tenant = ? AND topic = ? AND version = ?'),
+    tasksForTenant: p('SELECT * FROM tasks WHERE tenant = ? ORDER BY id'),
+    allTasks: p('SELECT * FROM tasks ORDER BY id'),
+    countsByState: p('SELECT state, COUNT(*) AS n FROM tasks GROUP BY state'),
+    liveCount: p(`SELECT value FROM counters WHERE name = 'live'`).pluck(),
+    occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),
+    newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1').pluck(),
+    anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`).pluck(),
+    anyReadyForTenants: p(`SELECT 1 FROM tasks WHERE state = 'ready' AND tenant IN (SELECT value FROM json_each(?)) LIMIT 1`).pluck(),
+    candidates: p(CANDIDATES_SQL),
+    overdueLeases: p(`SELECT * FROM tasks WHERE state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
+    eventsForTask: p('SELECT id, task_id, seq, type, at, data FROM events WHERE task_id = ? ORDER BY seq'),
+    allEvents: p('SELECT id, task_id, seq, type, at, data FROM events ORDER BY id'),
+    rejections: p('SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id'),
+    tasksEnqueuedBetween: p(`SELECT * FROM tasks WHERE enqueued_at >= ? AND enqueued_at < ? AND context IS NOT NULL ORDER BY id`),
+    latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?').pluck(),
+
+    // ---- enqueue (Q1-Q3)
+    insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
+                     state, enqueued_at, not_before, event_seq)
+                   VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
+                     :state, :now, :now, 1)
+                   ON CONFLICT (tenant, topic, version) DO NOTHING
+                   RETURNING id`).pluck(),
+    supersedeOlderReady: p(`UPDATE tasks SET state = 'superseded', finished_at = :now, event_seq = event_seq + 1
+                            WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready'
+                            RETURNING id, event_seq`),
+    insertRejection: p('INSERT INTO rejections (tenant, topic, version, reason, at) VALUES (?, ?, ?, ?, ?)'),
+
+    // ---- claim (Q5-Q7)
+    claimTask: p(`UPDATE tasks SET state = 'running', worker_id = :workerId, generation = generation + 1,
+                    attempts = attempts + 1, deliveries = deliveries + 1, lease_until = :leaseUntil,
+                    claimed_at = :now, first_claimed_at = COALESCE(first_claimed_at, :now),
+                    queue_wait_ms = :now - enqueued_at, event_seq = event_seq + 1
+                  WHERE id = :id AND state = 'ready'
+                  RETURNING *`),
+
+    // ---- fenced writes (Q8, Q9, Q13, Q16)
+    heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
+    bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`),
+    completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
+                       lease_until = NULL, event_seq = event_seq + 1,
+                       outcome = CASE WHEN EXISTS (SELECT 1 FROM tasks n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic
+                                                   AND n.version > tasks.version) THEN 'stale_input' ELSE 'done' END
+                     WHERE ${FENCE} AND (deadline IS NULL OR deadline > :now)
+                     RETURNING outcome, event_seq, cancel_requested`),
+    // A fenced write that moves a running task: the caller has checked the transition and the fence.
+    leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
+                       not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
+                       lease_until = NULL, event_seq = event_seq + 1
+                     WHERE ${FENCE}
+                     RETURNING event_seq`),
+
+    // ---- transitions that are not the holder's (expiry, confirmation, cancel, claim-time checks)
+    moveTask: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
+                   lease_until = CASE WHEN :state = 'uncertain' THEN lease_until ELSE NULL END,
+                   event_seq = event_seq + 1
+                 WHERE id = :id AND state = :fromState AND generation = :generation
+                 RETURNING event_seq`),
+    requestCancel: p(`UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
+                      WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0
+                      RETURNING event_seq`),
+
+    // ---- the event log (Q15)
+    insertEvent: p('INSERT INTO events (task_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)'),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;
