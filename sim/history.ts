@@ -1,0 +1,177 @@
+import type { Clock } from '../src/ports.ts';
+import { canonicalJson, type JsonValue } from './canonical-json.ts';
+import { TraceHasher } from './trace-hash.ts';
+
+/**
+ * The history of a run (S6): every operation as an `invoke` entry and later an `ok` or `fail` entry,
+ * plus `note` entries for faults and phases. Checkers (S7) are pure functions of this list and the final
+ * database; the trace hash summarises it (I14).
+ *
+ * An invoke that never completes is meaningful, not a bug: it is an operation whose actor was killed or
+ * paused mid-call, and whose effect may or may not have happened (Jepsen calls it `info`).
+ */
+
+/** Fault and phase notes (S4, S5). Open-ended so a new injector can add its kind without touching this. */
+export type NoteKind =
+  | 'kill' | 'pause' | 'resume' | 'revive' | 'restart' | 'clock-jump'
+  | 'sqlite-busy' | 'slow-tool' | 'hung-tool' | 'lost-response' | 'duplicate-delivery'
+  | 'phase'
+  | (string & {});
+
+/** Fields an operation may name; a completion inherits them from its invoke unless it overrides them. */
+export interface OperationFields {
+  taskId?: number;
+  generation?: number;
+  data?: JsonValue;
+}
+
+interface EntryBase {
+  /** Position in the history, from 0. */
+  index: number;
+  /** The simulator's timeline instant (monotonic; clock jumps show up as notes instead). */
+  timeMs: number;
+  /** Who acted, with its incarnation, e.g. `worker-2#1`; `sim` for the harness itself. */
+  actor: string;
+  data?: JsonValue;
+}
+
+export interface InvokeEntry extends EntryBase { type: 'invoke'; op: string; taskId?: number; generation?: number }
+export interface OkEntry extends EntryBase { type: 'ok'; op: string; invokeIndex: number; taskId?: number; generation?: number }
+export interface FailEntry extends EntryBase {
+  type: 'fail';
+  op: string;
+  invokeIndex: number;
+  reason: string;
+  taskId?: number;
+  generation?: number;
+}
+export interface NoteEntry extends EntryBase { type: 'note'; kind: NoteKind }
+export type HistoryEntry = InvokeEntry | OkEntry | FailEntry | NoteEntry;
+
+/** Decides how a returned value is recorded; see `History.record`. */
+export type Outcome = { ok: true; fields?: OperationFields } | { ok: false; reason: string; fields?: OperationFields };
+
+/** Bound on entries: a run that records more than this is runaway, and memory would follow. */
+const entriesMaxDefault = 5_000_000;
+
+export class History {
+  private readonly list: HistoryEntry[] = [];
+  private readonly lines: string[] = [];
+  private readonly hasher = new TraceHasher();
+  private readonly completed = new Set<number>();
+
+  /** `clock` gives the time of each entry: pass the event loop, whose `now()` is the timeline. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly entriesMax: number = entriesMaxDefault,
+  ) {}
+
+  /** Records the start of an operation and returns its index, which the completion names. */
+  invoke(actor: string, op: string, fields: OperationFields = {}): number {
+    return this.append({ type: 'invoke', ...this.base(actor), op, ...fields });
+  }
+
+  ok(invokeIndex: number, fields: OperationFields = {}): void {
+    const invoke = this.openInvoke(invokeIndex);
+    this.append({ ...inherited(invoke), type: 'ok', ...this.base(invoke.actor), invokeIndex, ...fields });
+  }
+
+  fail(invokeIndex: number, reason: string, fields: OperationFields = {}): void {
+    const invoke = this.openInvoke(invokeIndex);
+    this.append({ ...inherited(invoke), type: 'fail', ...this.base(invoke.actor), invokeIndex, reason, ...fields });
+  }
+
+  note(kind: NoteKind, actor: string, data?: JsonValue): void {
+    this.append({ type: 'note', ...this.base(actor), kind, data });
+  }
+
+  /**
+   * Records `action` as one operation. A thrown error (or rejection) is a `fail` with the reason from
+   * `reasonOf`, and is rethrown; a returned value goes through `outcome`, which by default reads the
+   * core's result shape: `{ ok: false, error }` is a failure with that reason, anything else is ok.
+   */
+  async record<T>(
+    actor: string,
+    op: string,
+    fields: OperationFields,
+    action: () => T | Promise<T>,
+    outcome: (result: T) => Outcome = defaultOutcome,
+  ): Promise<T> {
+    const invokeIndex = this.invoke(actor, op, fields);
+    let result: T;
+    try {
+      result = await action();
+    } catch (error) {
+      this.fail(invokeIndex, reasonOf(error));
+      throw error;
+    }
+    const decided = outcome(result);
+    if (decided.ok) this.ok(invokeIndex, decided.fields);
+    else this.fail(invokeIndex, decided.reason, decided.fields);
+    return result;
+  }
+
+  entries(): readonly HistoryEntry[] {
+    return this.list;
+  }
+
+  get length(): number {
+    return this.list.length;
+  }
+
+  /** One canonical JSON entry per line, newline-terminated: exactly the bytes the trace hash covers. */
+  toJsonl(): string {
+    return this.lines.length === 0 ? '' : `${this.lines.join('\n')}\n`;
+  }
+
+  /** sha256 hex over `toJsonl()`. */
+  traceHash(): string {
+    return this.hasher.digest();
+  }
+
+  private base(actor: string): { index: number; timeMs: number; actor: string } {
+    return { index: this.list.length, timeMs: this.clock.now(), actor };
+  }
+
+  private append(entry: HistoryEntry): number {
+    if (this.list.length >= this.entriesMax) throw new RangeError(`history bound ${this.entriesMax} entries hit`);
+    // Serialising now, and keeping the parsed copy, freezes the entry as it was: a caller mutating its
+    // data object later cannot rewrite history, and unserialisable data fails at the line that recorded it.
+    const line = canonicalJson(entry);
+    this.lines.push(line);
+    this.hasher.addLine(line);
+    this.list.push(JSON.parse(line) as HistoryEntry);
+    return entry.index;
+  }
+
+  private openInvoke(invokeIndex: number): InvokeEntry {
+    const invoke = this.list[invokeIndex];
+    if (invoke === undefined || invoke.type !== 'invoke') throw new RangeError(`entry ${invokeIndex} is not an invoke`);
+    // An operation completes at most once; a second completion is a harness bug that would fool checkers.
+    if (this.completed.has(invokeIndex)) throw new Error(`invoke ${invokeIndex} (${invoke.op}) already completed`);
+    this.completed.add(invokeIndex);
+    return invoke;
+  }
+}
+
+function inherited(invoke: InvokeEntry): { op: string; taskId?: number; generation?: number } {
+  return { op: invoke.op, taskId: invoke.taskId, generation: invoke.generation };
+}
+
+function defaultOutcome(result: unknown): Outcome {
+  if (typeof result === 'object' && result !== null && (result as { ok?: unknown }).ok === false) {
+    const error = (result as { error?: unknown }).error;
+    return { ok: false, reason: typeof error === 'string' ? error : 'failed' };
+  }
+  return { ok: true };
+}
+
+/** A stable failure reason: an error's string `code` if it has one (SQLITE_BUSY, stale_lease), else its message. */
+export function reasonOf(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
