@@ -10,3 +10,7 @@ export { TRANSITIONS, TERMINAL_STATES, LIVE_STATES, OCCUPYING_STATES, isTerminal
 export { score, compareCandidates, retryBackoffMs } from './queue/scoring.ts';
 export { canonicalJson, sha256Hex } from './canonical-json.ts';
 export * from './queue/types.ts';
+export { Worker, type WorkerOptions } from './worker/worker.ts';
+export { runClaimedTask, type RunDependencies } from './worker/run.ts';
+export { requestKey, fingerprint } from './worker/fingerprint.ts';
+export * from './worker/types.ts';

@@ -197,6 +197,33 @@ export interface IncidentCandidate {
   confirmedIncident: false;
 }
 
+/** Cumulative usage of a run, as checkpointed (R1, R4). */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+}
+
+export interface CheckpointWrite {
+  /** A: after the model decision (its output and tool calls); B: after all tool results of the step. */
+  kind: 'A' | 'B';
+  step: number;
+  /** Everything needed to resume: messages, budgets, candidate items, last event sequence sent. */
+  state: unknown;
+  usage: Usage;
+}
+
+export interface Checkpoint extends CheckpointWrite {
+  taskId: number;
+  seq: number;
+  generation: number;
+  at: number;
+  /** The event sequence of the checkpoint's event, named by task_resumed (R2). */
+  eventSeq: number;
+}
+
+export type CheckpointResult = { ok: true; seq: number; eventSeq: number } | StaleLease;
+
 export interface WorkQueue {
   readonly config: Readonly<QueueConfig>;
   enqueue(request: EnqueueRequest): EnqueueResult;
@@ -208,6 +235,10 @@ export interface WorkQueue {
   appendEvent(taskId: number, workerId: string, generation: number, type: string, data?: Record<string, unknown>): AppendEventResult;
   /** The holder ends the run `cancelled` after seeing cancelRequested at a step boundary (Q13). */
   acknowledgeCancel(taskId: number, workerId: string, generation: number): { ok: true } | StaleLease;
+  /** R1: a fenced checkpoint from the lease holder. */
+  checkpoint(taskId: number, workerId: string, generation: number, write: CheckpointWrite): CheckpointResult;
+  /** R2: the newest checkpoint of a run, whichever generation wrote it. */
+  lastCheckpoint(taskId: number): Checkpoint | undefined;
   expireLeases(): number;
   confirmStopped(taskId: number, generation: number, source: string): ConfirmStoppedResult;
   cancel(taskId: number): CancelResult;

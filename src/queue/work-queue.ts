@@ -3,6 +3,7 @@ import { CryptoRandom } from '../adapters/crypto-random.ts';
 import type { Clock, Random } from '../ports.ts';
 import { migrate } from '../store/migrations.ts';
 import { prepareStatements, type TaskRow } from '../store/statements.ts';
+import { lastCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import { claim, expireOverdueLeases } from './claim.ts';
 import { resolveConfig } from './config.ts';
 import { now, requireTaskId, type QueueContext } from './context.ts';
@@ -83,6 +84,9 @@ class SqliteWorkQueue implements WorkQueue {
     appendEvent(this.open(), taskId, workerId, generation, type, data);
   acknowledgeCancel: WorkQueue['acknowledgeCancel'] = (taskId, workerId, generation) =>
     acknowledgeCancel(this.open(), taskId, workerId, generation);
+  checkpoint: WorkQueue['checkpoint'] = (taskId, workerId, generation, write) =>
+    writeCheckpoint(this.open(), taskId, workerId, generation, write);
+  lastCheckpoint: WorkQueue['lastCheckpoint'] = (taskId) => lastCheckpoint(this.open(), taskId);
   confirmStopped: WorkQueue['confirmStopped'] = (taskId, generation, source) => confirmStopped(this.open(), taskId, generation, source);
   cancel: WorkQueue['cancel'] = (taskId) => cancel(this.open(), taskId);
 

@@ -96,6 +96,25 @@ const MIGRATIONS: readonly Migration[] = [
         BEGIN UPDATE counters SET value = value - 1 WHERE name = 'live'; END;
     `,
   },
+  {
+    version: 2,
+    name: 'checkpoints',
+    sql: `
+      -- R1: each checkpoint holds everything a takeover needs to resume; written only by the lease holder.
+      CREATE TABLE checkpoints (
+        task_id INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        generation INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('A', 'B')),
+        step INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        event_seq INTEGER NOT NULL,
+        PRIMARY KEY (task_id, seq)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

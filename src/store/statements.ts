@@ -157,6 +157,13 @@ export function prepareStatements(db: Database) {
                       WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0
                       RETURNING event_seq`),
 
+    // ---- checkpoints (R1, R2)
+    insertCheckpoint: p(`INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq)
+                         VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = :id),
+                                 :generation, :kind, :step, :state, :usage, :now, :eventSeq)
+                         RETURNING seq`).pluck(),
+    lastCheckpoint: p('SELECT * FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
+
     // ---- the event log (Q15)
     insertEvent: p('INSERT INTO events (task_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)'),
   };

@@ -1,0 +1,231 @@
+import type { Clock, Waiter } from '../ports.ts';
+import { BusyError } from '../queue/errors.ts';
+import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
+import { requestKey } from './fingerprint.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
+import { resumeState } from './resume.ts';
+import { StopRun } from './stop-run.ts';
+import { ToolFailure, type Model, type RunOutcome, type RunState, type Tool, type ToolCall, type ToolResult, type WorkerLogLine } from './types.ts';
+
+export interface RunDependencies {
+  queue: WorkQueue;
+  waiter: Waiter;
+  clock: Clock;
+  workerId: string;
+  model: Model;
+  tools: ReadonlyMap<string, Tool>;
+  heartbeatMs: number;
+  maxSteps: number;
+  toolTimeoutMs: number;
+  /** Bounded retries of a fenced write that met a busy database, busyWaitMs apart. */
+  busyRetries: number;
+  busyWaitMs: number;
+  log(line: WorkerLogLine): void;
+}
+
+/**
+ * Runs one claimed task to its end: steps of one model call then its tool calls, a checkpoint after
+ * each (R1), a heartbeat alongside (Q9). It stops at once, with no terminal write, when any fenced
+ * write says the lease is gone (R9); it honours cancel at step boundaries (Q13) and the deadline
+ * before each tool call (Q14). It never holds a transaction across an await: every queue call is a
+ * short synchronous transaction of its own.
+ */
+export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): Promise<RunOutcome> {
+  const say = (message: string) => deps.log({ workerId: deps.workerId, taskId: task.id, generation: task.generation, message });
+  const lease = new LeaseKeeper(deps.queue, deps.waiter, deps.workerId, task, deps.heartbeatMs, (during) =>
+    say(`lease lost during ${during}: stopping the run with no further writes`),
+  );
+  lease.start();
+  const run = new Run(deps, task, lease);
+  try {
+    return await run.drive();
+  } catch (error) {
+    if (error instanceof StopRun && error.reason === 'lost_lease') return { kind: 'lost_lease', taskId: task.id, during: error.during };
+    if (error instanceof StopRun) return await run.commitAfterDeadline();
+    if (error instanceof ToolFailure) return await run.failWith(error);
+    if (error instanceof BusyError) return await run.failWith(new ToolFailure('db_busy', error.message));
+    throw error;
+  } finally {
+    lease.stop();
+  }
+}
+
+class Run {
+  private state!: RunState;
+
+  constructor(
+    private readonly deps: RunDependencies,
+    private readonly task: ClaimedTask,
+    private readonly lease: LeaseKeeper,
+  ) {}
+
+  async drive(): Promise<RunOutcome> {
+    const { ok: _resumed, ...state } = await this.fenced('resume', () => resumeState(this.deps.queue, this.deps.workerId, this.task));
+    this.state = state;
+    for (;;) {
+      this.assertLease('step boundary');
+      if (this.state.pending === undefined) {
+        if (this.lease.cancelRequested) {
+          await this.fenced('cancel', () => this.deps.queue.acknowledgeCancel(this.task.id, this.deps.workerId, this.task.generation));
+          return { kind: 'cancelled', taskId: this.task.id };
+        }
+        await this.decide();
+      }
+      const decision = this.state.messages[this.state.messages.length - 1];
+      if (decision?.role === 'model' && decision.final !== undefined) return this.complete(decision.final);
+      await this.runTools(this.state.pending?.toolCalls ?? []);
+    }
+  }
+
+  /** One model call, then checkpoint A with its decision and usage. */
+  private async decide(): Promise<void> {
+    const { deps, task, state } = this;
+    if (state.step >= deps.maxSteps) throw new ToolFailure('business_error', `no final answer within ${deps.maxSteps} steps`);
+    const decision = await deps.model.decide({ taskId: task.id, tenant: task.tenant, input: task.input, step: state.step, messages: state.messages });
+    this.assertLease('model call');
+    state.usage = {
+      inputTokens: state.usage.inputTokens + decision.usage.inputTokens,
+      outputTokens: state.usage.outputTokens + decision.usage.outputTokens,
+      modelCalls: state.usage.modelCalls + 1,
+    };
+    const message = { role: 'model' as const, step: state.step, toolCalls: decision.toolCalls, ...(decision.final !== undefined ? { final: decision.final } : {}) };
+    state.messages.push(message);
+    state.pending = { toolCalls: decision.toolCalls };
+    await this.checkpoint('A');
+  }
+
+  /** R2: read-only calls run concurrently and may run again; write calls run in order, keyed (R3). */
+  private async runTools(calls: readonly ToolCall[]): Promise<void> {
+    const { state } = this;
+    const tools = calls.map((call) => this.toolFor(call));
+    const readOnly = calls.filter((_, index) => tools[index]!.readOnly);
+    const writes = calls.filter((_, index) => !tools[index]!.readOnly);
+    const results = new Map<string, ToolResult>();
+    for (const result of await Promise.all(readOnly.map((call) => this.callTool(call)))) results.set(result.toolCallId, result);
+    for (const call of writes) results.set(call.id, await this.callTool(call));
+    state.messages.push({ role: 'tool', step: state.step, results: calls.map((call) => results.get(call.id)!) });
+    state.pending = undefined;
+    state.step += 1;
+    await this.checkpoint('B');
+  }
+
+  private async callTool(call: ToolCall): Promise<ToolResult> {
+    const { deps, task } = this;
+    const tool = this.toolFor(call);
+    this.assertLease(`before tool ${call.tool}`);
+    if (task.deadline !== undefined && deps.clock.now() >= task.deadline) throw new StopRun('deadline', `before tool ${call.tool}`);
+    const context = {
+      taskId: task.id,
+      runId: task.id,
+      tenant: task.tenant,
+      generation: task.generation,
+      toolCallId: call.id,
+      requestKey: requestKey(task.id, call.tool, call.args),
+    };
+    const result = await this.withTimeout(tool.call(call.args, context), call.tool);
+    this.assertLease(`after tool ${call.tool}`);
+    await this.fenced('tool event', () =>
+      deps.queue.appendEvent(task.id, deps.workerId, task.generation, 'tool_result', {
+        toolCallId: call.id,
+        tool: call.tool,
+        step: this.state.step,
+        readOnly: tool.readOnly,
+      }),
+    );
+    return { toolCallId: call.id, tool: call.tool, result };
+  }
+
+  private async withTimeout<T>(work: Promise<T>, name: string): Promise<T> {
+    let timedOut = false;
+    const timeout = this.deps.waiter.sleep(this.deps.toolTimeoutMs).then(() => {
+      timedOut = true;
+    });
+    const winner = await Promise.race([work.then((value) => ({ value })), timeout.then(() => undefined)]);
+    if (winner === undefined || timedOut) throw new ToolFailure('tool_timeout', `${name} gave no answer within ${this.deps.toolTimeoutMs} ms`);
+    return winner.value;
+  }
+
+  private async complete(answer: unknown): Promise<RunOutcome> {
+    const { deps, task, state } = this;
+    const result = { answer, steps: state.step + 1, usage: state.usage };
+    const done = await this.fencedOrExpired('complete', () => deps.queue.complete(task.id, deps.workerId, task.generation, result));
+    return done === 'expired' ? { kind: 'expired', taskId: task.id } : { kind: 'completed', taskId: task.id, outcome: done.outcome };
+  }
+
+  /** Q14: past the deadline nothing more is called; the commit lets the queue end the task expired. */
+  async commitAfterDeadline(): Promise<RunOutcome> {
+    try {
+      return await this.complete(null);
+    } catch (error) {
+      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: this.task.id, during: error.during };
+      throw error;
+    }
+  }
+
+  async failWith(failure: ToolFailure): Promise<RunOutcome> {
+    const { deps, task } = this;
+    try {
+      const failed = await this.fenced('fail', () =>
+        deps.queue.fail(task.id, deps.workerId, task.generation, { errorClass: failure.errorClass, message: failure.message }),
+      );
+      if (failed.next === 'cancelled') return { kind: 'cancelled', taskId: task.id };
+      return { kind: failed.next === 'retry' ? 'retry' : 'failed', taskId: task.id, errorClass: failure.errorClass };
+    } catch (error) {
+      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: task.id, during: error.during };
+      throw error;
+    }
+  }
+
+  private async checkpoint(kind: 'A' | 'B'): Promise<void> {
+    const { deps, task, state } = this;
+    await this.fenced(`checkpoint ${kind}`, () =>
+      deps.queue.checkpoint(task.id, deps.workerId, task.generation, { kind, step: state.step, state, usage: state.usage }),
+    );
+  }
+
+  private toolFor(call: ToolCall): Tool {
+    const tool = this.deps.tools.get(call.tool);
+    if (tool === undefined) throw new ToolFailure('invalid_tool_schema', `the model called unknown tool ${call.tool}`);
+    return tool;
+  }
+
+  private assertLease(during: string): void {
+    if (this.lease.lost) throw new StopRun('lost_lease', during);
+  }
+
+  /** A fenced write: stale_lease stops the run (R9); a busy database is retried a bounded number of times. */
+  private async fenced<T>(during: string, write: () => T): Promise<Exclude<T, { ok: false }>> {
+    const result = (await this.retryBusy(during, write)) as T & { ok?: boolean; error?: string };
+    if (result !== null && typeof result === 'object' && result.ok === false) {
+      if (result.error === 'stale_lease') {
+        this.lease.markLost(during);
+        throw new StopRun('lost_lease', during);
+      }
+      throw new Error(`${during} refused: ${JSON.stringify(result)}`);
+    }
+    return result as Exclude<T, { ok: false }>;
+  }
+
+  private async fencedOrExpired<T extends { ok: boolean; error?: string }>(during: string, write: () => T) {
+    const result = await this.retryBusy(during, write);
+    if (!result.ok && result.error === 'expired') return 'expired' as const;
+    return this.fenced(during, () => result);
+  }
+
+  /**
+   * A busy database is retried busyWaitMs apart, a bounded number of times. Waiting is safe: each
+   * attempt is its own short transaction, and the fence decides whether the lease survived the wait.
+   */
+  private async retryBusy<T>(during: string, write: () => T): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return write();
+      } catch (error) {
+        if (!(error instanceof BusyError) || attempt >= this.deps.busyRetries) throw error;
+        this.deps.log({ workerId: this.deps.workerId, taskId: this.task.id, message: `${during}: database busy, retrying` });
+        await this.deps.waiter.sleep(this.deps.busyWaitMs);
+        this.assertLease(during);
+      }
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import type { Clock, Waiter } from '../ports.ts';
+import { BusyError } from '../queue/errors.ts';
+import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
+import { runClaimedTask, type RunDependencies } from './run.ts';
+import type { Model, RunOutcome, Tool, WorkerLogLine } from './types.ts';
+
+export interface WorkerOptions {
+  queue: WorkQueue;
+  workerId: string;
+  model: Model;
+  tools: readonly Tool[];
+  waiter: Waiter;
+  clock: Clock;
+  /** Runs held at once by this worker. */
+  slots?: number;
+  /** Defaults to the queue's heartbeatMs (Q9). */
+  heartbeatMs?: number;
+  maxSteps?: number;
+  toolTimeoutMs?: number;
+  /** Wait between claims when the queue had nothing for us. */
+  idleWaitMs?: number;
+  busyRetries?: number;
+  busyWaitMs?: number;
+  log?: (line: WorkerLogLine) => void;
+  onOutcome?: (outcome: RunOutcome) => void;
+}
+
+/**
+ * A worker: claims tasks while it has free slots and runs each with the agent loop. `stop()` stops
+ * claiming; `drain(drainMs)` then waits for the runs in flight (R8). It waits only through the
+ * injected Waiter, so production uses real timers and the simulator virtual ones.
+ */
+export class Worker {
+  private readonly deps: RunDependencies;
+  private readonly active = new Map<string, Promise<RunOutcome>>();
+  private readonly slots: number;
+  private readonly idleWaitMs: number;
+  private stopping = false;
+
+  constructor(private readonly options: WorkerOptions) {
+    const config = options.queue.config;
+    this.slots = positive('slots', options.slots ?? 1);
+    this.idleWaitMs = positive('idleWaitMs', options.idleWaitMs ?? 1_000);
+    this.deps = {
+      queue: options.queue,
+      waiter: options.waiter,
+      clock: options.clock,
+      workerId: options.workerId,
+      model: options.model,
+      tools: new Map(options.tools.map((tool) => [tool.name, tool])),
+      heartbeatMs: positive('heartbeatMs', options.heartbeatMs ?? config.heartbeatMs),
+      maxSteps: positive('maxSteps', options.maxSteps ?? 16),
+      toolTimeoutMs: positive('toolTimeoutMs', options.toolTimeoutMs ?? config.leaseMs),
+      busyRetries: options.busyRetries ?? 3,
+      busyWaitMs: positive('busyWaitMs', options.busyWaitMs ?? 50),
+      log: options.log ?? (() => {}),
+    };
+  }
+
+  get workerId(): string {
+    return this.options.workerId;
+  }
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  /** Claims and runs tasks until stop(). Resolves when claiming has stopped (runs may continue). */
+  async runLoop(): Promise<void> {
+    while (!this.stopping) {
+      if (this.active.size < this.slots && this.claimOne()) continue;
+      await this.options.waiter.sleep(this.idleWaitMs);
+    }
+  }
+
+  /** Claims one task and starts its run; false when the queue had nothing for us. */
+  claimOne(): boolean {
+    let claimed;
+    try {
+      claimed = this.options.queue.claim(this.options.workerId);
+    } catch (error) {
+      if (error instanceof BusyError) return false;
+      throw error;
+    }
+    if (!claimed.ok) return false;
+    this.deliver(claimed.task);
+    return true;
+  }
+
+  /**
+   * Starts the run of a delivered task. A delivery of a run this worker already has in flight is
+   * ignored, and R7: a redelivery of a run that already finished done or cancelled is skipped.
+   */
+  deliver(task: ClaimedTask): Promise<RunOutcome> {
+    const key = `${task.id}:${task.generation}`;
+    const inFlight = this.active.get(key);
+    if (inFlight !== undefined) return inFlight;
+    const state = this.options.queue.get(task.id)?.state;
+    if (state === 'done' || state === 'cancelled') {
+      const skipped: RunOutcome = { kind: 'skipped', taskId: task.id, state };
+      this.options.onOutcome?.(skipped);
+      return Promise.resolve(skipped);
+    }
+    const run = runClaimedTask(this.deps, task).then((outcome) => {
+      this.active.delete(key);
+      this.options.onOutcome?.(outcome);
+      return outcome;
+    });
+    this.active.set(key, run);
+    return run;
+  }
+
+  stop(): void {
+    this.stopping = true;
+  }
+
+  /** R8: stop claiming and wait up to drainMs for runs in flight; returns the runs still going. */
+  async drain(drainMs: number): Promise<number> {
+    this.stop();
+    const deadline = this.options.clock.now() + drainMs;
+    while (this.active.size > 0 && this.options.clock.now() < deadline) {
+      await this.options.waiter.sleep(Math.min(this.idleWaitMs, deadline - this.options.clock.now()));
+    }
+    return this.active.size;
+  }
+}
+
+function positive(field: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`worker option ${field} must be a positive integer, got ${value}`);
+  return value;
+}
