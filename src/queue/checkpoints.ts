@@ -1,5 +1,5 @@
 import { canonicalJson } from '../canonical-json.ts';
-import { STALE_LEASE, emit, now, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from './context.ts';
+import { STALE_LEASE, emit, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from './context.ts';
 import { InputError } from './errors.ts';
 import type { Checkpoint, CheckpointResult, CheckpointWrite, Usage } from './types.ts';
 
@@ -40,8 +40,7 @@ export function writeCheckpoint(
   } catch (error) {
     throw new InputError('state', `is not JSON-serialisable: ${(error as Error).message}`);
   }
-  const at = now(context);
-  return context.write('checkpoint', () => {
+  return context.write('checkpoint', (at) => {
     const { statements } = context;
     const bumped = statements.bumpEventSeqFenced.get({ id: taskId, workerId, generation, now: at }) as { event_seq: number } | undefined;
     if (bumped === undefined) return STALE_LEASE;

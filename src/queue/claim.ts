@@ -1,5 +1,5 @@
 import type { CandidateRow, TaskRow } from '../store/statements.ts';
-import { emit, moveTask, now, requireWorkerId, type QueueContext } from './context.ts';
+import { emit, moveTask, requireWorkerId, type QueueContext } from './context.ts';
 import type { ClaimResult, ClaimedTask, Tier } from './types.ts';
 
 /** A bound on tasks skipped in one claim (expired deadlines, exhausted retry age); the rest wait for the next. */
@@ -11,8 +11,7 @@ const MAX_SKIPS_PER_CLAIM = 64;
  */
 export function claim(context: QueueContext, workerIdArgument: string): ClaimResult {
   const workerId = requireWorkerId(workerIdArgument);
-  const at = now(context);
-  return context.write('claim', () => {
+  return context.write('claim', (at) => {
     const { statements, config } = context;
     expireOverdueLeases(context, at);
     const occupied = statements.occupiedByTenant.all() as { tenant: string; n: number }[];

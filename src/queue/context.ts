@@ -12,7 +12,11 @@ export interface QueueContext {
   config: QueueConfig;
   clock: Clock;
   random: Random;
-  write<T>(operation: string, work: () => T): T;
+  /**
+   * Runs `work` in one BEGIN IMMEDIATE transaction and hands it the time, read after the write lock
+   * was taken: a lease is judged at commit time, and events are stamped in commit order (Q8, Q15).
+   */
+  write<T>(operation: string, work: (at: number) => T): T;
   read<T>(operation: string, read: () => T): T;
 }
 

@@ -1,5 +1,5 @@
 import type { TaskRow } from '../store/statements.ts';
-import { emit, now, type QueueContext } from './context.ts';
+import { emit, type QueueContext } from './context.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
 import type { EnqueueRequest, EnqueueResult } from './types.ts';
 
@@ -14,14 +14,13 @@ export function enqueue(context: QueueContext, request: EnqueueRequest): Enqueue
   const checked = validateEnqueue(request, context.config);
   if (!checked.ok) return { ok: false, error: 'invalid_input', field: checked.field, message: checked.message };
   const task = checked.value;
-  const at = now(context);
-  if (task.deadline !== null && task.deadline <= at) {
-    return context.write('enqueue', () => {
+  return context.write('enqueue', (at) => {
+    if (task.deadline !== null && task.deadline <= at) {
       context.statements.insertRejection.run(task.tenant, task.topic, task.version, 'expired', at);
       return { ok: false, error: 'expired', message: `deadline ${task.deadline} is not after now (${at})` };
-    });
-  }
-  return context.write('enqueue', () => insertOrExplain(context, task, at));
+    }
+    return insertOrExplain(context, task, at);
+  });
 }
 
 function insertOrExplain(context: QueueContext, task: ValidEnqueue, at: number): EnqueueResult {

@@ -48,9 +48,8 @@ function fence(who: Holder, at: number) {
 /** Q9: renews the lease to now + leaseMs; tells the worker whether a cancel was requested (Q13). */
 export function heartbeat(context: QueueContext, taskId: number, workerId: string, generation: number): HeartbeatResult {
   const who = holder(taskId, workerId, generation);
-  const at = now(context);
-  const leaseUntil = at + context.config.leaseMs;
-  return context.write('heartbeat', () => {
+  return context.write('heartbeat', (at) => {
+    const leaseUntil = at + context.config.leaseMs;
     const renewed = context.statements.heartbeat.get({ ...fence(who, at), leaseUntil }) as { cancel_requested: number } | undefined;
     if (renewed === undefined) return STALE_LEASE;
     return { ok: true, leaseUntil, cancelRequested: renewed.cancel_requested === 1 };
@@ -65,8 +64,7 @@ export function heartbeat(context: QueueContext, taskId: number, workerId: strin
 export function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): CompleteResult {
   const who = holder(taskId, workerId, generation);
   const resultJson = serialiseResult(result);
-  const at = now(context);
-  return context.write('complete', () => {
+  return context.write('complete', (at) => {
     const { statements } = context;
     const done = statements.completeTask.get({ ...fence(who, at), result: resultJson }) as
       | { outcome: 'done' | 'stale_input'; event_seq: number; cancel_requested: number }
@@ -106,8 +104,7 @@ export function fail(context: QueueContext, taskId: number, workerId: string, ge
     };
   }
   const message = typeof failure.message === 'string' ? failure.message : String(failure.message ?? '');
-  const at = now(context);
-  return context.write('fail', () => {
+  return context.write('fail', (at) => {
     const row = context.statements.taskById.get(who.taskId) as TaskRow | undefined;
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
     const failure = { errorClass, errorMessage: message };
@@ -152,8 +149,7 @@ export function appendEvent(
   const who = holder(taskId, workerId, generation);
   if (typeof type !== 'string' || type === '') throw new InputError('type', 'expected a non-empty string');
   const dataJson = serialiseResult(data);
-  const at = now(context);
-  return context.write('appendEvent', () => {
+  return context.write('appendEvent', (at) => {
     const bumped = context.statements.bumpEventSeqFenced.get(fence(who, at)) as { event_seq: number } | undefined;
     if (bumped === undefined) return STALE_LEASE;
     context.statements.insertEvent.run(who.taskId, bumped.event_seq, type, at, dataJson);
@@ -164,8 +160,7 @@ export function appendEvent(
 /** Q13: the holder saw cancelRequested at a step boundary and ends the run cancelled. */
 export function acknowledgeCancel(context: QueueContext, taskId: number, workerId: string, generation: number): { ok: true } | StaleLease {
   const who = holder(taskId, workerId, generation);
-  const at = now(context);
-  return context.write('acknowledgeCancel', () => {
+  return context.write('acknowledgeCancel', (at) => {
     const row = context.statements.taskById.get(who.taskId) as TaskRow | undefined;
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
     leaveRunning(context, row, who, at, 'cancelled', 'cancelled', { source: 'worker' }, { outcome: 'cancelled' });

@@ -1,5 +1,5 @@
 import type { TaskRow } from '../store/statements.ts';
-import { emit, moveTask, now, requireGeneration, requireTaskId, type QueueContext } from './context.ts';
+import { emit, moveTask, requireGeneration, requireTaskId, type QueueContext } from './context.ts';
 import { isTerminal } from './states.ts';
 import type { CancelResult, ConfirmStoppedResult, TaskState } from './types.ts';
 
@@ -21,8 +21,7 @@ export function confirmStopped(context: QueueContext, taskIdArgument: number, ge
       message: `source must name the trusted execution layer (e.g. 'supervisor', 'operator'), got ${JSON.stringify(source)}`,
     };
   }
-  const at = now(context);
-  return context.write('confirmStopped', () => {
+  return context.write('confirmStopped', (at) => {
     const { config, statements } = context;
     const row = statements.taskById.get(taskId) as TaskRow | undefined;
     if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
@@ -48,8 +47,7 @@ export function confirmStopped(context: QueueContext, taskIdArgument: number, ge
  */
 export function cancel(context: QueueContext, taskIdArgument: number): CancelResult {
   const taskId = requireTaskId(taskIdArgument);
-  const at = now(context);
-  return context.write('cancel', () => {
+  return context.write('cancel', (at) => {
     const { statements } = context;
     const row = statements.taskById.get(taskId) as TaskRow | undefined;
     if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };

@@ -14,9 +14,9 @@ export function isBusy(error: unknown): boolean {
  * spent the caller gets a BusyError; the transaction was rolled back, so nothing was half-written.
  * `work` must be synchronous: no transaction ever spans an await or an external call.
  */
-export function makeWriter(db: Database, retries: number) {
-  const runner = db.transaction((work: () => unknown) => work());
-  return function write<T>(operation: string, work: () => T): T {
+export function makeWriter(db: Database, retries: number, readClock: () => number) {
+  const runner = db.transaction((work: (at: number) => unknown) => work(readClock()));
+  return function write<T>(operation: string, work: (at: number) => T): T {
     for (let attempt = 1; ; attempt++) {
       try {
         return runner.immediate(work) as T;

@@ -247,6 +247,8 @@ export interface WorkQueue {
   /** Every event of every task in commit order (for checkers and audits; admin only). */
   allEvents(): TaskEvent[];
   listForTenant(tenant: string): TaskView[];
+  /** Admin view of the tasks in one state (e.g. the uncertain ones a supervisor must look at). */
+  tasksInState(state: TaskState): TaskView[];
   snapshot(): Snapshot;
   rejections(): Rejection[];
   incidentCandidates(range: { from: number; to: number; minGroupSize?: number }): IncidentCandidate[];

@@ -13,6 +13,7 @@ import { acknowledgeCancel, appendEvent, complete, fail, heartbeat } from './hol
 import { groupIncidentCandidates } from './incidents.ts';
 import { openDatabase } from './open-database.ts';
 import { cancel, confirmStopped } from './operator.ts';
+import { TRANSITIONS } from './states.ts';
 import { toTaskEvent, toTaskView, type EventRow } from './views.ts';
 import { makeWriter, readWithRetry } from './transaction.ts';
 import type { QueueConfig, Rejection, Snapshot, TaskState, TaskView, WorkQueue } from './types.ts';
@@ -39,17 +40,17 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
   }
   const { db, owned } = openDatabase(options.db, config.busyTimeoutMs);
   try {
-    const write = makeWriter(db, config.busyRetries);
     const context: QueueContext = {
       db,
       config,
       clock: options.clock,
       random: options.random ?? new CryptoRandom(),
-      write,
+      write: undefined as never,
       read: (operation, read) => readWithRetry(operation, config.busyRetries, read),
       statements: undefined as never,
     };
-    write('migrate', () => migrate(db, now(context)));
+    context.write = makeWriter(db, config.busyRetries, () => now(context));
+    context.write('migrate', (at) => migrate(db, at));
     context.statements = prepareStatements(db);
     return new SqliteWorkQueue(context, owned);
   } catch (error) {
@@ -92,8 +93,7 @@ class SqliteWorkQueue implements WorkQueue {
 
   expireLeases(): number {
     const context = this.open();
-    const at = now(context);
-    return context.write('expireLeases', () => expireOverdueLeases(context, at));
+    return context.write('expireLeases', (at) => expireOverdueLeases(context, at));
   }
 
   get(taskId: number): TaskView | undefined {
@@ -119,6 +119,12 @@ class SqliteWorkQueue implements WorkQueue {
     const context = this.open();
     if (typeof tenant !== 'string' || tenant === '') throw new InputError('tenant', 'expected a non-empty string');
     return context.read('listForTenant', () => (context.statements.tasksForTenant.all(tenant) as TaskRow[]).map(toTaskView));
+  }
+
+  tasksInState(state: TaskState): TaskView[] {
+    const context = this.open();
+    if (!(state in TRANSITIONS)) throw new InputError('state', `expected one of ${Object.keys(TRANSITIONS).join(', ')}`);
+    return context.read('tasksInState', () => (context.statements.tasksInState.all(state) as TaskRow[]).map(toTaskView));
   }
 
   rejections(): Rejection[] {

@@ -97,6 +97,7 @@ export function prepareStatements(db: Database) {
     taskByKey: p('SELECT * FROM tasks WHERE tenant = ? AND topic = ? AND version = ?'),
     tasksForTenant: p('SELECT * FROM tasks WHERE tenant = ? ORDER BY id'),
     allTasks: p('SELECT * FROM tasks ORDER BY id'),
+    tasksInState: p('SELECT * FROM tasks WHERE state = ? ORDER BY id'),
     countsByState: p('SELECT state, COUNT(*) AS n FROM tasks GROUP BY state'),
     liveCount: p(`SELECT value FROM counters WHERE name = 'live'`).pluck(),
     occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),

@@ -40,7 +40,7 @@ export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): 
   try {
     return await run.drive();
   } catch (error) {
-    if (error instanceof StopRun && error.reason === 'lost_lease') return { kind: 'lost_lease', taskId: task.id, during: error.during };
+    if (error instanceof StopRun && error.reason === 'lost_lease') return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
     if (error instanceof StopRun) return await run.commitAfterDeadline();
     if (error instanceof ToolFailure) return await run.failWith(error);
     if (error instanceof BusyError) return await run.failWith(new ToolFailure('db_busy', error.message));
@@ -157,7 +157,7 @@ class Run {
     try {
       return await this.complete(null);
     } catch (error) {
-      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: this.task.id, during: error.during };
+      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: this.task.id, generation: this.task.generation, during: error.during };
       throw error;
     }
   }
@@ -171,7 +171,7 @@ class Run {
       if (failed.next === 'cancelled') return { kind: 'cancelled', taskId: task.id };
       return { kind: failed.next === 'retry' ? 'retry' : 'failed', taskId: task.id, errorClass: failure.errorClass };
     } catch (error) {
-      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: task.id, during: error.during };
+      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
       throw error;
     }
   }

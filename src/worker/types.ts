@@ -86,7 +86,7 @@ export type RunOutcome =
   | { kind: 'cancelled'; taskId: number }
   | { kind: 'expired'; taskId: number }
   /** R9: the lease was lost; the run stopped with no terminal write. */
-  | { kind: 'lost_lease'; taskId: number; during: string }
+  | { kind: 'lost_lease'; taskId: number; generation: number; during: string }
   /** R7: a redelivered run that had already finished. */
   | { kind: 'skipped'; taskId: number; state: string };
 

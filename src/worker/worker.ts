@@ -95,7 +95,13 @@ export class Worker {
     const key = `${task.id}:${task.generation}`;
     const inFlight = this.active.get(key);
     if (inFlight !== undefined) return inFlight;
-    const state = this.options.queue.get(task.id)?.state;
+    let state: string | undefined;
+    try {
+      state = this.options.queue.get(task.id)?.state;
+    } catch (error) {
+      // Unknown is safe: the run's first fenced write decides whether this delivery is current.
+      if (!(error instanceof BusyError)) throw error;
+    }
     if (state === 'done' || state === 'cancelled') {
       const skipped: RunOutcome = { kind: 'skipped', taskId: task.id, state };
       this.options.onOutcome?.(skipped);
