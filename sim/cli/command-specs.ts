@@ -1,0 +1,139 @@
+/**
+ * The `leasehold` commands and their flags (SPEC, CLI contract). This table is the single source for the
+ * parser, the help text and the "Try:" hints, so a flag cannot be accepted without being documented.
+ */
+
+export type FlagKind = 'string' | 'integer' | 'boolean' | 'shard';
+
+export interface FlagSpec {
+  /** Without the dashes: `seeds` is typed `--seeds`. */
+  name: string;
+  kind: FlagKind;
+  /** May be given more than once; the values are kept in order. */
+  repeatable?: boolean;
+  /** The placeholder in usage text: `N`, `NAME|FILE`, `K/N`. */
+  valueName?: string;
+  /** A value that works, used in "Try:" hints. */
+  example?: string;
+  /** For integers: the smallest accepted value (default 1). */
+  min?: number;
+  help: string;
+}
+
+export interface CommandSpec {
+  name: CommandName;
+  summary: string;
+  /** The argument part of the usage line, after `leasehold <name>`. */
+  synopsis: string;
+  flags: readonly FlagSpec[];
+  /** Positional arguments (only `replay FILE.json` has one). */
+  positional?: { name: string; max: number };
+  /** A complete, working invocation without the leading `leasehold `. */
+  example: string;
+  /** The issue that delivers the command module, for commands whose module may not be in the tree yet. */
+  pendingIssue?: string;
+  /**
+   * Flags that must be given. With `orPositional`, a positional argument may stand in for all of them
+   * (`replay FILE.json`), and then none of them may be given.
+   */
+  requires?: { flags: readonly string[]; orPositional?: boolean };
+}
+
+export const COMMAND_NAMES = ['check', 'replay', 'run', 'report', 'scenarios', 'start', 'demo'] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/**
+ * What `leasehold start` (npm start, "the main job") runs. Today the group-meal demo; once the catalogue
+ * check lands (issue #5, #6) this becomes 'check', which then runs with its own defaults.
+ */
+export const START_RUNS: CommandName = 'demo';
+
+const scenarioFlag = (repeatable: boolean): FlagSpec => ({
+  name: 'scenario',
+  kind: 'string',
+  repeatable,
+  valueName: 'NAME|FILE',
+  example: 'mixed',
+  help: repeatable
+    ? 'a catalogue scenario name or a scenario file (default: the whole catalogue)'
+    : 'a catalogue scenario name (see `leasehold scenarios`) or a scenario file',
+});
+const seedFlag: FlagSpec = { name: 'seed', kind: 'string', valueName: 'S', example: '42', help: 'the root seed (S2)' };
+const seedsFlag: FlagSpec = { name: 'seeds', kind: 'integer', valueName: 'N', example: '100', help: 'how many seeds per scenario' };
+const jsonFlag: FlagSpec = { name: 'json', kind: 'boolean', help: 'print one JSON object instead of text' };
+const outFlag: FlagSpec = { name: 'out', kind: 'string', valueName: 'DIR', example: 'reports/latest', help: 'where to write reports' };
+
+export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
+  check: {
+    name: 'check',
+    summary: 'check every invariant over many seeds of the catalogue (the CI gate)',
+    synopsis: '[--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR]',
+    flags: [
+      scenarioFlag(true),
+      seedsFlag,
+      { ...seedFlag, help: 'the root seed the run seeds derive from' },
+      { name: 'jobs', kind: 'integer', valueName: 'J', example: '2', help: 'parallel workers (default: the number of cores)' },
+      { name: 'shard', kind: 'shard', valueName: 'K/N', example: '1/4', help: 'run only the K-th of N equal parts (1 <= K <= N), for a CI matrix' },
+      { name: 'junit', kind: 'string', valueName: 'FILE', example: 'reports/junit.xml', help: 'also write a JUnit XML report' },
+      outFlag,
+    ],
+    example: 'check --seeds 100',
+    pendingIssue: '#5',
+  },
+  replay: {
+    name: 'replay',
+    summary: 'replay one seed (or a counterexample file) and show the timeline around the first violation',
+    synopsis: '(--scenario NAME|FILE --seed S | FILE.json) [--trace FILE.jsonl]',
+    flags: [
+      scenarioFlag(false),
+      seedFlag,
+      { name: 'trace', kind: 'string', valueName: 'FILE.jsonl', example: 'trace.jsonl', help: 'also write the full history as JSON lines' },
+    ],
+    positional: { name: 'FILE.json', max: 1 },
+    example: 'replay --scenario mixed --seed 42',
+    pendingIssue: '#5',
+    requires: { flags: ['scenario', 'seed'], orPositional: true },
+  },
+  run: {
+    name: 'run',
+    summary: 'run one scenario with one seed and print its verdict, marks and metrics',
+    synopsis: '--scenario NAME|FILE --seed S [--json]',
+    flags: [scenarioFlag(false), seedFlag, jsonFlag],
+    example: 'run --scenario mixed --seed 42',
+    requires: { flags: ['scenario', 'seed'] },
+  },
+  report: {
+    name: 'report',
+    summary: 'write a readable report (Markdown, JSON, HTML timeline) for one scenario',
+    synopsis: '--scenario NAME|FILE [--seeds N] [--out DIR]',
+    flags: [scenarioFlag(false), seedsFlag, outFlag],
+    example: 'report --scenario mixed --seeds 20',
+    pendingIssue: '#6',
+    requires: { flags: ['scenario'] },
+  },
+  scenarios: {
+    name: 'scenarios',
+    summary: 'list the built-in scenario catalogue',
+    synopsis: '[--json]',
+    flags: [jsonFlag],
+    example: 'scenarios',
+  },
+  start: {
+    name: 'start',
+    summary: `the main job behind \`npm start\` (in this build: runs \`leasehold ${START_RUNS}\`)`,
+    synopsis: '',
+    flags: [],
+    example: 'start',
+  },
+  demo: {
+    name: 'demo',
+    summary: "seed 000's four-topic example on the real queue: group meal first, one incident candidate, supersede",
+    synopsis: '[--json]',
+    flags: [jsonFlag],
+    example: 'demo',
+  },
+};
+
+export function isCommandName(word: string): word is CommandName {
+  return (COMMAND_NAMES as readonly string[]).includes(word);
+}

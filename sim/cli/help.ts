@@ -1,0 +1,55 @@
+import { COMMANDS, COMMAND_NAMES, type CommandSpec, type FlagSpec } from './command-specs.ts';
+import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE } from './exit-codes.ts';
+
+/** Usage text, rendered from the same table the parser reads, so the two cannot drift apart. */
+
+const EXIT_CODE_LINES = [
+  `  ${EXIT_OK}   all invariants hold`,
+  `  ${EXIT_SAFETY}   a safety invariant failed`,
+  `  ${EXIT_LIVENESS}   a liveness invariant failed`,
+  `  ${EXIT_HARNESS}   nondeterminism, a harness crash, or a part of the harness missing from this build`,
+  `  ${EXIT_COVERAGE}   a required coverage mark was never reached`,
+  `  ${EXIT_USAGE}  bad usage or a bad scenario file`,
+];
+
+export function globalHelp(): string {
+  const width = Math.max(...COMMAND_NAMES.map((name) => name.length));
+  return [
+    'Usage: leasehold <command> [flags]',
+    '',
+    'Leasehold: a durable SQLite work queue for AI-agent tasks, and the deterministic simulation that tests it.',
+    '',
+    'Commands:',
+    ...COMMAND_NAMES.map((name) => `  ${name.padEnd(width)}  ${COMMANDS[name].summary}`),
+    '',
+    'Exit codes:',
+    ...EXIT_CODE_LINES,
+    '',
+    'Run `leasehold <command> --help` for the flags of one command.',
+  ].join('\n');
+}
+
+/** `available` is false when the command's module is not in this build yet (see `pendingIssue`). */
+export function commandHelp(spec: CommandSpec, available = true): string {
+  const lines = [`Usage: leasehold ${spec.name}${spec.synopsis === '' ? '' : ` ${spec.synopsis}`}`, '', `${capitalise(spec.summary)}.`, ''];
+  const rows = [...spec.flags.map((flag) => [flagLabel(flag), flagHelp(flag)] as const), ['-h, --help', 'show this help'] as const];
+  if (spec.positional !== undefined) rows.unshift([spec.positional.name, 'a counterexample file written by a failing check']);
+  const width = Math.max(...rows.map(([label]) => label.length));
+  lines.push('Flags:', ...rows.map(([label, help]) => `  ${label.padEnd(width)}  ${help}`), '');
+  lines.push(`Example: leasehold ${spec.example}`);
+  if (!available && spec.pendingIssue !== undefined) lines.push(`Not in this build yet: sim/cli/commands/${spec.name}.ts arrives with issue ${spec.pendingIssue}; until then ${spec.name} exits 3.`);
+  return lines.join('\n');
+}
+
+function flagLabel(flag: FlagSpec): string {
+  return flag.kind === 'boolean' ? `--${flag.name}` : `--${flag.name} ${flag.valueName ?? 'VALUE'}`;
+}
+
+function flagHelp(flag: FlagSpec): string {
+  const extras = [flag.repeatable === true ? 'repeatable' : '', flag.kind === 'integer' ? `at least ${flag.min ?? 1}` : ''].filter(Boolean);
+  return extras.length === 0 ? flag.help : `${flag.help}; ${extras.join('; ')}`;
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
