@@ -42,7 +42,7 @@ export function emit(context: QueueContext, taskId: number, seq: number, type: s
  */
 export function moveTask(
   context: QueueContext,
-  row: TaskRow,
+  row: Pick<TaskRow, 'id' | 'state' | 'generation'>,
   to: TaskState,
   at: number,
   eventType: string,

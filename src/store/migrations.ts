@@ -53,10 +53,9 @@ const MIGRATIONS: readonly Migration[] = [
       );
       -- Q4/Q5: the claim seeks the head of each (tenant, base priority) level; ready rows only.
       CREATE INDEX tasks_ready ON tasks (tenant, priority, enqueued_at, id, not_before) WHERE state = 'ready';
-      -- Q10: overdue leases are found without scanning.
-      CREATE INDEX tasks_running_lease ON tasks (lease_until) WHERE state = 'running';
-      -- Q6: occupied slots per tenant, never a positional window of rows.
-      CREATE INDEX tasks_occupied ON tasks (tenant) WHERE state IN ('running', 'uncertain');
+      -- Q6, Q10: the tasks holding a slot (running or uncertain) with their leases. The claim reads
+      -- them all at once to expire overdue leases and count occupied slots, never a window of rows.
+      CREATE INDEX tasks_holding ON tasks (tenant, lease_until) WHERE state IN ('running', 'uncertain');
       CREATE INDEX tasks_enqueued_at ON tasks (enqueued_at);
 
       CREATE TABLE events (

@@ -40,6 +40,9 @@ export interface TaskRow {
   event_seq: number;
 }
 
+/** A task holding a slot, as the claim reads it. */
+export type HoldingRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'worker_id' | 'lease_until'>;
+
 /** A ready task with its aged score at claim time. */
 export interface CandidateRow extends TaskRow {
   score: number;
@@ -51,8 +54,9 @@ const OCCUPYING = `state IN ('running', 'uncertain')`;
  * Q4/Q5: the best eligible ready task, found with index seeks only. Within one (tenant, base
  * priority) level the earliest enqueued task also has the highest aged score, so the best task is
  * the head of some level: walk the tenants that have ready tasks (skipping blocked ones), walk each
- * tenant's distinct priority levels, take each level's head, and order the heads by score. The cost
- * grows with tenants x levels, not with the backlog.
+ * tenant's distinct priority levels from the top down to :minPriority, take each level's head, and
+ * order the heads by score. The top level of every open tenant is always visited. The cost grows
+ * with the levels visited, never with the backlog; the caller prunes levels with :minPriority.
  */
 const CANDIDATES_SQL = `
   WITH RECURSIVE
@@ -68,11 +72,11 @@ const CANDIDATES_SQL = `
     ),
     levels(tenant, priority) AS (
       SELECT name, (SELECT priority FROM tasks WHERE state = 'ready' AND tenant = open_tenants.name
-                    ORDER BY priority LIMIT 1)
+                    ORDER BY priority DESC LIMIT 1)
       FROM open_tenants
       UNION ALL
       SELECT tenant, (SELECT priority FROM tasks WHERE state = 'ready' AND tenant = levels.tenant
-                        AND priority > levels.priority ORDER BY priority LIMIT 1)
+                        AND priority < levels.priority AND priority >= :minPriority ORDER BY priority DESC LIMIT 1)
       FROM levels WHERE levels.priority IS NOT NULL
     )
   SELECT t.*,
@@ -101,11 +105,13 @@ export function prepareStatements(db: Database) {
     countsByState: p('SELECT state, COUNT(*) AS n FROM tasks GROUP BY state'),
     liveCount: p(`SELECT value FROM counters WHERE name = 'live'`).pluck(),
     occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),
+    holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING}`),
     newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1').pluck(),
     anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`).pluck(),
     anyReadyForTenants: p(`SELECT 1 FROM tasks WHERE state = 'ready' AND tenant IN (SELECT value FROM json_each(?)) LIMIT 1`).pluck(),
     candidates: p(CANDIDATES_SQL),
-    overdueLeases: p(`SELECT * FROM tasks WHERE state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
+    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks
+                      WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
     eventsForTask: p('SELECT id, task_id, seq, type, at, data FROM events WHERE task_id = ? ORDER BY seq'),
     allEvents: p('SELECT id, task_id, seq, type, at, data FROM events ORDER BY id'),
     rejections: p('SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id'),

@@ -157,9 +157,19 @@ class Run {
     try {
       return await this.complete(null);
     } catch (error) {
-      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: this.task.id, generation: this.task.generation, during: error.during };
-      throw error;
+      return this.stoppedBy(error);
     }
+  }
+
+  /** The last write of a run could not be made: the run stops here and its lease decides what follows. */
+  private stoppedBy(error: unknown): RunOutcome {
+    const { task } = this;
+    if (error instanceof StopRun) return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
+    if (error instanceof BusyError) {
+      this.deps.log({ workerId: this.deps.workerId, taskId: task.id, generation: task.generation, message: 'database stayed busy: abandoning the run' });
+      return { kind: 'abandoned', taskId: task.id, generation: task.generation, reason: error.message };
+    }
+    throw error;
   }
 
   async failWith(failure: ToolFailure): Promise<RunOutcome> {
@@ -171,8 +181,7 @@ class Run {
       if (failed.next === 'cancelled') return { kind: 'cancelled', taskId: task.id };
       return { kind: failed.next === 'retry' ? 'retry' : 'failed', taskId: task.id, errorClass: failure.errorClass };
     } catch (error) {
-      if (error instanceof StopRun) return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
-      throw error;
+      return this.stoppedBy(error);
     }
   }
 

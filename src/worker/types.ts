@@ -87,6 +87,8 @@ export type RunOutcome =
   | { kind: 'expired'; taskId: number }
   /** R9: the lease was lost; the run stopped with no terminal write. */
   | { kind: 'lost_lease'; taskId: number; generation: number; during: string }
+  /** The database stayed busy past every retry: the run stopped with no terminal write; its lease will lapse. */
+  | { kind: 'abandoned'; taskId: number; generation: number; reason: string }
   /** R7: a redelivered run that had already finished. */
   | { kind: 'skipped'; taskId: number; state: string };
 

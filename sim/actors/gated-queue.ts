@@ -1,0 +1,84 @@
+import { BusyError } from '../../src/queue/errors.ts';
+import type { WorkQueue } from '../../src/queue/types.ts';
+import type { History, OperationFields } from '../history.ts';
+import { DeadIncarnationError, type Incarnation } from './incarnation.ts';
+
+/** Calls that write, and so can meet a transient SQLITE_BUSY (S4). */
+const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent', 'acknowledgeCancel', 'checkpoint']);
+const RECORDED = new Set([...WRITES, 'lastCheckpoint', 'get']);
+
+export interface QueueFaultHooks {
+  /** True when this call should fail with SQLITE_BUSY before it starts (a busy window, or a restart). */
+  unavailable(op: string, write: boolean): boolean;
+  /** Called after a call returned, to fire kill points such as 'after_terminal_write'. */
+  after(op: string, args: readonly unknown[], result: unknown): void;
+}
+
+/**
+ * The queue as one worker incarnation sees it: every call is recorded in the history (invoke, then ok
+ * or fail with its reason), writes can meet an injected SQLITE_BUSY (thrown before the transaction,
+ * as SQLite does), and `current()` follows the scheduler across restarts.
+ */
+export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, history: History, hooks: QueueFaultHooks): WorkQueue {
+  return new Proxy({} as WorkQueue, {
+    get(_target, property) {
+      const name = String(property);
+      if (name === 'config') return current().config;
+      return (...args: unknown[]) => {
+        if (!incarnation.alive) throw new DeadIncarnationError(incarnation.id, name);
+        const queue = current() as unknown as Record<string, (...a: unknown[]) => unknown>;
+        if (!RECORDED.has(name)) return queue[name]!(...args);
+        const fields = fieldsOf(name, args);
+        const invoke = history.invoke(incarnation.id, name, fields);
+        if (hooks.unavailable(name, WRITES.has(name))) {
+          history.fail(invoke, 'db_busy');
+          throw new BusyError(name, 1);
+        }
+        let result: unknown;
+        try {
+          result = queue[name]!(...args);
+        } catch (error) {
+          history.fail(invoke, (error as { code?: string }).code ?? String(error));
+          throw error;
+        }
+        recordResult(history, invoke, name, result);
+        hooks.after(name, args, result);
+        return result;
+      };
+    },
+  });
+}
+
+function fieldsOf(op: string, args: readonly unknown[]): OperationFields {
+  if (op === 'claim') return {};
+  const fields: OperationFields = {};
+  if (typeof args[0] === 'number') fields.taskId = args[0];
+  if (typeof args[2] === 'number') fields.generation = args[2];
+  if (op === 'checkpoint') {
+    const write = args[3] as { kind: string; step: number };
+    fields.data = { kind: write.kind, step: write.step };
+  } else if (op === 'fail') {
+    fields.data = { errorClass: String((args[3] as { errorClass?: unknown })?.errorClass) };
+  } else if (op === 'appendEvent') {
+    fields.data = { type: String(args[3]) };
+  }
+  return fields;
+}
+
+function recordResult(history: History, invoke: number, op: string, result: unknown): void {
+  const value = result as { ok?: boolean; error?: string; reason?: string; task?: { id: number; generation: number }; outcome?: string; next?: string; kind?: string };
+  if (value === undefined || value === null || typeof value !== 'object' || value.ok === undefined) {
+    history.ok(invoke);
+    return;
+  }
+  if (value.ok === false) {
+    history.fail(invoke, value.error ?? value.reason ?? 'refused');
+    return;
+  }
+  if (op === 'claim' && value.task) {
+    history.ok(invoke, { taskId: value.task.id, generation: value.task.generation });
+    return;
+  }
+  const data = value.outcome ?? value.next;
+  history.ok(invoke, data === undefined ? {} : { data });
+}

@@ -1,0 +1,45 @@
+import type { History } from '../history.ts';
+
+export interface ProviderOperation {
+  requestKey: string;
+  action: string;
+  tenant: string;
+  taskId: number;
+  generation: number;
+  actor: string;
+  atMs: number;
+}
+
+/**
+ * An external system with effects (confirmation cards, refunds). Like a payment API it honours an
+ * idempotency key: a repeat of a key it already executed returns the first result without acting
+ * again. It keeps its own record of every request and every execution, so I8 is checked from outside
+ * the queue, not from the queue's ledger.
+ */
+export class ExternalProvider {
+  readonly requests: ProviderOperation[] = [];
+  readonly executions: ProviderOperation[] = [];
+  private readonly results = new Map<string, unknown>();
+
+  constructor(private readonly history: History) {}
+
+  execute(operation: ProviderOperation, payload: unknown): unknown {
+    this.requests.push(operation);
+    const first = this.results.get(operation.requestKey);
+    if (first !== undefined) {
+      this.history.note('provider-repeat', 'provider', { requestKey: operation.requestKey, taskId: operation.taskId });
+      return first;
+    }
+    this.executions.push(operation);
+    const result = { receipt: `r${this.executions.length}`, action: operation.action, payloadSize: JSON.stringify(payload ?? null).length };
+    this.results.set(operation.requestKey, result);
+    this.history.note('provider-execute', 'provider', {
+      requestKey: operation.requestKey,
+      action: operation.action,
+      taskId: operation.taskId,
+      generation: operation.generation,
+      by: operation.actor,
+    });
+    return result;
+  }
+}

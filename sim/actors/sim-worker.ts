@@ -1,0 +1,118 @@
+import type { WorkQueue } from '../../src/queue/types.ts';
+import type { ClaimedTask } from '../../src/queue/types.ts';
+import type { RunOutcome, Tool } from '../../src/worker/types.ts';
+import { Worker } from '../../src/worker/worker.ts';
+import type { EventLoop } from '../event-loop.ts';
+import type { History } from '../history.ts';
+import { gatedQueue, type QueueFaultHooks } from './gated-queue.ts';
+import { Incarnation } from './incarnation.ts';
+import type { Model } from '../../src/worker/types.ts';
+import type { KillPoint } from '../faults/plan.ts';
+
+export interface SimWorkerEnvironment {
+  loop: EventLoop;
+  history: History;
+  queue: () => WorkQueue;
+  slots: number;
+  idleWaitMs: number;
+  maxSteps: number;
+  toolTimeoutMs: number;
+  /** Builds the model and tools one incarnation sees; `kill` lets tool hooks kill this incarnation. */
+  makeModel(incarnation: Incarnation): Model;
+  makeTools(incarnation: Incarnation): Tool[];
+  queueHooks(incarnation: Incarnation): QueueFaultHooks;
+  /** S4 kill points reached before a call: true means the incarnation dies here, before the call. */
+  killBefore(point: KillPoint, incarnation: Incarnation): boolean;
+  onOutcome(incarnation: Incarnation, outcome: RunOutcome): void;
+  onCrash(error: unknown): void;
+}
+
+/**
+ * One simulated worker slot and its incarnations. It runs the production Worker from src/ unchanged;
+ * only the ports it is given are simulated: a gated waiter, model, tools and queue (see Incarnation).
+ */
+export class SimWorker {
+  readonly incarnations: Incarnation[] = [];
+  private worker: Worker | undefined;
+
+  constructor(
+    readonly index: number,
+    private readonly environment: SimWorkerEnvironment,
+  ) {}
+
+  get current(): Incarnation | undefined {
+    return this.incarnations[this.incarnations.length - 1];
+  }
+
+  start(): void {
+    const { environment } = this;
+    const incarnation = new Incarnation(`w${this.index}#${this.incarnations.length + 1}`, this.index);
+    this.incarnations.push(incarnation);
+    const model = environment.makeModel(incarnation);
+    const gatedModel = {
+      decide: (request: Parameters<Model['decide']>[0]) =>
+        environment.killBefore('before_model_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => model.decide(request)),
+    };
+    const tools = environment.makeTools(incarnation).map((tool) => ({
+      name: tool.name,
+      readOnly: tool.readOnly,
+      call: (args: unknown, context: Parameters<Tool['call']>[1]) =>
+        environment.killBefore('before_tool_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => tool.call(args, context)),
+    }));
+    this.worker = new Worker({
+      queue: gatedQueue(environment.queue, incarnation, environment.history, environment.queueHooks(incarnation)),
+      workerId: incarnation.id,
+      model: gatedModel,
+      tools,
+      waiter: incarnation.waiter(environment.loop),
+      clock: environment.loop.clock,
+      slots: environment.slots,
+      idleWaitMs: environment.idleWaitMs,
+      maxSteps: environment.maxSteps,
+      toolTimeoutMs: environment.toolTimeoutMs,
+      onOutcome: (outcome) => environment.onOutcome(incarnation, outcome),
+    });
+    environment.history.note('start', incarnation.id);
+    this.worker.runLoop().catch((error: unknown) => environment.onCrash(error));
+  }
+
+  /** S4 duplicate delivery: hand this worker a claim it (or another worker) already received. */
+  deliver(task: ClaimedTask): void {
+    const incarnation = this.current;
+    if (this.worker === undefined || incarnation === undefined || incarnation.state !== 'alive') return;
+    this.environment.history.note('duplicate-delivery', incarnation.id, { taskId: task.id, generation: task.generation });
+    this.worker.deliver(task).catch((error: unknown) => this.environment.onCrash(error));
+  }
+
+  kill(reason: string): Incarnation | undefined {
+    const incarnation = this.current;
+    if (incarnation === undefined || incarnation.state === 'dead') return undefined;
+    incarnation.kill(this.environment.loop.now());
+    this.environment.history.note('kill', incarnation.id, { running: this.worker?.running ?? 0, reason });
+    return incarnation;
+  }
+
+  /** The runs in flight, for choosing "the worker holding the most running tasks". */
+  get running(): number {
+    return this.current?.state === 'alive' ? (this.worker?.running ?? 0) : 0;
+  }
+
+  pause(): void {
+    const incarnation = this.current;
+    if (incarnation?.state !== 'alive') return;
+    incarnation.pause();
+    this.environment.history.note('pause', incarnation.id);
+  }
+
+  resume(): void {
+    const incarnation = this.current;
+    if (incarnation?.state !== 'paused') return;
+    this.environment.history.note('resume', incarnation.id);
+    incarnation.resume();
+  }
+
+  /** Stops claiming (end of the run); runs in flight are left to finish or be abandoned. */
+  stop(): void {
+    this.worker?.stop();
+  }
+}

@@ -1,0 +1,72 @@
+import type { WorkQueue } from '../../src/queue/types.ts';
+import type { EventLoop } from '../event-loop.ts';
+import type { History } from '../history.ts';
+import type { Incarnation } from './incarnation.ts';
+
+export interface SupervisorConstraints {
+  /** How often it expires leases and looks at uncertain tasks. */
+  scanMs: number;
+  /** How long after a process died the platform confirms the death (like a pod's termination). */
+  confirmDelayMs: number;
+}
+
+/**
+ * The trusted execution layer (Q11, S3). It knows which incarnations really died, and which runs a
+ * living worker reported as stopped after losing the lease (R9). It confirms the stop of an uncertain
+ * task only in those cases, never for a paused worker (I12), and it also expires overdue leases, so a
+ * takeover takes about one lease plus one scan.
+ */
+export class Supervisor {
+  private readonly stoppedRuns = new Set<string>();
+  private active = true;
+
+  constructor(
+    private readonly loop: EventLoop,
+    private readonly history: History,
+    private readonly queue: () => WorkQueue,
+    private readonly incarnations: () => ReadonlyMap<string, Incarnation>,
+    private readonly constraints: SupervisorConstraints,
+    private readonly available: () => boolean,
+  ) {}
+
+  start(): void {
+    void this.scanLoop();
+  }
+
+  stop(): void {
+    this.active = false;
+  }
+
+  /** A living worker says it stopped this run (it lost the lease and made no terminal write). */
+  reportStopped(taskId: number, generation: number): void {
+    this.stoppedRuns.add(`${taskId}:${generation}`);
+  }
+
+  private async scanLoop(): Promise<void> {
+    while (this.active) {
+      await this.loop.sleep(this.constraints.scanMs);
+      if (this.active && this.available()) this.scan();
+    }
+  }
+
+  scan(): void {
+    const queue = this.queue();
+    const invoke = this.history.invoke('supervisor', 'expireLeases');
+    this.history.ok(invoke, { data: queue.expireLeases() });
+    for (const task of queue.tasksInState('uncertain')) {
+      const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
+      if (holder === undefined || holder.state === 'paused') continue;
+      const reported = this.stoppedRuns.has(`${task.id}:${task.generation}`);
+      const deadLongEnough = holder.state === 'dead' && this.loop.now() - (holder.diedAtMs ?? 0) >= this.constraints.confirmDelayMs;
+      if (!reported && !deadLongEnough) continue;
+      const confirm = this.history.invoke('supervisor', 'confirmStopped', {
+        taskId: task.id,
+        generation: task.generation,
+        data: { holder: holder.id, holderState: holder.state, reported },
+      });
+      const result = queue.confirmStopped(task.id, task.generation, 'supervisor');
+      if (result.ok) this.history.ok(confirm, { data: result.next });
+      else this.history.fail(confirm, result.error);
+    }
+  }
+}

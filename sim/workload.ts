@@ -1,0 +1,64 @@
+import type { EnqueueRequest } from '../src/queue/types.ts';
+import { READ_ONLY_TOOLS, WRITE_TOOLS } from './actors/tools.ts';
+import type { TaskScript } from './actors/scripted-model.ts';
+import type { SeededRandom } from './random.ts';
+import type { WorkloadSpec } from './scenario.ts';
+
+export interface Arrival {
+  atMs: number;
+  request: EnqueueRequest;
+}
+
+/**
+ * Draws the arrivals of a workload from the workload stream: topics spread over tenants, versions that
+ * supersede, priorities, and a script per task that says what its model will decide.
+ */
+export function drawArrivals(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
+  const arrivals: Arrival[] = [];
+  for (let topic = 1; topic <= spec.topics; topic++) {
+    const tenant = spec.tenants[(topic - 1) % spec.tenants.length]!;
+    const versions = random.chance(spec.newVersionProbability) ? 2 : 1;
+    let atMs = random.int(0, spec.arrivalWindowMs);
+    for (let version = 1; version <= versions; version++) {
+      arrivals.push({ atMs, request: drawRequest(random, spec, tenant, `topic-${topic}`, version) });
+      atMs += random.int(1_000, Math.max(1_000, Math.floor(spec.arrivalWindowMs / 2)));
+    }
+  }
+  return arrivals.sort((a, b) => a.atMs - b.atMs);
+}
+
+function drawRequest(random: SeededRandom, spec: WorkloadSpec, tenant: string, topic: string, version: number): EnqueueRequest {
+  return {
+    tenant,
+    topic,
+    version,
+    priority: random.int(spec.priorities[0], spec.priorities[1]),
+    tier: random.pick(spec.tiers),
+    input: { script: drawScript(random, spec, `${tenant}/${topic}/v${version}`) },
+  };
+}
+
+export function drawScript(random: SeededRandom, spec: WorkloadSpec, label: string): TaskScript {
+  const stepCount = random.int(spec.steps[0], spec.steps[1]);
+  const writeStep = random.chance(spec.writeProbability) ? random.int(0, stepCount - 1) : -1;
+  const tokens = () => random.int(spec.tokensPerCall[0], spec.tokensPerCall[1]);
+  const steps: TaskScript['steps'] = [];
+  for (let step = 0; step < stepCount; step++) {
+    const calls: TaskScript['steps'][number]['calls'] = [];
+    for (let n = random.int(spec.callsPerStep[0], spec.callsPerStep[1]); n > 0; n--) {
+      calls.push({ tool: random.pick(READ_ONLY_TOOLS), args: { ref: `${label}/s${step}`, n } });
+    }
+    if (step === writeStep) {
+      const items = [{ id: 'item-b', qty: random.int(1, 3) }, { id: 'item-a', qty: 1 }];
+      calls.push({ tool: random.pick(WRITE_TOOLS), args: { order: label, items } });
+    }
+    steps.push({ calls, inputTokens: tokens(), outputTokens: Math.ceil(tokens() / 4) });
+  }
+  const script: TaskScript = {
+    steps,
+    answer: { status: 'needs_human', summary: `investigated ${label}` },
+    finalTokens: { inputTokens: tokens(), outputTokens: Math.ceil(tokens() / 4) },
+  };
+  if (spec.poisonProbability !== undefined && random.chance(spec.poisonProbability)) script.poison = true;
+  return script;
+}

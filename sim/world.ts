@@ -1,0 +1,321 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ClaimedTask, EnqueueResult, WorkQueue } from '../src/queue/types.ts';
+import { openWorkQueue } from '../src/queue/work-queue.ts';
+import type { RunOutcome } from '../src/worker/types.ts';
+import type { Incarnation } from './actors/incarnation.ts';
+import { ExternalProvider } from './actors/provider.ts';
+import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
+import { SimWorker } from './actors/sim-worker.ts';
+import { Supervisor } from './actors/supervisor.ts';
+import { simulatedTools } from './actors/tools.ts';
+import { EventLoop } from './event-loop.ts';
+import { FaultController } from './faults/controller.ts';
+import type { FaultPlan, KillPoint } from './faults/plan.ts';
+import { drawSwarmPlan } from './faults/swarm.ts';
+import { History } from './history.ts';
+import { SeededRandom, type Seed } from './random.ts';
+import type { ScenarioSpec } from './scenario.ts';
+import { drawArrivals, type Arrival } from './workload.ts';
+
+/** Everything a finished run leaves for the checkers (S7): the history and the final database. */
+export interface WorldResult {
+  scenario: ScenarioSpec;
+  seed: string;
+  plan: FaultPlan;
+  arrivals: Arrival[];
+  enqueued: { arrival: Arrival; result: EnqueueResult }[];
+  history: History;
+  provider: ExternalProvider;
+  final: ReturnType<WorkQueue['snapshot']>;
+  events: ReturnType<WorkQueue['allEvents']>;
+  checkpoints: Map<number, ReturnType<WorkQueue['lastCheckpoint']>>;
+  outcomes: { incarnation: string; outcome: RunOutcome }[];
+  drained: boolean;
+  /** Events the discrete-event loop ran: the cost of the run. */
+  loopEvents: number;
+  startMs: number;
+  safetyEndMs: number;
+  endMs: number;
+  crash?: unknown;
+}
+
+/**
+ * The world (S3): one SQLite database, the core's WorkQueue on the virtual clock, N simulated workers
+ * running the production worker runtime, a scripted model, simulated tools, an external provider and
+ * a supervisor. Built from a scenario and one root seed; streams are forked per purpose (S2).
+ */
+export class World {
+  readonly loop = new EventLoop();
+  readonly history = new History(this.loop);
+  readonly provider = new ExternalProvider(this.history);
+  readonly plan: FaultPlan;
+  readonly arrivals: Arrival[];
+  readonly workers: SimWorker[] = [];
+  private readonly random: SeededRandom;
+  private readonly deliveryRandom: SeededRandom;
+  private readonly faults: FaultController;
+  private readonly supervisor: Supervisor;
+  private readonly incarnations = new Map<string, Incarnation>();
+  private readonly enqueued: WorldResult['enqueued'] = [];
+  private readonly outcomes: WorldResult['outcomes'] = [];
+  private readonly directory: string | undefined;
+  private readonly dbPath: string;
+  private queue: WorkQueue;
+  private down = false;
+  private loopEvents = 0;
+  private crash: unknown;
+
+  constructor(
+    readonly scenario: ScenarioSpec,
+    seed: Seed,
+    planOverride?: FaultPlan,
+  ) {
+    this.random = new SeededRandom(seed);
+    this.deliveryRandom = this.random.fork('delivery');
+    const { workers, phases } = scenario;
+    this.plan =
+      planOverride ??
+      ('plan' in scenario.faults ? structuredClone(scenario.faults.plan) : drawSwarmPlan(this.random.fork('swarm'), scenario.faults.swarm, workers.count, phases.safetyMs));
+    this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
+    // A restart must find committed state on disk; other runs stay in memory, which is much faster.
+    const needsFile = this.plan.timed.some((fault) => fault.kind === 'restart');
+    this.directory = needsFile ? mkdtempSync(join(tmpdir(), 'leasehold-sim-')) : undefined;
+    this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
+    this.queue = this.openQueue();
+    this.faults = new FaultController(this.plan, this.loop, this.history, this.random.fork('faults'), {
+      kill: (worker, reason, reviveAfterMs, atNextAwait) => this.kill(this.workers[worker], reason, reviveAfterMs, atNextAwait),
+      killIncarnation: (id, reason, reviveAfterMs, atNextAwait) => {
+        const worker = this.workers.find((w) => w.current?.id === id);
+        this.kill(worker, reason, reviveAfterMs, atNextAwait);
+      },
+      pause: (worker, durationMs) => this.pause(worker, durationMs),
+      restart: (downMs) => this.restart(downMs),
+      jumpClock: (deltaMs) => {
+        this.history.note('clock-jump', 'faults', { deltaMs });
+        this.loop.clock.jump(deltaMs);
+      },
+    });
+    this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down);
+    for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
+  }
+
+  private openQueue(): WorkQueue {
+    return openWorkQueue({ db: this.dbPath, clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue });
+  }
+
+  private makeWorker(index: number): SimWorker {
+    const { scenario, loop, history } = this;
+    const latency = this.random.fork(`latency-w${index}`);
+    const toolRandom = this.random.fork(`tools-w${index}`);
+    return new SimWorker(index, {
+      loop,
+      history,
+      queue: () => this.queue,
+      ...scenario.workers,
+      makeModel: (incarnation) => {
+        this.incarnations.set(incarnation.id, incarnation);
+        const model = new ScriptedModel(loop, latency, scenario.model.latencyMs);
+        return {
+          decide: (request) => {
+            // R6: a poison task takes its worker down every time it is run, in every phase.
+            if (scriptOf(request.input).poison === true) {
+              this.kill(this.workers[index], 'poison', 2_000, true);
+              return new Promise(() => {});
+            }
+            return model.decide(request);
+          },
+        };
+      },
+      makeTools: (incarnation) =>
+        simulatedTools({
+          waiter: loop,
+          random: toolRandom,
+          latencyMs: scenario.tools.latencyMs,
+          provider: this.provider,
+          actor: () => incarnation.id,
+          now: () => loop.now(),
+          faults: {
+            rates: () => this.faults.rates(),
+            afterEffect: () => this.killAtPoint('after_effect', incarnation, false),
+          },
+        }),
+      queueHooks: (incarnation) => ({
+        unavailable: (_op, write) => this.down || (write && this.faults.busy()),
+        after: (op, args, result) => this.afterQueueCall(incarnation, op, args, result),
+      }),
+      killBefore: (point, incarnation) => this.killAtPoint(point, incarnation, false),
+      onOutcome: (incarnation, outcome) => {
+        this.outcomes.push({ incarnation: incarnation.id, outcome });
+        const stopped = outcome.kind === 'lost_lease' || outcome.kind === 'abandoned';
+        if (stopped && incarnation.state === 'alive') this.supervisor.reportStopped(outcome.taskId, outcome.generation);
+      },
+      onCrash: (error) => this.fail(error),
+    });
+  }
+
+  private afterQueueCall(incarnation: Incarnation, op: string, args: readonly unknown[], result: unknown): void {
+    const ok = (result as { ok?: boolean } | undefined)?.ok === true;
+    if (op === 'checkpoint' && ok && (args[3] as { kind: string }).kind === 'A') this.killAtPoint('between_checkpoints', incarnation, true);
+    if (op === 'complete' && ok) this.killAtPoint('after_terminal_write', incarnation, true);
+    if (op === 'claim' && ok && this.faults.chance(this.faults.rates().duplicateDeliveryProbability)) {
+      const task = (result as { task: ClaimedTask }).task;
+      const target = this.workers[this.deliveryRandom.int(0, this.workers.length - 1)];
+      this.loop.after(this.deliveryRandom.int(0, 5_000), () => target?.deliver(structuredClone(task)));
+    }
+  }
+
+  private killAtPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean): boolean {
+    if (incarnation.state === 'dead') return true;
+    const fault = this.faults.killsAt(point);
+    if (fault === undefined) return false;
+    const worker = this.workers[incarnation.worker];
+    this.kill(worker, point, fault.reviveAfterMs, atNextAwait);
+    return true;
+  }
+
+  /**
+   * `atNextAwait`: the kill was decided inside a synchronous burst of the worker (right after a
+   * checkpoint or the terminal write committed). The process finishes that burst and dies before the
+   * loop's next event, parked at its awaits, as SIGKILL between two statements would leave it.
+   */
+  private kill(worker: SimWorker | undefined, reason: string, reviveAfterMs: number, atNextAwait: boolean): void {
+    if (atNextAwait) {
+      this.loop.after(0, () => this.kill(worker, reason, reviveAfterMs, false));
+      return;
+    }
+    if (worker?.kill(reason) === undefined) return;
+    this.loop.after(reviveAfterMs, () => this.revive(worker));
+  }
+
+  private revive(worker: SimWorker): void {
+    if (worker.current?.state !== 'dead') return;
+    this.history.note('revive', `w${worker.index}`);
+    worker.start();
+  }
+
+  private pause(index: number, durationMs: number): void {
+    const worker = this.workers[index];
+    if (worker?.current?.state !== 'alive') return;
+    worker.pause();
+    this.loop.after(durationMs, () => worker.resume());
+  }
+
+  private restart(downMs: number): void {
+    if (this.down || this.dbPath === ':memory:') return;
+    this.history.note('restart', 'scheduler', { downMs });
+    this.queue.close();
+    this.down = true;
+    this.loop.after(downMs, () => this.reopen());
+  }
+
+  private reopen(): void {
+    if (!this.down) return;
+    this.queue = this.openQueue();
+    this.down = false;
+    this.history.note('reopen', 'scheduler');
+  }
+
+  private fail(error: unknown): void {
+    if (this.crash === undefined) this.crash = error;
+    this.loop.stop();
+  }
+
+  private scheduleArrivals(startMs: number): void {
+    for (const arrival of this.arrivals) {
+      this.loop.schedule(startMs + arrival.atMs, () => this.enqueue(arrival));
+    }
+  }
+
+  private enqueue(arrival: Arrival, attempt = 0): void {
+    const { request } = arrival;
+    const invoke = this.history.invoke('client', 'enqueue', { data: { tenant: request.tenant, topic: request.topic, version: request.version } });
+    if (this.down) {
+      // The client retries an enqueue the scheduler could not take; nothing is lost (I11).
+      this.history.fail(invoke, 'unavailable');
+      this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, attempt + 1));
+      return;
+    }
+    const result = this.queue.enqueue(request);
+    this.enqueued.push({ arrival, result });
+    if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: result.status });
+    else this.history.fail(invoke, result.error);
+  }
+
+  private isDrained(): boolean {
+    if (this.down || this.enqueued.length < this.arrivals.length) return false;
+    return ['ready', 'running', 'uncertain'].every((state) => this.queue.tasksInState(state as 'ready').length === 0);
+  }
+
+  /** Safety phase with faults, then the liveness phase (S5): faults stop, everyone recovers, it must drain. */
+  async run(): Promise<WorldResult> {
+    const { loop, scenario } = this;
+    const startMs = loop.now();
+    try {
+      this.scheduleArrivals(startMs);
+      this.faults.schedule(startMs);
+      this.supervisor.start();
+      for (const worker of this.workers) worker.start();
+      this.loopEvents += (await loop.run({ untilMs: startMs + scenario.phases.safetyMs })).events;
+      const safetyEndMs = loop.now();
+      if (this.crash === undefined) this.beginLiveness();
+      let drained = false;
+      const watch = async () => {
+        while (!drained && this.crash === undefined) {
+          await loop.sleep(1_000);
+          drained = this.isDrained();
+        }
+        loop.stop();
+      };
+      if (this.crash === undefined) {
+        void watch();
+        this.loopEvents += (await loop.run({ untilMs: safetyEndMs + scenario.phases.livenessMs })).events;
+      }
+      return this.finish(startMs, safetyEndMs, drained);
+    } catch (error) {
+      this.crash ??= error;
+      return this.finish(startMs, loop.now(), false);
+    }
+  }
+
+  private beginLiveness(): void {
+    this.history.note('phase', 'sim', { phase: 'liveness' });
+    this.faults.stop();
+    if (this.down) this.reopen();
+    for (const worker of this.workers) {
+      if (worker.current?.state === 'paused') worker.resume();
+      else if (worker.current?.state === 'dead') this.revive(worker);
+    }
+  }
+
+  private finish(startMs: number, safetyEndMs: number, drained: boolean): WorldResult {
+    for (const worker of this.workers) worker.stop();
+    this.supervisor.stop();
+    if (this.down) this.reopen();
+    const final = this.queue.snapshot();
+    const checkpoints = new Map(final.tasks.map((task) => [task.id, this.queue.lastCheckpoint(task.id)]));
+    const result: WorldResult = {
+      scenario: this.scenario,
+      seed: this.random.seed,
+      plan: this.plan,
+      arrivals: this.arrivals,
+      enqueued: this.enqueued,
+      history: this.history,
+      provider: this.provider,
+      final,
+      events: this.queue.allEvents(),
+      checkpoints,
+      outcomes: this.outcomes,
+      drained,
+      loopEvents: this.loopEvents,
+      startMs,
+      safetyEndMs,
+      endMs: this.loop.now(),
+    };
+    if (this.crash !== undefined) result.crash = this.crash;
+    this.queue.close();
+    if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
+    return result;
+  }
+}
