@@ -1,0 +1,125 @@
+/**
+ * Section `cycle-throughput`: claim-then-complete cycles per second of the Leasehold queue against
+ * (a) raw SQLite single-row UPDATE autocommit transactions and (b) plainjob's claim → done cycle, all on
+ * WAL file databases with synchronous=NORMAL in one temp dir, interleaved round by round.
+ *
+ *   claimCycleToRawSqliteRatio = median_r( leasehold cycles/s [r] / raw tx/s [r] )   target >= 0.2
+ *     (a cycle is at least two commits, so 0.5 is the ceiling)
+ *   plainjobCycleRatio         = median_r( leasehold cycles/s [r] / plainjob cycles/s [r] )   target >= 1.0
+ */
+import { type Contender, runInterleaved, pairedRatios } from './interleave.ts';
+import { PlainjobCycleContender } from './plainjob-cycle.ts';
+import { CYCLE_CONFIG, QueueCycleContender } from './queue-cycle.ts';
+import { RawSqliteContender } from './raw-sqlite.ts';
+import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
+import { fmtRate, median, sameAsWalNormal, sig } from './timing.ts';
+
+export const CYCLE_TARGETS = {
+  claimCycleToRawSqliteRatio: { op: '>=', value: 0.2 },
+  plainjobCycleRatio: { op: '>=', value: 1.0 },
+} as const;
+
+function run(ctx: BenchContext): SectionResult {
+  const backlog = ctx.options.quick ? 200 : 1000;
+  const raw = new RawSqliteContender(ctx.tmpDir);
+  const ours = new QueueCycleContender(ctx.tmpDir, backlog, 'mixed');
+  const oursFlat = new QueueCycleContender(ctx.tmpDir, backlog, 'flat');
+  const pj = new PlainjobCycleContender(ctx.tmpDir, backlog, false);
+  const pjBare = new PlainjobCycleContender(ctx.tmpDir, backlog, true);
+  const all = [raw, ours, oursFlat, pj, pjBare];
+  const contenders: Contender[] = all;
+  const settings = {
+    [raw.name]: raw.settings(),
+    [ours.name]: ours.settings(),
+    [oursFlat.name]: oursFlat.settings(),
+    [pj.name]: pj.settings(),
+    [pjBare.name]: pjBare.settings(),
+  };
+  const warnings: string[] = [];
+  for (const [name, s] of Object.entries(settings)) {
+    if (!sameAsWalNormal(s)) warnings.push(`${name} runs with journal_mode=${s.journalMode}, synchronous=${s.synchronous}`);
+  }
+  for (const w of warnings) ctx.progress(`  WARNING: ${w}`);
+
+  try {
+    const res = runInterleaved(ctx, contenders, {
+      rounds: ctx.options.rounds,
+      sliceMs: ctx.options.sliceMs,
+      warmupMs: ctx.options.quick ? 150 : 400,
+    });
+    for (const c of all) c.verify();
+
+    const r = res.ratesPerRound;
+    const toRaw = pairedRatios(r[ours.name]!, r[raw.name]!);
+    const toPj = pairedRatios(r[ours.name]!, r[pj.name]!);
+    const toPjBare = pairedRatios(r[ours.name]!, r[pjBare.name]!);
+    const pjToRaw = pairedRatios(r[pj.name]!, r[raw.name]!);
+    const flatToRaw = pairedRatios(r[oursFlat.name]!, r[raw.name]!);
+    const flatToPj = pairedRatios(r[oursFlat.name]!, r[pj.name]!);
+    const medRate = (name: string) => median(r[name]!);
+
+    return {
+      metrics: [
+        metric(
+          'claimCycleToRawSqliteRatio',
+          'leasehold claim→complete cycles/s ÷ raw SQLite UPDATE tx/s',
+          median(toRaw),
+          CYCLE_TARGETS.claimCycleToRawSqliteRatio,
+          toRaw,
+        ),
+        metric(
+          'plainjobCycleRatio',
+          'leasehold cycles/s ÷ plainjob claim→get→done cycles/s',
+          median(toPj),
+          CYCLE_TARGETS.plainjobCycleRatio,
+          toPj,
+        ),
+      ],
+      context: [
+        { label: 'raw SQLite UPDATE autocommit (median over rounds)', value: fmtRate(medRate(raw.name)) },
+        { label: 'leasehold claim→complete cycles, 4 tenants × prio 0..30 (median)', value: fmtRate(medRate(ours.name)) },
+        { label: 'leasehold-flat cycles, 1 tenant, prio 0 (median)', value: fmtRate(medRate(oursFlat.name)) },
+        { label: 'plainjob claim→getJobById→done cycles (median)', value: fmtRate(medRate(pj.name)) },
+        { label: 'plainjob-bare claim→done cycles (median)', value: fmtRate(medRate(pjBare.name)) },
+        { label: 'leasehold ÷ plainjob-bare (context, no target)', value: sig(median(toPjBare), 3).toString() },
+        { label: 'plainjob ÷ raw SQLite (context)', value: sig(median(pjToRaw), 3).toString() },
+        { label: 'leasehold-flat ÷ raw SQLite (context)', value: sig(median(flatToRaw), 3).toString() },
+        { label: 'leasehold-flat ÷ plainjob (context)', value: sig(median(flatToPj), 3).toString() },
+        { label: 'backlog of ready tasks at each slice start', value: String(backlog) },
+        ...warnings.map((w) => ({ label: 'WARNING', value: w })),
+      ],
+      raw: {
+        backlog,
+        config: CYCLE_CONFIG,
+        shapes: { leasehold: '4 tenants round robin, priority = seq % 31', 'leasehold-flat': '1 tenant, priority 0' },
+        dbSettings: settings,
+        opsPerSlice: res.opsPerSlice,
+        warmupRates: mapValues(res.warmupRates, (v) => sig(v)),
+        ratesPerRound: mapValues(r, (xs) => xs.map((v) => sig(v))),
+        order: res.order,
+        ratiosPerRound: {
+          claimCycleToRawSqliteRatio: toRaw.map((v) => sig(v)),
+          plainjobCycleRatio: toPj.map((v) => sig(v)),
+          leaseholdToPlainjobBare: toPjBare.map((v) => sig(v)),
+          plainjobToRaw: pjToRaw.map((v) => sig(v)),
+          leaseholdFlatToRaw: flatToRaw.map((v) => sig(v)),
+          leaseholdFlatToPlainjob: flatToPj.map((v) => sig(v)),
+        },
+        medianRates: Object.fromEntries(contenders.map((c) => [c.name, sig(medRate(c.name))])),
+        checkedOk: Object.fromEntries(contenders.map((c) => [c.name, c.okCount()])),
+      },
+    };
+  } finally {
+    for (const c of all) c.close();
+  }
+}
+
+function mapValues<T, U>(o: Record<string, T>, f: (v: T) => U): Record<string, U> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+}
+
+export const cycleThroughputSection: BenchSection = {
+  id: 'cycle-throughput',
+  title: 'Claim→complete cycle throughput (WAL file, synchronous=NORMAL)',
+  run,
+};
