@@ -31,6 +31,9 @@ export interface WorldResult {
   final: ReturnType<WorkQueue['snapshot']>;
   events: ReturnType<WorkQueue['allEvents']>;
   checkpoints: Map<number, ReturnType<WorkQueue['lastCheckpoint']>>;
+  holds: ReturnType<WorkQueue['holds']>;
+  deadLetters: ReturnType<WorkQueue['deadLetters']>;
+  effects: ReturnType<WorkQueue['effects']>;
   outcomes: { incarnation: string; outcome: RunOutcome }[];
   drained: boolean;
   /** Events the discrete-event loop ran: the cost of the run. */
@@ -239,8 +242,9 @@ export class World {
     }
     const result = this.queue.enqueue(request);
     this.enqueued.push({ arrival, result });
-    if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: result.status });
-    else this.history.fail(invoke, result.error);
+    const ev = this.queue.eventCursor();
+    if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
+    else this.history.fail(invoke, result.error, { data: { ev } });
   }
 
   private isDrained(): boolean {
@@ -306,6 +310,9 @@ export class World {
       final,
       events: this.queue.allEvents(),
       checkpoints,
+      holds: this.queue.holds(),
+      deadLetters: this.queue.deadLetters(),
+      effects: this.queue.effects(),
       outcomes: this.outcomes,
       drained,
       loopEvents: this.loopEvents,

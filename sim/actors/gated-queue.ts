@@ -4,8 +4,8 @@ import type { History, OperationFields } from '../history.ts';
 import { DeadIncarnationError, type Incarnation } from './incarnation.ts';
 
 /** Calls that write, and so can meet a transient SQLITE_BUSY (S4). */
-const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent', 'acknowledgeCancel', 'checkpoint']);
-const RECORDED = new Set([...WRITES, 'lastCheckpoint', 'get']);
+const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent', 'acknowledgeCancel', 'checkpoint', 'recordEffect', 'interrupt']);
+const RECORDED = new Set([...WRITES, 'lastCheckpoint', 'get', 'effectResult']);
 
 export interface QueueFaultHooks {
   /** True when this call should fail with SQLITE_BUSY before it starts (a busy window, or a restart). */
@@ -41,7 +41,7 @@ export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, h
           history.fail(invoke, (error as { code?: string }).code ?? String(error));
           throw error;
         }
-        recordResult(history, invoke, name, result);
+        recordResult(history, invoke, name, result, current().eventCursor());
         hooks.after(name, args, result);
         return result;
       };
@@ -61,24 +61,33 @@ function fieldsOf(op: string, args: readonly unknown[]): OperationFields {
     fields.data = { errorClass: String((args[3] as { errorClass?: unknown })?.errorClass) };
   } else if (op === 'appendEvent') {
     fields.data = { type: String(args[3]) };
+  } else if (op === 'recordEffect') {
+    fields.data = { requestKey: String((args[3] as { requestKey?: unknown })?.requestKey) };
+  } else if (op === 'effectResult') {
+    fields.data = { requestKey: String(args[0]) };
+    delete fields.taskId;
   }
   return fields;
 }
 
-function recordResult(history: History, invoke: number, op: string, result: unknown): void {
-  const value = result as { ok?: boolean; error?: string; reason?: string; task?: { id: number; generation: number }; outcome?: string; next?: string; kind?: string };
+/**
+ * `ev` is the event cursor right after the call: the events with ids up to it were committed before
+ * the call returned. Checkers use it to place history operations exactly within the event log.
+ */
+function recordResult(history: History, invoke: number, op: string, result: unknown, ev: number): void {
+  const value = result as { ok?: boolean; error?: string; reason?: string; task?: { id: number; generation: number }; outcome?: string; next?: string };
   if (value === undefined || value === null || typeof value !== 'object' || value.ok === undefined) {
-    history.ok(invoke);
+    history.ok(invoke, { data: { ev } });
     return;
   }
   if (value.ok === false) {
-    history.fail(invoke, value.error ?? value.reason ?? 'refused');
+    history.fail(invoke, value.error ?? value.reason ?? 'refused', { data: { ev } });
     return;
   }
   if (op === 'claim' && value.task) {
-    history.ok(invoke, { taskId: value.task.id, generation: value.task.generation });
+    history.ok(invoke, { taskId: value.task.id, generation: value.task.generation, data: { ev } });
     return;
   }
-  const data = value.outcome ?? value.next;
-  history.ok(invoke, data === undefined ? {} : { data });
+  const outcome = value.outcome ?? value.next;
+  history.ok(invoke, { data: outcome === undefined ? { ev } : { ev, outcome } });
 }

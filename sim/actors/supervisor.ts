@@ -52,7 +52,11 @@ export class Supervisor {
   scan(): void {
     const queue = this.queue();
     const invoke = this.history.invoke('supervisor', 'expireLeases');
-    this.history.ok(invoke, { data: queue.expireLeases() });
+    const expired = queue.expireLeases();
+    this.history.ok(invoke, { data: { expired, ev: queue.eventCursor() } });
+    const reconciling = this.history.invoke('supervisor', 'reconcile');
+    const reconciled = queue.reconcile();
+    this.history.ok(reconciling, { data: { ...reconciled, ev: queue.eventCursor() } });
     for (const task of queue.tasksInState('uncertain')) {
       const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
       if (holder === undefined || holder.state === 'paused') continue;
@@ -65,8 +69,8 @@ export class Supervisor {
         data: { holder: holder.id, holderState: holder.state, reported },
       });
       const result = queue.confirmStopped(task.id, task.generation, 'supervisor');
-      if (result.ok) this.history.ok(confirm, { data: result.next });
-      else this.history.fail(confirm, result.error);
+      if (result.ok) this.history.ok(confirm, { data: { outcome: result.next, ev: queue.eventCursor() } });
+      else this.history.fail(confirm, result.error, { data: { ev: queue.eventCursor() } });
     }
   }
 }

@@ -53,8 +53,10 @@ export function writeCheckpoint(
       usage: JSON.stringify(usage),
       now: at,
       eventSeq: bumped.event_seq,
+      // B is always safe to resume from; A only if the writer says its pending calls are safe to repeat.
+      requeueSafe: write.kind === 'B' || write.requeueSafe === true ? 1 : 0,
     }) as number;
-    emit(context, taskId, bumped.event_seq, 'checkpoint', at, { kind: write.kind, step: write.step, checkpointSeq: seq, generation, usage });
+    emit(context, taskId, bumped.event_seq, 'checkpoint', at, { kind: write.kind, step: write.step, checkpointSeq: seq, generation, usage }, { workerId, generation });
     return { ok: true, seq, eventSeq: bumped.event_seq };
   });
 }

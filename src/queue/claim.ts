@@ -76,7 +76,7 @@ function markRunning(context: QueueContext, row: CandidateRow, workerId: string,
     leaseUntil,
     score: row.score,
     queueWaitMs: claimed.queue_wait_ms,
-  });
+  }, { workerId, generation: claimed.generation });
   const task: ClaimedTask = {
     id: claimed.id,
     tenant: claimed.tenant,

@@ -19,6 +19,10 @@ export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   maxInputBytes: 256 * 1024,
   incidentBucketMs: 5 * 60_000,
   tierHolds: { standard: 20, long: 60 },
+  tokensPerCredit: 1_000,
+  holdTtlMs: 15 * 60_000,
+  reconciliation: 'hold',
+  graceMs: 10_000,
   busyTimeoutMs: 5_000,
   busyRetries: 3,
 });
@@ -37,9 +41,11 @@ const POSITIVE_INTEGER_FIELDS = [
   'maxRetryAgeMs',
   'maxInputBytes',
   'incidentBucketMs',
+  'tokensPerCredit',
+  'holdTtlMs',
 ] as const;
 
-const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries'] as const;
+const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries', 'graceMs'] as const;
 
 /**
  * Merges overrides into the defaults and rejects anything that would make the queue unsafe or
@@ -53,6 +59,13 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
   for (const key of Object.keys(overrides)) {
     if (!known.has(key)) throw new ConfigError(key, 'unknown configuration field');
   }
+  // A map given as a number or an array would otherwise spread into {} and be silently dropped.
+  for (const field of ['tenantLimits', 'tierHolds'] as const) {
+    const value: unknown = overrides[field];
+    if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+      throw new ConfigError(field, 'expected an object keyed by name');
+    }
+  }
   const config: QueueConfig = {
     ...DEFAULT_CONFIG,
     ...stripUndefined(overrides),
@@ -61,6 +74,9 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
   };
   for (const field of POSITIVE_INTEGER_FIELDS) requireInteger(field, config[field], 1);
   for (const field of NON_NEGATIVE_INTEGER_FIELDS) requireInteger(field, config[field], 0);
+  if (config.reconciliation !== 'hold' && config.reconciliation !== 'auto') {
+    throw new ConfigError('reconciliation', `expected 'hold' or 'auto', got ${JSON.stringify(config.reconciliation)}`);
+  }
   // Q9: three heartbeats fit in one lease, so one lost or late heartbeat does not cost the lease.
   if (config.leaseMs < 3 * config.heartbeatMs) {
     throw new ConfigError('leaseMs', `must be at least 3 x heartbeatMs (${3 * config.heartbeatMs}), got ${config.leaseMs}`);

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { Clock, Random } from '../ports.ts';
 import type { Statements, TaskRow } from '../store/statements.ts';
 import { InputError, InvariantError } from './errors.ts';
+import { afterEnd, endRun } from '../runs/terminal.ts';
 import { assertTransition } from './states.ts';
 import type { QueueConfig, TaskState } from './types.ts';
 
@@ -31,8 +32,16 @@ export function now(context: QueueContext): number {
  * Appends one event in the caller's transaction (Q15: transactional outbox). The caller's UPDATE
  * already bumped `event_seq` and returned it, so sequences stay contiguous from 1 per task.
  */
-export function emit(context: QueueContext, taskId: number, seq: number, type: string, at: number, data: Record<string, unknown> = {}): void {
-  context.statements.insertEvent.run(taskId, seq, type, at, JSON.stringify(data));
+export function emit(
+  context: QueueContext,
+  taskId: number,
+  seq: number,
+  type: string,
+  at: number,
+  data: Record<string, unknown> = {},
+  by?: { workerId: string; generation: number },
+): void {
+  context.statements.insertEvent.run(taskId, seq, type, at, JSON.stringify(data), by?.workerId ?? null, by?.generation ?? null);
 }
 
 /**
@@ -51,6 +60,8 @@ export function moveTask(
 ): void {
   assertTransition(row.id, row.state as TaskState, to);
   const terminal = to !== 'ready' && to !== 'uncertain';
+  const reason = String(data.reason ?? eventType);
+  const ending = terminal ? endRun(context, row.id, to, at, reason) : {};
   const moved = context.statements.moveTask.get({
     id: row.id,
     fromState: row.state,
@@ -60,7 +71,8 @@ export function moveTask(
     finishedAt: terminal ? at : null,
   }) as { event_seq: number } | undefined;
   if (moved === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction`);
-  emit(context, row.id, moved.event_seq, eventType, at, { from: row.state, to, ...data });
+  emit(context, row.id, moved.event_seq, eventType, at, { from: row.state, to, ...data, ...ending });
+  if (terminal) afterEnd(context, row.id, to, at, reason);
 }
 
 /** Q8: does this (worker, generation) hold a live lease on this row right now? */

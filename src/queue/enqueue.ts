@@ -1,5 +1,7 @@
 import type { TaskRow } from '../store/statements.ts';
 import { emit, type QueueContext } from './context.ts';
+import { endRun } from '../runs/terminal.ts';
+import { openHold } from '../runs/settlement.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
 import type { EnqueueRequest, EnqueueResult } from './types.ts';
 
@@ -58,8 +60,10 @@ function insertNew(context: QueueContext, task: ValidEnqueue, at: number) {
   const arrivedLate = latest !== null && latest > task.version;
   const taskId = statements.insertTask.get({ ...task, state: arrivedLate ? 'superseded' : 'ready', now: at }) as number | undefined;
   if (taskId === undefined) return undefined;
+  openHold(context, taskId, task.tenant, task.tier, at);
   if (arrivedLate) {
-    emit(context, taskId, 1, 'superseded', at, { to: 'superseded', reason: 'newer_version_queued', latestVersion: latest });
+    const ending = endRun(context, taskId, 'superseded', at, 'newer_version_queued');
+    emit(context, taskId, 1, 'superseded', at, { to: 'superseded', reason: 'newer_version_queued', latestVersion: latest, ...ending });
     return { taskId, status: 'superseded' as const };
   }
   // Q2: older versions that have not started never run; running ones finish as stale_input.
@@ -68,7 +72,8 @@ function insertNew(context: QueueContext, task: ValidEnqueue, at: number) {
     event_seq: number;
   }[];
   for (const old of replaced) {
-    emit(context, old.id, old.event_seq, 'superseded', at, { from: 'ready', to: 'superseded', byTaskId: taskId });
+    const ending = endRun(context, old.id, 'superseded', at, 'replaced');
+    emit(context, old.id, old.event_seq, 'superseded', at, { from: 'ready', to: 'superseded', byTaskId: taskId, ...ending });
   }
   // Q3: a replacement frees the slot it takes, so it is accepted even when the queue is full.
   if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity) throw new QueueFull();

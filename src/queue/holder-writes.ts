@@ -12,6 +12,7 @@ import {
 } from './context.ts';
 import { InputError, InvariantError } from './errors.ts';
 import { retryBackoffMs } from './scoring.ts';
+import { afterEnd, endRun } from '../runs/terminal.ts';
 import { assertTransition } from './states.ts';
 import {
   FATAL_ERROR_CLASSES,
@@ -70,14 +71,16 @@ export function complete(context: QueueContext, taskId: number, workerId: string
       | { outcome: 'done' | 'stale_input'; event_seq: number; cancel_requested: number }
       | undefined;
     if (done !== undefined) {
-      emit(context, who.taskId, done.event_seq, 'completed', at, {
-        from: 'running',
-        to: 'done',
-        outcome: done.outcome,
-        workerId: who.workerId,
-        generation: who.generation,
-        cancelRequested: done.cancel_requested === 1,
-      });
+      const ending = endRun(context, who.taskId, 'done', at, 'completed');
+      emit(
+        context,
+        who.taskId,
+        done.event_seq,
+        'completed',
+        at,
+        { from: 'running', to: 'done', outcome: done.outcome, workerId: who.workerId, generation: who.generation, cancelRequested: done.cancel_requested === 1, ...ending },
+        who,
+      );
       return { ok: true, outcome: done.outcome };
     }
     const row = statements.taskById.get(who.taskId) as TaskRow | undefined;
@@ -148,11 +151,11 @@ export function appendEvent(
 ): AppendEventResult {
   const who = holder(taskId, workerId, generation);
   if (typeof type !== 'string' || type === '') throw new InputError('type', 'expected a non-empty string');
-  const dataJson = serialiseResult(data);
+  const dataJson = serialiseResult(data, 'data');
   return context.write('appendEvent', (at) => {
     const bumped = context.statements.bumpEventSeqFenced.get(fence(who, at)) as { event_seq: number } | undefined;
     if (bumped === undefined) return STALE_LEASE;
-    context.statements.insertEvent.run(who.taskId, bumped.event_seq, type, at, dataJson);
+    context.statements.insertEvent.run(who.taskId, bumped.event_seq, type, at, dataJson, who.workerId, who.generation);
     return { ok: true, seq: bumped.event_seq };
   });
 }
@@ -186,6 +189,8 @@ function leaveRunning(
   fields: LeaveFields,
 ): void {
   assertTransition(row.id, 'running', to);
+  const reason = String(data.reason ?? eventType);
+  const ending = to === 'ready' ? {} : endRun(context, row.id, to, at, reason);
   const left = context.statements.leaveRunning.get({
     ...fence(who, at),
     state: to,
@@ -196,13 +201,15 @@ function leaveRunning(
     finishedAt: to === 'ready' ? null : at,
   }) as { event_seq: number } | undefined;
   if (left === undefined) throw new InvariantError(`task ${row.id}: fenced write lost its lease inside its own transaction`);
-  emit(context, row.id, left.event_seq, eventType, at, { from: 'running', to, workerId: who.workerId, generation: who.generation, ...data });
+  emit(context, row.id, left.event_seq, eventType, at, { from: 'running', to, workerId: who.workerId, generation: who.generation, ...data, ...ending }, who);
+  if (to !== 'ready') afterEnd(context, row.id, to, at, reason);
 }
 
-function serialiseResult(value: unknown): string {
+/** `field` names the argument in the InputError, so a caller can tell a bad result from bad event data. */
+function serialiseResult(value: unknown, field: 'result' | 'data' = 'result'): string {
   try {
     return canonicalJson(value === undefined ? null : value);
   } catch (error) {
-    throw new InputError('result', `is not JSON-serialisable: ${(error as Error).message}`);
+    throw new InputError(field, `is not JSON-serialisable: ${(error as Error).message}`);
   }
 }

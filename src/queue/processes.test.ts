@@ -294,6 +294,7 @@ function replayOccupancy(events: PlacedEvent[], limits: { globalLimit: number; p
 describe('the occupancy replay (the checker used below) fails on bad histories', () => {
   let order = 0;
   const event = (taskId: number, tenant: string, type: string, from: TaskState, to: TaskState, data: Record<string, unknown> = {}): PlacedEvent => ({
+    id: order + 1,
     taskId,
     seq: 0,
     type,

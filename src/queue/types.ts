@@ -52,6 +52,13 @@ export interface QueueConfig {
   incidentBucketMs: number;
   /** Credits held at enqueue per tier (R4). */
   tierHolds: Record<Tier, number>;
+  /** Tokens per credit when a run's checkpointed usage is charged (R4). */
+  tokensPerCredit: number;
+  /** A hold whose run sat uncertain with no live worker this long is released (R4). */
+  holdTtlMs: number;
+  /** R5: 'hold' keeps uncertain tasks until confirmStopped; 'auto' re-queues resumable ones after graceMs. */
+  reconciliation: 'hold' | 'auto';
+  graceMs: number;
   /** SQLite busy timeout and bounded retries of a transaction that met SQLITE_BUSY (Q18). */
   busyTimeoutMs: number;
   busyRetries: number;
@@ -160,11 +167,16 @@ export interface TaskView {
 }
 
 export interface TaskEvent {
+  /** Global commit order across tasks: the outbox cursor. */
+  id: number;
   taskId: number;
   seq: number;
   type: string;
   at: number;
   data: Record<string, unknown>;
+  /** The lease holder that wrote it, for events written under a lease (Q8). */
+  workerId?: string;
+  generation?: number;
 }
 
 export interface Rejection {
@@ -211,6 +223,8 @@ export interface CheckpointWrite {
   /** Everything needed to resume: messages, budgets, candidate items, last event sequence sent. */
   state: unknown;
   usage: Usage;
+  /** R5: for A, whether every pending tool call is read-only or goes through the effect ledger. */
+  requeueSafe?: boolean;
 }
 
 export interface Checkpoint extends CheckpointWrite {
@@ -223,6 +237,46 @@ export interface Checkpoint extends CheckpointWrite {
 }
 
 export type CheckpointResult = { ok: true; seq: number; eventSeq: number } | StaleLease;
+
+export interface EffectRecord {
+  requestKey: string;
+  action: string;
+  result: unknown;
+}
+
+export type EffectRecordResult = { ok: true; repeated: boolean; result: unknown } | StaleLease;
+
+export interface HoldView {
+  taskId: number;
+  tenant: string;
+  tier: Tier;
+  credits: number;
+  state: 'held' | 'settled' | 'released';
+  chargedCredits: number | null;
+  usage: Usage | null;
+  reason: string | null;
+  heldAt: number;
+  closedAt: number | null;
+}
+
+export interface DeadLetter {
+  taskId: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  reason: string;
+  reasons: string[];
+  at: number;
+}
+
+export interface EffectView {
+  requestKey: string;
+  taskId: number;
+  tenant: string;
+  action: string;
+  generation: number;
+  at: number;
+}
 
 export interface WorkQueue {
   readonly config: Readonly<QueueConfig>;
@@ -239,6 +293,18 @@ export interface WorkQueue {
   checkpoint(taskId: number, workerId: string, generation: number, write: CheckpointWrite): CheckpointResult;
   /** R2: the newest checkpoint of a run, whichever generation wrote it. */
   lastCheckpoint(taskId: number): Checkpoint | undefined;
+  /** R3: the first recorded result of an effect, or undefined. */
+  effectResult(requestKey: string): unknown | undefined;
+  /** R3: fenced; records an effect once per request key and returns the first result. */
+  recordEffect(taskId: number, workerId: string, generation: number, effect: EffectRecord): EffectRecordResult;
+  /** R5: one reconciler pass (re-queue under 'auto'; release stale holds under both). */
+  reconcile(): { requeued: number; releasedHolds: number };
+  /** R8: the holder hands an unfinished run back to ready with an `interrupted` event. */
+  interrupt(taskId: number, workerId: string, generation: number, reason: string): { ok: true } | StaleLease;
+  /** Admin views of holds (R4), dead letters (R6) and the effect ledger (R3). */
+  holds(): HoldView[];
+  deadLetters(): DeadLetter[];
+  effects(): EffectView[];
   expireLeases(): number;
   confirmStopped(taskId: number, generation: number, source: string): ConfirmStoppedResult;
   cancel(taskId: number): CancelResult;
@@ -246,6 +312,9 @@ export interface WorkQueue {
   events(taskId: number): TaskEvent[];
   /** Every event of every task in commit order (for checkers and audits; admin only). */
   allEvents(): TaskEvent[];
+  /** Q15 outbox: the id of the newest committed event, and the events after a cursor in commit order. */
+  eventCursor(): number;
+  eventsSince(cursor: number, limit?: number): TaskEvent[];
   listForTenant(tenant: string): TaskView[];
   /** Admin view of the tasks in one state (e.g. the uncertain ones a supervisor must look at). */
   tasksInState(state: TaskState): TaskView[];

@@ -38,8 +38,13 @@ export interface EventRow {
   type: string;
   at: number;
   data: string;
+  worker_id: string | null;
+  generation: number | null;
 }
 
-export function toTaskEvent(row: EventRow): TaskEvent & { id: number } {
-  return { id: row.id, taskId: row.task_id, seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
+export function toTaskEvent(row: EventRow): TaskEvent {
+  const event: TaskEvent = { id: row.id, taskId: row.task_id, seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
+  if (row.worker_id !== null) event.workerId = row.worker_id;
+  if (row.generation !== null) event.generation = row.generation;
+  return event;
 }

@@ -16,7 +16,32 @@ import { cancel, confirmStopped } from './operator.ts';
 import { TRANSITIONS } from './states.ts';
 import { toTaskEvent, toTaskView, type EventRow } from './views.ts';
 import { makeWriter, readWithRetry } from './transaction.ts';
-import type { QueueConfig, Rejection, Snapshot, TaskState, TaskView, WorkQueue } from './types.ts';
+import type { DeadLetter, HoldView, QueueConfig, Rejection, Snapshot, TaskState, TaskView, Tier, Usage, WorkQueue } from './types.ts';
+import { effectResult, listEffects, recordEffect } from '../runs/effects.ts';
+import { interrupt, reconcile } from '../runs/reconciler.ts';
+
+interface HoldRow {
+  task_id: number;
+  tenant: string;
+  tier: string;
+  credits: number;
+  state: 'held' | 'settled' | 'released';
+  charged_credits: number | null;
+  usage: string | null;
+  reason: string | null;
+  held_at: number;
+  closed_at: number | null;
+}
+
+interface DeadLetterRow {
+  task_id: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  reason: string;
+  reasons: string;
+  at: number;
+}
 
 export interface OpenWorkQueueOptions {
   /** A file path, ':memory:', or a better-sqlite3 handle (which the caller keeps and closes). */
@@ -88,6 +113,45 @@ class SqliteWorkQueue implements WorkQueue {
   checkpoint: WorkQueue['checkpoint'] = (taskId, workerId, generation, write) =>
     writeCheckpoint(this.open(), taskId, workerId, generation, write);
   lastCheckpoint: WorkQueue['lastCheckpoint'] = (taskId) => lastCheckpoint(this.open(), taskId);
+  effectResult: WorkQueue['effectResult'] = (requestKey) => effectResult(this.open(), requestKey);
+  recordEffect: WorkQueue['recordEffect'] = (taskId, workerId, generation, effect) => recordEffect(this.open(), taskId, workerId, generation, effect);
+  reconcile: WorkQueue['reconcile'] = () => reconcile(this.open());
+  interrupt: WorkQueue['interrupt'] = (taskId, workerId, generation, reason) => interrupt(this.open(), taskId, workerId, generation, reason);
+  effects: WorkQueue['effects'] = () => listEffects(this.open());
+
+  holds(): HoldView[] {
+    const context = this.open();
+    return context.read('holds', () =>
+      (context.statements.holds.all() as HoldRow[]).map((row) => ({
+        taskId: row.task_id,
+        tenant: row.tenant,
+        tier: row.tier as Tier,
+        credits: row.credits,
+        state: row.state,
+        chargedCredits: row.charged_credits,
+        usage: row.usage === null ? null : (JSON.parse(row.usage) as Usage),
+        reason: row.reason,
+        heldAt: row.held_at,
+        closedAt: row.closed_at,
+      })),
+    );
+  }
+
+  deadLetters(): DeadLetter[] {
+    const context = this.open();
+    return context.read('deadLetters', () =>
+      (context.statements.deadLetters.all() as DeadLetterRow[]).map((row) => ({
+        taskId: row.task_id,
+        tenant: row.tenant,
+        topic: row.topic,
+        version: row.version,
+        reason: row.reason,
+        reasons: JSON.parse(row.reasons) as string[],
+        at: row.at,
+      })),
+    );
+  }
+
   confirmStopped: WorkQueue['confirmStopped'] = (taskId, generation, source) => confirmStopped(this.open(), taskId, generation, source);
   cancel: WorkQueue['cancel'] = (taskId) => cancel(this.open(), taskId);
 
@@ -107,6 +171,18 @@ class SqliteWorkQueue implements WorkQueue {
     const context = this.open();
     const id = requireTaskId(taskId);
     return context.read('events', () => (context.statements.eventsForTask.all(id) as EventRow[]).map(toTaskEvent));
+  }
+
+  eventCursor(): number {
+    const context = this.open();
+    return context.read('eventCursor', () => context.statements.eventCursor.get() as number);
+  }
+
+  eventsSince(cursor: number, limit = 1_000) {
+    const context = this.open();
+    if (!Number.isSafeInteger(cursor) || cursor < 0) throw new InputError('cursor', 'expected a non-negative integer');
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new InputError('limit', 'expected a positive integer');
+    return context.read('eventsSince', () => (context.statements.eventsSince.all(cursor, limit) as EventRow[]).map(toTaskEvent));
   }
 
   allEvents() {

@@ -64,7 +64,10 @@ const MIGRATIONS: readonly Migration[] = [
         seq INTEGER NOT NULL,
         type TEXT NOT NULL,
         at INTEGER NOT NULL,
-        data TEXT NOT NULL
+        data TEXT NOT NULL,
+        -- Who wrote it, for events a lease holder wrote (Q8): an audit of every fenced write.
+        worker_id TEXT,
+        generation INTEGER
       );
       -- Q15: per-task sequences are contiguous and unique; the rowid gives one global order.
       CREATE UNIQUE INDEX events_task_seq ON events (task_id, seq);
@@ -112,6 +115,57 @@ const MIGRATIONS: readonly Migration[] = [
         event_seq INTEGER NOT NULL,
         PRIMARY KEY (task_id, seq)
       ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 3,
+    name: 'holds, credit ledger, effect ledger, dead letters',
+    sql: `
+      -- R4: one hold per task, written at enqueue; closed exactly once, settled or released.
+      CREATE TABLE holds (
+        task_id INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        credits INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('held', 'settled', 'released')),
+        charged_credits INTEGER,
+        usage TEXT,
+        reason TEXT,
+        held_at INTEGER NOT NULL,
+        closed_at INTEGER
+      );
+      CREATE INDEX holds_open ON holds (held_at) WHERE state = 'held';
+      -- R4: every settlement or release is one ledger row, written in the transaction that closes the hold.
+      CREATE TABLE credit_ledger (
+        id INTEGER PRIMARY KEY,
+        task_id INTEGER NOT NULL UNIQUE,
+        tenant TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('charge', 'release')),
+        credits INTEGER NOT NULL,
+        at INTEGER NOT NULL
+      );
+      -- R3: an effect is recorded once per request key; a repeat gets the first result back.
+      CREATE TABLE effects (
+        request_key TEXT PRIMARY KEY,
+        task_id INTEGER NOT NULL,
+        tenant TEXT NOT NULL,
+        action TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        result TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      -- R5: whether a run resuming from this checkpoint repeats no unledgered effect.
+      ALTER TABLE checkpoints ADD COLUMN requeue_safe INTEGER NOT NULL DEFAULT 0;
+      -- R6: tasks that exhausted their deliveries, with their reason history, for people to inspect.
+      CREATE TABLE dead_letters (
+        task_id INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        reasons TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
     `,
   },
 ];

@@ -112,8 +112,8 @@ export function prepareStatements(db: Database) {
     candidates: p(CANDIDATES_SQL),
     overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
-    eventsForTask: p('SELECT id, task_id, seq, type, at, data FROM events WHERE task_id = ? ORDER BY seq'),
-    allEvents: p('SELECT id, task_id, seq, type, at, data FROM events ORDER BY id'),
+    eventsForTask: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE task_id = ? ORDER BY seq'),
+    allEvents: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events ORDER BY id'),
     rejections: p('SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id'),
     tasksEnqueuedBetween: p(`SELECT * FROM tasks WHERE enqueued_at >= ? AND enqueued_at < ? AND context IS NOT NULL ORDER BY id`),
     latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?').pluck(),
@@ -165,14 +165,45 @@ export function prepareStatements(db: Database) {
                       RETURNING event_seq`),
 
     // ---- checkpoints (R1, R2)
-    insertCheckpoint: p(`INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq)
+    insertCheckpoint: p(`INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq, requeue_safe)
                          VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = :id),
-                                 :generation, :kind, :step, :state, :usage, :now, :eventSeq)
+                                 :generation, :kind, :step, :state, :usage, :now, :eventSeq, :requeueSafe)
                          RETURNING seq`).pluck(),
     lastCheckpoint: p('SELECT * FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
+    lastCheckpointFlags: p('SELECT kind, requeue_safe FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
+
+    // ---- holds and settlement (R4)
+    insertHold: p('INSERT INTO holds (task_id, tenant, tier, credits, state, held_at) VALUES (?, ?, ?, ?, \'held\', ?)'),
+    closeHold: p(`UPDATE holds SET state = :state, charged_credits = :charged, usage = :usage, reason = :reason, closed_at = :now
+                  WHERE task_id = :id AND state = 'held'
+                  RETURNING tenant`),
+    insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
+    lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1').pluck(),
+    holds: p('SELECT * FROM holds ORDER BY task_id'),
+    staleHolds: p(`SELECT h.task_id, t.state, t.lease_until FROM holds h JOIN tasks t ON t.id = h.task_id
+                   WHERE h.state = 'held' AND (t.state NOT IN ('ready', 'running', 'uncertain')
+                     OR (t.state = 'uncertain' AND t.lease_until <= :cutoff))`),
+
+    // ---- the effect ledger (R3)
+    effectByKey: p('SELECT * FROM effects WHERE request_key = ?'),
+    insertEffect: p(`INSERT INTO effects (request_key, task_id, tenant, action, generation, result, at)
+                     VALUES (:requestKey, :id, :tenant, :action, :generation, :result, :now)
+                     ON CONFLICT (request_key) DO NOTHING`),
+    effects: p('SELECT request_key, task_id, tenant, action, generation, at FROM effects ORDER BY at, request_key'),
+
+    // ---- dead letters (R6)
+    insertDeadLetter: p(`INSERT OR REPLACE INTO dead_letters (task_id, tenant, topic, version, reason, reasons, at)
+                         SELECT id, tenant, topic, version, :reason, :reasons, :now FROM tasks WHERE id = :id`),
+    trimDeadLetters: p(`DELETE FROM dead_letters WHERE task_id NOT IN
+                          (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT :keep)`),
+    deadLetters: p('SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC'),
+    failureReasons: p(`SELECT type, data FROM events WHERE task_id = ?
+                       AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`),
 
     // ---- the event log (Q15)
-    insertEvent: p('INSERT INTO events (task_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)'),
+    insertEvent: p('INSERT INTO events (task_id, seq, type, at, data, worker_id, generation) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    eventCursor: p('SELECT COALESCE(MAX(id), 0) FROM events').pluck(),
+    eventsSince: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE id > ? ORDER BY id LIMIT ?'),
   };
 }
 

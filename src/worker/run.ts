@@ -5,7 +5,17 @@ import { requestKey } from './fingerprint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { resumeState } from './resume.ts';
 import { StopRun } from './stop-run.ts';
-import { ToolFailure, type Model, type RunOutcome, type RunState, type Tool, type ToolCall, type ToolResult, type WorkerLogLine } from './types.ts';
+import {
+  ToolFailure,
+  type Model,
+  type RunOutcome,
+  type RunState,
+  type Tool,
+  type ToolCall,
+  type ToolContext,
+  type ToolResult,
+  type WorkerLogLine,
+} from './types.ts';
 
 export interface RunDependencies {
   queue: WorkQueue;
@@ -122,7 +132,7 @@ class Run {
       toolCallId: call.id,
       requestKey: requestKey(task.id, call.tool, call.args),
     };
-    const result = await this.withTimeout(tool.call(call.args, context), call.tool);
+    const result = tool.readOnly ? await this.withTimeout(tool.call(call.args, context), call.tool) : await this.callWriteTool(tool, call, context);
     this.assertLease(`after tool ${call.tool}`);
     await this.fenced('tool event', () =>
       deps.queue.appendEvent(task.id, deps.workerId, task.generation, 'tool_result', {
@@ -133,6 +143,26 @@ class Run {
       }),
     );
     return { toolCallId: call.id, tool: call.tool, result };
+  }
+
+  /**
+   * R3: a write goes through the effect ledger. A recorded result is returned without acting again (a
+   * takeover re-running checkpoint A's calls); otherwise the lease is checked right before the effect,
+   * the tool acts with the run's request key, and the result is recorded, fenced. If the worker dies
+   * between the effect and the record, the next holder calls again with the same key and the external
+   * system, which honours the key, returns its first result.
+   */
+  private async callWriteTool(tool: Tool, call: ToolCall, context: ToolContext): Promise<unknown> {
+    const { deps, task } = this;
+    const recorded = deps.queue.effectResult(context.requestKey);
+    if (recorded !== undefined) return recorded;
+    await this.fenced(`before effect ${call.tool}`, () => deps.queue.heartbeat(task.id, deps.workerId, task.generation));
+    const result = await this.withTimeout(tool.call(call.args, context), call.tool);
+    this.assertLease(`after effect ${call.tool}`);
+    const first = await this.fenced(`record effect ${call.tool}`, () =>
+      deps.queue.recordEffect(task.id, deps.workerId, task.generation, { requestKey: context.requestKey, action: call.tool, result }),
+    );
+    return first.result;
   }
 
   private async withTimeout<T>(work: Promise<T>, name: string): Promise<T> {
@@ -188,7 +218,14 @@ class Run {
   private async checkpoint(kind: 'A' | 'B'): Promise<void> {
     const { deps, task, state } = this;
     await this.fenced(`checkpoint ${kind}`, () =>
-      deps.queue.checkpoint(task.id, deps.workerId, task.generation, { kind, step: state.step, state, usage: state.usage }),
+      deps.queue.checkpoint(task.id, deps.workerId, task.generation, {
+        kind,
+        step: state.step,
+        state,
+        usage: state.usage,
+        // R5: every pending call is read-only or ledgered, so a resumed run repeats no effect.
+        requeueSafe: (state.pending?.toolCalls ?? []).every((call) => deps.tools.has(call.tool)),
+      }),
     );
   }
 

@@ -32,7 +32,7 @@ export interface WorkerOptions {
  */
 export class Worker {
   private readonly deps: RunDependencies;
-  private readonly active = new Map<string, Promise<RunOutcome>>();
+  private readonly active = new Map<string, { task: ClaimedTask; run: Promise<RunOutcome> }>();
   private readonly slots: number;
   private readonly idleWaitMs: number;
   private stopping = false;
@@ -94,7 +94,7 @@ export class Worker {
   deliver(task: ClaimedTask): Promise<RunOutcome> {
     const key = `${task.id}:${task.generation}`;
     const inFlight = this.active.get(key);
-    if (inFlight !== undefined) return inFlight;
+    if (inFlight !== undefined) return inFlight.run;
     let state: string | undefined;
     try {
       state = this.options.queue.get(task.id)?.state;
@@ -112,7 +112,7 @@ export class Worker {
       this.options.onOutcome?.(outcome);
       return outcome;
     });
-    this.active.set(key, run);
+    this.active.set(key, { task, run });
     return run;
   }
 
@@ -120,14 +120,28 @@ export class Worker {
     this.stopping = true;
   }
 
-  /** R8: stop claiming and wait up to drainMs for runs in flight; returns the runs still going. */
+  /**
+   * R8: graceful shutdown. Stop claiming, let runs finish for up to drainMs (set it longer than the
+   * run timeout), then hand each unfinished run back as `interrupted`; the handed-back runs stop at
+   * their next fenced write and resume elsewhere from their last checkpoint. Returns how many were
+   * interrupted.
+   */
   async drain(drainMs: number): Promise<number> {
     this.stop();
     const deadline = this.options.clock.now() + drainMs;
     while (this.active.size > 0 && this.options.clock.now() < deadline) {
-      await this.options.waiter.sleep(Math.min(this.idleWaitMs, deadline - this.options.clock.now()));
+      await this.options.waiter.sleep(Math.max(1, Math.min(this.idleWaitMs, deadline - this.options.clock.now())));
     }
-    return this.active.size;
+    let interrupted = 0;
+    for (const { task } of this.active.values()) {
+      try {
+        if (this.options.queue.interrupt(task.id, this.options.workerId, task.generation, 'shutdown').ok) interrupted++;
+      } catch (error) {
+        // The lease will lapse and the task will be taken over; nothing is lost by skipping it.
+        if (!(error instanceof BusyError)) throw error;
+      }
+    }
+    return interrupted;
   }
 }
 
