@@ -1,5 +1,6 @@
 import type { CandidateRow, HoldingRow } from '../store/statements.ts';
 import { emit, moveTask, requireWorkerId, type QueueContext } from './context.ts';
+import { compareCandidates, score } from './scoring.ts';
 import type { ClaimResult, ClaimedTask, Tier } from './types.ts';
 
 /** A bound on tasks skipped in one claim (expired deadlines, exhausted retry age); the rest wait for the next. */
@@ -22,13 +23,10 @@ export function claim(context: QueueContext, workerIdArgument: string): ClaimRes
     if (holding.length >= config.globalLimit) {
       return { ok: false, reason: statements.anyReady.get() === undefined ? 'empty' : 'quota' };
     }
-    const blocked = JSON.stringify(blockedTenants(context, holding));
+    const blocked = blockedTenants(context, holding);
     for (let skipped = 0; skipped <= MAX_SKIPS_PER_CLAIM; skipped++) {
-      const candidate = bestCandidate(context, blocked, at);
-      if (candidate === undefined) {
-        const quotaBound = blocked !== '[]' && statements.anyReadyForTenants.get(blocked) !== undefined;
-        return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
-      }
+      const { candidate, quotaBound } = bestCandidate(context, blocked, at);
+      if (candidate === undefined) return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
       if (retireIfUnclaimable(context, candidate, at)) continue;
       return { ok: true, task: markRunning(context, candidate, workerId, at) };
     }
@@ -37,17 +35,36 @@ export function claim(context: QueueContext, workerIdArgument: string): ClaimRes
 }
 
 /**
- * Q4: the best eligible task by (score, enqueue time, id). A task at base level b scores at most
- * b + agingCap, so once the top level of every open tenant gave a best score s, levels below
- * s - agingCap cannot win or tie and are not visited. Most claims then touch a level or two per tenant.
+ * Q4: the best eligible task by (score, enqueue time, id), with index seeks only. Within one (tenant,
+ * base priority) level the earliest-enqueued task also has the highest aged score, so the winner is
+ * the head of some level. Each tenant's levels are walked from the top down, one seek per level, and
+ * a level b is skipped once b + agingCap is below the best score found: no task there can win or tie.
+ * The cost grows with tenants and with the levels within agingCap of the best, never with the backlog.
  */
-function bestCandidate(context: QueueContext, blocked: string, at: number): CandidateRow | undefined {
+function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: number): { candidate?: CandidateRow; quotaBound: boolean } {
   const { statements, config } = context;
-  const parameters = { blocked, now: at, agingCap: config.agingCap, agingPeriodMs: config.agingPeriodMs };
-  const top = statements.candidates.get({ ...parameters, minPriority: TOP_PRIORITY + 1 }) as CandidateRow | undefined;
-  if (top !== undefined && top.score >= TOP_PRIORITY + config.agingCap) return top;
-  const minPriority = top === undefined ? 0 : Math.max(0, top.score - config.agingCap);
-  return statements.candidates.get({ ...parameters, minPriority }) as CandidateRow | undefined;
+  let best: CandidateRow | undefined;
+  let quotaBound = false;
+  for (let tenant = statements.firstReadyTenant.get() as string | undefined; tenant !== undefined; tenant = statements.nextReadyTenant.get(tenant) as string | undefined) {
+    if (blocked.has(tenant)) {
+      quotaBound = true;
+      continue;
+    }
+    for (let maxPriority = TOP_PRIORITY; ; ) {
+      const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
+      if (maxPriority < minPriority) break;
+      const head = statements.levelHead.get({ tenant, maxPriority, minPriority, now: at }) as CandidateRow | undefined;
+      if (head === undefined) break;
+      head.score = score(head.priority, head.enqueued_at, at, config);
+      if (best === undefined || compareCandidates(toOrder(head), toOrder(best)) < 0) best = head;
+      maxPriority = head.priority - 1;
+    }
+  }
+  return best === undefined ? { quotaBound } : { candidate: best, quotaBound };
+}
+
+function toOrder(row: CandidateRow) {
+  return { score: row.score, enqueuedAt: row.enqueued_at, id: row.id };
 }
 
 /** Q14 at claim: an expired task becomes expired instead of running. Q16: retry age is bounded. */
@@ -95,14 +112,14 @@ function markRunning(context: QueueContext, row: CandidateRow, workerId: string,
 }
 
 /** Tenants with no room left: at their limit, or paused with a limit of 0 (A2). */
-function blockedTenants(context: QueueContext, holding: readonly HoldingRow[]): string[] {
+function blockedTenants(context: QueueContext, holding: readonly HoldingRow[]): Set<string> {
   const { perTenantLimit, tenantLimits } = context.config;
   const occupied = new Map<string, number>();
   for (const row of holding) occupied.set(row.tenant, (occupied.get(row.tenant) ?? 0) + 1);
   const blocked = new Set<string>();
   for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0) blocked.add(tenant);
   for (const [tenant, n] of occupied) if (n >= (tenantLimits[tenant] ?? perTenantLimit)) blocked.add(tenant);
-  return [...blocked].sort();
+  return blocked;
 }
 
 /**

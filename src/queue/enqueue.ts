@@ -1,7 +1,7 @@
 import type { TaskRow } from '../store/statements.ts';
 import { emit, type QueueContext } from './context.ts';
 import { endRun } from '../runs/terminal.ts';
-import { openHold } from '../runs/settlement.ts';
+import { holdCreditsFor } from '../runs/settlement.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
 import type { EnqueueRequest, EnqueueResult } from './types.ts';
 
@@ -58,9 +58,10 @@ function insertNew(context: QueueContext, task: ValidEnqueue, at: number) {
   const latest = statements.latestVersionOfTopic.get(task.tenant, task.topic) as number | null;
   // Q2: a version older than one already queued arrives late; it must never run.
   const arrivedLate = latest !== null && latest > task.version;
-  const taskId = statements.insertTask.get({ ...task, state: arrivedLate ? 'superseded' : 'ready', now: at }) as number | undefined;
+  // R4: the hold is written with the task, in the same row and statement.
+  const holdCredits = holdCreditsFor(context, task.tier);
+  const taskId = statements.insertTask.get({ ...task, state: arrivedLate ? 'superseded' : 'ready', now: at, holdCredits }) as number | undefined;
   if (taskId === undefined) return undefined;
-  openHold(context, taskId, task.tenant, task.tier, at);
   if (arrivedLate) {
     const ending = endRun(context, taskId, 'superseded', at, 'newer_version_queued');
     emit(context, taskId, 1, 'superseded', at, { to: 'superseded', reason: 'newer_version_queued', latestVersion: latest, ...ending });

@@ -12,6 +12,7 @@ import {
 } from './context.ts';
 import { InputError, InvariantError } from './errors.ts';
 import { retryBackoffMs } from './scoring.ts';
+import { recordCredit, settlementFor } from '../runs/settlement.ts';
 import { afterEnd, endRun } from '../runs/terminal.ts';
 import { assertTransition } from './states.ts';
 import {
@@ -67,18 +68,33 @@ export function complete(context: QueueContext, taskId: number, workerId: string
   const resultJson = serialiseResult(result);
   return context.write('complete', (at) => {
     const { statements } = context;
-    const done = statements.completeTask.get({ ...fence(who, at), result: resultJson }) as
-      | { outcome: 'done' | 'stale_input'; event_seq: number; cancel_requested: number }
-      | undefined;
+    const settlement = settlementFor(context, who.taskId);
+    const done = statements.completeTask.get({
+      ...fence(who, at),
+      result: resultJson,
+      holdState: settlement.state,
+      charged: settlement.charged,
+      usage: settlement.usage,
+    }) as { outcome: 'done' | 'stale_input'; event_seq: number; cancel_requested: number; tenant: string; hold_closed_at: number | null } | undefined;
     if (done !== undefined) {
-      const ending = endRun(context, who.taskId, 'done', at, 'completed');
+      // A running task's hold is always open, so this statement closed it: write its ledger entry (R4).
+      const closedNow = done.hold_closed_at === at;
+      if (closedNow) recordCredit(context, who.taskId, done.tenant, settlement, at);
       emit(
         context,
         who.taskId,
         done.event_seq,
         'completed',
         at,
-        { from: 'running', to: 'done', outcome: done.outcome, workerId: who.workerId, generation: who.generation, cancelRequested: done.cancel_requested === 1, ...ending },
+        {
+          from: 'running',
+          to: 'done',
+          outcome: done.outcome,
+          workerId: who.workerId,
+          generation: who.generation,
+          cancelRequested: done.cancel_requested === 1,
+          settlement: closedNow ? settlement.state : 'already_closed',
+        },
         who,
       );
       return { ok: true, outcome: done.outcome };

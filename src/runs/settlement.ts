@@ -8,25 +8,42 @@ import type { Tier, Usage } from '../queue/types.ts';
  * run never checkpointed. The conditional UPDATE is the guard: zero rows means it was already closed,
  * and then no second ledger row is written.
  */
-export function openHold(context: QueueContext, taskId: number, tenant: string, tier: Tier, at: number): void {
-  context.statements.insertHold.run(taskId, tenant, tier, context.config.tierHolds[tier], at);
+export function holdCreditsFor(context: QueueContext, tier: Tier): number {
+  return context.config.tierHolds[tier];
 }
 
 export function creditsFor(usage: Usage, tokensPerCredit: number): number {
   return Math.ceil((usage.inputTokens + usage.outputTokens) / tokensPerCredit);
 }
 
+export interface Settlement {
+  state: 'settled' | 'released';
+  charged: number;
+  /** The checkpointed usage as stored, or null when the run never checkpointed. */
+  usage: string | null;
+}
+
+/** What closing the hold now would do: settle the checkpointed usage, or release if there is none. */
+export function settlementFor(context: QueueContext, taskId: number): Settlement {
+  const usageJson = context.statements.lastCheckpointUsage.get(taskId) as string | undefined;
+  if (usageJson === undefined) return { state: 'released', charged: 0, usage: null };
+  return { state: 'settled', charged: creditsFor(JSON.parse(usageJson) as Usage, context.config.tokensPerCredit), usage: usageJson };
+}
+
+/** The ledger entry of a hold just closed, in the closing transaction. */
+export function recordCredit(context: QueueContext, taskId: number, tenant: string, settlement: Settlement, at: number): void {
+  context.statements.insertCredit.run(taskId, tenant, settlement.state === 'settled' ? 'charge' : 'release', settlement.charged, at);
+}
+
 /** Returns what happened to the hold: settled, released, or nothing because it was already closed. */
 export function closeHold(context: QueueContext, taskId: number, at: number, reason: string): 'settled' | 'released' | 'already_closed' {
-  const { statements, config } = context;
-  const usageJson = statements.lastCheckpointUsage.get(taskId) as string | undefined;
-  const usage = usageJson === undefined ? undefined : (JSON.parse(usageJson) as Usage);
-  const state = usage === undefined ? 'released' : 'settled';
-  const charged = usage === undefined ? 0 : creditsFor(usage, config.tokensPerCredit);
-  const closed = statements.closeHold.get({ id: taskId, state, charged, usage: usageJson ?? null, reason, now: at }) as { tenant: string } | undefined;
+  const settlement = settlementFor(context, taskId);
+  const closed = context.statements.closeHold.get({ id: taskId, state: settlement.state, charged: settlement.charged, usage: settlement.usage, reason, now: at }) as
+    | { tenant: string }
+    | undefined;
   if (closed === undefined) return 'already_closed';
-  statements.insertCredit.run(taskId, closed.tenant, state === 'settled' ? 'charge' : 'release', charged, at);
-  return state;
+  recordCredit(context, taskId, closed.tenant, settlement, at);
+  return settlement.state;
 }
 
 /**

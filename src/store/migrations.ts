@@ -52,7 +52,7 @@ const MIGRATIONS: readonly Migration[] = [
         UNIQUE (tenant, topic, version)
       );
       -- Q4/Q5: the claim seeks the head of each (tenant, base priority) level; ready rows only.
-      CREATE INDEX tasks_ready ON tasks (tenant, priority, enqueued_at, id, not_before) WHERE state = 'ready';
+      CREATE INDEX tasks_ready ON tasks (tenant, priority DESC, enqueued_at, id, not_before) WHERE state = 'ready';
       -- Q6, Q10: the tasks holding a slot (running or uncertain) with their leases. The claim reads
       -- them all at once to expire overdue leases and count occupied slots, never a window of rows.
       CREATE INDEX tasks_holding ON tasks (tenant, lease_until) WHERE state IN ('running', 'uncertain');
@@ -121,24 +121,22 @@ const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'holds, credit ledger, effect ledger, dead letters',
     sql: `
-      -- R4: one hold per task, written at enqueue; closed exactly once, settled or released.
-      CREATE TABLE holds (
-        task_id INTEGER PRIMARY KEY,
-        tenant TEXT NOT NULL,
-        tier TEXT NOT NULL,
-        credits INTEGER NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('held', 'settled', 'released')),
-        charged_credits INTEGER,
-        usage TEXT,
-        reason TEXT,
-        held_at INTEGER NOT NULL,
-        closed_at INTEGER
-      );
-      CREATE INDEX holds_open ON holds (held_at) WHERE state = 'held';
+      -- R4: one hold per task, written with the task at enqueue and closed exactly once, settled or
+      -- released. It lives in the task's row: closing it then dirties no page the transition did not.
+      ALTER TABLE tasks ADD COLUMN hold_credits INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tasks ADD COLUMN hold_state TEXT CHECK (hold_state IN ('held', 'settled', 'released'));
+      ALTER TABLE tasks ADD COLUMN hold_charged_credits INTEGER;
+      ALTER TABLE tasks ADD COLUMN hold_usage TEXT;
+      ALTER TABLE tasks ADD COLUMN hold_reason TEXT;
+      ALTER TABLE tasks ADD COLUMN hold_closed_at INTEGER;
+      -- R4: holds a sweep may have to release. complete() closes the hold right after its UPDATE, so
+      -- 'done' is left out: the row never enters this index in passing.
+      CREATE INDEX tasks_open_holds ON tasks (state)
+        WHERE hold_state = 'held' AND state IN ('uncertain', 'failed', 'superseded', 'cancelled', 'expired');
       -- R4: every settlement or release is one ledger row, written in the transaction that closes the hold.
       CREATE TABLE credit_ledger (
         id INTEGER PRIMARY KEY,
-        task_id INTEGER NOT NULL UNIQUE,
+        task_id INTEGER NOT NULL,
         tenant TEXT NOT NULL,
         kind TEXT NOT NULL CHECK (kind IN ('charge', 'release')),
         credits INTEGER NOT NULL,

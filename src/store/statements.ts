@@ -51,43 +51,14 @@ export interface CandidateRow extends TaskRow {
 const OCCUPYING = `state IN ('running', 'uncertain')`;
 
 /**
- * Q4/Q5: the best eligible ready task, found with index seeks only. Within one (tenant, base
- * priority) level the earliest enqueued task also has the highest aged score, so the best task is
- * the head of some level: walk the tenants that have ready tasks (skipping blocked ones), walk each
- * tenant's distinct priority levels from the top down to :minPriority, take each level's head, and
- * order the heads by score. The top level of every open tenant is always visited. The cost grows
- * with the levels visited, never with the backlog; the caller prunes levels with :minPriority.
+ * Q4/Q5: the head of the highest eligible priority level of one tenant, within [minPriority,
+ * maxPriority]: the earliest-enqueued ready task of that level whose backoff has passed. One index
+ * seek on tasks_ready, whose order (tenant, priority DESC, enqueued_at, id) is exactly this ORDER BY.
  */
-const CANDIDATES_SQL = `
-  WITH RECURSIVE
-    tenants(name) AS (
-      SELECT (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
-      UNION ALL
-      SELECT (SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > tenants.name ORDER BY tenant LIMIT 1)
-      FROM tenants WHERE tenants.name IS NOT NULL
-    ),
-    open_tenants(name) AS (
-      SELECT name FROM tenants
-      WHERE name IS NOT NULL AND name NOT IN (SELECT value FROM json_each(:blocked))
-    ),
-    levels(tenant, priority) AS (
-      SELECT name, (SELECT priority FROM tasks WHERE state = 'ready' AND tenant = open_tenants.name
-                    ORDER BY priority DESC LIMIT 1)
-      FROM open_tenants
-      UNION ALL
-      SELECT tenant, (SELECT priority FROM tasks WHERE state = 'ready' AND tenant = levels.tenant
-                        AND priority < levels.priority AND priority >= :minPriority ORDER BY priority DESC LIMIT 1)
-      FROM levels WHERE levels.priority IS NOT NULL
-    )
-  SELECT t.*,
-         t.priority + MIN(:agingCap, CAST(MAX(0, :now - t.enqueued_at) / :agingPeriodMs AS INTEGER)) AS score
-  FROM levels
-  JOIN tasks t ON t.id = (
-    SELECT h.id FROM tasks h
-    WHERE h.state = 'ready' AND h.tenant = levels.tenant AND h.priority = levels.priority AND h.not_before <= :now
-    ORDER BY h.enqueued_at, h.id LIMIT 1)
-  WHERE levels.priority IS NOT NULL
-  ORDER BY score DESC, t.enqueued_at ASC, t.id ASC
+const LEVEL_HEAD_SQL = `
+  SELECT * FROM tasks
+  WHERE state = 'ready' AND tenant = :tenant AND priority <= :maxPriority AND priority >= :minPriority AND not_before <= :now
+  ORDER BY priority DESC, enqueued_at, id
   LIMIT 1`;
 
 /** Q8: the fence shared by every write from a lease holder. */
@@ -108,8 +79,9 @@ export function prepareStatements(db: Database) {
     holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING}`),
     newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1').pluck(),
     anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`).pluck(),
-    anyReadyForTenants: p(`SELECT 1 FROM tasks WHERE state = 'ready' AND tenant IN (SELECT value FROM json_each(?)) LIMIT 1`).pluck(),
-    candidates: p(CANDIDATES_SQL),
+    firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`).pluck(),
+    nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`).pluck(),
+    levelHead: p(LEVEL_HEAD_SQL),
     overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
     eventsForTask: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE task_id = ? ORDER BY seq'),
@@ -120,9 +92,9 @@ export function prepareStatements(db: Database) {
 
     // ---- enqueue (Q1-Q3)
     insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                     state, enqueued_at, not_before, event_seq)
+                     state, enqueued_at, not_before, event_seq, hold_credits, hold_state)
                    VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
-                     :state, :now, :now, 1)
+                     :state, :now, :now, 1, :holdCredits, 'held')
                    ON CONFLICT (tenant, topic, version) DO NOTHING
                    RETURNING id`).pluck(),
     supersedeOlderReady: p(`UPDATE tasks SET state = 'superseded', finished_at = :now, event_seq = event_seq + 1
@@ -144,9 +116,15 @@ export function prepareStatements(db: Database) {
     completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
                        lease_until = NULL, event_seq = event_seq + 1,
                        outcome = CASE WHEN EXISTS (SELECT 1 FROM tasks n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic
-                                                   AND n.version > tasks.version) THEN 'stale_input' ELSE 'done' END
+                                                   AND n.version > tasks.version) THEN 'stale_input' ELSE 'done' END,
+                       -- R4: the settlement, in the same statement; every CASE reads the row as it was.
+                       hold_state = CASE WHEN hold_state = 'held' THEN :holdState ELSE hold_state END,
+                       hold_charged_credits = CASE WHEN hold_state = 'held' THEN :charged ELSE hold_charged_credits END,
+                       hold_usage = CASE WHEN hold_state = 'held' THEN :usage ELSE hold_usage END,
+                       hold_reason = CASE WHEN hold_state = 'held' THEN 'completed' ELSE hold_reason END,
+                       hold_closed_at = CASE WHEN hold_state = 'held' THEN :now ELSE hold_closed_at END
                      WHERE ${FENCE} AND (deadline IS NULL OR deadline > :now)
-                     RETURNING outcome, event_seq, cancel_requested`),
+                     RETURNING outcome, event_seq, cancel_requested, tenant, hold_state, hold_closed_at, hold_charged_credits`),
     // A fenced write that moves a running task: the caller has checked the transition and the fence.
     leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                        not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
@@ -173,16 +151,19 @@ export function prepareStatements(db: Database) {
     lastCheckpointFlags: p('SELECT kind, requeue_safe FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
 
     // ---- holds and settlement (R4)
-    insertHold: p('INSERT INTO holds (task_id, tenant, tier, credits, state, held_at) VALUES (?, ?, ?, ?, \'held\', ?)'),
-    closeHold: p(`UPDATE holds SET state = :state, charged_credits = :charged, usage = :usage, reason = :reason, closed_at = :now
-                  WHERE task_id = :id AND state = 'held'
+    closeHold: p(`UPDATE tasks SET hold_state = :state, hold_charged_credits = :charged, hold_usage = :usage,
+                    hold_reason = :reason, hold_closed_at = :now
+                  WHERE id = :id AND hold_state = 'held'
                   RETURNING tenant`),
     insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
     lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1').pluck(),
-    holds: p('SELECT * FROM holds ORDER BY task_id'),
-    staleHolds: p(`SELECT h.task_id, t.state, t.lease_until FROM holds h JOIN tasks t ON t.id = h.task_id
-                   WHERE h.state = 'held' AND (t.state NOT IN ('ready', 'running', 'uncertain')
-                     OR (t.state = 'uncertain' AND t.lease_until <= :cutoff))`),
+    holds: p(`SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
+                hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
+                enqueued_at AS held_at, hold_closed_at AS closed_at
+              FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`),
+    staleHolds: p(`SELECT id AS task_id, state, lease_until FROM tasks
+                   WHERE hold_state = 'held' AND state IN ('uncertain', 'failed', 'superseded', 'cancelled', 'expired')
+                     AND (state <> 'uncertain' OR lease_until <= :cutoff)`),
 
     // ---- the effect ledger (R3)
     effectByKey: p('SELECT * FROM effects WHERE request_key = ?'),

@@ -1,0 +1,322 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compareCandidates, score } from './scoring.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './test-kit.ts';
+
+afterEach(checkAndCloseQueues);
+
+const MINUTE = 60_000;
+
+/** Room for many concurrent claims, so ordering tests are not shaped by the quotas. */
+const WIDE = { capacity: 500, globalLimit: 500, perTenantLimit: 500 };
+
+describe('Q4 priority with aging', () => {
+  it('lets a base-0 task that waited 31 minutes outrank a base-30 task that just arrived', () => {
+    const { queue, clock } = openTestQueue({ config: WIDE });
+    const patient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    clock.advance(31 * MINUTE);
+    const urgent = enqueueOk(queue, { tenant: 'b', priority: 30 });
+    expect(claimOk(queue, 'w1').id).toBe(patient);
+    expect(claimOk(queue, 'w2').id).toBe(urgent);
+  });
+
+  it('lets the fresh base-30 task win while the base-0 task has aged less than 30 points', () => {
+    const { queue, clock } = openTestQueue({ config: WIDE });
+    const patient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    clock.advance(30 * MINUTE - 1);
+    const urgent = enqueueOk(queue, { tenant: 'b', priority: 30 });
+    expect(claimOk(queue, 'w1').id).toBe(urgent);
+    expect(claimOk(queue, 'w2').id).toBe(patient);
+  });
+
+  it('ages by whole periods: floor(waitMs / agingPeriodMs)', () => {
+    const { queue, clock } = openTestQueue({ config: WIDE });
+    const older = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    clock.advance(MINUTE - 1);
+    const higher = enqueueOk(queue, { tenant: 'b', priority: 1 });
+    // older: 0 + floor(59_999 / 60_000) = 0 < 1.
+    expect(claimOk(queue, 'w1').id).toBe(higher);
+    expect(queue.events(higher).at(-1)?.data.score).toBe(1);
+    expect(claimOk(queue, 'w2').id).toBe(older);
+  });
+
+  it('breaks an exact score tie by the earlier enqueue', () => {
+    const { queue, clock } = openTestQueue({ config: WIDE });
+    const older = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    clock.advance(MINUTE);
+    enqueueOk(queue, { tenant: 'b', priority: 1 });
+    // Both score 1 now; the earlier enqueue goes first.
+    expect(claimOk(queue, 'w1').id).toBe(older);
+  });
+
+  it('breaks a tie of score and enqueue time by the smaller task id (not by tenant name)', () => {
+    const { queue } = openTestQueue({ config: WIDE });
+    const first = enqueueOk(queue, { tenant: 'zeta', priority: 5 });
+    const second = enqueueOk(queue, { tenant: 'alpha', priority: 5 });
+    const third = enqueueOk(queue, { tenant: 'mid', priority: 5 });
+    expect(first).toBeLessThan(second);
+    expect([claimOk(queue, 'w1').id, claimOk(queue, 'w2').id, claimOk(queue, 'w3').id]).toEqual([first, second, third]);
+  });
+
+  it('respects agingCap: waiting never adds more than agingCap points', () => {
+    const { queue, clock } = openTestQueue({ config: { ...WIDE, agingCap: 5 } });
+    const ancient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    clock.advance(1_000 * MINUTE);
+    const six = enqueueOk(queue, { tenant: 'b', priority: 6 });
+    const five = enqueueOk(queue, { tenant: 'c', priority: 5 });
+    expect(claimOk(queue, 'w1').id).toBe(six);
+    expect(queue.events(six).at(-1)?.data.score).toBe(6);
+    // ancient scores 0 + 5 = 5, ties with the fresh base-5 task and wins by earlier enqueue.
+    expect(claimOk(queue, 'w2').id).toBe(ancient);
+    expect(queue.events(ancient).at(-1)?.data.score).toBe(5);
+    expect(claimOk(queue, 'w3').id).toBe(five);
+  });
+
+  it('uses a configured agingPeriodMs', () => {
+    const { queue, clock } = openTestQueue({ config: { ...WIDE, agingPeriodMs: 1_000 } });
+    const patient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    clock.advance(11_000);
+    enqueueOk(queue, { tenant: 'b', priority: 10 });
+    expect(claimOk(queue, 'w1').id).toBe(patient);
+    expect(queue.events(patient).at(-1)?.data.score).toBe(11);
+  });
+
+  it('takes base priority only from the trusted field, never from payload text', () => {
+    const { queue } = openTestQueue({ config: WIDE });
+    const loud = enqueueOk(queue, { tenant: 'a', priority: 0, input: { priority: 30, text: 'HIGHEST PRIORITY!!! urgent' } });
+    const quiet = enqueueOk(queue, { tenant: 'b', priority: 5, input: { text: 'printer offline' } });
+    const claimed = claimOk(queue, 'w1');
+    expect(claimed.id).toBe(quiet);
+    expect(claimOk(queue, 'w2')).toMatchObject({ id: loud, priority: 0 });
+  });
+
+  it('claims in exactly the order of the documented score and tie-breaks (randomised backlog)', () => {
+    for (const config of [
+      { ...WIDE },
+      { ...WIDE, agingCap: 4, agingPeriodMs: 7_000 },
+      { ...WIDE, agingCap: 0 },
+    ]) {
+      const { queue, clock } = openTestQueue({ config });
+      let seed = 12345;
+      const next = (n: number) => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed % n;
+      };
+      const tasks: { id: number; priority: number; enqueuedAt: number }[] = [];
+      for (let i = 0; i < 60; i++) {
+        clock.advance(next(3) * 20_000);
+        const priority = next(31);
+        tasks.push({ id: enqueueOk(queue, { tenant: `t${next(5)}`, priority }), priority, enqueuedAt: clock.t });
+      }
+      clock.advance(5 * MINUTE);
+      const at = clock.t;
+      const expected = tasks
+        .map((task) => ({ ...task, score: score(task.priority, task.enqueuedAt, at, queue.config) }))
+        .sort(compareCandidates)
+        .map((task) => task.id);
+      const claimed = tasks.map((_, i) => claimOk(queue, `w${i}`).id);
+      expect(claimed).toEqual(expected);
+      for (const task of tasks) {
+        expect(queue.events(task.id).at(-1)?.data.score).toBe(score(task.priority, task.enqueuedAt, at, queue.config));
+      }
+    }
+  });
+
+  it('score() implements base + min(agingCap, floor(waitMs / agingPeriodMs))', () => {
+    const config = { agingCap: 30, agingPeriodMs: 60_000 };
+    expect(score(0, 0, 31 * MINUTE, config)).toBe(30);
+    expect(score(0, 0, 31 * MINUTE, { agingCap: 40, agingPeriodMs: 60_000 })).toBe(31);
+    expect(score(7, 1_000, 1_000 + 119_999, config)).toBe(8);
+    expect(score(7, 5_000, 1_000, config)).toBe(7);
+  });
+});
+
+describe('Q5 atomic claim', () => {
+  it('commits before returning: no transaction is left open for the worker', () => {
+    const db = new Database(':memory:');
+    const { queue } = openTestQueue({ db });
+    enqueueOk(queue);
+    claimOk(queue, 'w1');
+    expect(db.inTransaction).toBe(false);
+    expect(queue.claim('w2')).toMatchObject({ ok: false });
+    expect(db.inTransaction).toBe(false);
+    queue.close();
+    db.close();
+  });
+
+  it('expires overdue leases inside the claim itself, before counting slots', () => {
+    const { queue, clock } = openTestQueue();
+    const first = enqueueOk(queue, { tenant: 'a' });
+    const second = enqueueOk(queue, { tenant: 'b' });
+    const third = enqueueOk(queue, { tenant: 'c' });
+    claimOk(queue, 'w1');
+    claimOk(queue, 'w2');
+    clock.advance(30_000);
+    // No expireLeases call: the claim moves both to uncertain, which keep their slots (Q6).
+    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect(queue.get(first)?.state).toBe('uncertain');
+    expect(queue.get(second)?.state).toBe('uncertain');
+    expect(queue.events(first).at(-1)).toMatchObject({ type: 'lease_expired', at: clock.t });
+    expect(queue.get(third)?.state).toBe('ready');
+  });
+
+  it('never hands one task to two workers', () => {
+    const { queue } = openTestQueue({ config: WIDE });
+    for (let i = 0; i < 10; i++) enqueueOk(queue, { tenant: `t${i % 3}` });
+    const ids = Array.from({ length: 10 }, (_, i) => claimOk(queue, `w${i}`).id);
+    expect(new Set(ids).size).toBe(10);
+    expect(queue.claim('late')).toEqual({ ok: false, reason: 'empty' });
+  });
+});
+
+describe('Q6 concurrency quotas', () => {
+  it('allows at most 2 running tasks globally by default', () => {
+    const { queue } = openTestQueue();
+    for (const tenant of ['a', 'b', 'c']) enqueueOk(queue, { tenant });
+    claimOk(queue, 'w1');
+    claimOk(queue, 'w2');
+    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect(queue.snapshot().occupied.global).toBe(2);
+  });
+
+  it('allows at most 1 running task per tenant by default, and serves other tenants meanwhile', () => {
+    const { queue } = openTestQueue();
+    const a1 = enqueueOk(queue, { tenant: 'a', priority: 30 });
+    const a2 = enqueueOk(queue, { tenant: 'a', priority: 30 });
+    expect(claimOk(queue, 'w1').id).toBe(a1);
+    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
+    const b1 = enqueueOk(queue, { tenant: 'b', priority: 0 });
+    expect(claimOk(queue, 'w2').id).toBe(b1);
+    expect(queue.get(a2)?.state).toBe('ready');
+    expect(queue.snapshot().occupied.byTenant).toEqual({ a: 1, b: 1 });
+  });
+
+  it('counts occupied slots, not a window of rows: a long high-priority backlog of a busy tenant does not hide others', () => {
+    const { queue } = openTestQueue({ config: { capacity: 200 } });
+    for (let i = 0; i < 80; i++) enqueueOk(queue, { tenant: 'busy', priority: 30 });
+    claimOk(queue, 'w1');
+    const small = enqueueOk(queue, { tenant: 'small', priority: 0 });
+    expect(claimOk(queue, 'w2').id).toBe(small);
+  });
+
+  it('does not count finished tasks of a tenant', () => {
+    const { queue } = openTestQueue();
+    for (let i = 0; i < 3; i++) {
+      const id = enqueueOk(queue, { tenant: 'a' });
+      const task = claimOk(queue, 'w1');
+      expect(task.id).toBe(id);
+      expect(queue.complete(id, 'w1', task.generation, null)).toMatchObject({ ok: true });
+    }
+  });
+
+  it('keeps the slot of an uncertain task until it is confirmed stopped', () => {
+    const { queue, clock } = openTestQueue();
+    const a1 = enqueueOk(queue, { tenant: 'a' });
+    const a2 = enqueueOk(queue, { tenant: 'a' });
+    claimOk(queue, 'w1');
+    clock.advance(30_000);
+    expect(queue.expireLeases()).toBe(1);
+    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
+    expect(queue.snapshot().occupied).toEqual({ global: 1, byTenant: { a: 1 } });
+    expect(queue.confirmStopped(a1, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
+    expect(claimOk(queue, 'w2').id).toBe(a1);
+    expect(queue.get(a2)?.state).toBe('ready');
+  });
+
+  it('counts uncertain tasks against the global limit too', () => {
+    const { queue, clock } = openTestQueue();
+    enqueueOk(queue, { tenant: 'a' });
+    enqueueOk(queue, { tenant: 'b' });
+    enqueueOk(queue, { tenant: 'c' });
+    claimOk(queue, 'w1');
+    claimOk(queue, 'w2');
+    clock.advance(3_600_000);
+    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect(queue.snapshot().countsByState.uncertain).toBe(2);
+  });
+
+  it('lets tenantLimits raise one tenant above perTenantLimit', () => {
+    const { queue } = openTestQueue({ config: { globalLimit: 3, tenantLimits: { big: 2 } } });
+    for (let i = 0; i < 3; i++) enqueueOk(queue, { tenant: 'big' });
+    enqueueOk(queue, { tenant: 'small' });
+    enqueueOk(queue, { tenant: 'small' });
+    const claimed = [claimOk(queue, 'w1'), claimOk(queue, 'w2'), claimOk(queue, 'w3')].map((task) => task.tenant).sort();
+    expect(claimed).toEqual(['big', 'big', 'small']);
+    expect(queue.claim('w4')).toEqual({ ok: false, reason: 'quota' });
+  });
+
+  it('treats a tenant limit of 0 as paused: no new leases for it, others go on', () => {
+    const { queue } = openTestQueue({ config: { tenantLimits: { paused: 0 } } });
+    const held = enqueueOk(queue, { tenant: 'paused', priority: 30 });
+    expect(queue.claim('w1')).toEqual({ ok: false, reason: 'quota' });
+    const other = enqueueOk(queue, { tenant: 'other', priority: 0 });
+    expect(claimOk(queue, 'w1').id).toBe(other);
+    expect(queue.get(held)?.state).toBe('ready');
+  });
+
+  it("answers 'empty' when nothing is ready and 'quota' when ready work waits for a slot", () => {
+    const { queue } = openTestQueue();
+    expect(queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+    const a1 = enqueueOk(queue, { tenant: 'a' });
+    claimOk(queue, 'w1');
+    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
+    enqueueOk(queue, { tenant: 'a' });
+    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
+    enqueueOk(queue, { tenant: 'b' });
+    claimOk(queue, 'w2');
+    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect(queue.complete(a1, 'w1', 1, null)).toMatchObject({ ok: true });
+    expect(claimOk(queue, 'w3').tenant).toBe('a');
+  });
+});
+
+describe('Q7 claim bookkeeping', () => {
+  it('records worker, generation + 1, attempts + 1, leaseUntil = now + leaseMs and the queue wait', () => {
+    const { queue, clock } = openTestQueue({ config: { leaseMs: 45_000, heartbeatMs: 15_000 } });
+    const enqueuedAt = clock.t;
+    const id = enqueueOk(queue, { tenant: 'acme', topic: 'order-9', version: 3, priority: 12, input: { text: 'paid, no receipt' } });
+    clock.advance(7_000);
+    const task = claimOk(queue, 'worker-a');
+    expect(task).toMatchObject({
+      id,
+      tenant: 'acme',
+      topic: 'order-9',
+      version: 3,
+      priority: 12,
+      input: { text: 'paid, no receipt' },
+      generation: 1,
+      attempt: 1,
+      leaseUntil: clock.t + 45_000,
+      cancelRequested: false,
+    });
+    expect(queue.get(id)).toMatchObject({
+      state: 'running',
+      workerId: 'worker-a',
+      generation: 1,
+      attempts: 1,
+      leaseUntil: clock.t + 45_000,
+      enqueuedAt,
+      queueWaitMs: 7_000,
+    });
+    expect(queue.events(id).at(-1)).toMatchObject({
+      type: 'claimed',
+      at: clock.t,
+      data: { from: 'ready', to: 'running', workerId: 'worker-a', generation: 1, attempt: 1, leaseUntil: clock.t + 45_000, queueWaitMs: 7_000 },
+    });
+  });
+
+  it('counts attempts at claim and bumps the generation on every claim', () => {
+    const { queue, clock } = openTestQueue();
+    const id = enqueueOk(queue);
+    expect(claimOk(queue, 'w1')).toMatchObject({ generation: 1, attempt: 1 });
+    clock.advance(30_000);
+    queue.expireLeases();
+    expect(queue.get(id)).toMatchObject({ state: 'uncertain', generation: 1, attempts: 1 });
+    queue.confirmStopped(id, 1, 'supervisor');
+    expect(queue.get(id)).toMatchObject({ state: 'ready', generation: 1, attempts: 1 });
+    clock.advance(2_000);
+    const second = claimOk(queue, 'w2');
+    expect(second).toMatchObject({ generation: 2, attempt: 2, leaseUntil: clock.t + 30_000 });
+    expect(queue.get(id)).toMatchObject({ workerId: 'w2', generation: 2, attempts: 2, queueWaitMs: 32_000 });
+  });
+});

@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LATEST_SCHEMA_VERSION } from '../store/migrations.ts';
+import { BusyError, LeaseholdError } from './errors.ts';
+import { ManualClock, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './test-kit.ts';
+
+const directories: string[] = [];
+const rawConnections: Database.Database[] = [];
+
+afterEach(() => {
+  for (const connection of rawConnections.splice(0)) {
+    if (connection.inTransaction) connection.exec('ROLLBACK');
+    connection.close();
+  }
+  checkAndCloseQueues();
+  for (const directory of directories.splice(0)) fs.rmSync(directory, { recursive: true, force: true });
+});
+
+function databaseFile(): string {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-queue-'));
+  directories.push(directory);
+  return path.join(directory, 'queue.sqlite3');
+}
+
+function rawConnection(file: string): Database.Database {
+  const connection = new Database(file);
+  rawConnections.push(connection);
+  return connection;
+}
+
+describe('Q18 durability', () => {
+  it('keeps ready, running and uncertain tasks (and their events) across close and reopen', () => {
+    const file = databaseFile();
+    const clock = new ManualClock();
+    const first = openTestQueue({ db: file, clock });
+    const running = enqueueOk(first.queue, { tenant: 'a', input: { text: 'running' } });
+    const uncertain = enqueueOk(first.queue, { tenant: 'b' });
+    const ready = enqueueOk(first.queue, { tenant: 'c', deadline: clock.t + 3_600_000, store: 's1', context: { brand: 'x' } });
+    claimOk(first.queue, 'w1');
+    claimOk(first.queue, 'w2');
+    clock.advance(20_000);
+    first.queue.heartbeat(running, 'w1', 1);
+    clock.advance(15_000);
+    expect(first.queue.expireLeases()).toBe(1);
+    first.queue.enqueue(request({ tenant: 'c', topic: 'expired-at-enqueue', deadline: 1 }));
+    const tasks = first.queue.snapshot().tasks;
+    const events = first.queue.allEvents();
+    const rejections = first.queue.rejections();
+    expect(tasks.map((task) => task.state)).toEqual(['running', 'uncertain', 'ready']);
+    first.queue.close();
+
+    const second = openTestQueue({ db: file, clock });
+    expect(second.queue.snapshot().tasks).toEqual(tasks);
+    expect(second.queue.allEvents()).toEqual(events);
+    expect(second.queue.rejections()).toEqual(rejections);
+    // The work goes on where it stopped: the lease holder still holds, the fence still fences.
+    expect(second.queue.heartbeat(running, 'w1', 1)).toMatchObject({ ok: true });
+    expect(second.queue.complete(uncertain, 'w2', 1, 'late')).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(second.queue.confirmStopped(uncertain, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
+    expect(claimOk(second.queue, 'w3')).toMatchObject({ id: uncertain, generation: 2, attempt: 2 });
+    expect(second.queue.complete(running, 'w1', 1, { status: 'needs_human' })).toEqual({ ok: true, outcome: 'done' });
+    expect(claimOk(second.queue, 'w4').id).toBe(ready);
+  });
+
+  it('migrates idempotently: repeated opens apply each migration once and keep the data', () => {
+    const file = databaseFile();
+    const clock = new ManualClock();
+    const first = openTestQueue({ db: file, clock });
+    const id = enqueueOk(first.queue);
+    first.queue.close();
+    for (let open = 0; open < 3; open++) {
+      clock.advance(1_000);
+      const again = openTestQueue({ db: file, clock });
+      expect(again.queue.get(id)?.state).toBe('ready');
+      again.queue.close();
+    }
+    // Two queues open on one file at once also agree.
+    const a = openTestQueue({ db: file, clock });
+    const b = openTestQueue({ db: file, clock });
+    expect(b.queue.get(id)).toEqual(a.queue.get(id));
+    const raw = rawConnection(file);
+    const versions = raw.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
+    expect(versions).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+  });
+
+  it('migrates a handed-in handle once and leaves the handle open for its owner', () => {
+    const db = new Database(':memory:');
+    const clock = new ManualClock();
+    const first = openTestQueue({ db, clock });
+    const id = enqueueOk(first.queue);
+    first.queue.close();
+    const second = openTestQueue({ db, clock });
+    expect(second.queue.get(id)?.state).toBe('ready');
+    expect(db.open).toBe(true);
+    expect(db.prepare('SELECT COUNT(*) FROM schema_migrations').pluck().get()).toBe(LATEST_SCHEMA_VERSION);
+    second.queue.close();
+    db.close();
+  });
+
+  it('shares one truth between two connections: a task claimed through one is not claimable through the other', () => {
+    const file = databaseFile();
+    const clock = new ManualClock();
+    const one = openTestQueue({ db: file, clock });
+    const two = openTestQueue({ db: file, clock });
+    const id = enqueueOk(one.queue, { tenant: 'a' });
+    expect(claimOk(two.queue, 'w2').id).toBe(id);
+    expect(one.queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+    expect(one.queue.complete(id, 'w1', 1, 'thief')).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(one.queue.complete(id, 'w2', 1, 'owner')).toEqual({ ok: true, outcome: 'done' });
+  });
+});
+
+describe('Q18 SQLITE_BUSY surfaces as a typed BusyError and writes nothing', () => {
+  function lockedQueue() {
+    const file = databaseFile();
+    const harness = openTestQueue({ db: file, config: { busyTimeoutMs: 10, busyRetries: 1 } });
+    const held = enqueueOk(harness.queue, { tenant: 'a' });
+    claimOk(harness.queue, 'w1');
+    enqueueOk(harness.queue, { tenant: 'a' });
+    const locker = rawConnection(file);
+    locker.exec('BEGIN IMMEDIATE');
+    return { ...harness, locker, held };
+  }
+
+  const calls: [string, (harness: ReturnType<typeof lockedQueue>) => unknown][] = [
+    ['enqueue', ({ queue }) => queue.enqueue(request({ tenant: 'b' }))],
+    ['claim', ({ queue }) => queue.claim('w2')],
+    ['heartbeat', ({ queue, held }) => queue.heartbeat(held, 'w1', 1)],
+    ['complete', ({ queue, held }) => queue.complete(held, 'w1', 1, { status: 'resolved' })],
+    ['fail', ({ queue, held }) => queue.fail(held, 'w1', 1, { errorClass: 'rate_limited', message: '429' })],
+    ['cancel', ({ queue, held }) => queue.cancel(held)],
+    ['expireLeases', ({ queue }) => queue.expireLeases()],
+  ];
+
+  it.each(calls)('%s throws BusyError (code db_busy) while another connection holds the write lock', (_name, call) => {
+    const harness = lockedQueue();
+    const before = fingerprint(harness.queue);
+    let thrown: unknown;
+    try {
+      call(harness);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(BusyError);
+    expect(thrown).toBeInstanceOf(LeaseholdError);
+    expect((thrown as BusyError).code).toBe('db_busy');
+    expect((thrown as BusyError).attempts).toBe(2);
+    harness.locker.exec('ROLLBACK');
+    expect(fingerprint(harness.queue)).toEqual(before);
+    // Once the lock is gone the same call goes through.
+    expect(() => call(harness)).not.toThrow();
+  });
+
+  it('takes the write lock up front even for a claim that finds nothing (BEGIN IMMEDIATE)', () => {
+    const file = databaseFile();
+    const { queue } = openTestQueue({ db: file, config: { busyTimeoutMs: 10, busyRetries: 0 } });
+    const locker = rawConnection(file);
+    locker.exec('BEGIN IMMEDIATE');
+    expect(() => queue.claim('w1')).toThrow(BusyError);
+    locker.exec('ROLLBACK');
+    expect(queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+  });
+});

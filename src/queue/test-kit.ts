@@ -1,0 +1,160 @@
+/**
+ * Test-only helpers shared by the queue's unit suites (src/queue/*.test.ts). Nothing in production
+ * imports this file. Time comes from a hand-driven clock and randomness from a fixed sequence, so every
+ * test is exact: the queue reads time and randomness only through its ports.
+ */
+import { expect } from 'vitest';
+import type { Database } from 'better-sqlite3';
+import type { Clock, Random } from '../ports.ts';
+import { ClosedError } from './errors.ts';
+import { canTransition } from './states.ts';
+import { openWorkQueue } from './work-queue.ts';
+import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from './types.ts';
+
+export const T0 = 1_700_000_000_000;
+
+/** A clock that moves only when the test says so. */
+export class ManualClock implements Clock {
+  constructor(public t: number = T0) {}
+  now(): number {
+    return this.t;
+  }
+  advance(ms: number): number {
+    this.t += ms;
+    return this.t;
+  }
+}
+
+/** Replays `values` in order (the last one repeats) and counts how often it was asked. */
+export class SequenceRandom implements Random {
+  calls = 0;
+  constructor(private readonly values: readonly number[] = [0.5]) {}
+  next(): number {
+    const value = this.values[Math.min(this.calls, this.values.length - 1)] ?? 0.5;
+    this.calls++;
+    return value;
+  }
+}
+
+export interface TestQueue {
+  queue: WorkQueue;
+  clock: ManualClock;
+  random: SequenceRandom;
+}
+
+const opened: WorkQueue[] = [];
+
+/** Opens a queue on ':memory:' (or the given target) with a manual clock and a fixed random sequence. */
+export function openTestQueue(
+  options: { config?: Partial<QueueConfig>; random?: SequenceRandom; db?: string | Database; clock?: ManualClock } = {},
+): TestQueue {
+  const clock = options.clock ?? new ManualClock();
+  const random = options.random ?? new SequenceRandom();
+  const queue = openWorkQueue({ db: options.db ?? ':memory:', clock, random, ...(options.config ? { config: options.config } : {}) });
+  opened.push(queue);
+  return { queue, clock, random };
+}
+
+/**
+ * Run after every test: checks the event log of every queue the test opened (Q15) and closes it.
+ * Register with `afterEach(checkAndCloseQueues)`.
+ */
+export function checkAndCloseQueues(): void {
+  const queues = opened.splice(0);
+  try {
+    for (const queue of queues) {
+      try {
+        assertEventLogConsistent(queue);
+      } catch (error) {
+        if (!(error instanceof ClosedError)) throw error;
+      }
+    }
+  } finally {
+    for (const queue of queues) queue.close();
+  }
+}
+
+let topicCounter = 0;
+
+/** A valid enqueue request; every call gets a fresh topic unless one is given. */
+export function request(overrides: Partial<EnqueueRequest> = {}): EnqueueRequest {
+  topicCounter++;
+  return { tenant: 'acme', topic: `topic-${topicCounter}`, version: 1, priority: 0, input: { text: 'hello' }, ...overrides };
+}
+
+export function enqueueOk(queue: WorkQueue, overrides: Partial<EnqueueRequest> = {}): number {
+  const result = queue.enqueue(request(overrides));
+  if (!result.ok) throw new Error(`enqueue failed: ${result.error}: ${result.message}`);
+  return result.taskId;
+}
+
+export function claimOk(queue: WorkQueue, workerId: string): ClaimedTask {
+  const result = queue.claim(workerId);
+  if (!result.ok) throw new Error(`claim by ${workerId} found nothing: ${result.reason}`);
+  return result.task;
+}
+
+/** Everything an observer can read: used to prove that a refused call changed nothing anywhere. */
+export function fingerprint(queue: WorkQueue): unknown {
+  const snapshot = queue.snapshot();
+  return { snapshot, events: queue.allEvents(), rejections: queue.rejections() };
+}
+
+/** The event types that record a state change, each carrying `to` (and `from`, except the first). */
+export const TRANSITION_EVENT_TYPES = new Set([
+  'enqueued',
+  'superseded',
+  'claimed',
+  'completed',
+  'retry_scheduled',
+  'failed',
+  'lease_expired',
+  'stop_confirmed',
+  'cancelled',
+  'expired',
+]);
+
+/** Every (from, to) pair recorded by the transition events of all tasks. */
+export function recordedTransitions(queue: WorkQueue): Set<string> {
+  const edges = new Set<string>();
+  for (const event of queue.allEvents()) {
+    if (!TRANSITION_EVENT_TYPES.has(event.type) || event.data.from === undefined) continue;
+    edges.add(`${String(event.data.from)}->${String(event.data.to)}`);
+  }
+  return edges;
+}
+
+/**
+ * Q15: per task, seq runs 1..n without gaps; the transition events form one path through the state
+ * machine (each `from` is the previous `to`, each edge is legal) that ends in the task's current state.
+ */
+export function assertEventLogConsistent(queue: WorkQueue): void {
+  const snapshot = queue.snapshot();
+  for (const task of snapshot.tasks) {
+    const events = queue.events(task.id);
+    expect(
+      events.map((event) => event.seq),
+      `task ${task.id} seq`,
+    ).toEqual(events.map((_, index) => index + 1));
+    let state: TaskState | undefined;
+    for (const event of events) {
+      expect(event.taskId).toBe(task.id);
+      if (!TRANSITION_EVENT_TYPES.has(event.type)) continue;
+      const to = event.data.to as TaskState;
+      if (state === undefined) {
+        expect(['ready', 'superseded'], `task ${task.id} first event ${event.type}`).toContain(to);
+        expect(event.data.from).toBeUndefined();
+      } else {
+        expect(event.data.from, `task ${task.id} event ${event.seq} ${event.type}`).toBe(state);
+        expect(canTransition(state, to), `task ${task.id}: ${state} -> ${to} is not an edge`).toBe(true);
+      }
+      state = to;
+    }
+    expect(state, `task ${task.id} final state`).toBe(task.state);
+  }
+  const counted = Object.values(snapshot.countsByState).reduce((sum, n) => sum + n, 0);
+  expect(counted).toBe(snapshot.tasks.length);
+  const { ready, running, uncertain } = snapshot.countsByState;
+  expect(snapshot.live).toBe(ready + running + uncertain);
+  expect(snapshot.occupied.global).toBe(running + uncertain);
+}

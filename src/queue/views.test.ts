@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InputError } from './errors.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue, request } from './test-kit.ts';
+
+afterEach(checkAndCloseQueues);
+
+/** Three tenants with tasks in several states, plus look-alike tenant names. */
+function populated() {
+  const harness = openTestQueue({ config: { capacity: 50, globalLimit: 3 } });
+  const { queue, clock } = harness;
+  const acme = [enqueueOk(queue, { tenant: 'acme' }), enqueueOk(queue, { tenant: 'acme' }), enqueueOk(queue, { tenant: 'acme' })];
+  const globex = [enqueueOk(queue, { tenant: 'globex' }), enqueueOk(queue, { tenant: 'globex' })];
+  const lookalikes = ['ACME', 'acme2', 'acm', "acme' OR '1'='1", '%'].map((tenant) => enqueueOk(queue, { tenant }));
+  claimOk(queue, 'w1'); // acme[0]
+  claimOk(queue, 'w2'); // globex[0]
+  queue.cancel(acme[2]!);
+  queue.complete(globex[0]!, 'w2', 1, { status: 'resolved' });
+  clock.advance(30_000);
+  queue.expireLeases(); // acme[0] uncertain
+  queue.enqueue(request({ tenant: 'globex', topic: 'late', deadline: 1 }));
+  return { ...harness, acme, globex, lookalikes };
+}
+
+describe('Q19 views', () => {
+  it("listForTenant returns exactly that tenant's tasks, as get() returns them", () => {
+    const { queue, acme, globex } = populated();
+    const listed = queue.listForTenant('acme');
+    expect(listed.map((task) => task.id)).toEqual(acme);
+    expect(listed.every((task) => task.tenant === 'acme')).toBe(true);
+    expect(listed).toEqual(acme.map((id) => queue.get(id)));
+    expect(listed.map((task) => task.state)).toEqual(['uncertain', 'ready', 'cancelled']);
+    expect(queue.listForTenant('globex').map((task) => task.id)).toEqual(globex);
+  });
+
+  it('never returns another tenant’s rows for look-alike, differently cased or injected names', () => {
+    const { queue, lookalikes } = populated();
+    for (const [index, tenant] of ['ACME', 'acme2', 'acm', "acme' OR '1'='1", '%'].entries()) {
+      const listed = queue.listForTenant(tenant);
+      expect(listed.map((task) => task.id), tenant).toEqual([lookalikes[index]]);
+      expect(listed[0]?.tenant).toBe(tenant);
+    }
+    expect(queue.listForTenant('nobody')).toEqual([]);
+  });
+
+  it('rejects a missing tenant with InputError', () => {
+    const { queue } = openTestQueue();
+    for (const bad of ['', undefined, 5]) {
+      expect(() => queue.listForTenant(bad as never)).toThrow(InputError);
+      try {
+        queue.listForTenant(bad as never);
+      } catch (error) {
+        expect((error as InputError).field).toBe('tenant');
+      }
+    }
+  });
+
+  it('snapshot is the admin view across all tenants: every task, counts, live, occupied slots and rejections', () => {
+    const { queue, clock } = populated();
+    const snapshot = queue.snapshot();
+    expect(snapshot.at).toBe(clock.t);
+    expect(snapshot.tasks.map((task) => task.id)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    expect(new Set(snapshot.tasks.map((task) => task.tenant))).toEqual(new Set(['acme', 'globex', 'ACME', 'acme2', 'acm', "acme' OR '1'='1", '%']));
+    expect(snapshot.tasks).toEqual(snapshot.tasks.map((task) => queue.get(task.id)));
+    expect(snapshot.countsByState).toEqual({ ready: 7, running: 0, uncertain: 1, done: 1, failed: 0, superseded: 0, cancelled: 1, expired: 0 });
+    expect(snapshot.live).toBe(8);
+    expect(snapshot.occupied).toEqual({ global: 1, byTenant: { acme: 1 } });
+    expect(snapshot.rejections).toEqual([{ tenant: 'globex', topic: 'late', version: 1, reason: 'expired', at: clock.t }]);
+  });
+
+  it('tasksInState lists one state across tenants', () => {
+    const { queue, acme } = populated();
+    expect(queue.tasksInState('uncertain').map((task) => task.id)).toEqual([acme[0]]);
+    expect(queue.tasksInState('ready')).toHaveLength(7);
+    expect(() => queue.tasksInState('lost' as never)).toThrow(InputError);
+  });
+});
