@@ -1,4 +1,4 @@
-import type { CandidateRow, HoldingRow } from '../store/statements.ts';
+import type { CandidateRow, ClaimedRow, HoldingRow } from '../store/statements.ts';
 import { emit, moveTask, requireWorkerId, type QueueContext } from './context.ts';
 import { compareCandidates, score } from './scoring.ts';
 import type { ClaimResult, ClaimedTask, Tier } from './types.ts';
@@ -82,7 +82,7 @@ function retireIfUnclaimable(context: QueueContext, row: CandidateRow, at: numbe
 
 function markRunning(context: QueueContext, row: CandidateRow, workerId: string, at: number): ClaimedTask {
   const leaseUntil = at + context.config.leaseMs;
-  const claimed = context.statements.claimTask.get({ id: row.id, workerId, leaseUntil, now: at }) as CandidateRow;
+  const claimed = context.statements.claimTask.get({ id: row.id, workerId, leaseUntil, now: at }) as ClaimedRow;
   // Q7: generation + 1 and attempts + 1 at claim; the wait is recorded per task (Q15).
   emit(context, row.id, claimed.event_seq, 'claimed', at, {
     from: 'ready',

@@ -44,11 +44,25 @@ export interface TaskRow {
 export type HoldingRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'worker_id' | 'lease_until'>;
 
 /** A ready task with its aged score at claim time. */
-export interface CandidateRow extends TaskRow {
+export type CandidateRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'priority' | 'enqueued_at' | 'deadline' | 'first_claimed_at'> & {
   score: number;
-}
+};
+
+/** What claim returns of the task it marked running. */
+export type ClaimedRow = Pick<
+  TaskRow,
+  'id' | 'tenant' | 'topic' | 'version' | 'priority' | 'input' | 'generation' | 'attempts' | 'tier' | 'deadline' | 'cancel_requested' | 'event_seq' | 'queue_wait_ms'
+>;
 
 const OCCUPYING = `state IN ('running', 'uncertain')`;
+
+/**
+ * Hot statements name their columns: better-sqlite3 builds one JavaScript object per row, and with all
+ * forty columns of a task that costs more than the SQL itself.
+ */
+const CANDIDATE_COLUMNS = 'id, tenant, state, generation, priority, enqueued_at, deadline, first_claimed_at';
+const CLAIMED_COLUMNS =
+  'id, tenant, topic, version, priority, input, generation, attempts, tier, deadline, cancel_requested, event_seq, queue_wait_ms';
 
 /**
  * Q4/Q5: the head of the highest eligible priority level of one tenant, within [minPriority,
@@ -56,7 +70,7 @@ const OCCUPYING = `state IN ('running', 'uncertain')`;
  * seek on tasks_ready, whose order (tenant, priority DESC, enqueued_at, id) is exactly this ORDER BY.
  */
 const LEVEL_HEAD_SQL = `
-  SELECT * FROM tasks
+  SELECT ${CANDIDATE_COLUMNS} FROM tasks
   WHERE state = 'ready' AND tenant = :tenant AND priority <= :maxPriority AND priority >= :minPriority AND not_before <= :now
   ORDER BY priority DESC, enqueued_at, id
   LIMIT 1`;
@@ -108,7 +122,7 @@ export function prepareStatements(db: Database) {
                     claimed_at = :now, first_claimed_at = COALESCE(first_claimed_at, :now),
                     queue_wait_ms = :now - enqueued_at, event_seq = event_seq + 1
                   WHERE id = :id AND state = 'ready'
-                  RETURNING *`),
+                  RETURNING ${CLAIMED_COLUMNS}`),
 
     // ---- fenced writes (Q8, Q9, Q13, Q16)
     heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
