@@ -261,7 +261,18 @@ export class World {
       this.faults.schedule(startMs);
       this.supervisor.start();
       for (const worker of this.workers) worker.start();
+      // The safety phase ends at its bound, or earlier once everything that arrived is terminal:
+      // faults left in the plan would only hit idle workers.
+      let drainedEarly = false;
+      void (async () => {
+        while (!drainedEarly && this.crash === undefined && loop.now() < startMs + scenario.phases.safetyMs) {
+          await loop.sleep(1_000);
+          if (this.isDrained()) drainedEarly = true;
+        }
+        if (drainedEarly) loop.stop();
+      })();
       this.loopEvents += (await loop.run({ untilMs: startMs + scenario.phases.safetyMs })).events;
+      drainedEarly = true;
       const safetyEndMs = loop.now();
       if (this.crash === undefined) this.beginLiveness();
       let drained = false;

@@ -31,5 +31,6 @@ export const mixed: ScenarioSpec = {
       quietProbability: 0.1,
     },
   },
-  phases: { safetyMs: 300_000, livenessMs: 1_800_000 },
+  // Arrivals end after a minute and the work after two or three; faults are drawn in that window.
+  phases: { safetyMs: 150_000, livenessMs: 1_800_000 },
 };

@@ -241,12 +241,14 @@ class Run {
 
   /** A fenced write: stale_lease stops the run (R9); a busy database is retried a bounded number of times. */
   private async fenced<T>(during: string, write: () => T): Promise<Exclude<T, { ok: false }>> {
-    const result = (await this.retryBusy(during, write)) as T & { ok?: boolean; error?: string };
+    const result = (await this.retryBusy(during, () => {
+      const outcome = write() as T & { ok?: boolean; error?: string };
+      // Marked in the same tick as the refusal, so the heartbeat loop cannot slip in another write.
+      if (outcome?.ok === false && outcome.error === 'stale_lease') this.lease.markLost(during);
+      return outcome;
+    })) as T & { ok?: boolean; error?: string };
     if (result !== null && typeof result === 'object' && result.ok === false) {
-      if (result.error === 'stale_lease') {
-        this.lease.markLost(during);
-        throw new StopRun('lost_lease', during);
-      }
+      if (result.error === 'stale_lease') throw new StopRun('lost_lease', during);
       throw new Error(`${during} refused: ${JSON.stringify(result)}`);
     }
     return result as Exclude<T, { ok: false }>;

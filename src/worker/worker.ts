@@ -17,8 +17,9 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   maxSteps?: number;
   toolTimeoutMs?: number;
-  /** Wait between claims when the queue had nothing for us. */
+  /** Wait between claims when the queue had nothing for us; doubles while idle, up to maxIdleWaitMs. */
   idleWaitMs?: number;
+  maxIdleWaitMs?: number;
   busyRetries?: number;
   busyWaitMs?: number;
   log?: (line: WorkerLogLine) => void;
@@ -35,12 +36,14 @@ export class Worker {
   private readonly active = new Map<string, { task: ClaimedTask; run: Promise<RunOutcome> }>();
   private readonly slots: number;
   private readonly idleWaitMs: number;
+  private readonly maxIdleWaitMs: number;
   private stopping = false;
 
   constructor(private readonly options: WorkerOptions) {
     const config = options.queue.config;
     this.slots = positive('slots', options.slots ?? 1);
     this.idleWaitMs = positive('idleWaitMs', options.idleWaitMs ?? 1_000);
+    this.maxIdleWaitMs = Math.max(this.idleWaitMs, positive('maxIdleWaitMs', options.maxIdleWaitMs ?? 8 * this.idleWaitMs));
     this.deps = {
       queue: options.queue,
       waiter: options.waiter,
@@ -67,9 +70,15 @@ export class Worker {
 
   /** Claims and runs tasks until stop(). Resolves when claiming has stopped (runs may continue). */
   async runLoop(): Promise<void> {
+    // An idle queue is polled less and less often, so a fleet of idle workers costs little.
+    let idleWaitMs = this.idleWaitMs;
     while (!this.stopping) {
-      if (this.active.size < this.slots && this.claimOne()) continue;
-      await this.options.waiter.sleep(this.idleWaitMs);
+      if (this.active.size < this.slots && this.claimOne()) {
+        idleWaitMs = this.idleWaitMs;
+        continue;
+      }
+      await this.options.waiter.sleep(idleWaitMs);
+      if (this.active.size === 0) idleWaitMs = Math.min(this.maxIdleWaitMs, idleWaitMs * 2);
     }
   }
 
