@@ -10,6 +10,15 @@ const MINUTE = 60_000;
 /** Room for many concurrent claims, so ordering tests are not shaped by the quotas. */
 const WIDE = { capacity: 500, globalLimit: 500, perTenantLimit: 500 };
 
+/** A small seeded generator for the randomised ordering checks: next(n) is an integer in [0, n). */
+function lcg(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return Math.floor((state / 2_147_483_648) * n);
+  };
+}
+
 describe('Q4 priority with aging', () => {
   it('lets a base-0 task that waited 31 minutes outrank a base-30 task that just arrived', () => {
     const { queue, clock } = openTestQueue({ config: WIDE });
@@ -58,6 +67,18 @@ describe('Q4 priority with aging', () => {
     expect([claimOk(queue, 'w1').id, claimOk(queue, 'w2').id, claimOk(queue, 'w3').id]).toEqual([first, second, third]);
   });
 
+  it('prefers the earlier enqueue over the smaller id when they disagree (a producer with a lagging clock)', () => {
+    const { queue, clock } = openTestQueue({ config: WIDE });
+    const smallerId = enqueueOk(queue, { tenant: 'a', priority: 5 });
+    clock.advance(-MINUTE);
+    const earlier = enqueueOk(queue, { tenant: 'b', priority: 4 });
+    clock.advance(MINUTE);
+    // Both score 5 now; the second task was enqueued a minute earlier and wins despite its larger id.
+    expect(smallerId).toBeLessThan(earlier);
+    expect(claimOk(queue, 'w1').id).toBe(earlier);
+    expect(claimOk(queue, 'w2').id).toBe(smallerId);
+  });
+
   it('respects agingCap: waiting never adds more than agingCap points', () => {
     const { queue, clock } = openTestQueue({ config: { ...WIDE, agingCap: 5 } });
     const ancient = enqueueOk(queue, { tenant: 'a', priority: 0 });
@@ -90,34 +111,69 @@ describe('Q4 priority with aging', () => {
     expect(claimOk(queue, 'w2')).toMatchObject({ id: loud, priority: 0 });
   });
 
-  it('claims in exactly the order of the documented score and tie-breaks (randomised backlog)', () => {
-    for (const config of [
-      { ...WIDE },
-      { ...WIDE, agingCap: 4, agingPeriodMs: 7_000 },
-      { ...WIDE, agingCap: 0 },
-    ]) {
-      const { queue, clock } = openTestQueue({ config });
-      let seed = 12345;
-      const next = (n: number) => {
-        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-        return seed % n;
-      };
-      const tasks: { id: number; priority: number; enqueuedAt: number }[] = [];
-      for (let i = 0; i < 60; i++) {
-        clock.advance(next(3) * 20_000);
-        const priority = next(31);
-        tasks.push({ id: enqueueOk(queue, { tenant: `t${next(5)}`, priority }), priority, enqueuedAt: clock.t });
+  it('claims in exactly the order of the documented score and tie-breaks (randomised backlogs)', () => {
+    const configs = [{ ...WIDE }, { ...WIDE, agingCap: 4, agingPeriodMs: 7_000 }, { ...WIDE, agingCap: 0 }, { ...WIDE, agingPeriodMs: 1_000 }];
+    for (const seed of [12_345, 777, 4_242]) {
+      for (const config of configs) {
+        const { queue, clock } = openTestQueue({ config });
+        const next = lcg(seed);
+        const tasks: { id: number; priority: number; enqueuedAt: number }[] = [];
+        for (let i = 0; i < 60; i++) {
+          clock.advance(next(3) * 20_000);
+          // Clustered priorities make equal scores, and so the tie-breaks, common.
+          const priority = [0, 5, 6, 25, 30][next(5)]!;
+          tasks.push({ id: enqueueOk(queue, { tenant: `t${next(5)}`, priority }), priority, enqueuedAt: clock.t });
+        }
+        clock.advance(5 * MINUTE);
+        const at = clock.t;
+        const expected = tasks
+          .map((task) => ({ ...task, score: score(task.priority, task.enqueuedAt, at, queue.config) }))
+          .sort(compareCandidates)
+          .map((task) => task.id);
+        const claimed = tasks.map((_, i) => claimOk(queue, `w${i}`).id);
+        expect(claimed, `seed ${seed} config ${JSON.stringify(config)}`).toEqual(expected);
+        for (const task of tasks) {
+          expect(queue.events(task.id).at(-1)?.data.score).toBe(score(task.priority, task.enqueuedAt, at, queue.config));
+        }
       }
-      clock.advance(5 * MINUTE);
-      const at = clock.t;
-      const expected = tasks
-        .map((task) => ({ ...task, score: score(task.priority, task.enqueuedAt, at, queue.config) }))
-        .sort(compareCandidates)
-        .map((task) => task.id);
-      const claimed = tasks.map((_, i) => claimOk(queue, `w${i}`).id);
-      expect(claimed).toEqual(expected);
-      for (const task of tasks) {
-        expect(queue.events(task.id).at(-1)?.data.score).toBe(score(task.priority, task.enqueuedAt, at, queue.config));
+    }
+  });
+
+  it('picks the best task among tenants with room, claim after claim (randomised, with quotas and completions)', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const { queue, clock } = openTestQueue({
+        config: { capacity: 500, globalLimit: 3, perTenantLimit: 1, agingCap: 5, agingPeriodMs: 10_000, leaseMs: 3_600_000, heartbeatMs: 60_000 },
+      });
+      const next = lcg(seed);
+      const ready = new Map<number, { id: number; tenant: string; priority: number; enqueuedAt: number }>();
+      const running: { id: number; tenant: string; generation: number }[] = [];
+      for (let step = 0; step < 120; step++) {
+        clock.advance(next(4) * 4_000);
+        if (next(3) === 0) {
+          const tenant = `t${next(5)}`;
+          const priority = next(8);
+          const id = enqueueOk(queue, { tenant, priority });
+          ready.set(id, { id, tenant, priority, enqueuedAt: clock.t });
+          continue;
+        }
+        if (running.length > 0 && next(2) === 0) {
+          const done = running.splice(next(running.length), 1)[0]!;
+          expect(queue.complete(done.id, 'w', done.generation, null)).toMatchObject({ ok: true });
+          continue;
+        }
+        const busy = new Set(running.map((task) => task.tenant));
+        const eligible = [...ready.values()].filter((task) => !busy.has(task.tenant));
+        const result = queue.claim('w');
+        if (running.length >= 3 || eligible.length === 0) {
+          expect(result).toEqual({ ok: false, reason: ready.size > 0 ? 'quota' : 'empty' });
+          continue;
+        }
+        const best = eligible
+          .map((task) => ({ ...task, score: score(task.priority, task.enqueuedAt, clock.t, queue.config) }))
+          .sort(compareCandidates)[0]!;
+        expect(result, `seed ${seed} step ${step}`).toMatchObject({ ok: true, task: { id: best.id } });
+        ready.delete(best.id);
+        running.push({ id: best.id, tenant: best.tenant, generation: 1 });
       }
     }
   });

@@ -200,13 +200,15 @@ describe('Q10 lease expiry means uncertain', () => {
     expect(queue.snapshot().occupied).toEqual({ global: 1, byTenant: { a: 1 } });
   });
 
-  it('never re-runs an uncertain task on its own, however long it waits', () => {
+  it('never re-runs an uncertain task on its own under the default policy, however long it waits', () => {
     const { queue, clock } = openTestQueue();
+    expect(queue.config.reconciliation).toBe('hold');
     const id = enqueueOk(queue);
     claimOk(queue, 'w1');
     for (let hour = 0; hour < 24; hour++) {
       clock.advance(3_600_000);
       queue.expireLeases();
+      expect(queue.reconcile().requeued).toBe(0);
       expect(queue.claim(`w${hour + 2}`)).toEqual({ ok: false, reason: 'empty' });
     }
     expect(queue.get(id)).toMatchObject({ state: 'uncertain', generation: 1, attempts: 1 });

@@ -112,6 +112,9 @@ export const TRANSITION_EVENT_TYPES = new Set([
   'stop_confirmed',
   'cancelled',
   'expired',
+  // R5 and R8 (src/runs/reconciler.ts) move tasks too.
+  'reconciled',
+  'interrupted',
 ]);
 
 /** Every (from, to) pair recorded by the transition events of all tasks. */
