@@ -135,12 +135,15 @@ export class History {
 
   private append(entry: HistoryEntry): number {
     if (this.list.length >= this.entriesMax) throw new RangeError(`history bound ${this.entriesMax} entries hit`);
-    // Serialising now, and keeping the parsed copy, freezes the entry as it was: a caller mutating its
+    // Serialising now, and keeping a copy of the data, freezes the entry as it was: a caller mutating its
     // data object later cannot rewrite history, and unserialisable data fails at the line that recorded it.
-    const line = canonicalJson(entry);
+    // Only `data` is free-form; the entry's own fields are written in canonical (sorted) order by hand,
+    // which gives the same bytes as canonicalJson(entry) at a fraction of the cost on the hot path.
+    const dataJson = entry.data === undefined ? undefined : canonicalJson(entry.data);
+    const line = entryLine(entry, dataJson);
     this.lines.push(line);
     this.hasher.addLine(line);
-    this.list.push(JSON.parse(line) as HistoryEntry);
+    this.list.push(dataJson === undefined ? { ...entry } : { ...entry, data: JSON.parse(dataJson) as JsonValue });
     return entry.index;
   }
 
@@ -152,6 +155,26 @@ export class History {
     this.completed.add(invokeIndex);
     return invoke;
   }
+}
+
+/** Every field an entry can carry except `data`, in canonical (UTF-16 sorted) order. */
+const ENTRY_FIELDS = ['actor', 'generation', 'index', 'invokeIndex', 'kind', 'op', 'reason', 'taskId', 'timeMs', 'type'] as const;
+
+function entryLine(entry: HistoryEntry, dataJson: string | undefined): string {
+  const record = entry as unknown as Record<string, unknown>;
+  let line = '{';
+  for (const field of ENTRY_FIELDS) {
+    // 'data' sorts between 'actor' and 'generation'.
+    if (field === 'generation' && dataJson !== undefined) line += `${line.length > 1 ? ',' : ''}"data":${dataJson}`;
+    const value = record[field];
+    if (value === undefined) continue;
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`history field ${field} is not a finite number`);
+    line += `${line.length > 1 ? ',' : ''}"${field}":${JSON.stringify(value)}`;
+  }
+  for (const key of Object.keys(record)) {
+    if (key !== 'data' && !(ENTRY_FIELDS as readonly string[]).includes(key)) throw new TypeError(`history entry has an unknown field ${key}`);
+  }
+  return `${line}}`;
 }
 
 function inherited(invoke: InvokeEntry): { op: string; taskId?: number; generation?: number } {

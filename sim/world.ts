@@ -249,7 +249,7 @@ export class World {
 
   private isDrained(): boolean {
     if (this.down || this.enqueued.length < this.arrivals.length) return false;
-    return ['ready', 'running', 'uncertain'].every((state) => this.queue.tasksInState(state as 'ready').length === 0);
+    return this.queue.liveCount() === 0;
   }
 
   /** Safety phase with faults, then the liveness phase (S5): faults stop, everyone recovers, it must drain. */

@@ -17,7 +17,8 @@ export function enqueue(context: QueueContext, request: EnqueueRequest): Enqueue
   if (!checked.ok) return { ok: false, error: 'invalid_input', field: checked.field, message: checked.message };
   const task = checked.value;
   return context.write('enqueue', (at) => {
-    if (task.deadline !== null && task.deadline <= at) {
+    // Q1 before Q14: a resend of a stored task is a duplicate (or a conflict) even once its deadline passed.
+    if (task.deadline !== null && task.deadline <= at && context.statements.taskByKey.get(task.tenant, task.topic, task.version) === undefined) {
       context.statements.insertRejection.run(task.tenant, task.topic, task.version, 'expired', at);
       return { ok: false, error: 'expired', message: `deadline ${task.deadline} is not after now (${at})` };
     }

@@ -177,11 +177,18 @@ export function appendEvent(
 }
 
 /** Q13: the holder saw cancelRequested at a step boundary and ends the run cancelled. */
-export function acknowledgeCancel(context: QueueContext, taskId: number, workerId: string, generation: number): { ok: true } | StaleLease {
+export function acknowledgeCancel(
+  context: QueueContext,
+  taskId: number,
+  workerId: string,
+  generation: number,
+): { ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string } {
   const who = holder(taskId, workerId, generation);
   return context.write('acknowledgeCancel', (at) => {
     const row = context.statements.taskById.get(who.taskId) as TaskRow | undefined;
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
+    // Q13: a run ends cancelled only because someone asked; the request is what was persisted.
+    if (row.cancel_requested !== 1) return { ok: false, error: 'not_requested', message: `task ${who.taskId} has no cancel request` };
     leaveRunning(context, row, who, at, 'cancelled', 'cancelled', { source: 'worker' }, { outcome: 'cancelled' });
     return { ok: true };
   });

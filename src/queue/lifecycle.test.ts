@@ -51,6 +51,16 @@ describe('Q12 done is not resolved', () => {
 });
 
 describe('Q13 cancel', () => {
+  it('refuses to end a run cancelled when nobody asked for it, and changes nothing', () => {
+    const { queue } = openTestQueue();
+    const id = enqueueOk(queue);
+    claimOk(queue, 'w1');
+    const before = queue.events(id);
+    expect(queue.acknowledgeCancel(id, 'w1', 1)).toMatchObject({ ok: false, error: 'not_requested' });
+    expect(queue.get(id)).toMatchObject({ state: 'running', cancelRequested: false });
+    expect(queue.events(id)).toEqual(before);
+  });
+
   it('cancels a ready task at once; it never runs', () => {
     const { queue, clock } = openTestQueue();
     const id = enqueueOk(queue);
@@ -144,6 +154,16 @@ describe('Q13 cancel', () => {
 });
 
 describe('Q14 deadlines', () => {
+  it('answers a resend of a stored task as a duplicate even after its deadline passed (Q1 before Q14)', () => {
+    const { queue, clock } = openTestQueue();
+    const sent = request({ topic: 'resend', deadline: clock.t + 1_000 });
+    const id = enqueueOk(queue, sent);
+    clock.advance(2_000);
+    expect(queue.enqueue(sent)).toEqual({ ok: true, taskId: id, status: 'duplicate' });
+    expect(queue.enqueue({ ...sent, priority: 7 })).toMatchObject({ ok: false, error: 'idempotency_conflict', taskId: id });
+    expect(queue.rejections().map((rejection) => rejection.reason)).toEqual(['idempotency_conflict']);
+  });
+
   it('rejects an enqueue whose deadline is not in the future, with the reason recorded', () => {
     const { queue, clock } = openTestQueue();
     const before = queue.snapshot().tasks;

@@ -288,7 +288,7 @@ export interface WorkQueue {
   /** A fenced event append from the holder of the lease (Q8). */
   appendEvent(taskId: number, workerId: string, generation: number, type: string, data?: Record<string, unknown>): AppendEventResult;
   /** The holder ends the run `cancelled` after seeing cancelRequested at a step boundary (Q13). */
-  acknowledgeCancel(taskId: number, workerId: string, generation: number): { ok: true } | StaleLease;
+  acknowledgeCancel(taskId: number, workerId: string, generation: number): { ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string };
   /** R1: a fenced checkpoint from the lease holder. */
   checkpoint(taskId: number, workerId: string, generation: number, write: CheckpointWrite): CheckpointResult;
   /** R2: the newest checkpoint of a run, whichever generation wrote it. */
@@ -316,6 +316,8 @@ export interface WorkQueue {
   eventCursor(): number;
   eventsSince(cursor: number, limit?: number): TaskEvent[];
   listForTenant(tenant: string): TaskView[];
+  /** A5 queue depth: tasks counted against capacity (ready + running + uncertain), from a kept counter. */
+  liveCount(): number;
   /** Admin view of the tasks in one state (e.g. the uncertain ones a supervisor must look at). */
   tasksInState(state: TaskState): TaskView[];
   snapshot(): Snapshot;

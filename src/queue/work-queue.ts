@@ -197,6 +197,11 @@ class SqliteWorkQueue implements WorkQueue {
     return context.read('listForTenant', () => (context.statements.tasksForTenant.all(tenant) as TaskRow[]).map(toTaskView));
   }
 
+  liveCount(): number {
+    const context = this.open();
+    return context.read('liveCount', () => context.statements.liveCount.get() as number);
+  }
+
   tasksInState(state: TaskState): TaskView[] {
     const context = this.open();
     if (!(state in TRANSITIONS)) throw new InputError('state', `expected one of ${Object.keys(TRANSITIONS).join(', ')}`);
