@@ -71,8 +71,19 @@ export function moveTask(
     finishedAt: terminal ? at : null,
   }) as { event_seq: number } | undefined;
   if (moved === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction`);
+  noteLiveness(context, row.state as TaskState, to);
   emit(context, row.id, moved.event_seq, eventType, at, { from: row.state, to, ...data, ...ending });
   if (terminal) afterEnd(context, row.id, to, at, reason);
+}
+
+/** Q3: keeps the live count (ready + running + uncertain) exact in the transaction that changes it. */
+export function noteLiveness(context: QueueContext, from: TaskState | undefined, to: TaskState): void {
+  const delta = (isLive(to) ? 1 : 0) - (from !== undefined && isLive(from) ? 1 : 0);
+  if (delta !== 0) context.statements.adjustLive.run(delta);
+}
+
+function isLive(state: TaskState): boolean {
+  return state === 'ready' || state === 'running' || state === 'uncertain';
 }
 
 /** Q8: does this (worker, generation) hold a live lease on this row right now? */

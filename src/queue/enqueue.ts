@@ -1,5 +1,5 @@
 import type { TaskRow } from '../store/statements.ts';
-import { emit, type QueueContext } from './context.ts';
+import { emit, noteLiveness, type QueueContext } from './context.ts';
 import { endRun } from '../runs/terminal.ts';
 import { holdCreditsFor } from '../runs/settlement.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
@@ -73,7 +73,9 @@ function insertNew(context: QueueContext, task: ValidEnqueue, at: number) {
     id: number;
     event_seq: number;
   }[];
+  noteLiveness(context, undefined, 'ready');
   for (const old of replaced) {
+    noteLiveness(context, 'ready', 'superseded');
     const ending = endRun(context, old.id, 'superseded', at, 'replaced');
     emit(context, old.id, old.event_seq, 'superseded', at, { from: 'ready', to: 'superseded', byTaskId: taskId, ...ending });
   }

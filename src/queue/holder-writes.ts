@@ -4,6 +4,7 @@ import {
   STALE_LEASE,
   emit,
   holdsLease,
+  noteLiveness,
   now,
   requireGeneration,
   requireTaskId,
@@ -77,6 +78,7 @@ export function complete(context: QueueContext, taskId: number, workerId: string
       usage: settlement.usage,
     }) as { outcome: 'done' | 'stale_input'; event_seq: number; cancel_requested: number; tenant: string; hold_closed_at: number | null } | undefined;
     if (done !== undefined) {
+      noteLiveness(context, 'running', 'done');
       // A running task's hold is always open, so this statement closed it: write its ledger entry (R4).
       const closedNow = done.hold_closed_at === at;
       if (closedNow) recordCredit(context, who.taskId, done.tenant, settlement, at);
@@ -224,6 +226,7 @@ function leaveRunning(
     finishedAt: to === 'ready' ? null : at,
   }) as { event_seq: number } | undefined;
   if (left === undefined) throw new InvariantError(`task ${row.id}: fenced write lost its lease inside its own transaction`);
+  noteLiveness(context, 'running', to);
   emit(context, row.id, left.event_seq, eventType, at, { from: 'running', to, workerId: who.workerId, generation: who.generation, ...data, ...ending }, who);
   if (to !== 'ready') afterEnd(context, row.id, to, at, reason);
 }

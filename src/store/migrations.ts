@@ -81,21 +81,11 @@ const MIGRATIONS: readonly Migration[] = [
         at INTEGER NOT NULL
       );
 
-      -- Q3: capacity is checked on every enqueue, so the live count is kept, not recounted.
+      -- Q3: capacity is checked on every enqueue, so the live count (ready + running + uncertain) is
+      -- kept, not recounted. The queue adjusts it in each transaction that changes liveness; a trigger
+      -- would do the same but costs every state change a full OLD/NEW row.
       CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
       INSERT INTO counters (name, value) VALUES ('live', 0);
-      CREATE TRIGGER tasks_live_insert AFTER INSERT ON tasks
-        WHEN NEW.state IN ('ready', 'running', 'uncertain')
-        BEGIN UPDATE counters SET value = value + 1 WHERE name = 'live'; END;
-      CREATE TRIGGER tasks_live_update AFTER UPDATE OF state ON tasks
-        WHEN (OLD.state IN ('ready', 'running', 'uncertain')) <> (NEW.state IN ('ready', 'running', 'uncertain'))
-        BEGIN
-          UPDATE counters SET value = value + (CASE WHEN NEW.state IN ('ready', 'running', 'uncertain') THEN 1 ELSE -1 END)
-          WHERE name = 'live';
-        END;
-      CREATE TRIGGER tasks_live_delete AFTER DELETE ON tasks
-        WHEN OLD.state IN ('ready', 'running', 'uncertain')
-        BEGIN UPDATE counters SET value = value - 1 WHERE name = 'live'; END;
     `,
   },
   {
@@ -129,10 +119,6 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tasks ADD COLUMN hold_usage TEXT;
       ALTER TABLE tasks ADD COLUMN hold_reason TEXT;
       ALTER TABLE tasks ADD COLUMN hold_closed_at INTEGER;
-      -- R4: holds a sweep may have to release. complete() closes the hold right after its UPDATE, so
-      -- 'done' is left out: the row never enters this index in passing.
-      CREATE INDEX tasks_open_holds ON tasks (state)
-        WHERE hold_state = 'held' AND state IN ('uncertain', 'failed', 'superseded', 'cancelled', 'expired');
       -- R4: every settlement or release is one ledger row, written in the transaction that closes the hold.
       CREATE TABLE credit_ledger (
         id INTEGER PRIMARY KEY,

@@ -89,6 +89,7 @@ export function prepareStatements(db: Database) {
     tasksInState: p('SELECT * FROM tasks WHERE state = ? ORDER BY id'),
     countsByState: p('SELECT state, COUNT(*) AS n FROM tasks GROUP BY state'),
     liveCount: p(`SELECT value FROM counters WHERE name = 'live'`).pluck(),
+    adjustLive: p(`UPDATE counters SET value = value + ? WHERE name = 'live'`),
     occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),
     holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING}`),
     newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1').pluck(),
@@ -175,9 +176,10 @@ export function prepareStatements(db: Database) {
                 hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
                 enqueued_at AS held_at, hold_closed_at AS closed_at
               FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`),
+    // Every terminal transition closes its hold in the same transaction, so only uncertain tasks can
+    // hold one with no live run; they are found through tasks_holding.
     staleHolds: p(`SELECT id AS task_id, state, lease_until FROM tasks
-                   WHERE hold_state = 'held' AND state IN ('uncertain', 'failed', 'superseded', 'cancelled', 'expired')
-                     AND (state <> 'uncertain' OR lease_until <= :cutoff)`),
+                   WHERE ${OCCUPYING} AND state = 'uncertain' AND hold_state = 'held' AND lease_until <= :cutoff`),
 
     // ---- the effect ledger (R3)
     effectByKey: p('SELECT * FROM effects WHERE request_key = ?'),
