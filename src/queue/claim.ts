@@ -1,5 +1,6 @@
-import type { CandidateRow, ClaimedRow, HoldingRow } from '../store/statements.ts';
+import type { CandidateRow, HoldingRow } from '../store/statements.ts';
 import { emit, moveTask, requireWorkerId, type QueueContext } from './context.ts';
+import { InvariantError } from './errors.ts';
 import { compareCandidates, score } from './scoring.ts';
 import type { ClaimResult, ClaimedTask, Tier } from './types.ts';
 
@@ -82,32 +83,35 @@ function retireIfUnclaimable(context: QueueContext, row: CandidateRow, at: numbe
 
 function markRunning(context: QueueContext, row: CandidateRow, workerId: string, at: number): ClaimedTask {
   const leaseUntil = at + context.config.leaseMs;
-  const claimed = context.statements.claimTask.get({ id: row.id, workerId, leaseUntil, now: at }) as ClaimedRow;
   // Q7: generation + 1 and attempts + 1 at claim; the wait is recorded per task (Q15).
-  emit(context, row.id, claimed.event_seq, 'claimed', at, {
-    from: 'ready',
-    to: 'running',
-    workerId,
-    generation: claimed.generation,
-    attempt: claimed.attempts,
-    leaseUntil,
-    score: row.score,
-    queueWaitMs: claimed.queue_wait_ms,
-  }, { workerId, generation: claimed.generation });
+  const generation = row.generation + 1;
+  const attempt = row.attempts + 1;
+  const eventSeq = row.event_seq + 1;
+  const claimed = context.statements.claimTask.run({ id: row.id, workerId, generation, previousGeneration: row.generation, leaseUntil, eventSeq, now: at });
+  if (claimed.changes !== 1) throw new InvariantError(`task ${row.id} changed between its read and its claim in one transaction`);
+  emit(
+    context,
+    row.id,
+    eventSeq,
+    'claimed',
+    at,
+    { from: 'ready', to: 'running', workerId, generation, attempt, leaseUntil, score: row.score, queueWaitMs: at - row.enqueued_at },
+    { workerId, generation },
+  );
   const task: ClaimedTask = {
-    id: claimed.id,
-    tenant: claimed.tenant,
-    topic: claimed.topic,
-    version: claimed.version,
-    priority: claimed.priority,
-    input: JSON.parse(claimed.input),
-    generation: claimed.generation,
-    attempt: claimed.attempts,
+    id: row.id,
+    tenant: row.tenant,
+    topic: row.topic,
+    version: row.version,
+    priority: row.priority,
+    input: JSON.parse(row.input),
+    generation,
+    attempt,
     leaseUntil,
-    tier: claimed.tier as Tier,
-    cancelRequested: claimed.cancel_requested === 1,
+    tier: row.tier as Tier,
+    cancelRequested: row.cancel_requested === 1,
   };
-  if (claimed.deadline !== null) task.deadline = claimed.deadline;
+  if (row.deadline !== null) task.deadline = row.deadline;
   return task;
 }
 

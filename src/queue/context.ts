@@ -87,7 +87,12 @@ function isLive(state: TaskState): boolean {
 }
 
 /** Q8: does this (worker, generation) hold a live lease on this row right now? */
-export function holdsLease(row: TaskRow | undefined, workerId: string, generation: number, at: number): row is TaskRow {
+export function holdsLease<Row extends Pick<TaskRow, 'state' | 'worker_id' | 'generation' | 'lease_until'>>(
+  row: Row | undefined,
+  workerId: string,
+  generation: number,
+  at: number,
+): row is Row {
   return (
     row !== undefined &&
     row.state === 'running' &&

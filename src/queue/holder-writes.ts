@@ -1,5 +1,5 @@
 import { canonicalJson } from '../canonical-json.ts';
-import type { TaskRow } from '../store/statements.ts';
+import type { CompletingRow, TaskRow } from '../store/statements.ts';
 import {
   STALE_LEASE,
   emit,
@@ -69,42 +69,47 @@ export function complete(context: QueueContext, taskId: number, workerId: string
   const resultJson = serialiseResult(result);
   return context.write('complete', (at) => {
     const { statements } = context;
-    const settlement = settlementFor(context, who.taskId);
-    const done = statements.completeTask.get({
+    const row = statements.completingRow.get(who.taskId) as CompletingRow | undefined;
+    if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
+    if (row.deadline !== null && row.deadline <= at) {
+      leaveRunning(context, row, who, at, 'expired', 'expired', { when: 'complete', deadline: row.deadline }, { outcome: null });
+      return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
+    }
+    // A running task's hold is always open (holds close only at terminal transitions).
+    if (row.hold_state !== 'held') throw new InvariantError(`task ${row.id} is running with its hold ${row.hold_state}`);
+    const outcome = statements.newerVersionExists.get(row.tenant, row.topic, row.version) === undefined ? 'done' : 'stale_input';
+    const settlement = settlementFor(context, row.id);
+    const eventSeq = row.event_seq + 1;
+    const written = statements.completeTask.run({
       ...fence(who, at),
       result: resultJson,
+      eventSeq,
+      outcome,
       holdState: settlement.state,
       charged: settlement.charged,
       usage: settlement.usage,
-    }) as { outcome: 'done' | 'stale_input'; event_seq: number; cancel_requested: number; tenant: string; hold_closed_at: number | null } | undefined;
-    if (done !== undefined) {
-      noteLiveness(context, 'running', 'done');
-      // A running task's hold is always open, so this statement closed it: write its ledger entry (R4).
-      const closedNow = done.hold_closed_at === at;
-      if (closedNow) recordCredit(context, who.taskId, done.tenant, settlement, at);
-      emit(
-        context,
-        who.taskId,
-        done.event_seq,
-        'completed',
-        at,
-        {
-          from: 'running',
-          to: 'done',
-          outcome: done.outcome,
-          workerId: who.workerId,
-          generation: who.generation,
-          cancelRequested: done.cancel_requested === 1,
-          settlement: closedNow ? settlement.state : 'already_closed',
-        },
-        who,
-      );
-      return { ok: true, outcome: done.outcome };
-    }
-    const row = statements.taskById.get(who.taskId) as TaskRow | undefined;
-    if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
-    leaveRunning(context, row, who, at, 'expired', 'expired', { when: 'complete', deadline: row.deadline }, { outcome: null });
-    return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
+    });
+    if (written.changes !== 1) throw new InvariantError(`task ${row.id} changed between its read and its completion in one transaction`);
+    noteLiveness(context, 'running', 'done');
+    recordCredit(context, row.id, row.tenant, settlement, at);
+    emit(
+      context,
+      row.id,
+      eventSeq,
+      'completed',
+      at,
+      {
+        from: 'running',
+        to: 'done',
+        outcome,
+        workerId: who.workerId,
+        generation: who.generation,
+        cancelRequested: row.cancel_requested === 1,
+        settlement: settlement.state,
+      },
+      who,
+    );
+    return { ok: true, outcome };
   });
 }
 
@@ -205,7 +210,7 @@ interface LeaveFields {
 
 function leaveRunning(
   context: QueueContext,
-  row: TaskRow,
+  row: Pick<TaskRow, 'id'>,
   who: Holder,
   at: number,
   to: TaskState,
@@ -222,7 +227,8 @@ function leaveRunning(
     outcome: fields.outcome ?? null,
     errorClass: fields.errorClass ?? null,
     errorMessage: fields.errorMessage ?? null,
-    notBefore: fields.notBefore ?? row.not_before,
+    // A retry sets its backoff; for every other move not_before no longer matters.
+    notBefore: fields.notBefore ?? at,
     finishedAt: to === 'ready' ? null : at,
   }) as { event_seq: number } | undefined;
   if (left === undefined) throw new InvariantError(`task ${row.id}: fenced write lost its lease inside its own transaction`);

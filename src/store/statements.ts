@@ -44,15 +44,30 @@ export interface TaskRow {
 export type HoldingRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'worker_id' | 'lease_until'>;
 
 /** A ready task with its aged score at claim time. */
-export type CandidateRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'priority' | 'enqueued_at' | 'deadline' | 'first_claimed_at'> & {
-  score: number;
-};
-
-/** What claim returns of the task it marked running. */
-export type ClaimedRow = Pick<
+export type CandidateRow = Pick<
   TaskRow,
-  'id' | 'tenant' | 'topic' | 'version' | 'priority' | 'input' | 'generation' | 'attempts' | 'tier' | 'deadline' | 'cancel_requested' | 'event_seq' | 'queue_wait_ms'
->;
+  | 'id'
+  | 'tenant'
+  | 'topic'
+  | 'version'
+  | 'state'
+  | 'generation'
+  | 'attempts'
+  | 'priority'
+  | 'input'
+  | 'tier'
+  | 'enqueued_at'
+  | 'deadline'
+  | 'first_claimed_at'
+  | 'cancel_requested'
+  | 'event_seq'
+> & { score: number };
+
+/** A running task as complete() reads it. */
+export type CompletingRow = Pick<
+  TaskRow,
+  'id' | 'tenant' | 'topic' | 'version' | 'state' | 'worker_id' | 'generation' | 'lease_until' | 'deadline' | 'cancel_requested' | 'event_seq'
+> & { hold_state: string | null };
 
 const OCCUPYING = `state IN ('running', 'uncertain')`;
 
@@ -60,9 +75,10 @@ const OCCUPYING = `state IN ('running', 'uncertain')`;
  * Hot statements name their columns: better-sqlite3 builds one JavaScript object per row, and with all
  * forty columns of a task that costs more than the SQL itself.
  */
-const CANDIDATE_COLUMNS = 'id, tenant, state, generation, priority, enqueued_at, deadline, first_claimed_at';
-const CLAIMED_COLUMNS =
-  'id, tenant, topic, version, priority, input, generation, attempts, tier, deadline, cancel_requested, event_seq, queue_wait_ms';
+const CANDIDATE_COLUMNS =
+  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq';
+/** What complete needs to check the fence, the deadline and the hold in JavaScript before its UPDATE. */
+const COMPLETING_COLUMNS = 'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state';
 
 /**
  * Q4/Q5: the head of the highest eligible priority level of one tenant, within [minPriority,
@@ -118,28 +134,24 @@ export function prepareStatements(db: Database) {
     insertRejection: p('INSERT INTO rejections (tenant, topic, version, reason, at) VALUES (?, ?, ?, ?, ?)'),
 
     // ---- claim (Q5-Q7)
-    claimTask: p(`UPDATE tasks SET state = 'running', worker_id = :workerId, generation = generation + 1,
+    // No RETURNING on the hot writes: SQLite buffers RETURNING rows in an ephemeral table, which cost
+    // more than the UPDATE. The caller read the row in this transaction and computes the new values.
+    claimTask: p(`UPDATE tasks SET state = 'running', worker_id = :workerId, generation = :generation,
                     attempts = attempts + 1, deliveries = deliveries + 1, lease_until = :leaseUntil,
                     claimed_at = :now, first_claimed_at = COALESCE(first_claimed_at, :now),
-                    queue_wait_ms = :now - enqueued_at, event_seq = event_seq + 1
-                  WHERE id = :id AND state = 'ready'
-                  RETURNING ${CLAIMED_COLUMNS}`),
+                    queue_wait_ms = :now - enqueued_at, event_seq = :eventSeq
+                  WHERE id = :id AND state = 'ready' AND generation = :previousGeneration`),
 
     // ---- fenced writes (Q8, Q9, Q13, Q16)
     heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
     bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`),
+    completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
     completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = event_seq + 1,
-                       outcome = CASE WHEN EXISTS (SELECT 1 FROM tasks n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic
-                                                   AND n.version > tasks.version) THEN 'stale_input' ELSE 'done' END,
-                       -- R4: the settlement, in the same statement; every CASE reads the row as it was.
-                       hold_state = CASE WHEN hold_state = 'held' THEN :holdState ELSE hold_state END,
-                       hold_charged_credits = CASE WHEN hold_state = 'held' THEN :charged ELSE hold_charged_credits END,
-                       hold_usage = CASE WHEN hold_state = 'held' THEN :usage ELSE hold_usage END,
-                       hold_reason = CASE WHEN hold_state = 'held' THEN 'completed' ELSE hold_reason END,
-                       hold_closed_at = CASE WHEN hold_state = 'held' THEN :now ELSE hold_closed_at END
-                     WHERE ${FENCE} AND (deadline IS NULL OR deadline > :now)
-                     RETURNING outcome, event_seq, cancel_requested, tenant, hold_state, hold_closed_at, hold_charged_credits`),
+                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome,
+                       -- R4: the settlement, in the same statement as the state change.
+                       hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage,
+                       hold_reason = 'completed', hold_closed_at = :now
+                     WHERE ${FENCE} AND hold_state = 'held'`),
     // A fenced write that moves a running task: the caller has checked the transition and the fence.
     leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                        not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
