@@ -1,0 +1,76 @@
+import { canTransition, isTerminal } from '../../src/queue/states.ts';
+import type { WorldResult } from '../world.ts';
+import { analyse, isTaskState, ViolationList } from './timeline.ts';
+import type { Checker } from './types.ts';
+
+/**
+ * I11 (safety): each task's events have contiguous sequences, and the log tells the task's story.
+ *
+ * Rules:
+ * - each task's events, in commit order, have seq 1, 2, 3, ... with no gap or repeat;
+ * - the first event inserts the task (`enqueued` to ready, or `superseded` for a version that arrived
+ *   after a newer one); every transition's `from` is the state the log had left the task in, and every
+ *   transition is an edge of the state machine (src/queue/states.ts);
+ * - the final state of every task is the state its log ends in, and every task has a log;
+ * - every accepted enqueue names a task that exists.
+ */
+export const i11Contiguous: Checker = {
+  invariant: 'I11',
+  kind: 'safety',
+  description: 'every task has a contiguous event log that matches its state',
+  check(world: WorldResult) {
+    const analysis = analyse(world);
+    const out = new ViolationList('I11', 'safety');
+    for (const [taskId, events] of analysis.eventsByTask) {
+      events.forEach((event, index) => {
+        if (event.seq !== index + 1) out.add('contiguous', `task ${taskId}: event ${event.id} has seq ${event.seq}, expected ${index + 1}`, { taskId });
+      });
+    }
+    world.events.forEach((event, position) => {
+      const before = analysis.stateBefore[position];
+      const to = event.data.to;
+      if (before === undefined) {
+        if (!(event.type === 'enqueued' && to === 'ready') && !(event.type === 'superseded' && to === 'superseded')) {
+          out.add('first event', `task ${event.taskId}: first event ${event.id} is ${event.type}, not an insert`, { taskId: event.taskId });
+        }
+        return;
+      }
+      if (event.data.from !== undefined && event.data.from !== before) {
+        out.add('from', `task ${event.taskId}: ${event.type} event ${event.id} says from ${String(event.data.from)}, the log had it ${before}`, { taskId: event.taskId });
+      }
+      if (to !== undefined && (!isTaskState(to) || !canTransition(before, to))) {
+        out.add('transition', `task ${event.taskId}: ${event.type} event ${event.id} moves ${before} -> ${String(to)}`, { taskId: event.taskId });
+      }
+    });
+    for (const task of analysis.tasks.values()) {
+      const events = analysis.eventsByTask.get(task.id) ?? [];
+      const last = events[events.length - 1];
+      const logged = last === undefined ? undefined : analysis.stateAfter[analysis.positionOfEvent.get(last.id)!];
+      if (logged !== task.state) out.add('state', `task ${task.id} is ${task.state} but its log leaves it ${logged ?? 'without events'}`, { taskId: task.id });
+    }
+    for (const { result } of world.enqueued) {
+      if (result.ok && !analysis.tasks.has(result.taskId)) out.add('lost', `accepted enqueue named task ${result.taskId}, which does not exist`, { taskId: result.taskId });
+    }
+    return out.list;
+  },
+};
+
+/**
+ * I11 (liveness, S5): no lost task. After the liveness phase the run drained (the world saw every
+ * accepted task terminal within livenessMs), and indeed every task in the final database is terminal.
+ */
+export const i11Drained: Checker = {
+  invariant: 'I11',
+  kind: 'liveness',
+  description: 'every accepted task is terminal after the liveness phase',
+  check(world: WorldResult) {
+    const out = new ViolationList('I11', 'liveness');
+    const open = world.final.tasks.filter((task) => !isTerminal(task.state));
+    if (!world.drained) {
+      const sample = open.slice(0, 10).map((task) => `${task.id}:${task.state}`).join(', ');
+      out.add('drain', `the run did not drain within the liveness phase (${world.scenario.phases.livenessMs} ms); ${open.length} tasks not terminal${sample === '' ? '' : `: ${sample}`}`);
+    }
+    for (const task of open) out.add('not terminal', `task ${task.id} is still ${task.state} at the end of the run`, { taskId: task.id });
+    return out.list;
+  },
+};

@@ -1,0 +1,48 @@
+import { describe, it } from 'vitest';
+import { expectClean, expectViolation } from './expect-checker.ts';
+import { fakeWorld, type FakeWorld } from './fake-world.ts';
+import { i12UncertainHeld } from './i12-uncertain-held.ts';
+
+/** A task whose holder w0#1 went silent: its lease expired and it sits uncertain. */
+function uncertain(queue = {}): { fw: FakeWorld; task: number } {
+  const fw = fakeWorld(queue);
+  const task = fw.enqueue()!;
+  fw.claim('w0#1', task);
+  fw.advance(31_000).expireLeases();
+  return { fw, task };
+}
+
+describe('I12 uncertain is held', () => {
+  it('passes a confirmation after the holder died', () => {
+    const { fw, task } = uncertain();
+    fw.note('kill', 'w0#1').advance(10_000).confirmStopped(task);
+    expectClean(i12UncertainHeld, fw.build());
+  });
+
+  it('fails when a paused holder is confirmed stopped', () => {
+    const { fw, task } = uncertain();
+    fw.note('pause', 'w0#1').confirmStopped(task);
+    expectViolation(i12UncertainHeld, fw.build(), /confirmed stopped while its holder w0#1 was paused/);
+  });
+
+  it('fails when a task leaves uncertain without a confirmation', () => {
+    const { fw, task } = uncertain();
+    fw.rawEvent(task, 'retry_scheduled', { from: 'uncertain', to: 'ready' });
+    expectViolation(i12UncertainHeld, fw.build(), /left uncertain by retry_scheduled/);
+  });
+
+  it('fails when a stop_confirmed event answers no confirmStopped call', () => {
+    const { fw, task } = uncertain();
+    fw.rawEvent(task, 'stop_confirmed', { from: 'uncertain', to: 'ready', source: 'supervisor', generation: 1 });
+    expectViolation(i12UncertainHeld, fw.build(), /stop_confirmed event \d+ answers no successful confirmStopped/);
+  });
+
+  it('accepts a reconciliation decision only under the auto policy', () => {
+    const hold = uncertain();
+    hold.fw.rawEvent(hold.task, 'reconciled', { from: 'uncertain', to: 'ready', decision: 'requeue' });
+    expectViolation(i12UncertainHeld, hold.fw.build(), /left uncertain by reconciliation under policy hold/);
+    const auto = uncertain({ reconciliation: 'auto' });
+    auto.fw.rawEvent(auto.task, 'reconciled', { from: 'uncertain', to: 'ready', decision: 'requeue' });
+    expectClean(i12UncertainHeld, auto.fw.build());
+  });
+});

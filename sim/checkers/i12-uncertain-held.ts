@@ -1,0 +1,66 @@
+import type { WorldResult } from '../world.ts';
+import { analyse, evOf, incarnationStateAt, incarnationStates, ViolationList } from './timeline.ts';
+import type { Checker } from './types.ts';
+
+/** Sources that must never free an uncertain slot (Q11): they run inside the task. */
+const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
+
+/**
+ * I12: uncertain is held: nothing leaves uncertain without a confirmation or a reconciliation
+ * decision; no paused worker is confirmed stopped.
+ *
+ * Rules:
+ * - every transition out of `uncertain` is a `stop_confirmed` event from a trusted source, or a
+ *   `reconciled` decision of the reconciler, and the latter only under reconciliation 'auto' (under
+ *   'hold' only a confirmation frees it);
+ * - every `stop_confirmed` event answers a successful confirmStopped in the history for that task and
+ *   generation, made by the execution layer (not a worker incarnation), placed at it by the cursors;
+ * - no confirmStopped succeeded while the holder incarnation of that generation was paused (from the
+ *   history's start, pause, resume and kill notes).
+ */
+export const i12UncertainHeld: Checker = {
+  invariant: 'I12',
+  kind: 'safety',
+  description: 'uncertain is held: only a trusted confirmation or reconciliation frees it; never for a paused worker',
+  check(world: WorldResult) {
+    const analysis = analyse(world);
+    const out = new ViolationList('I12', 'safety');
+    const confirmations = new Map<string, { index: number; before: number; ev: number; actor: string }[]>();
+    const lives = incarnationStates(world);
+    const workers = new Set(lives.keys());
+    const holders = new Map<string, string>();
+    for (const event of world.events) {
+      if (event.type === 'claimed') holders.set(`${event.taskId}:${String(event.data.generation)}`, String(event.data.workerId));
+    }
+    for (const entry of world.history.entries()) {
+      if (entry.type !== 'ok' || entry.op !== 'confirmStopped' || entry.taskId === undefined) continue;
+      const key = `${entry.taskId}:${String(entry.generation)}`;
+      let list = confirmations.get(key);
+      if (list === undefined) confirmations.set(key, (list = []));
+      list.push({ index: entry.index, before: analysis.cursorBefore[entry.invokeIndex] ?? 0, ev: evOf(entry) ?? Number.MAX_SAFE_INTEGER, actor: entry.actor });
+      const holder = holders.get(key);
+      if (workers.has(entry.actor)) out.add('untrusted', `task ${entry.taskId} confirmed stopped by worker ${entry.actor}`, { at: [entry.index], taskId: entry.taskId });
+      if (holder !== undefined && incarnationStateAt(lives, holder, entry.index) === 'paused') {
+        out.add('paused', `task ${entry.taskId} g${String(entry.generation)} confirmed stopped while its holder ${holder} was paused`, { at: [entry.index], taskId: entry.taskId });
+      }
+    }
+    world.events.forEach((event, position) => {
+      if (analysis.stateBefore[position] !== 'uncertain' || analysis.stateAfter[position] === 'uncertain') return;
+      if (event.type === 'reconciled') {
+        if (analysis.config.reconciliation !== 'auto') out.add('reconciled', `task ${event.taskId} left uncertain by reconciliation under policy ${analysis.config.reconciliation}`, { taskId: event.taskId });
+        return;
+      }
+      if (event.type !== 'stop_confirmed') {
+        out.add('unconfirmed', `task ${event.taskId} left uncertain by ${event.type} (event ${event.id})`, { taskId: event.taskId });
+        return;
+      }
+      const source = event.data.source;
+      if (typeof source !== 'string' || UNTRUSTED_SOURCES.test(source)) out.add('untrusted', `task ${event.taskId} confirmed stopped by source ${String(source)}`, { taskId: event.taskId });
+      const asked = confirmations.get(`${event.taskId}:${String(event.data.generation)}`) ?? [];
+      if (!asked.some((call) => call.before < event.id && event.id <= call.ev)) {
+        out.add('unconfirmed', `task ${event.taskId}: stop_confirmed event ${event.id} answers no successful confirmStopped in the history`, { taskId: event.taskId });
+      }
+    });
+    return out.list;
+  },
+};

@@ -1,0 +1,27 @@
+import type { FaultPlan } from '../faults/plan.ts';
+import type { Violation } from '../report-types.ts';
+import type { ScenarioSpec } from '../scenario.ts';
+import { World } from '../world.ts';
+
+/**
+ * I14: determinism: same seed and code, same trace hash (S6). It is not a function of one run, so it
+ * is not in `allCheckers`: `sameSeedSameTrace` runs a seed twice and `checkDeterminism` judges the two
+ * hashes. A difference is reported as nondeterminism (exit 3, S9) by the caller.
+ */
+export function checkDeterminism(hashA: string, hashB: string, label = 'the same seed'): Violation[] {
+  if (hashA === hashB) return [];
+  return [{ invariant: 'I14', kind: 'safety', message: `I14 determinism: ${label} gave two trace hashes, ${hashA} and ${hashB}` }];
+}
+
+/** Runs one seed of a scenario twice (fresh worlds) and compares the trace hashes. */
+export async function sameSeedSameTrace(
+  scenario: ScenarioSpec,
+  seed: string,
+  plan?: FaultPlan,
+): Promise<{ hashA: string; hashB: string; violations: Violation[] }> {
+  const first = await new World(scenario, seed, plan).run();
+  const second = await new World(scenario, seed, plan).run();
+  const hashA = first.history.traceHash();
+  const hashB = second.history.traceHash();
+  return { hashA, hashB, violations: checkDeterminism(hashA, hashB, `scenario ${scenario.name} seed ${seed}`) };
+}

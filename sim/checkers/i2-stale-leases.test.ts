@@ -1,0 +1,77 @@
+import { describe, it } from 'vitest';
+import { expectClean, expectViolation } from './expect-checker.ts';
+import { fakeWorld, type FakeWorld } from './fake-world.ts';
+import { i2StaleLeases } from './i2-stale-leases.ts';
+
+/** w0#1 holds generation 1, is paused past its lease, and w1#1 takes over at generation 2. */
+function takeover(): { fw: FakeWorld; task: number } {
+  const fw = fakeWorld();
+  const task = fw.enqueue()!;
+  fw.claim('w0#1', task);
+  fw.advance(500).checkpoint('w0#1', task, 'A', 0, { inputTokens: 1_000, outputTokens: 200 });
+  fw.note('pause', 'w0#1').advance(31_000).expireLeases().note('kill', 'w0#1').advance(10_000).confirmStopped(task);
+  fw.claim('w1#1', task);
+  return { fw, task };
+}
+
+describe('I2 stale leases rejected', () => {
+  it('passes a zombie whose writes were all refused and whose effect the new holder also asked for', () => {
+    const { fw, task } = takeover();
+    const script = fw.task(task).script;
+    const write = script.steps[0]!.calls[1]!;
+    fw.staleWrite('w0#1', task, 1, 'checkpoint');
+    fw.provider.execute({ requestKey: `${task}:x`, action: 'noop', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 }, {});
+    fw.provider.execute({ requestKey: `${task}:x`, action: 'noop', tenant: 'acme', taskId: task, generation: 2, actor: 'w1#1', atMs: 0 }, {});
+    fw.effect('w1#1', task, write.tool, write.args);
+    fw.heartbeat('w1#1', task);
+    expectClean(i2StaleLeases, fw.build());
+  });
+
+  it('fails when an old generation writes a checkpoint after the takeover', () => {
+    const { fw, task } = takeover();
+    fw.call('w0#1', 'checkpoint', { taskId: task, generation: 1 }, () => {
+      fw.rawEvent(task, 'checkpoint', { kind: 'B', step: 1, checkpointSeq: 2, generation: 1 }, { workerId: 'w0#1', generation: 1 });
+      return { ok: true };
+    });
+    expectViolation(i2StaleLeases, fw.build(), /checkpoint event \d+ written by w0#1@g1 while the task was running under w1#1@g2/);
+  });
+
+  it('fails when a refused write still left an event', () => {
+    const { fw, task } = takeover();
+    fw.call('w0#1', 'appendEvent', { taskId: task, generation: 1 }, () => {
+      fw.rawEvent(task, 'tool_result', { tool: 'lookup_order' }, { workerId: 'w0#1', generation: 1 });
+      return { ok: false, reason: 'stale_lease' };
+    });
+    expectViolation(i2StaleLeases, fw.build(), /was refused stale_lease but left event/);
+  });
+
+  it('fails when a heartbeat from the old generation succeeds', () => {
+    const { fw, task } = takeover();
+    fw.call('w0#1', 'heartbeat', { taskId: task, generation: 1 }, () => ({ ok: true }));
+    expectViolation(i2StaleLeases, fw.build(), /heartbeat by w0#1@g1 succeeded while the task was running under w1#1@g2/);
+  });
+
+  it('fails when a holder writes after its lease ran out, even before any sweep marked it uncertain', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.advance(20_000).heartbeat('w0#1', task);
+    fw.advance(29_000).checkpoint('w0#1', task, 'A', 0, { inputTokens: 10, outputTokens: 1 });
+    expectClean(i2StaleLeases, fw.build());
+    fw.advance(31_000).checkpoint('w0#1', task, 'B', 1);
+    expectViolation(i2StaleLeases, fw.build(), /checkpoint event \d+ by w0#1@g1 at \d+, after its lease ran out/);
+  });
+
+  it('fails when a zombie executes an effect that no current holder ever asks for', () => {
+    const { fw, task } = takeover();
+    fw.provider.execute({ requestKey: `${task}:confirm_order:zombie`, action: 'confirm_order', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 }, {});
+    expectViolation(i2StaleLeases, fw.build(), /executed by w0#1@g1 after it lost the lease/);
+  });
+
+  it('fails when the newest checkpoint names a generation that did not write its event', () => {
+    const { fw, task } = takeover();
+    const world = fw.build();
+    world.checkpoints.set(task, { ...world.checkpoints.get(task)!, generation: 2 });
+    expectViolation(i2StaleLeases, world, /checkpoint 1 of generation 2 has no matching checkpoint event/);
+  });
+});

@@ -1,0 +1,194 @@
+import type { TaskEvent } from '../../src/queue/types.ts';
+import type { FailEntry, OkEntry } from '../history.ts';
+import type { WorldResult } from '../world.ts';
+import { providerCalls } from './provider-calls.ts';
+import { analyse, authorOf, describeHolder, evOf, eventsBetween, sameHolder, stateAt, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
+import type { Checker } from './types.ts';
+
+/** The fenced writes of a lease holder (Q8): each names (taskId, workerId = the actor, generation). */
+export const HOLDER_WRITES = new Set(['heartbeat', 'checkpoint', 'appendEvent', 'complete', 'fail', 'acknowledgeCancel', 'recordEffect', 'interrupt']);
+
+/** Event types only a lease holder writes; each must carry its author (worker id and generation). */
+const HOLDER_ONLY_EVENTS = new Set(['checkpoint', 'tool_result', 'task_resumed', 'effect_recorded', 'completed', 'retry_scheduled', 'interrupted']);
+
+/**
+ * I2: every write with a non-current (worker, generation) is refused and leaves no trace in tasks,
+ * checkpoints, events, settlements or effects.
+ *
+ * Rules:
+ * - events: every event carrying an author (other than the claim that makes it the holder) was written
+ *   while the task was `running` under exactly that (worker, generation); holder-only event types
+ *   always carry an author. Settlements are written inside those terminal events and are covered.
+ * - history: every successful holder write (heartbeat, checkpoint, appendEvent, complete, fail,
+ *   acknowledgeCancel, recordEffect, interrupt) was made by the current holder at its place in the
+ *   commit order (its `ev` cursor), and one that writes an event left that event, authored by it;
+ *   every `stale_lease` refusal left no event authored by the refused (worker, generation).
+ * - lease time: every holder event and every successful heartbeat came before the lease it relied on
+ *   ran out (the claim's leaseUntil, renewed to wall time + leaseMs by each successful heartbeat of that
+ *   generation, placed in the commit order by its cursor), even if no sweep had marked it uncertain yet.
+ * - checkpoints: the newest checkpoint of each task was written by the generation its event names.
+ * - effect ledger: each ledger row matches an `effect_recorded` event of its generation (so it too was
+ *   written by the holder of the time).
+ * - provider: an effect executed by a (worker, generation) that no longer held the lease is a breach
+ *   unless the same request key was also requested by a current holder (a zombie that woke inside a
+ *   tool call raced the takeover, and the provider's key made the two one effect). An effect only a
+ *   stale generation ever asked for is an effect of a run that had lost its lease.
+ */
+export const i2StaleLeases: Checker = {
+  invariant: 'I2',
+  kind: 'safety',
+  description: 'stale leases rejected: only the current holder writes; refused writes leave no trace',
+  check(world: WorldResult) {
+    const analysis = analyse(world);
+    const out = new ViolationList('I2', 'safety');
+    checkEventAuthors(world, analysis, out);
+    checkLeaseTimes(world, analysis, out);
+    for (const entry of world.history.entries()) {
+      if ((entry.type === 'ok' || entry.type === 'fail') && HOLDER_WRITES.has(entry.op)) checkHolderWrite(analysis, entry, out);
+    }
+    checkCheckpoints(world, analysis, out);
+    checkLedger(world, analysis, out);
+    checkProvider(world, analysis, out);
+    return out.list;
+  },
+};
+
+function checkEventAuthors(world: WorldResult, analysis: Analysis, out: ViolationList): void {
+  world.events.forEach((event, position) => {
+    const author = authorOf(event);
+    if (author === undefined) {
+      if (HOLDER_ONLY_EVENTS.has(event.type)) out.add('anonymous', `task ${event.taskId}: ${event.type} event ${event.id} carries no author`, { taskId: event.taskId });
+      return;
+    }
+    if (event.type === 'claimed') return;
+    const holder = analysis.holderBefore[position];
+    if (!sameHolder(author, holder)) {
+      out.add(
+        'stale event',
+        `task ${event.taskId}: ${event.type} event ${event.id} written by ${describeHolder(author)} while the task was ${analysis.stateBefore[position] ?? 'unknown'} under ${describeHolder(holder)}`,
+        { taskId: event.taskId },
+      );
+    }
+  });
+}
+
+function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: ViolationList): void {
+  const { taskId, generation } = entry;
+  const ev = evOf(entry);
+  if (taskId === undefined || generation === undefined || ev === undefined) return;
+  const caller = { workerId: entry.actor, generation };
+  const before = analysis.cursorBefore[entry.invokeIndex] ?? 0;
+  const written = eventsBetween(analysis, taskId, before, ev).filter((event) => sameHolder(authorOf(event), caller));
+  if (entry.type === 'fail') {
+    if (entry.reason === 'stale_lease' && written.length > 0) {
+      out.add('trace', `task ${taskId}: ${entry.op} by ${describeHolder(caller)} was refused stale_lease but left event ${written[0]!.id} (${written[0]!.type})`, { at: [entry.index], taskId });
+    }
+    return;
+  }
+  if (entry.op === 'heartbeat') {
+    const now = stateAt(analysis, taskId, ev);
+    if (!sameHolder(now.holder, caller)) {
+      out.add('stale write', `task ${taskId}: heartbeat by ${describeHolder(caller)} succeeded while the task was ${now.state ?? 'unknown'} under ${describeHolder(now.holder)}`, { at: [entry.index], taskId });
+    }
+    return;
+  }
+  if (written.length === 0) {
+    const now = stateAt(analysis, taskId, ev);
+    out.add('stale write', `task ${taskId}: ${entry.op} by ${describeHolder(caller)} succeeded but no event of it is in the log (task ${now.state ?? 'unknown'} under ${describeHolder(now.holder)})`, { at: [entry.index], taskId });
+  }
+}
+
+function checkCheckpoints(world: WorldResult, analysis: Analysis, out: ViolationList): void {
+  for (const [taskId, checkpoint] of world.checkpoints) {
+    if (checkpoint === undefined) continue;
+    const event = (analysis.eventsByTask.get(taskId) ?? []).find((candidate) => candidate.seq === checkpoint.eventSeq);
+    const author = event === undefined ? undefined : authorOf(event);
+    if (event === undefined || event.type !== 'checkpoint' || author?.generation !== checkpoint.generation || event.data.checkpointSeq !== checkpoint.seq) {
+      out.add(
+        'checkpoint',
+        `task ${taskId}: checkpoint ${checkpoint.seq} of generation ${checkpoint.generation} has no matching checkpoint event at seq ${checkpoint.eventSeq} (found ${event?.type ?? 'none'} by ${describeHolder(author)})`,
+        { taskId },
+      );
+    }
+  }
+}
+
+function checkLedger(world: WorldResult, analysis: Analysis, out: ViolationList): void {
+  for (const effect of world.effects ?? []) {
+    const recorded = (analysis.eventsByTask.get(effect.taskId) ?? []).find(
+      (event: TaskEvent) => event.type === 'effect_recorded' && event.data.requestKey === effect.requestKey && event.data.repeated === false,
+    );
+    if (recorded === undefined || authorOf(recorded)?.generation !== effect.generation) {
+      out.add('ledger', `task ${effect.taskId}: ledger row ${effect.requestKey} of generation ${effect.generation} has no effect_recorded event of that generation`, { taskId: effect.taskId });
+    }
+  }
+}
+
+function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationList): void {
+  const calls = providerCalls(world);
+  const currentKeys = new Set<string>();
+  const staleExecutions: typeof calls = [];
+  for (const call of calls) {
+    const now = stateAt(analysis, call.taskId, analysis.cursorBefore[call.index] ?? 0);
+    const current = sameHolder(now.holder, { workerId: call.actor, generation: call.generation });
+    if (current) currentKeys.add(call.requestKey);
+    else if (call.executed) staleExecutions.push(call);
+  }
+  for (const call of staleExecutions) {
+    if (currentKeys.has(call.requestKey)) continue;
+    out.add(
+      'stale effect',
+      `task ${call.taskId}: ${call.action} (${call.requestKey}) executed by ${call.actor}@g${call.generation} after it lost the lease, and no current holder ever asked for it`,
+      { at: [call.index], taskId: call.taskId },
+    );
+  }
+}
+
+interface Renewal {
+  ev: number;
+  generation: number;
+  at: number;
+  index: number;
+}
+
+/** Q8: "and its lease has not expired". Replays each task's lease: claims set it, heartbeats renew it. */
+function checkLeaseTimes(world: WorldResult, analysis: Analysis, out: ViolationList): void {
+  const renewals = new Map<number, Renewal[]>();
+  for (const entry of world.history.entries()) {
+    if (entry.type !== 'ok' || entry.op !== 'heartbeat' || entry.taskId === undefined || entry.generation === undefined) continue;
+    const ev = evOf(entry);
+    if (ev === undefined) continue;
+    let list = renewals.get(entry.taskId);
+    if (list === undefined) renewals.set(entry.taskId, (list = []));
+    list.push({ ev, generation: entry.generation, at: wallTimeAt(analysis, entry), index: entry.index });
+  }
+  const { leaseMs } = analysis.config;
+  for (const [taskId, events] of analysis.eventsByTask) {
+    const list = renewals.get(taskId) ?? [];
+    let next = 0;
+    let lease: { generation: number; until: number } | undefined;
+    const renewUpTo = (cursor: number) => {
+      for (; next < list.length && list[next]!.ev < cursor; next++) {
+        const renewal = list[next]!;
+        if (lease === undefined || renewal.generation !== lease.generation) continue;
+        if (renewal.at >= lease.until) {
+          out.add('expired lease', `task ${taskId}: heartbeat of generation ${renewal.generation} succeeded at ${renewal.at}, after its lease ran out at ${lease.until}`, { at: [renewal.index], taskId });
+        }
+        lease.until = renewal.at + leaseMs;
+      }
+    };
+    for (const event of events) {
+      renewUpTo(event.id);
+      if (event.type === 'claimed') {
+        const until = event.data.leaseUntil;
+        lease = typeof event.data.generation === 'number' && typeof until === 'number' ? { generation: event.data.generation, until } : undefined;
+        continue;
+      }
+      const author = authorOf(event);
+      if (author !== undefined && lease !== undefined && author.generation === lease.generation && event.at >= lease.until) {
+        out.add('expired lease', `task ${taskId}: ${event.type} event ${event.id} by ${describeHolder(author)} at ${event.at}, after its lease ran out at ${lease.until}`, { taskId });
+      }
+    }
+    renewUpTo(Number.MAX_SAFE_INTEGER);
+  }
+}

@@ -1,0 +1,80 @@
+import type { WorldResult } from '../world.ts';
+import { replayCounts } from './i3-quotas.ts';
+import { analyse, evOf, ViolationList } from './timeline.ts';
+import type { Checker } from './types.ts';
+
+/** Enqueue refusals that must be recorded in the rejections table (Q3, Q14, Q1). */
+const RECORDED_REFUSALS = new Set(['queue_full', 'expired', 'idempotency_conflict']);
+
+/**
+ * I4: capacity holds, except same-topic replacements; every rejection is explicit and recorded.
+ *
+ * Rules:
+ * - after every event in commit order, ready + running + uncertain <= capacity, except right after an
+ *   `enqueued` event that replaced waiting versions of its topic (Q3 accepts those even when full);
+ * - every enqueue refused queue_full, expired or idempotency_conflict appears in the final
+ *   rejections with its (tenant, topic, version, reason), and every such rejection was a refusal;
+ * - a queue_full refusal was given only while the queue really was full at that point of the log
+ *   (live >= capacity), so no task was turned away while there was room.
+ */
+export const i4Capacity: Checker = {
+  invariant: 'I4',
+  kind: 'safety',
+  description: 'capacity holds except same-topic replacements; every refusal is recorded',
+  check(world: WorldResult) {
+    const analysis = analyse(world);
+    const { capacity } = analysis.config;
+    const out = new ViolationList('I4', 'safety');
+    const liveAfterEvent = new Map<number, number>();
+    replayCounts(world, analysis, (position, counts) => {
+      const event = world.events[position]!;
+      liveAfterEvent.set(event.id, counts.live);
+      const replaced = Array.isArray(event.data.replaced) && event.data.replaced.length > 0;
+      if (counts.live > capacity && !(event.type === 'enqueued' && replaced)) {
+        out.add('capacity', `after event ${event.id} (${event.type} of task ${event.taskId}) ${counts.live} tasks are live, capacity ${capacity}`, { taskId: event.taskId });
+      }
+    });
+    const refused = new Map<string, number>();
+    const key = (tenant: string, topic: string, version: number, reason: string) => `${tenant}\u0000${topic}\u0000${version}\u0000${reason}`;
+    for (const { arrival, result } of world.enqueued) {
+      if (result.ok || !RECORDED_REFUSALS.has(result.error)) continue;
+      const k = key(arrival.request.tenant, arrival.request.topic, arrival.request.version, result.error);
+      refused.set(k, (refused.get(k) ?? 0) + 1);
+    }
+    const recorded = new Map<string, number>();
+    for (const rejection of world.final.rejections) {
+      const k = key(rejection.tenant, rejection.topic, rejection.version, rejection.reason);
+      recorded.set(k, (recorded.get(k) ?? 0) + 1);
+    }
+    for (const [k, n] of refused) {
+      if ((recorded.get(k) ?? 0) < n) out.add('unrecorded', `enqueue of ${k.split('\u0000').join(' / ')} was refused ${n} time(s) but rejections record ${recorded.get(k) ?? 0}`);
+    }
+    for (const [k, n] of recorded) {
+      if ((refused.get(k) ?? 0) < n) out.add('phantom', `rejections record ${k.split('\u0000').join(' / ')} ${n} time(s) but the client was refused ${refused.get(k) ?? 0}`);
+    }
+    checkQueueFullWasFull(world, liveAfterEvent, capacity, out);
+    return out.list;
+  },
+};
+
+function checkQueueFullWasFull(world: WorldResult, liveAfterEvent: Map<number, number>, capacity: number, out: ViolationList): void {
+  const ids = world.events.map((event) => event.id);
+  for (const entry of world.history.entries()) {
+    if (entry.type !== 'fail' || entry.op !== 'enqueue' || entry.reason !== 'queue_full') continue;
+    const ev = evOf(entry);
+    if (ev === undefined) continue;
+    // The newest event at or before the cursor tells how many tasks were live when the refusal committed.
+    let low = 0;
+    let high = ids.length - 1;
+    let found = -1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (ids[middle]! <= ev) {
+        found = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    const live = found < 0 ? 0 : (liveAfterEvent.get(ids[found]!) ?? 0);
+    if (live < capacity) out.add('unjust', `enqueue refused queue_full with ${live} live tasks, capacity ${capacity}`, { at: [entry.index] });
+  }
+}

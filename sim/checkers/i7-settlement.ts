@@ -1,0 +1,129 @@
+import { faultFreeUsage } from '../actors/scripted-model.ts';
+import { isTerminal } from '../../src/queue/states.ts';
+import type { Usage } from '../../src/queue/types.ts';
+import type { WorldResult } from '../world.ts';
+import { largestCallTokens, scriptsByTask } from './scripts.ts';
+import { analyse, ViolationList } from './timeline.ts';
+import type { Checker } from './types.ts';
+
+/** Closures the reconciler makes on its own (src/runs/settlement.ts), with no end event of the task. */
+const RECONCILER_RELEASES = new Set(['hold_ttl', 'orphaned']);
+const ZERO: Usage = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+
+function credits(usage: Usage, tokensPerCredit: number): number {
+  return Math.ceil((usage.inputTokens + usage.outputTokens) / tokensPerCredit);
+}
+
+function sameUsage(a: Usage | null | undefined, b: Usage): boolean {
+  return a !== null && a !== undefined && a.inputTokens === b.inputTokens && a.outputTokens === b.outputTokens && a.modelCalls === b.modelCalls;
+}
+
+/**
+ * I7: one settlement per run: exactly one settlement or release per hold; charged = checkpointed usage;
+ * within one model call of the fault-free run.
+ *
+ * Rules:
+ * - every task has exactly one hold, of its tenant and tier, for tierHolds[tier] credits;
+ * - a hold is closed at most once: at most one end event of the task says `settlement: settled` or
+ *   `released`, and it agrees with the hold's final state; a hold closed with no such event was
+ *   closed by the reconciler (hold_ttl, orphaned), and only then may a later end find it
+ *   `already_closed`;
+ * - a task that ended has a closed hold (the hold closes in the transaction of the end);
+ * - charged = checkpointed usage: a closed hold charged ceil(tokens / tokensPerCredit) of the task's
+ *   last checkpointed usage, or 0 if it never checkpointed; a settled hold records exactly that usage;
+ * - a run that ended done was charged within one model call of its script's fault-free run: model
+ *   calls within +-1 of faultFreeUsage, tokens within the script's largest single call.
+ */
+export const i7Settlement: Checker = {
+  invariant: 'I7',
+  kind: 'safety',
+  description: 'one settlement per run, charged the checkpointed usage, within one model call of the fault-free run',
+  check(world: WorldResult) {
+    const analysis = analyse(world);
+    const { config } = analysis;
+    const out = new ViolationList('I7', 'safety');
+    const holds = new Map<number, WorldResult['holds'][number]>();
+    for (const hold of world.holds) {
+      if (holds.has(hold.taskId)) out.add('one hold', `task ${hold.taskId} has two holds`, { taskId: hold.taskId });
+      holds.set(hold.taskId, hold);
+      const task = analysis.tasks.get(hold.taskId);
+      if (task === undefined) out.add('one hold', `hold for task ${hold.taskId}, which does not exist`, { taskId: hold.taskId });
+      else if (hold.tenant !== task.tenant || hold.tier !== task.tier || hold.credits !== config.tierHolds[task.tier]) {
+        out.add('hold', `task ${task.id} (${task.tenant}, ${task.tier}) has a hold of ${hold.credits} credits for ${hold.tenant}, ${hold.tier}`, { taskId: task.id });
+      }
+    }
+    for (const task of analysis.tasks.values()) {
+      const hold = holds.get(task.id);
+      if (hold === undefined) {
+        out.add('one hold', `task ${task.id} has no hold`, { taskId: task.id });
+        continue;
+      }
+      checkClosures(analysis.eventsByTask.get(task.id) ?? [], hold, out);
+      if (isTerminal(task.state) && hold.state === 'held') out.add('unsettled', `task ${task.id} ended ${task.state} but its hold is still held`, { taskId: task.id });
+      if (hold.state === 'held') continue;
+      const usage = world.checkpoints.get(task.id)?.usage ?? ZERO;
+      const expected = credits(usage, config.tokensPerCredit);
+      if (hold.chargedCredits !== expected || (hold.state === 'settled' && !sameUsage(hold.usage, usage))) {
+        out.add(
+          'charge',
+          `task ${task.id}: hold ${hold.state} charging ${String(hold.chargedCredits)} credits for ${JSON.stringify(hold.usage)}, checkpointed usage ${JSON.stringify(usage)} is ${expected} credits`,
+          { taskId: task.id },
+        );
+      }
+      if (task.state === 'done') checkFaultFree(world, task.id, hold.usage ?? ZERO, out);
+    }
+    return out.list;
+  },
+};
+
+function checkClosures(events: readonly { id: number; type: string; data: Record<string, unknown> }[], hold: WorldResult['holds'][number], out: ViolationList): void {
+  const closing = events.filter((event) => event.data.settlement === 'settled' || event.data.settlement === 'released');
+  const byReconciler = RECONCILER_RELEASES.has(hold.reason ?? '');
+  if (closing.length > 1) out.add('twice', `task ${hold.taskId}: hold closed by ${closing.length} events (${closing.map((e) => e.id).join(', ')})`, { taskId: hold.taskId });
+  const first = closing[0];
+  if (first !== undefined && first.data.settlement !== hold.state) {
+    out.add('twice', `task ${hold.taskId}: event ${first.id} says ${String(first.data.settlement)} but the hold is ${hold.state}`, { taskId: hold.taskId });
+  }
+  if (first !== undefined && byReconciler) out.add('twice', `task ${hold.taskId}: hold closed by event ${first.id} and by the reconciler (${String(hold.reason)})`, { taskId: hold.taskId });
+  if (first === undefined && hold.state !== 'held' && !byReconciler) {
+    out.add('silent', `task ${hold.taskId}: hold ${hold.state} (${String(hold.reason)}) with no end event and not by the reconciler`, { taskId: hold.taskId });
+  }
+  const again = events.find((event) => event.data.settlement === 'already_closed');
+  if (again !== undefined && !byReconciler) {
+    out.add('twice', `task ${hold.taskId}: event ${again.id} found the hold already closed, which only a reconciler release may do`, { taskId: hold.taskId });
+  }
+}
+
+function checkFaultFree(world: WorldResult, taskId: number, usage: Usage, out: ViolationList): void {
+  const script = scriptsByTask(world).get(taskId);
+  if (script === undefined) return;
+  const clean = faultFreeUsage(script);
+  const tokens = usage.inputTokens + usage.outputTokens;
+  const cleanTokens = clean.inputTokens + clean.outputTokens;
+  const oneCall = largestCallTokens(script);
+  if (Math.abs(usage.modelCalls - clean.modelCalls) > 1 || Math.abs(tokens - cleanTokens) > oneCall) {
+    out.add(
+      'fault-free',
+      `task ${taskId}: done run charged ${usage.modelCalls} model calls and ${tokens} tokens; the fault-free run uses ${clean.modelCalls} and ${cleanTokens} (one call is at most ${oneCall})`,
+      { taskId },
+    );
+  }
+}
+
+/**
+ * I7 (liveness, S5): after the liveness phase drained, no hold is still held: every hold was settled
+ * or released.
+ */
+export const i7HoldsClosed: Checker = {
+  invariant: 'I7',
+  kind: 'liveness',
+  description: 'every hold settled or released once the run drained',
+  check(world: WorldResult) {
+    const out = new ViolationList('I7', 'liveness');
+    if (!world.drained) return out.list;
+    for (const hold of world.holds) {
+      if (hold.state === 'held') out.add('open hold', `task ${hold.taskId}: hold still held after the run drained`, { taskId: hold.taskId });
+    }
+    return out.list;
+  },
+};

@@ -1,0 +1,50 @@
+import { describe, it } from 'vitest';
+import { expectClean, expectViolation } from './expect-checker.ts';
+import { fakeWorld, type FakeWorld } from './fake-world.ts';
+import { i8EffectsOnce } from './i8-effects-once.ts';
+
+function doneRun(): { fw: FakeWorld; task: number } {
+  const fw = fakeWorld();
+  const task = fw.enqueue()!;
+  fw.claim('w0#1', task);
+  fw.runToDone('w0#1', task);
+  return { fw, task };
+}
+
+describe('I8 effects once', () => {
+  it('passes a done run whose write was executed once, though its takeover asked for it again', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    const write = fw.task(task).script.steps[0]!.calls[1]!;
+    fw.claim('w0#1', task);
+    fw.effect('w0#1', task, write.tool, write.args);
+    fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
+    fw.claim('w1#1', task);
+    fw.runToDone('w1#1', task);
+    const world = fw.build();
+    expectClean(i8EffectsOnce, world);
+  });
+
+  it('fails when the provider executed one request key twice', () => {
+    const { fw } = doneRun();
+    const world = fw.build();
+    world.provider.executions.push({ ...world.provider.executions[0]! });
+    expectViolation(i8EffectsOnce, world, /executed more than once/);
+  });
+
+  it('fails when a done run never executed its intended write', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    const script = fw.task(task).script;
+    fw.claim('w0#1', task);
+    fw.checkpoint('w0#1', task, 'A', 0, script.steps[0]!).toolResult('w0#1', task, 'lookup_order').checkpoint('w0#1', task, 'B', 1);
+    fw.checkpoint('w0#1', task, 'A', 1, script.finalTokens).complete('w0#1', task);
+    expectViolation(i8EffectsOnce, fw.build(), /task 1: done, but its confirm_order .* was executed 0 times/);
+  });
+
+  it('fails when an effect no script intends was executed', () => {
+    const { fw, task } = doneRun();
+    fw.provider.execute({ requestKey: `${task}:issue_refund:deadbeef`, action: 'issue_refund', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 }, {});
+    expectViolation(i8EffectsOnce, fw.build(), /executed 1:issue_refund:deadbeef, which its script never intends/);
+  });
+});

@@ -1,0 +1,66 @@
+import type { WorldResult } from '../world.ts';
+import { intendedEffects, scriptsByTask } from './scripts.ts';
+import { providerRecordMismatch } from './provider-calls.ts';
+import { analyse, ViolationList } from './timeline.ts';
+import type { Checker } from './types.ts';
+
+/**
+ * I8: effects once: each request key executed at most once by the external system; each finished run
+ * has exactly one effect per intended action. Checked from the outside (the provider's own record),
+ * and against the effect ledger.
+ *
+ * Rules:
+ * - the provider executed each request key at most once, and the provider's record agrees with the
+ *   history's notes (one note per request, one execute note per execution);
+ * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
+ * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
+ *   its intended keys, each under the task and action that intends it.
+ */
+export const i8EffectsOnce: Checker = {
+  invariant: 'I8',
+  kind: 'safety',
+  description: 'effects once: each request key executed at most once; done runs executed each intended write once',
+  check(world: WorldResult) {
+    const analysis = analyse(world);
+    const out = new ViolationList('I8', 'safety');
+    const mismatch = providerRecordMismatch(world);
+    if (mismatch !== undefined) out.add('record', mismatch);
+    const executed = new Map<string, number>();
+    const executedByTask = new Map<number, Set<string>>();
+    for (const execution of world.provider.executions) {
+      const n = (executed.get(execution.requestKey) ?? 0) + 1;
+      executed.set(execution.requestKey, n);
+      if (n === 2) out.add('twice', `request key ${execution.requestKey} (task ${execution.taskId}, ${execution.action}) executed more than once`, { taskId: execution.taskId });
+      let keys = executedByTask.get(execution.taskId);
+      if (keys === undefined) executedByTask.set(execution.taskId, (keys = new Set()));
+      keys.add(execution.requestKey);
+    }
+    const scripts = scriptsByTask(world);
+    const ledger = new Map<number, Map<string, string>>();
+    for (const effect of world.effects ?? []) {
+      let keys = ledger.get(effect.taskId);
+      if (keys === undefined) ledger.set(effect.taskId, (keys = new Map()));
+      keys.set(effect.requestKey, effect.action);
+    }
+    for (const task of analysis.tasks.values()) {
+      const script = scripts.get(task.id);
+      if (script === undefined) continue;
+      const intended = intendedEffects(task.id, script);
+      for (const key of executedByTask.get(task.id) ?? []) {
+        if (!intended.has(key)) out.add('unintended', `task ${task.id}: executed ${key}, which its script never intends`, { taskId: task.id });
+      }
+      for (const [key, action] of ledger.get(task.id) ?? []) {
+        if (intended.get(key) !== action) out.add('unintended', `task ${task.id}: ledger holds ${key} (${action}), which its script never intends`, { taskId: task.id });
+      }
+      if (task.state !== 'done') continue;
+      for (const [key, action] of intended) {
+        const n = executed.get(key) ?? 0;
+        if (n !== 1) out.add('missing', `task ${task.id}: done, but its ${action} (${key}) was executed ${n} times`, { taskId: task.id });
+        if (world.effects !== undefined && ledger.get(task.id)?.get(key) !== action) {
+          out.add('ledger', `task ${task.id}: done, but the ledger has no ${action} under ${key}`, { taskId: task.id });
+        }
+      }
+    }
+    return out.list;
+  },
+};

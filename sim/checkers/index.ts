@@ -1,0 +1,60 @@
+import { i1NoDoubleClaim } from './i1-no-double-claim.ts';
+import { i2StaleLeases } from './i2-stale-leases.ts';
+import { i3Quotas } from './i3-quotas.ts';
+import { i4Capacity } from './i4-capacity.ts';
+import { i5Priority, i5Starvation } from './i5-priority.ts';
+import { i6BoundedRetries } from './i6-bounded-retries.ts';
+import { i7HoldsClosed, i7Settlement } from './i7-settlement.ts';
+import { i8EffectsOnce } from './i8-effects-once.ts';
+import { i9OneTaskPerKey } from './i9-one-task-per-key.ts';
+import { i10Supersede } from './i10-supersede.ts';
+import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
+import { i12UncertainHeld } from './i12-uncertain-held.ts';
+import { i13Isolation } from './i13-isolation.ts';
+import type { Checker } from './types.ts';
+
+/**
+ * Every invariant checker that is a pure function of one finished run (S7), safety first. I14
+ * (determinism) needs two runs and lives in i14-determinism.ts.
+ */
+export const allCheckers: Checker[] = [
+  i1NoDoubleClaim,
+  i2StaleLeases,
+  i3Quotas,
+  i4Capacity,
+  i5Priority,
+  i6BoundedRetries,
+  i7Settlement,
+  i8EffectsOnce,
+  i9OneTaskPerKey,
+  i10Supersede,
+  i11Contiguous,
+  i12UncertainHeld,
+  i13Isolation,
+  i5Starvation,
+  i7HoldsClosed,
+  i11Drained,
+];
+
+export {
+  i1NoDoubleClaim,
+  i2StaleLeases,
+  i3Quotas,
+  i4Capacity,
+  i5Priority,
+  i5Starvation,
+  i6BoundedRetries,
+  i7Settlement,
+  i7HoldsClosed,
+  i8EffectsOnce,
+  i9OneTaskPerKey,
+  i10Supersede,
+  i11Contiguous,
+  i11Drained,
+  i12UncertainHeld,
+  i13Isolation,
+};
+export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
+export { claimDecisions } from './i5-priority.ts';
+export { coverageMarks, REQUIRED_MARKS } from './marks.ts';
+export type { Checker } from './types.ts';

@@ -1,0 +1,47 @@
+import { requestKey } from '../../src/worker/fingerprint.ts';
+import type { TaskScript } from '../actors/scripted-model.ts';
+import { WRITE_TOOLS } from '../actors/tools.ts';
+import type { WorldResult } from '../world.ts';
+
+const WRITES = new Set<string>(WRITE_TOOLS);
+const memo = new WeakMap<WorldResult, Map<number, TaskScript>>();
+
+/**
+ * The script each task carries in its input (what its scripted model decides), found through the
+ * arrival that created the task: one task per (tenant, topic, version), so the key finds it.
+ */
+export function scriptsByTask(world: WorldResult): Map<number, TaskScript> {
+  const cached = memo.get(world);
+  if (cached !== undefined) return cached;
+  const byKey = new Map<string, TaskScript>();
+  for (const arrival of world.arrivals) {
+    const script = (arrival.request.input as { script?: TaskScript } | null)?.script;
+    const { tenant, topic, version } = arrival.request;
+    if (script !== undefined) byKey.set(`${tenant}\u0000${topic}\u0000${version}`, script);
+  }
+  const scripts = new Map<number, TaskScript>();
+  for (const task of world.final.tasks) {
+    const script = byKey.get(`${task.tenant}\u0000${task.topic}\u0000${task.version}`);
+    if (script !== undefined) scripts.set(task.id, script);
+  }
+  memo.set(world, scripts);
+  return scripts;
+}
+
+/** R3: the request keys of the write effects a task's script intends, with their actions. */
+export function intendedEffects(taskId: number, script: TaskScript): Map<string, string> {
+  const keys = new Map<string, string>();
+  for (const step of script.steps) {
+    for (const call of step.calls) {
+      if (WRITES.has(call.tool)) keys.set(requestKey(taskId, call.tool, call.args), call.tool);
+    }
+  }
+  return keys;
+}
+
+/** The tokens of the script's largest single model call: what "one model call" is worth for I7. */
+export function largestCallTokens(script: TaskScript): number {
+  let largest = script.finalTokens.inputTokens + script.finalTokens.outputTokens;
+  for (const step of script.steps) largest = Math.max(largest, step.inputTokens + step.outputTokens);
+  return largest;
+}
