@@ -38,9 +38,10 @@ export function claim(context: QueueContext, workerIdArgument: string): ClaimRes
 /**
  * Q4: the best eligible task by (score, enqueue time, id), with index seeks only. Within one (tenant,
  * base priority) level the earliest-enqueued task also has the highest aged score, so the winner is
- * the head of some level. Each tenant's levels are walked from the top down, one seek per level, and
- * a level b is skipped once b + agingCap is below the best score found: no task there can win or tie.
- * The cost grows with tenants and with the levels within agingCap of the best, never with the backlog.
+ * the head of some level. Each tenant's levels are walked from the top down, one seek per level. No
+ * task of a tenant has aged more than its oldest ready task, so with that aging A a level b scores at
+ * most b + A: once that is below the best score found, no task there can win or tie, and the walk
+ * stops. The cost grows with tenants and with the levels within A of the best, never with the backlog.
  */
 function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: number): { candidate?: CandidateRow; quotaBound: boolean } {
   const { statements, config } = context;
@@ -51,8 +52,10 @@ function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: 
       quotaBound = true;
       continue;
     }
+    const oldest = statements.oldestReadyOfTenant.get(tenant) as number;
+    const agingBound = score(0, oldest, at, config);
     for (let maxPriority = TOP_PRIORITY; ; ) {
-      const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
+      const minPriority = best === undefined ? 0 : Math.max(0, best.score - agingBound);
       if (maxPriority < minPriority) break;
       const head = statements.levelHead.get({ tenant, maxPriority, minPriority, now: at }) as CandidateRow | undefined;
       if (head === undefined) break;
