@@ -5,5 +5,6 @@
 import { claimLatencySection } from './claim-latency.ts';
 import { cycleThroughputSection } from './cycle-throughput.ts';
 import type { BenchSection } from './registry.ts';
+import { simSpeedSection } from './sim-speed.ts';
 
-export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection];
+export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, simSpeedSection];

@@ -85,6 +85,20 @@ describe('Q1 idempotent enqueue', () => {
 });
 
 describe('Q2 supersede', () => {
+  it('leaves a started older version that waits for a retry alone; it finishes stale_input', () => {
+    const { queue, clock } = openTestQueue();
+    const v1 = enqueueOk(queue, { topic: 'chat', version: 1 });
+    claimOk(queue, 'w1');
+    expect(queue.fail(v1, 'w1', 1, { errorClass: 'rate_limited', message: 'slow down' })).toMatchObject({ ok: true, next: 'retry' });
+    const result = queue.enqueue(request({ topic: 'chat', version: 2, input: { text: 'correction' } }));
+    expect(result).toMatchObject({ ok: true, status: 'enqueued' });
+    expect(queue.get(v1)?.state).toBe('ready');
+    clock.advance(3_600_000);
+    const again = claimOk(queue, 'w1');
+    expect(again.id).toBe(v1);
+    expect(queue.complete(v1, 'w1', again.generation, { status: 'needs_human' })).toEqual({ ok: true, outcome: 'stale_input' });
+  });
+
   it('turns a ready older version into superseded with an event, and only the new one runs', () => {
     const { queue, clock } = openTestQueue();
     const v1 = enqueueOk(queue, { topic: 'chat', version: 1 });

@@ -130,7 +130,8 @@ export function prepareStatements(db: Database) {
                    ON CONFLICT (tenant, topic, version) DO NOTHING
                    RETURNING id`).pluck(),
     supersedeOlderReady: p(`UPDATE tasks SET state = 'superseded', finished_at = :now, event_seq = event_seq + 1
-                            WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready'
+                            -- Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
+                            WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready' AND generation = 0
                             RETURNING id, event_seq`),
     insertRejection: p('INSERT INTO rejections (tenant, topic, version, reason, at) VALUES (?, ?, ?, ?, ?)'),
 
