@@ -1,0 +1,27 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { runJob } from './run-job.ts';
+import type { FromWorker, ToWorker, WorkerSetup } from './types.ts';
+
+/**
+ * One check thread (started through worker-bootstrap.mjs, which makes tsx load this file). It runs
+ * the jobs the pool hands it, one at a time, and posts each result back.
+ */
+const setup = workerData as WorkerSetup;
+const port = parentPort;
+if (port === null) throw new Error('check-worker.ts must run in a worker thread');
+
+let jobsSeen = 0;
+port.on('message', (message: ToWorker) => {
+  if (message.type !== 'job') return;
+  jobsSeen++;
+  if (setup.testHook === 'crash-worker' && setup.threadIndex === 0 && jobsSeen === 1) {
+    // Test hook: an uncaught error ends this thread, as a native crash or a runaway allocation would.
+    queueMicrotask(() => {
+      throw new Error('test hook crash-worker: thread 0 died on purpose');
+    });
+    return;
+  }
+  const spec = setup.scenarios[message.job.scenario];
+  if (spec === undefined) throw new Error(`check thread got a job for unknown scenario ${message.job.scenario}`);
+  void runJob(message.job, spec, setup.testHook).then((result) => port.postMessage({ type: 'result', result } satisfies FromWorker));
+});

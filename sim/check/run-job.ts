@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import { simulate } from '../run-scenario.ts';
+import type { ScenarioSpec } from '../scenario.ts';
+import type { JobResult, TestHook } from './types.ts';
+import type { Job } from './seeds.ts';
+import { wallClockMs } from './wall-clock.ts';
+
+/**
+ * Runs one job: one seed of one scenario through the simulator and the checkers. A throw from the
+ * simulator is caught and reported as a crash result, so one bad seed does not take the thread with it.
+ */
+export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook): Promise<JobResult> {
+  const started = wallClockMs();
+  try {
+    const { report, world } = await simulate({ scenario: spec, seed: job.seed });
+    return {
+      job,
+      verdict: report.verdict,
+      traceHash: testHook === 'perturb-repeat' && job.repeat ? perturbed(report.traceHash) : report.traceHash,
+      violations: report.violations,
+      marks: report.marks,
+      metrics: report.metrics,
+      plan: world.plan,
+      elapsedMs: wallClockMs() - started,
+    };
+  } catch (error) {
+    const crash = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    return { job, verdict: 'nondeterminism', traceHash: '', violations: [], marks: {}, metrics: {}, elapsedMs: wallClockMs() - started, crash };
+  }
+}
+
+/** Test hook only (LEASEHOLD_CHECK_TEST_HOOK=perturb-repeat): a hash that cannot equal the real one. */
+function perturbed(hash: string): string {
+  return createHash('sha256').update(`test-hook-perturbed:${hash}`).digest('hex');
+}

@@ -1,0 +1,44 @@
+import type { FaultPlan } from '../faults/plan.ts';
+import type { Verdict, Violation } from '../report-types.ts';
+import type { ScenarioSpec } from '../scenario.ts';
+import type { Job } from './seeds.ts';
+
+/** What a worker thread sends back for one job. */
+export interface JobResult {
+  job: Job;
+  verdict: Verdict;
+  traceHash: string;
+  violations: Violation[];
+  marks: Record<string, number>;
+  metrics: Record<string, number>;
+  /** The run's fault plan (drawn or explicit); a counterexample records it. Absent after a crash. */
+  plan?: FaultPlan;
+  /** Wall time the thread spent on this run, for seeds per second. */
+  elapsedMs: number;
+  /** Set when simulate() itself threw: a harness crash (exit 3), not a verdict of the core. */
+  crash?: string;
+}
+
+/**
+ * Test-only hooks, taken from LEASEHOLD_CHECK_TEST_HOOK and passed to the threads explicitly, so the
+ * tests can prove the exit-3 paths work without planting nondeterminism in the simulator:
+ * `perturb-repeat` changes the trace hash reported by every unseed repeat run, and `crash-worker`
+ * kills the first worker thread with an uncaught error at its first job.
+ */
+export type TestHook = 'perturb-repeat' | 'crash-worker';
+export const TEST_HOOK_ENV = 'LEASEHOLD_CHECK_TEST_HOOK';
+
+export function testHookFromEnv(env: NodeJS.ProcessEnv): TestHook | undefined {
+  const value = env[TEST_HOOK_ENV];
+  return value === 'perturb-repeat' || value === 'crash-worker' ? value : undefined;
+}
+
+/** workerData of a check thread. */
+export interface WorkerSetup {
+  scenarios: Record<string, ScenarioSpec>;
+  threadIndex: number;
+  testHook?: TestHook;
+}
+
+export type ToWorker = { type: 'job'; job: Job };
+export type FromWorker = { type: 'result'; result: JobResult };

@@ -1,0 +1,94 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_SCENARIO } from '../../scenarios/registry.ts';
+import { gitState } from '../../check/git.ts';
+import { runCheck } from '../../check/run-check.ts';
+import { catalogueSources, resolveScenarioArgument, type ScenarioSource } from '../../check/scenario-source.ts';
+import { rootSeed } from '../../check/seeds.ts';
+import { testHookFromEnv } from '../../check/types.ts';
+import type { ParsedArgs } from '../args.ts';
+import type { CommandContext } from '../command-context.ts';
+import { commandLine } from '../shell-quote.ts';
+import { UsageError } from '../usage-error.ts';
+
+/** Seeds per scenario without --seeds: enough for the required marks of `mixed` (see check/coverage.ts). */
+export const DEFAULT_SEEDS = 100;
+/** Share of seeds run twice for the unseed check (S6) without --unseed-rate. */
+export const DEFAULT_UNSEED_RATE = 0.05;
+/** Where counterexamples go without --out. */
+export const DEFAULT_FAILURES_DIR = join('reports', 'failures');
+
+/**
+ * `leasehold check [--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE]
+ * [--out DIR] [--unseed-rate RATE]`: the CI gate. Runs N seeds of each scenario (default: the whole
+ * catalogue) on worker threads, checks every invariant, reruns a sample of seeds to compare trace
+ * hashes, checks coverage, and exits with the S9 code. See sim/check/ for each part.
+ */
+export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const scenarioArguments = args.strings('scenario');
+  const sources = scenarioArguments.length === 0 ? catalogueSources() : resolveSources(scenarioArguments);
+  const seedsPerScenario = args.integer('seeds') ?? DEFAULT_SEEDS;
+  const shard = args.shard('shard');
+  const outDir = args.string('out');
+  const junitPath = args.string('junit');
+  const git = gitState();
+  const root = rootSeed(args.string('seed'), git);
+  const testHook = testHookFromEnv(process.env);
+  const reproduce = commandLine([
+    'leasehold',
+    'check',
+    ...scenarioArguments.flatMap((scenario) => ['--scenario', scenario]),
+    '--seeds',
+    String(seedsPerScenario),
+    '--seed',
+    root.seed,
+    ...(shard === undefined ? [] : ['--shard', `${shard.index}/${shard.count}`]),
+  ]);
+  return runCheck(
+    {
+      sources,
+      seedsPerScenario,
+      root,
+      git,
+      threads: args.integer('jobs') ?? availableParallelism(),
+      ...(shard === undefined ? {} : { shard }),
+      unseedRate: unseedRate(args.string('unseed-rate')),
+      failuresDir: outDir === undefined ? DEFAULT_FAILURES_DIR : join(outDir, 'failures'),
+      ...(junitPath === undefined ? {} : { junitPath }),
+      ...(outDir === undefined ? {} : { outDir }),
+      ...(testHook === undefined ? {} : { testHook }),
+      reproduce,
+    },
+    {
+      out: (text) => context.out(text),
+      err: (text) => context.err(text),
+      progress: process.stderr.isTTY ? { tty: true, columns: process.stderr.columns ?? 80, write: (text) => process.stderr.write(text) } : { tty: false, line: (text) => context.err(text) },
+    },
+  );
+}
+
+/** Each --scenario once, in the order given; two scenarios of the same name cannot share seeds or files. */
+function resolveSources(scenarioArguments: readonly string[]): ScenarioSource[] {
+  const sources: ScenarioSource[] = [];
+  for (const argument of scenarioArguments) {
+    const source = resolveScenarioArgument(argument, 'leasehold check --scenario');
+    const clash = sources.find((known) => known.name === source.name);
+    if (clash === undefined) sources.push(source);
+    else if (clash.file !== source.file) {
+      throw new UsageError(`two scenarios are named '${source.name}' (${clash.file ?? 'the catalogue'} and ${source.file ?? 'the catalogue'})`, `leasehold check --scenario ${DEFAULT_SCENARIO}`);
+    }
+  }
+  return sources;
+}
+
+/** `5%`, `0.05`, `0`: the share of seeds to run twice. */
+export function unseedRate(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_UNSEED_RATE;
+  const percent = raw.endsWith('%');
+  const value = Number(percent ? raw.slice(0, -1) : raw);
+  const rate = percent ? value / 100 : value;
+  if (raw.trim() === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) {
+    throw new UsageError(`--unseed-rate expects a share between 0 and 1 or 0% and 100%, got '${raw}'`, 'leasehold check --seeds 100 --unseed-rate 5%');
+  }
+  return rate;
+}

@@ -1,0 +1,100 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { canonicalJson } from '../../canonical-json.ts';
+import { readCounterexample, type Counterexample } from '../../check/counterexample.ts';
+import { gitState } from '../../check/git.ts';
+import { ScenarioFileError } from '../../check/scenario-file.ts';
+import { resolveScenarioArgument } from '../../check/scenario-source.ts';
+import { timelineAround, TIMELINE_CONTEXT } from '../../check/timeline.ts';
+import { faultCount, type FaultPlan } from '../../faults/plan.ts';
+import type { Violation } from '../../report-types.ts';
+import { simulate } from '../../run-scenario.ts';
+import type { ScenarioSpec } from '../../scenario.ts';
+import { findScenario } from '../../scenarios/registry.ts';
+import type { ParsedArgs } from '../args.ts';
+import type { CommandContext } from '../command-context.ts';
+import { EXIT_HARNESS, exitCodeForVerdict } from '../exit-codes.ts';
+import { UsageError } from '../usage-error.ts';
+
+interface ReplayTarget {
+  scenario: ScenarioSpec;
+  seed: string;
+  plan?: FaultPlan;
+  recorded?: Counterexample;
+  notes: string[];
+}
+
+/**
+ * `leasehold replay (--scenario NAME|FILE --seed S | FILE.json) [--trace FILE.jsonl]`: reruns one seed,
+ * with the counterexample's scenario and fault plan when given a file, and prints the verdict, the
+ * trace hash (a hash that differs from the file's is nondeterminism or changed code: exit 3) and the
+ * history around the first violation. Otherwise the exit code is the verdict's (S9).
+ */
+export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const target = resolveTarget(args);
+  const { world, report } = await simulate({ scenario: target.scenario, seed: target.seed, ...(target.plan === undefined ? {} : { plan: target.plan }) });
+  const recordedHash = target.recorded?.traceHash;
+  const hashMatches = recordedHash === undefined || recordedHash === report.traceHash;
+
+  context.out(`scenario:   ${target.scenario.name}${target.recorded?.scenarioFile === undefined ? '' : ` (from ${target.recorded.scenarioFile}, as recorded)`}`);
+  context.out(`seed:       ${target.seed}`);
+  context.out(`fault plan: ${target.plan === undefined ? 'drawn from the seed' : 'from the counterexample file'} (${faultCount(world.plan)} faults)`);
+  for (const note of target.notes) context.out(`note:       ${note}`);
+  context.out(`verdict:    ${report.verdict}${target.recorded === undefined ? '' : ` (recorded: ${target.recorded.verdict})`}`);
+  context.out(`trace hash: ${report.traceHash}${hashLine(recordedHash, report.traceHash, target.recorded)}`);
+  context.out(`violations: ${report.violations.length === 0 ? 'none' : report.violations.length}`);
+  for (const violation of report.violations) context.out(`  ${describe(violation)}`);
+
+  const first = report.violations[0];
+  if (first !== undefined) {
+    context.out('');
+    context.out(`timeline around the first violation (${first.invariant}), ${TIMELINE_CONTEXT} entries either side, of ${world.history.length}; >> marks the offending entries:`);
+    for (const line of timelineAround(world.history.entries(), first, world.startMs)) context.out(line);
+  }
+  const trace = args.string('trace');
+  if (trace !== undefined) {
+    mkdirSync(dirname(trace), { recursive: true });
+    writeFileSync(trace, world.history.toJsonl());
+    context.out(`trace:      ${trace} (${world.history.length} entries, JSON lines)`);
+  }
+  if (!hashMatches) {
+    context.err(`leasehold: replay gave trace hash ${report.traceHash}, the file recorded ${recordedHash}: the code changed since (see git.commit in the file) or the run is nondeterministic (I14)`);
+    return EXIT_HARNESS;
+  }
+  return exitCodeForVerdict(report.verdict);
+}
+
+function resolveTarget(args: ParsedArgs): ReplayTarget {
+  const file = args.positionals[0];
+  if (file === undefined) {
+    const source = resolveScenarioArgument(args.string('scenario') as string, `leasehold replay --seed ${args.string('seed') as string} --scenario`);
+    return { scenario: source.spec, seed: args.string('seed') as string, notes: [] };
+  }
+  let recorded: Counterexample;
+  try {
+    recorded = readCounterexample(file);
+  } catch (error) {
+    if (!(error instanceof ScenarioFileError)) throw error;
+    throw new UsageError(`bad counterexample file ${file}: ${error.message}`, 'leasehold replay --scenario mixed --seed 42 (or a file written by leasehold check)');
+  }
+  const notes: string[] = [];
+  const catalogue = recorded.scenarioFile === undefined ? findScenario(recorded.scenario) : undefined;
+  if (catalogue !== undefined && canonicalJson(catalogue as never) !== canonicalJson(recorded.scenarioSpec as never)) {
+    notes.push(`the catalogue's ${recorded.scenario} changed since this file was written; replaying the recorded definition`);
+  }
+  const here = gitState().commit;
+  if (recorded.git.commit !== null && here !== undefined && recorded.git.commit !== here) notes.push(`recorded at commit ${recorded.git.commit}; this tree is at ${here}`);
+  if (recorded.unseed !== undefined) notes.push(`this seed gave two trace hashes when it was checked: ${recorded.unseed.hashA} and ${recorded.unseed.hashB}`);
+  return { scenario: recorded.scenarioSpec, seed: recorded.seed, ...(recorded.plan === undefined ? {} : { plan: recorded.plan }), recorded, notes };
+}
+
+function hashLine(recorded: string | undefined, replayed: string, file: Counterexample | undefined): string {
+  if (file === undefined) return '';
+  if (recorded === replayed) return ' (matches the recorded hash)';
+  return ` (DIFFERS from the recorded ${recorded === '' ? '(none: the checked run crashed)' : recorded})`;
+}
+
+function describe(violation: Violation): string {
+  const where = [violation.taskId === undefined ? '' : `task ${violation.taskId}`, violation.at === undefined ? '' : `history #${violation.at.join(', #')}`].filter(Boolean).join('; ');
+  return `${violation.invariant} (${violation.kind}) ${violation.message}${where === '' ? '' : ` [${where}]`}`;
+}
