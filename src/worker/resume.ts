@@ -8,7 +8,8 @@ import type { RunState } from './types.ts';
  * Returns the fenced event's result so the caller can stop on stale_lease.
  */
 export function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): RunState & { ok: true } | { ok: false; error: 'stale_lease'; message: string } {
-  const checkpoint = queue.lastCheckpoint(task.id);
+  // A first claim has nothing to resume: no generation before it could have checkpointed.
+  const checkpoint = task.generation === 1 ? undefined : queue.lastCheckpoint(task.id);
   if (checkpoint === undefined) {
     return { ok: true, step: 0, messages: [], usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };
   }

@@ -92,7 +92,7 @@ export class Worker {
       throw error;
     }
     if (!claimed.ok) return false;
-    this.deliver(claimed.task);
+    this.start(claimed.task);
     return true;
   }
 
@@ -116,6 +116,12 @@ export class Worker {
       this.options.onOutcome?.(skipped);
       return Promise.resolve(skipped);
     }
+    return this.start(task);
+  }
+
+  /** Runs a task this worker just claimed itself (no redelivery check needed). */
+  private start(task: ClaimedTask): Promise<RunOutcome> {
+    const key = `${task.id}:${task.generation}`;
     const run = runClaimedTask(this.deps, task).then((outcome) => {
       this.active.delete(key);
       this.options.onOutcome?.(outcome);
