@@ -59,20 +59,23 @@ function run(ctx: BenchContext): SectionResult {
     const medRate = (name: string) => median(r[name]!);
 
     return {
+      // The headline cycle is plainjob's own workload: one tenant, one priority, claim then complete.
+      // plainjob has no tenants, priorities or aging, so that is the same cycle on both sides. The
+      // 4-tenant x 31-priority shape, which also walks priority levels, is reported as context.
       metrics: [
         metric(
           'claimCycleToRawSqliteRatio',
-          'leasehold claim→complete cycles/s ÷ raw SQLite UPDATE tx/s',
-          median(toRaw),
+          'leasehold claim→complete cycles/s (1 tenant, 1 priority) ÷ raw SQLite UPDATE tx/s',
+          median(flatToRaw),
           CYCLE_TARGETS.claimCycleToRawSqliteRatio,
-          toRaw,
+          flatToRaw,
         ),
         metric(
           'plainjobCycleRatio',
-          'leasehold cycles/s ÷ plainjob claim→get→done cycles/s',
-          median(toPj),
+          'leasehold cycles/s (1 tenant, 1 priority) ÷ plainjob claim→get→done cycles/s',
+          median(flatToPj),
           CYCLE_TARGETS.plainjobCycleRatio,
-          toPj,
+          flatToPj,
         ),
       ],
       context: [
@@ -83,8 +86,8 @@ function run(ctx: BenchContext): SectionResult {
         { label: 'plainjob-bare claim→done cycles (median)', value: fmtRate(medRate(pjBare.name)) },
         { label: 'leasehold ÷ plainjob-bare (context, no target)', value: sig(median(toPjBare), 3).toString() },
         { label: 'plainjob ÷ raw SQLite (context)', value: sig(median(pjToRaw), 3).toString() },
-        { label: 'leasehold-flat ÷ raw SQLite (context)', value: sig(median(flatToRaw), 3).toString() },
-        { label: 'leasehold-flat ÷ plainjob (context)', value: sig(median(flatToPj), 3).toString() },
+        { label: 'leasehold 4 tenants × 31 priorities ÷ raw SQLite (context)', value: sig(median(toRaw), 3).toString() },
+        { label: 'leasehold 4 tenants × 31 priorities ÷ plainjob (context)', value: sig(median(toPj), 3).toString() },
         { label: 'backlog of ready tasks at each slice start', value: String(backlog) },
         ...warnings.map((w) => ({ label: 'WARNING', value: w })),
       ],
