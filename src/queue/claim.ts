@@ -38,10 +38,11 @@ export function claim(context: QueueContext, workerIdArgument: string): ClaimRes
 /**
  * Q4: the best eligible task by (score, enqueue time, id), with index seeks only. Within one (tenant,
  * base priority) level the earliest-enqueued task also has the highest aged score, so the winner is
- * the head of some level. Each tenant's levels are walked from the top down, one seek per level. No
- * task of a tenant has aged more than its oldest ready task, so with that aging A a level b scores at
- * most b + A: once that is below the best score found, no task there can win or tie, and the walk
- * stops. The cost grows with tenants and with the levels within A of the best, never with the backlog.
+ * the head of some level. Each tenant's levels are walked from the top down, one seek per level. A
+ * level b scores at most b + agingCap: once that is below the best score found, no task there can win
+ * or tie, and the walk stops. The cost grows with tenants and with the levels within agingCap of the
+ * best, never with the backlog. (An index on each tenant's oldest ready task would prune harder, but
+ * it costs every claim a page write, and the WAL pages of a commit are what a cycle mostly pays for.)
  */
 function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: number): { candidate?: CandidateRow; quotaBound: boolean } {
   const { statements, config } = context;
@@ -52,10 +53,8 @@ function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: 
       quotaBound = true;
       continue;
     }
-    const oldest = statements.oldestReadyOfTenant.get(tenant) as number;
-    const agingBound = score(0, oldest, at, config);
     for (let maxPriority = TOP_PRIORITY; ; ) {
-      const minPriority = best === undefined ? 0 : Math.max(0, best.score - agingBound);
+      const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
       if (maxPriority < minPriority) break;
       const head = statements.levelHead.get({ tenant, maxPriority, minPriority, now: at }) as CandidateRow | undefined;
       if (head === undefined) break;

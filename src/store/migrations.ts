@@ -53,8 +53,6 @@ const MIGRATIONS: readonly Migration[] = [
       );
       -- Q4/Q5: the claim seeks the head of each (tenant, base priority) level; ready rows only.
       CREATE INDEX tasks_ready ON tasks (tenant, priority DESC, enqueued_at, id, not_before) WHERE state = 'ready';
-      -- Q4: each tenant's oldest ready task bounds the aging any of its levels can have, which prunes levels.
-      CREATE INDEX tasks_ready_age ON tasks (tenant, enqueued_at) WHERE state = 'ready';
       -- Q6, Q10: the tasks holding a slot (running or uncertain) with their leases. The claim reads
       -- them all at once to expire overdue leases and count occupied slots, never a window of rows.
       CREATE INDEX tasks_holding ON tasks (tenant, lease_until) WHERE state IN ('running', 'uncertain');

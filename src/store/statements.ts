@@ -113,7 +113,6 @@ export function prepareStatements(db: Database) {
     firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`).pluck(),
     nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`).pluck(),
     levelHead: p(LEVEL_HEAD_SQL),
-    oldestReadyOfTenant: p(`SELECT enqueued_at FROM tasks WHERE state = 'ready' AND tenant = ? ORDER BY enqueued_at LIMIT 1`).pluck(),
     overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
     eventsForTask: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE task_id = ? ORDER BY seq'),
