@@ -1,5 +1,7 @@
 import type { QueueConfig, Tier } from '../src/queue/types.ts';
+import type { TaskScript } from './actors/scripted-model.ts';
 import type { FaultPlan } from './faults/plan.ts';
+import type { RoundFaultSpec } from './faults/rounds.ts';
 
 /**
  * A scenario composes a workload, a worker pool, the queue configuration, fault injectors and the
@@ -23,6 +25,25 @@ export interface WorkloadSpec {
   tiers: Tier[];
   /** Probability that a task is poison: its worker dies at its first model call, every time. */
   poisonProbability?: number;
+  /**
+   * A stub model (seed 002): every task runs this one script, with fixed steps and usage, instead of
+   * a drawn one; steps, callsPerStep, tokensPerCall and writeProbability are then not used.
+   */
+  script?: TaskScript;
+  /**
+   * Arrivals in rounds instead of topics spread over a window: tasksPerRound tasks arrive together at
+   * the start of each round, everyMs apart, each on its own topic; topics, newVersionProbability and
+   * arrivalWindowMs are then not used.
+   */
+  rounds?: RoundsSpec;
+  /** Rounds only: exactly this many tasks, chosen per seed, are poison (R6). */
+  poisonTasks?: number;
+}
+
+export interface RoundsSpec {
+  count: number;
+  everyMs: number;
+  tasksPerRound: number;
 }
 
 export interface SwarmSpec {
@@ -56,7 +77,7 @@ export interface ScenarioSpec {
   model: { latencyMs: [number, number] };
   tools: { latencyMs: [number, number] };
   supervisor: { scanMs: number; confirmDelayMs: number };
-  /** An explicit plan, or a swarm drawn per seed. */
-  faults: { plan: FaultPlan } | { swarm: SwarmSpec };
+  /** An explicit plan, a swarm drawn per seed, or one fault per round of a rounds workload drawn per seed. */
+  faults: { plan: FaultPlan } | { swarm: SwarmSpec } | { perRound: RoundFaultSpec };
   phases: { safetyMs: number; livenessMs: number };
 }

@@ -2,7 +2,7 @@ import type { EnqueueRequest } from '../src/queue/types.ts';
 import { READ_ONLY_TOOLS, WRITE_TOOLS } from './actors/tools.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { SeededRandom } from './random.ts';
-import type { WorkloadSpec } from './scenario.ts';
+import type { RoundsSpec, WorkloadSpec } from './scenario.ts';
 
 export interface Arrival {
   atMs: number;
@@ -14,6 +14,7 @@ export interface Arrival {
  * supersede, priorities, and a script per task that says what its model will decide.
  */
 export function drawArrivals(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
+  if (spec.rounds !== undefined) return drawRounds(random, spec, spec.rounds);
   const arrivals: Arrival[] = [];
   for (let topic = 1; topic <= spec.topics; topic++) {
     const tenant = spec.tenants[(topic - 1) % spec.tenants.length]!;
@@ -34,8 +35,30 @@ function drawRequest(random: SeededRandom, spec: WorkloadSpec, tenant: string, t
     version,
     priority: random.int(spec.priorities[0], spec.priorities[1]),
     tier: random.pick(spec.tiers),
-    input: { script: drawScript(random, spec, `${tenant}/${topic}/v${version}`) },
+    input: { script: spec.script === undefined ? drawScript(random, spec, `${tenant}/${topic}/v${version}`) : structuredClone(spec.script) },
   };
+}
+
+/**
+ * Seed 002's load: rounds of tasks submitted together, each task on its own topic, tenants in turn.
+ * The poison tasks, if any, are chosen from the whole run before anything else is drawn.
+ */
+function drawRounds(random: SeededRandom, spec: WorkloadSpec, rounds: RoundsSpec): Arrival[] {
+  const total = rounds.count * rounds.tasksPerRound;
+  const poisonCount = spec.poisonTasks ?? 0;
+  if (poisonCount > total) throw new RangeError(`poisonTasks ${poisonCount} exceeds the ${total} tasks of the rounds`);
+  const poison = new Set(random.shuffle([...Array(total).keys()]).slice(0, poisonCount));
+  const arrivals: Arrival[] = [];
+  for (let round = 0; round < rounds.count; round++) {
+    for (let index = 0; index < rounds.tasksPerRound; index++) {
+      const number = round * rounds.tasksPerRound + index;
+      const tenant = spec.tenants[number % spec.tenants.length]!;
+      const request = drawRequest(random, spec, tenant, `round-${round + 1}-task-${index + 1}`, 1);
+      if (poison.has(number)) (request.input as { script: TaskScript }).script.poison = true;
+      arrivals.push({ atMs: round * rounds.everyMs, request });
+    }
+  }
+  return arrivals;
 }
 
 export function drawScript(random: SeededRandom, spec: WorkloadSpec, label: string): TaskScript {

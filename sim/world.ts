@@ -13,6 +13,7 @@ import { simulatedTools } from './actors/tools.ts';
 import { EventLoop } from './event-loop.ts';
 import { FaultController } from './faults/controller.ts';
 import type { FaultPlan, KillPoint } from './faults/plan.ts';
+import { drawRoundPlan } from './faults/rounds.ts';
 import { drawSwarmPlan } from './faults/swarm.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
@@ -42,6 +43,15 @@ export interface WorldResult {
   safetyEndMs: number;
   endMs: number;
   crash?: unknown;
+}
+
+/** The scenario's explicit plan, or the one this seed draws: a swarm, or one fault per round. */
+function planOf(scenario: ScenarioSpec, random: SeededRandom): FaultPlan {
+  const { faults, workload } = scenario;
+  if ('plan' in faults) return structuredClone(faults.plan);
+  if ('swarm' in faults) return drawSwarmPlan(random.fork('swarm'), faults.swarm, scenario.workers.count, scenario.phases.safetyMs);
+  if (workload.rounds === undefined) throw new RangeError(`scenario ${scenario.name}: per-round faults need a rounds workload`);
+  return drawRoundPlan(random.fork('round-faults'), faults.perRound, workload.rounds, { modelMs: scenario.model.latencyMs, toolMs: scenario.tools.latencyMs });
 }
 
 /**
@@ -77,10 +87,8 @@ export class World {
   ) {
     this.random = new SeededRandom(seed);
     this.deliveryRandom = this.random.fork('delivery');
-    const { workers, phases } = scenario;
-    this.plan =
-      planOverride ??
-      ('plan' in scenario.faults ? structuredClone(scenario.faults.plan) : drawSwarmPlan(this.random.fork('swarm'), scenario.faults.swarm, workers.count, phases.safetyMs));
+    const { workers } = scenario;
+    this.plan = planOverride ?? planOf(scenario, this.random);
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
     // A restart must find committed state on disk; other runs stay in memory, which is much faster.
     const needsFile = this.plan.timed.some((fault) => fault.kind === 'restart');
@@ -99,6 +107,7 @@ export class World {
         this.history.note('clock-jump', 'faults', { deltaMs });
         this.loop.clock.jump(deltaMs);
       },
+      runningTasks: () => this.workers.map((worker) => worker.running),
     });
     this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down);
     for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
@@ -171,10 +180,26 @@ export class World {
 
   private killAtPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean): boolean {
     if (incarnation.state === 'dead') return true;
-    const fault = this.faults.killsAt(point);
+    const fault = this.faults.pointFault(point, incarnation.worker);
     if (fault === undefined) return false;
     const worker = this.workers[incarnation.worker];
-    this.kill(worker, point, fault.reviveAfterMs, atNextAwait);
+    const delayMs = fault.delayMs ?? 0;
+    const label = fault.label;
+    if (fault.kind === 'pause-at') {
+      // A process is frozen between two statements: it finishes this burst and stops at its next await.
+      this.loop.after(delayMs, () => {
+        if (worker?.current === incarnation) this.pause(incarnation.worker, fault.durationMs, label);
+      });
+      return false;
+    }
+    if (delayMs > 0) {
+      // The call that follows the point starts; the process dies while it is in flight.
+      this.loop.after(delayMs, () => {
+        if (worker?.current === incarnation) this.kill(worker, `${point}+${delayMs}ms`, fault.reviveAfterMs, false, label);
+      });
+      return false;
+    }
+    this.kill(worker, point, fault.reviveAfterMs, atNextAwait, label);
     return true;
   }
 
@@ -183,12 +208,12 @@ export class World {
    * checkpoint or the terminal write committed). The process finishes that burst and dies before the
    * loop's next event, parked at its awaits, as SIGKILL between two statements would leave it.
    */
-  private kill(worker: SimWorker | undefined, reason: string, reviveAfterMs: number, atNextAwait: boolean): void {
+  private kill(worker: SimWorker | undefined, reason: string, reviveAfterMs: number, atNextAwait: boolean, label?: string): void {
     if (atNextAwait) {
-      this.loop.after(0, () => this.kill(worker, reason, reviveAfterMs, false));
+      this.loop.after(0, () => this.kill(worker, reason, reviveAfterMs, false, label));
       return;
     }
-    if (worker?.kill(reason) === undefined) return;
+    if (worker?.kill(reason, label) === undefined) return;
     this.loop.after(reviveAfterMs, () => this.revive(worker));
   }
 
@@ -198,10 +223,10 @@ export class World {
     worker.start();
   }
 
-  private pause(index: number, durationMs: number): void {
+  private pause(index: number, durationMs: number, label?: string): void {
     const worker = this.workers[index];
     if (worker?.current?.state !== 'alive') return;
-    worker.pause();
+    worker.pause(label);
     this.loop.after(durationMs, () => worker.resume());
   }
 

@@ -84,11 +84,13 @@ export class SimWorker {
     this.worker.deliver(task).catch((error: unknown) => this.environment.onCrash(error));
   }
 
-  kill(reason: string): Incarnation | undefined {
+  /** `fault` names the planned fault that did it, for reports; it is left out of the note when absent. */
+  kill(reason: string, fault?: string): Incarnation | undefined {
     const incarnation = this.current;
     if (incarnation === undefined || incarnation.state === 'dead') return undefined;
     incarnation.kill(this.environment.loop.now());
-    this.environment.history.note('kill', incarnation.id, { running: this.worker?.running ?? 0, reason });
+    const running = this.worker?.running ?? 0;
+    this.environment.history.note('kill', incarnation.id, fault === undefined ? { running, reason } : { running, reason, fault });
     return incarnation;
   }
 
@@ -97,11 +99,11 @@ export class SimWorker {
     return this.current?.state === 'alive' ? (this.worker?.running ?? 0) : 0;
   }
 
-  pause(): void {
+  pause(fault?: string): void {
     const incarnation = this.current;
     if (incarnation?.state !== 'alive') return;
     incarnation.pause();
-    this.environment.history.note('pause', incarnation.id);
+    this.environment.history.note('pause', incarnation.id, fault === undefined ? undefined : { running: this.worker?.running ?? 0, fault });
   }
 
   resume(): void {

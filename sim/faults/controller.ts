@@ -1,7 +1,7 @@
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
 import type { SeededRandom } from '../random.ts';
-import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint } from './plan.ts';
+import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint, type PointFault } from './plan.ts';
 
 export interface FaultTargets {
   kill(worker: number, reason: string, reviveAfterMs: number, atNextAwait: boolean): void;
@@ -9,6 +9,8 @@ export interface FaultTargets {
   pause(worker: number, durationMs: number): void;
   restart(downMs: number): void;
   jumpClock(deltaMs: number): void;
+  /** Running tasks per worker index (0 for a worker with no live incarnation), for 'busiest' scopes. */
+  runningTasks(): readonly number[];
 }
 
 /**
@@ -18,7 +20,9 @@ export interface FaultTargets {
  */
 export class FaultController {
   private active = true;
-  private readonly pointCounts = new Map<KillPoint, number>();
+  private startMs = 0;
+  /** Arrivals each point fault has counted so far, by its index in the plan. */
+  private readonly pointCounts: number[] = [];
   private readonly busyWindows: { fromMs: number; toMs: number; probability: number }[] = [];
 
   constructor(
@@ -30,6 +34,7 @@ export class FaultController {
   ) {}
 
   schedule(startMs: number): void {
+    this.startMs = startMs;
     for (const fault of this.plan.timed) {
       this.loop.schedule(startMs + fault.atMs, () => {
         if (!this.active) return;
@@ -74,12 +79,32 @@ export class FaultController {
     return window !== undefined && this.random.chance(window.probability);
   }
 
-  /** Counts arrivals at a kill point; true if the plan kills the process arriving now. */
-  killsAt(point: KillPoint): { reviveAfterMs: number } | undefined {
+  /**
+   * Counts an arrival of `worker` at a point for every point fault whose scope takes it; returns the
+   * first fault whose count reached its occurrence now, if any. An unscoped fault counts every arrival
+   * from the start, as the plain kill-at always has.
+   */
+  pointFault(point: KillPoint, worker: number): PointFault | undefined {
     if (!this.active) return undefined;
-    const count = (this.pointCounts.get(point) ?? 0) + 1;
-    this.pointCounts.set(point, count);
-    const fault = this.plan.points.find((p) => p.point === point && p.occurrence === count);
-    return fault === undefined ? undefined : { reviveAfterMs: fault.reviveAfterMs };
+    const sinceStartMs = this.loop.now() - this.startMs;
+    let busiest: boolean | undefined;
+    let fired: PointFault | undefined;
+    this.plan.points.forEach((fault, index) => {
+      if (fault.point !== point) return;
+      if (fault.fromMs !== undefined && sinceStartMs < fault.fromMs) return;
+      if (fault.toMs !== undefined && sinceStartMs >= fault.toMs) return;
+      if (fault.target === 'busiest' && !(busiest ??= this.isBusiest(worker))) return;
+      const count = (this.pointCounts[index] ?? 0) + 1;
+      this.pointCounts[index] = count;
+      if (fired === undefined && count === fault.occurrence) fired = fault;
+    });
+    return fired;
+  }
+
+  /** Seed 002: the worker holding the most running tasks right now (ties all count); never an idle one. */
+  private isBusiest(worker: number): boolean {
+    const running = this.targets.runningTasks();
+    const mine = running[worker] ?? 0;
+    return mine > 0 && running.every((other) => other <= mine);
   }
 }

@@ -20,12 +20,39 @@ export type TimedFault =
   /** A window in which writes meet SQLITE_BUSY with this probability. */
   | { kind: 'busy'; atMs: number; durationMs: number; probability: number };
 
-export interface PointFault {
-  kind: 'kill-at';
+/**
+ * A fault that fires when a worker reaches an await point. Without a scope it counts every arrival of
+ * every worker from the start; a scope narrows what counts: a window of the run (a round), or only
+ * the worker holding the most running tasks at that moment (seed 002 kills that one).
+ */
+export type PointFault =
+  | (PointFaultScope & {
+      kind: 'kill-at';
+      reviveAfterMs: number;
+    })
+  | (PointFaultScope & {
+      /** Freeze the worker that reached the point; it wakes durationMs later as a possible zombie. */
+      kind: 'pause-at';
+      durationMs: number;
+    });
+
+export interface PointFaultScope {
   point: KillPoint;
-  /** Kill at the occurrence-th time (from 1) any worker reaches this point. */
+  /** Fire at the occurrence-th (from 1) arrival at this point that the scope counts. */
   occurrence: number;
-  reviveAfterMs: number;
+  /** Count only arrivals in [fromMs, toMs), in ms from the start of the run. */
+  fromMs?: number;
+  toMs?: number;
+  /** 'busiest': count only arrivals of a worker that holds the most running tasks right then. */
+  target?: 'any' | 'busiest';
+  /**
+   * The process goes on for delayMs after reaching the point and then dies (or freezes): a delay
+   * shorter than the call that follows lands in that call, e.g. during a model call. 0 or absent: a
+   * kill happens at the point itself, before the call; a pause at the next await.
+   */
+  delayMs?: number;
+  /** A name for reports, put in the kill or pause note, e.g. 'round 3: during a model call'. */
+  label?: string;
 }
 
 /** Probabilities per event, drawn from the faults stream. */
