@@ -1,8 +1,11 @@
 import type { ScenarioSpec } from '../scenario.ts';
+import { killTakeover } from './kill-takeover.ts';
 import { mixed } from './mixed.ts';
+import { poisonTask } from './poison-task.ts';
+import { zombiePause } from './zombie-pause.ts';
 
 /** The built-in catalogue, by name. */
-const BUILT_IN: ReadonlyMap<string, ScenarioSpec> = new Map([[mixed.name, mixed]]);
+const BUILT_IN: ReadonlyMap<string, ScenarioSpec> = new Map([mixed, killTakeover, zombiePause, poisonTask].map((scenario) => [scenario.name, scenario]));
 
 export const DEFAULT_SCENARIO = 'mixed';
 
