@@ -118,10 +118,9 @@ function validateFaults(value: unknown, workerCount: number): void {
   const given = ['plan', 'swarm', 'perRound'].filter((kind) => faults[kind] !== undefined);
   if (given.length !== 1) fail('faults', 'needs exactly one of plan (explicit faults), swarm (drawn per seed) or perRound (one fault per round)');
   if (faults.perRound !== undefined) {
-    const perRound = record(faults.perRound, 'faults.perRound', ['action', 'moments', 'occurrence', 'target']);
-    record(perRound.action, 'faults.perRound.action');
-    list(perRound.moments, 'faults.perRound.moments', 1);
-    range(perRound.occurrence, 'faults.perRound.occurrence', 1);
+    // Per-round faults are new and still changing shape (sim/faults/rounds.ts); checked as an object
+    // here, and in full by the scenario-file format that replaces this reader.
+    record(faults.perRound, 'faults.perRound');
     return;
   }
   if (faults.swarm !== undefined) {

@@ -1,7 +1,9 @@
 import type { FaultPlan } from '../faults/plan.ts';
 import type { Verdict, Violation } from '../report-types.ts';
 import type { ScenarioSpec } from '../scenario.ts';
-import type { Job } from './seeds.ts';
+import type { GitState } from './git.ts';
+import type { ScenarioSource } from './scenario-source.ts';
+import type { Job, RootSeed, Shard } from './seeds.ts';
 
 /** What a worker thread sends back for one job. */
 export interface JobResult {
@@ -42,3 +44,27 @@ export interface WorkerSetup {
 
 export type ToWorker = { type: 'job'; job: Job };
 export type FromWorker = { type: 'result'; result: JobResult };
+
+/** A check with its arguments resolved (sim/cli/commands/check.ts builds it). */
+export interface CheckRequest {
+  sources: ScenarioSource[];
+  seedsPerScenario: number;
+  root: RootSeed;
+  git: GitState;
+  threads: number;
+  shard?: Shard;
+  unseedRate: number;
+  failuresDir: string;
+  junitPath?: string;
+  outDir?: string;
+  testHook?: TestHook;
+  /** The command line that reruns exactly this check. */
+  reproduce: string;
+}
+
+/** A counterexample file written for a failing seed. */
+export interface WrittenFailure {
+  result: JobResult;
+  file: string;
+  unseed?: { hashA: string; hashB: string };
+}

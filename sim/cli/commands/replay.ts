@@ -33,7 +33,8 @@ interface ReplayTarget {
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const target = resolveTarget(args);
   const { world, report } = await simulate({ scenario: target.scenario, seed: target.seed, ...(target.plan === undefined ? {} : { plan: target.plan }) });
-  const recordedHash = target.recorded?.traceHash;
+  // A run that crashed in the check recorded no hash (''); then there is nothing to compare.
+  const recordedHash = target.recorded?.traceHash || undefined;
   const hashMatches = recordedHash === undefined || recordedHash === report.traceHash;
 
   context.out(`scenario:   ${target.scenario.name}${target.recorded?.scenarioFile === undefined ? '' : ` (from ${target.recorded.scenarioFile}, as recorded)`}`);
@@ -90,8 +91,8 @@ function resolveTarget(args: ParsedArgs): ReplayTarget {
 
 function hashLine(recorded: string | undefined, replayed: string, file: Counterexample | undefined): string {
   if (file === undefined) return '';
-  if (recorded === replayed) return ' (matches the recorded hash)';
-  return ` (DIFFERS from the recorded ${recorded === '' ? '(none: the checked run crashed)' : recorded})`;
+  if (recorded === undefined) return ' (the file recorded none: the checked run crashed)';
+  return recorded === replayed ? ' (matches the recorded hash)' : ` (DIFFERS from the recorded ${recorded})`;
 }
 
 function describe(violation: Violation): string {

@@ -1,0 +1,135 @@
+import { EXIT_OK } from '../cli/exit-codes.ts';
+import { replayFileCommand, replaySeedCommand } from './counterexample.ts';
+import { coverageLine, perThreadRate, summaryTable } from './summary.ts';
+import type { CoverageOutcome } from './coverage.ts';
+import type { ThreadDeath } from './pool.ts';
+import { duration } from './progress.ts';
+import { totalOf, type Tally } from './tally.ts';
+import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
+import { versions } from './versions.ts';
+
+/** Everything a finished check knows, for the printed summary and summary.json. */
+export interface CheckOutcome {
+  request: CheckRequest;
+  counted: Tally;
+  coverage: CoverageOutcome;
+  written: WrittenFailure[];
+  death?: ThreadDeath;
+  wallMs: number;
+  threadsUsed: number;
+  exitCode: number;
+}
+
+/** The end of a check's output: the table, the unseed and coverage lines, failures with their replay line, the result. */
+export function printSummary(outcome: CheckOutcome, out: (text: string) => void): void {
+  const { request, counted, coverage, written, death, wallMs } = outcome;
+  out('');
+  for (const line of summaryTable(counted, wallMs)) out(line);
+  out(`wall time ${duration(wallMs / 1000)} on ${outcome.threadsUsed} thread(s); seeds/s per scenario is per thread, the total is wall-clock`);
+  out(unseedLine(request, counted, death !== undefined));
+  out(coverageLine(coverage));
+  reportFailures(request, counted, written, death, out);
+  out(`result: ${verdictLine(outcome.exitCode, counted, coverage, death)}`);
+}
+
+export function shortReason(result: JobResult): string {
+  if (result.crash !== undefined) return `harness crash: ${result.crash.split('\n')[0]}`;
+  const first = result.violations[0];
+  const more = result.violations.length > 1 ? ` (+${result.violations.length - 1} more)` : '';
+  if (first === undefined) return result.verdict;
+  const message = first.message.split('\n')[0] as string;
+  return `${result.verdict}: ${message.startsWith(first.invariant) ? message : `${first.invariant} ${message}`}${more}`;
+}
+
+function reportFailures(request: CheckRequest, counted: Tally, written: readonly WrittenFailure[], death: ThreadDeath | undefined, out: (text: string) => void): void {
+  for (const mismatch of counted.mismatches) {
+    out(`NONDETERMINISM ${mismatch.first.job.scenario} seed ${mismatch.first.job.seed}: two runs gave trace hashes ${mismatch.hashA || '(crash)'} and ${mismatch.hashB || '(crash)'}`);
+  }
+  if (death !== undefined) {
+    out(`HARNESS CRASH: ${deathLine(death).split('\n')[0]}`);
+    if (death.job !== undefined) out(`replay: ${replaySeedCommand(scenarioArgument(request, death.job.scenario), death.job.seed)}`);
+  }
+  const failing = counted.failures.length + counted.mismatches.length;
+  if (written.length === 0) return;
+  const first = written[0] as WrittenFailure;
+  if (failing > written.length) out(`${failing} failing seeds; counterexamples written for the first ${written.length} in ${request.failuresDir}`);
+  else out(`${written.length} counterexample file(s) in ${request.failuresDir}`);
+  out(`first failure: ${first.result.job.scenario} seed ${first.result.job.seed}: ${first.unseed === undefined ? shortReason(first.result) : 'nondeterminism: two trace hashes'}`);
+  const seedReplay = replaySeedCommand(scenarioArgument(request, first.result.job.scenario), first.result.job.seed);
+  out(`replay: ${replayFileCommand(first.file)}   (or: ${seedReplay})`);
+}
+
+export function deathLine(death: ThreadDeath): string {
+  const job = death.job === undefined ? 'between jobs' : `while running ${death.job.scenario} seed ${death.job.seed}`;
+  return `worker thread ${death.threadIndex} died ${job}: ${death.error}`;
+}
+
+function unseedLine(request: CheckRequest, counted: Tally, cutShort: boolean): string {
+  if (request.unseedRate <= 0) return 'unseed check: off (--unseed-rate 0)';
+  if (cutShort && counted.mismatches.length === 0) return `unseed check (S6): cut short by the harness crash (${counted.unseedChecked} seed(s) compared)`;
+  if (counted.mismatches.length === 0) return `unseed check (S6): ${counted.unseedChecked} seed(s) run twice, every trace hash equal`;
+  return `unseed check (S6): ${counted.mismatches.length} of ${counted.unseedChecked} seed(s) run twice gave two different trace hashes`;
+}
+
+function verdictLine(code: number, counted: Tally, coverage: CoverageOutcome, death: ThreadDeath | undefined): string {
+  const total = totalOf(counted.scenarios);
+  if (code === EXIT_OK) return `pass (exit 0): ${total.seeds} seeds, every invariant held`;
+  const parts = [
+    total.safety > 0 ? `${total.safety} safety` : '',
+    total.liveness > 0 ? `${total.liveness} liveness` : '',
+    total.nondeterminism > 0 ? `${total.nondeterminism} nondeterministic or crashed` : '',
+    death !== undefined ? 'a worker thread died' : '',
+    coverage.enforced && coverage.missing.length > 0 ? `${coverage.missing.length} required marks never reached` : '',
+  ].filter(Boolean);
+  return `FAIL (exit ${code}): ${parts.join(', ')}`;
+}
+
+/** The counterexample file's replay line when one was written, else the seed's. */
+export function replayCommand(request: CheckRequest, written: readonly WrittenFailure[], result: JobResult): string {
+  const file = written.find((entry) => entry.result === result)?.file;
+  return file === undefined ? replaySeedCommand(scenarioArgument(request, result.job.scenario), result.job.seed) : replayFileCommand(file);
+}
+
+/** How a replay names a scenario: its catalogue name, or the file it came from. */
+function scenarioArgument(request: CheckRequest, scenario: string): string {
+  const source = request.sources.find((candidate) => candidate.name === scenario);
+  return source?.file ?? scenario;
+}
+
+export function summaryJson(outcome: CheckOutcome): unknown {
+  const { request, counted, coverage, written, death, wallMs } = outcome;
+  const replayOf = (result: JobResult) => replayCommand(request, written, result);
+  const total = totalOf(counted.scenarios);
+  const row = (r: ReturnType<typeof totalOf>, seedsPerSecond: number) => ({ ...r, seedsPerSecond: Number(seedsPerSecond.toFixed(2)) });
+  return {
+    format: 'leasehold-check-summary/1',
+    command: request.reproduce,
+    exitCode: outcome.exitCode,
+    rootSeed: request.root.seed,
+    rootSeedSource: request.root.source,
+    git: { commit: request.git.commit ?? null, dirty: request.git.dirty },
+    versions: versions(),
+    seedsPerScenario: request.seedsPerScenario,
+    shard: request.shard ?? null,
+    threads: request.threads,
+    unseedRate: request.unseedRate,
+    wallMs: Math.round(wallMs),
+    scenarios: counted.scenarios.map((r) => row(r, perThreadRate(r))),
+    total: row(total, wallMs > 0 ? total.seeds / (wallMs / 1000) : 0),
+    coverage,
+    unseed: {
+      checked: counted.unseedChecked,
+      mismatches: counted.mismatches.map((m) => ({ scenario: m.first.job.scenario, seed: m.first.job.seed, hashA: m.hashA, hashB: m.hashB })),
+    },
+    failures: [...counted.failures].map((result) => ({
+      scenario: result.job.scenario,
+      seed: result.job.seed,
+      verdict: result.verdict,
+      traceHash: result.traceHash,
+      violations: result.violations.map((v) => ({ invariant: v.invariant, kind: v.kind, message: v.message })),
+      file: written.find((entry) => entry.result === result)?.file ?? null,
+      replay: replayOf(result),
+    })),
+    harnessCrash: death === undefined ? null : deathLine(death),
+  };
+}
