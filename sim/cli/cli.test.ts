@@ -154,9 +154,9 @@ describe('leasehold dispatch', () => {
   it("runs the start job through the command named by START_RUNS, with that command's defaults", async () => {
     let ran: unknown;
     const standIn = { execute: async (args: { toJSON(): unknown }) => ((ran = args.toJSON()), 0) };
-    const result = await cli(['start'], { 'cli/commands/demo.ts': standIn });
+    const result = await cli(['start'], { 'cli/commands/check.ts': standIn });
     expect(result.code).toBe(EXIT_OK);
-    expect(ran).toEqual({ command: 'demo', flags: {}, positionals: [] });
+    expect(ran).toEqual({ command: 'check', flags: { out: 'reports/latest' }, positionals: [] });
   });
 });
 

@@ -43,10 +43,11 @@ export const COMMAND_NAMES = ['check', 'replay', 'run', 'report', 'scenarios', '
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
- * What `leasehold start` (npm start, "the main job") runs. Today the group-meal demo; once the catalogue
- * check lands (issue #5, #6) this becomes 'check', which then runs with its own defaults.
+ * What `leasehold start` (npm start, "the main job") runs: the catalogue check with its default seeds,
+ * writing its summary (and any counterexamples) under reports/latest/.
  */
-export const START_RUNS: CommandName = 'demo';
+export const START_RUNS: CommandName = 'check';
+export const START_ARGS: readonly string[] = ['--out', 'reports/latest'];
 
 const scenarioFlag = (repeatable: boolean): FlagSpec => ({
   name: 'scenario',

@@ -1,6 +1,6 @@
 import { parseCommandLine, parseFlags, type ParsedArgs } from './args.ts';
 import { importSimModule as importFromTree, simPath, type CliIo, type CommandContext, type SimModuleLoader } from './command-context.ts';
-import { COMMANDS, START_RUNS, type CommandSpec } from './command-specs.ts';
+import { COMMANDS, START_ARGS, START_RUNS, type CommandSpec } from './command-specs.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { isUsageError } from './usage-error.ts';
@@ -29,7 +29,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
       return EXIT_OK;
     }
     // `start` is the main job; which command does that job is one constant (START_RUNS), run with its defaults.
-    args = parsed.args.command === 'start' ? parseFlags(COMMANDS[START_RUNS], []) : parsed.args;
+    args = parsed.args.command === 'start' ? parseFlags(COMMANDS[START_RUNS], START_ARGS) : parsed.args;
   } catch (error) {
     if (!isUsageError(error)) throw error;
     io.err(error.line());
