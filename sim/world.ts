@@ -150,14 +150,17 @@ export class World {
           now: () => loop.now(),
           faults: {
             rates: () => this.faults.rates(),
-            afterEffect: () => this.killAtPoint('after_effect', incarnation, false),
+            afterEffect: () => this.killAtPoint('after_effect', incarnation, true),
           },
         }),
       queueHooks: (incarnation) => ({
         unavailable: (_op, write) => this.down || (write && this.faults.busy()),
         after: (op, args, result) => this.afterQueueCall(incarnation, op, args, result),
       }),
-      killBefore: (point, incarnation) => this.killAtPoint(point, incarnation, false),
+      // The call at the point never starts (killBefore answers true and the call never resolves); the
+      // process itself dies before the loop's next event, so no other run of this incarnation that is
+      // already past its await can reach the queue as a dead process.
+      killBefore: (point, incarnation) => this.killAtPoint(point, incarnation, true),
       onOutcome: (incarnation, outcome) => {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
         const stopped = outcome.kind === 'lost_lease' || outcome.kind === 'abandoned';

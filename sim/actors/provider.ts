@@ -8,6 +8,8 @@ export interface ProviderOperation {
   generation: number;
   actor: string;
   atMs: number;
+  /** History index of the `provider-send` note: when the worker sent the request (it may land later). */
+  sentIndex?: number;
 }
 
 /**
@@ -22,6 +24,16 @@ export class ExternalProvider {
   private readonly results = new Map<string, unknown>();
 
   constructor(private readonly history: History) {}
+
+  /**
+   * Notes that a worker sent a request now; it executes when it reaches the provider, which a slow
+   * network or a clock jump can put after the sender's lease ran out. Returns the note's index.
+   */
+  noteSent(operation: Pick<ProviderOperation, 'requestKey' | 'taskId' | 'generation' | 'actor'>): number {
+    const index = this.history.length;
+    this.history.note('provider-send', 'provider', { requestKey: operation.requestKey, taskId: operation.taskId, generation: operation.generation, by: operation.actor });
+    return index;
+  }
 
   execute(operation: ProviderOperation, payload: unknown): unknown {
     this.requests.push(operation);

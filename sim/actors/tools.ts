@@ -45,12 +45,24 @@ async function callTool(environment: ToolEnvironment, name: string, readOnly: bo
   let latencyMs = random.int(environment.latencyMs[0], environment.latencyMs[1]);
   if (random.chance(rates.slowToolProbability)) latencyMs *= 10;
   if (random.chance(rates.hungToolProbability)) return new Promise(() => {});
+  const sentIndex = readOnly
+    ? undefined
+    : environment.provider.noteSent({ requestKey: context.requestKey, taskId: context.taskId, generation: context.generation, actor: environment.actor() });
   await waiter.sleep(Math.ceil(latencyMs / 2));
   if (random.chance(rates.toolErrorProbability)) throw drawFailure(random, name);
   let result: unknown = { tool: name, ok: true };
   if (!readOnly) {
     result = environment.provider.execute(
-      { requestKey: context.requestKey, action: name, tenant: context.tenant, taskId: context.taskId, generation: context.generation, actor: environment.actor(), atMs: environment.now() },
+      {
+        requestKey: context.requestKey,
+        action: name,
+        tenant: context.tenant,
+        taskId: context.taskId,
+        generation: context.generation,
+        actor: environment.actor(),
+        atMs: environment.now(),
+        ...(sentIndex === undefined ? {} : { sentIndex }),
+      },
       args,
     );
     faults.afterEffect();

@@ -62,10 +62,29 @@ describe('I2 stale leases rejected', () => {
     expectViolation(i2StaleLeases, fw.build(), /checkpoint event \d+ by w0#1@g1 at \d+, after its lease ran out/);
   });
 
+  it('passes an effect sent under a valid lease that lands after the lease ran out', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    const operation = { requestKey: `${task}:confirm_order:late`, action: 'confirm_order', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 };
+    const sentIndex = fw.provider.noteSent(operation);
+    fw.advance(31_000).expireLeases();
+    fw.provider.execute({ ...operation, sentIndex }, {});
+    expectClean(i2StaleLeases, fw.build());
+  });
+
+  it('fails when a zombie sends an effect after it lost the lease, even if it lands at once', () => {
+    const { fw, task } = takeover();
+    const operation = { requestKey: `${task}:confirm_order:zombie`, action: 'confirm_order', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 };
+    const sentIndex = fw.provider.noteSent(operation);
+    fw.provider.execute({ ...operation, sentIndex }, {});
+    expectViolation(i2StaleLeases, fw.build(), /sent after it lost the lease/);
+  });
+
   it('fails when a zombie executes an effect that no current holder ever asks for', () => {
     const { fw, task } = takeover();
     fw.provider.execute({ requestKey: `${task}:confirm_order:zombie`, action: 'confirm_order', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 }, {});
-    expectViolation(i2StaleLeases, fw.build(), /executed by w0#1@g1 after it lost the lease/);
+    expectViolation(i2StaleLeases, fw.build(), /executed by w0#1@g1, sent after it lost the lease/);
   });
 
   it('fails when the newest checkpoint names a generation that did not write its event', () => {

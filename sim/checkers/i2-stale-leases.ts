@@ -29,10 +29,13 @@ const HOLDER_ONLY_EVENTS = new Set(['checkpoint', 'tool_result', 'task_resumed',
  * - checkpoints: the newest checkpoint of each task was written by the generation its event names.
  * - effect ledger: each ledger row matches an `effect_recorded` event of its generation (so it too was
  *   written by the holder of the time).
- * - provider: an effect executed by a (worker, generation) that no longer held the lease is a breach
+ * - provider: an effect sent by a (worker, generation) that no longer held the lease is a breach
  *   unless the same request key was also requested by a current holder (a zombie that woke inside a
  *   tool call raced the takeover, and the provider's key made the two one effect). An effect only a
- *   stale generation ever asked for is an effect of a run that had lost its lease.
+ *   stale generation ever asked for is an effect of a run that had lost its lease. A request is judged
+ *   where it was sent, not where it landed: a request sent under a valid lease that a slow network or a
+ *   clock jump delivers after the lease ran out is not a stale write (the worker checked its lease right
+ *   before sending; nothing on the queue's side can recall a request in flight).
  */
 export const i2StaleLeases: Checker = {
   invariant: 'I2',
@@ -129,7 +132,8 @@ function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationLis
   const currentKeys = new Set<string>();
   const staleExecutions: typeof calls = [];
   for (const call of calls) {
-    const now = stateAt(analysis, call.taskId, analysis.cursorBefore[call.index] ?? 0);
+    const sentAt = call.sentIndex ?? call.index;
+    const now = stateAt(analysis, call.taskId, analysis.cursorBefore[sentAt] ?? 0);
     const current = sameHolder(now.holder, { workerId: call.actor, generation: call.generation });
     if (current) currentKeys.add(call.requestKey);
     else if (call.executed) staleExecutions.push(call);
@@ -138,7 +142,7 @@ function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationLis
     if (currentKeys.has(call.requestKey)) continue;
     out.add(
       'stale effect',
-      `task ${call.taskId}: ${call.action} (${call.requestKey}) executed by ${call.actor}@g${call.generation} after it lost the lease, and no current holder ever asked for it`,
+      `task ${call.taskId}: ${call.action} (${call.requestKey}) executed by ${call.actor}@g${call.generation}, sent after it lost the lease, and no current holder ever asked for it`,
       { at: [call.index], taskId: call.taskId },
     );
   }
