@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Both cores: the default (cores - 1) runs the simulation suites one file at a time on a 2-core machine.
+    maxWorkers: 2,
   },
 });
