@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { applySabotage, INVARIANTS, occurrences, SABOTAGES, StaleSabotageError } from './catalogue.ts';
+import { table, type MutantOutcome } from './run.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('the sabotage catalogue (issue 7)', () => {
+  it('has at least 15 well-formed sabotages with unique ids', () => {
+    expect(SABOTAGES.length).toBeGreaterThanOrEqual(15);
+    const ids = SABOTAGES.map((sabotage) => sabotage.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const sabotage of SABOTAGES) {
+      expect(sabotage.id, sabotage.id).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+      expect(sabotage.description.length, sabotage.id).toBeGreaterThan(30);
+      expect(sabotage.file, sabotage.id).toMatch(/^src\/.+\.ts$/);
+      expect(sabotage.file, sabotage.id).not.toMatch(/\.test\.ts$/);
+      expect(sabotage.find, sabotage.id).not.toBe('');
+      expect(sabotage.replace, sabotage.id).not.toBe(sabotage.find);
+      expect(INVARIANTS, sabotage.id).toContain(sabotage.expectedInvariant);
+    }
+  });
+
+  it("matches every find text exactly once in the current src/, so a refactor that breaks one fails here", () => {
+    const stale: string[] = [];
+    for (const sabotage of SABOTAGES) {
+      const text = readFileSync(join(ROOT, sabotage.file), 'utf8');
+      const found = occurrences(text, sabotage.find).length;
+      if (found !== 1) stale.push(`${sabotage.id}: ${found} matches in ${sabotage.file}`);
+    }
+    expect(stale).toEqual([]);
+  });
+
+  it('changes the file when applied, and only at the find text', () => {
+    for (const sabotage of SABOTAGES) {
+      const text = readFileSync(join(ROOT, sabotage.file), 'utf8');
+      const changed = applySabotage(text, sabotage);
+      expect(changed, sabotage.id).not.toBe(text);
+      expect(changed.length - text.length, sabotage.id).toBe(sabotage.replace.length - sabotage.find.length);
+    }
+  });
+
+  it('names each of I1..I13 as the expected catcher of at least one sabotage', () => {
+    const covered = new Set(SABOTAGES.map((sabotage) => sabotage.expectedInvariant));
+    const missing = INVARIANTS.filter((invariant) => invariant !== 'I14' && !covered.has(invariant));
+    expect(missing).toEqual([]);
+  });
+
+  it('refuses a find text that matches twice or not at all, instead of counting it as caught', () => {
+    const base = { id: 'planted', file: 'src/x.ts', replace: 'B' };
+    expect(() => applySabotage('A A', { ...base, find: 'A' })).toThrow(StaleSabotageError);
+    expect(() => applySabotage('C', { ...base, find: 'A' })).toThrow(/occurs 0 times/);
+    expect(applySabotage('xAy', { ...base, find: 'A' })).toBe('xBy');
+  });
+});
+
+describe('the mutants table', () => {
+  it('marks missed and stale sabotages loudly and shows the catcher, the seeds and the sizes', () => {
+    const outcome = (fields: Partial<MutantOutcome>): MutantOutcome => ({
+      id: 'x',
+      expected: 'I2',
+      status: 'caught',
+      caughtBy: ['I2'],
+      expectedSeen: true,
+      exitCode: 1,
+      seedsRun: 10,
+      wallMs: 1,
+      ...fields,
+    });
+    const lines = table([
+      outcome({ id: 'caught-one', firstFailure: { scenario: 'mixed', seed: '1', index: 2, message: 'm', file: 'f' }, size: { faults: 4, tasks: 20 }, shrunk: { faults: 1, tasks: 2, runs: 9, complete: true } }),
+      outcome({ id: 'missed-one', status: 'missed', caughtBy: [], expectedSeen: false, exitCode: 0, seedsRun: 100 }),
+      outcome({ id: 'stale-one', status: 'stale', caughtBy: [], expectedSeen: false, exitCode: null }),
+    ]);
+    expect(lines[2]).toMatch(/caught-one\s+I2\s+yes\s+I2\s+mixed #2\s+3\s+4f\/20t\s+1f\/2t$/);
+    expect(lines[3]).toMatch(/missed-one\s+I2\s+MISSED\s+-\s+-\s+>100/);
+    expect(lines[4]).toMatch(/stale-one\s+I2\s+STALE/);
+  });
+});

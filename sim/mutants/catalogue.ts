@@ -1,0 +1,395 @@
+/**
+ * Planted bugs that `leasehold check` must catch (issue 7): semantic sabotages of src/, kept as data.
+ *
+ * Each entry is one exact find-and-replace in one file of src/. `npm run mutants` (sim/mutants/run.ts)
+ * applies it to a temporary copy of the project, runs the gate there and reports whether it went red,
+ * and which invariant turned it red. Nothing here is a flag or a branch in src/: the real code never
+ * knows it is being sabotaged. A `find` that does not occur exactly once in the current file fails
+ * loudly (catalogue.test.ts in CI, and the runner before it runs anything), so a refactor of src/
+ * cannot quietly turn a sabotage into a no-op that "passes".
+ *
+ * The bugs are drawn from how real job queues broke (BullMQ, Sidekiq, Oban, graphile-worker, pg-boss
+ * and friends): completion by id alone, lock renewal that does not check the owner, stalled-job sweeps,
+ * concurrency limits over a positional window of rows, attempts counted on one path only, idempotency
+ * keys minted per attempt, context leaking between conversations, jitter from ambient randomness.
+ *
+ * `expectedInvariant` is the invariant whose definition (SPEC, section I) the bug breaks, i.e. the one
+ * that ought to catch it; the runner reports which one actually did.
+ */
+
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14'] as const;
+export type InvariantId = (typeof INVARIANTS)[number];
+
+export interface Sabotage {
+  /** Stable kebab-case name, used by `npm run mutants -- --only id,...`. */
+  id: string;
+  /** The real-queue bug it imitates, and what goes wrong because of it. */
+  description: string;
+  /** The file it changes, relative to the repository root; always under src/. */
+  file: string;
+  /** The exact text it changes: must occur exactly once in `file`. */
+  find: string;
+  replace: string;
+  expectedInvariant: InvariantId;
+}
+
+/** Multi-line texts are written one line per argument, so indentation stays visible. */
+const lines = (...parts: string[]) => parts.join('\n');
+
+export const SABOTAGES: readonly Sabotage[] = [
+  // ---------------------------------------------------------------- I1 no double claim
+  {
+    id: 'generation-not-bumped',
+    description:
+      'The fencing token is reused on re-claim: a takeover hands out the generation the previous holder had (generation = max(old, 1) instead of old + 1), so the token no longer tells two holders apart.',
+    file: 'src/queue/claim.ts',
+    find: 'const generation = row.generation + 1;',
+    replace: 'const generation = Math.max(row.generation, 1);',
+    expectedInvariant: 'I1',
+  },
+
+  // ---------------------------------------------------------------- I2 stale leases rejected
+  {
+    id: 'heartbeat-renews-any-holder',
+    description:
+      "Lock renewal that does not check the owner: the heartbeat UPDATE renews the lease of whoever holds the running task (WHERE id and state only), so a zombie's heartbeat succeeds and keeps the new holder's lease alive.",
+    file: 'src/store/statements.ts',
+    find: 'heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),',
+    replace: "heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE id = :id AND state = 'running' RETURNING cancel_requested`),",
+    expectedInvariant: 'I2',
+  },
+  {
+    id: 'complete-by-id-alone',
+    description:
+      "Completion keyed by task id alone after the lock moved on: complete() looks the task up by id and completes it as its current holder, whoever asked, so a stale worker's result replaces the new holder's run.",
+    file: 'src/queue/holder-writes.ts',
+    find: lines(
+      '  const who = holder(taskId, workerId, generation);',
+      '  const resultJson = serialiseResult(result);',
+      "  return context.write('complete', (at) => {",
+      '    const { statements } = context;',
+      '    const row = statements.completingRow.get(who.taskId) as CompletingRow | undefined;',
+    ),
+    replace: lines(
+      '  const asked = holder(taskId, workerId, generation);',
+      '  const resultJson = serialiseResult(result);',
+      "  return context.write('complete', (at) => {",
+      '    const { statements } = context;',
+      '    const row = statements.completingRow.get(asked.taskId) as CompletingRow | undefined;',
+      "    const who = row?.state === 'running' ? { taskId: asked.taskId, workerId: row.worker_id ?? asked.workerId, generation: row.generation } : asked;",
+    ),
+    expectedInvariant: 'I2',
+  },
+  {
+    id: 'checkpoint-unfenced',
+    description:
+      "An unfenced checkpoint write: the checkpoint bumps the task's event sequence by id only, so a zombie that wakes after a takeover still saves its state (and its usage) over the new holder's run.",
+    file: 'src/queue/checkpoints.ts',
+    find: 'const bumped = statements.bumpEventSeqFenced.get({ id: taskId, workerId, generation, now: at }) as { event_seq: number } | undefined;',
+    replace:
+      "const bumped = context.db.prepare('UPDATE tasks SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq').get(taskId) as { event_seq: number } | undefined;",
+    expectedInvariant: 'I2',
+  },
+
+  // ---------------------------------------------------------------- I3 quotas
+  {
+    id: 'quota-ignores-uncertain',
+    description:
+      'Uncertain tasks give up their slot: occupied slots are counted over running tasks only, so while a task whose worker may still be alive sits uncertain, another claim takes its slot.',
+    file: 'src/store/statements.ts',
+    find: "const OCCUPYING = `state IN ('running', 'uncertain')`;",
+    replace: "const OCCUPYING = `state IN ('running')`;",
+    expectedInvariant: 'I3',
+  },
+  {
+    id: 'quota-positional-window',
+    description:
+      'A concurrency limit computed over a positional window of rows (like LRANGE 0 1): the claim counts occupied slots among the first two holding rows by id, not all of them.',
+    file: 'src/store/statements.ts',
+    find: 'holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING}`),',
+    replace: 'holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING} ORDER BY id LIMIT 2`),',
+    expectedInvariant: 'I3',
+  },
+  {
+    id: 'tenant-quota-off-by-one',
+    description: 'Per-tenant limit off by one: a tenant is blocked only once it holds more than its limit (> instead of >=), so it gets limit + 1 slots.',
+    file: 'src/queue/claim.ts',
+    find: 'for (const [tenant, n] of occupied) if (n >= (tenantLimits[tenant] ?? perTenantLimit)) blocked.add(tenant);',
+    replace: 'for (const [tenant, n] of occupied) if (n > (tenantLimits[tenant] ?? perTenantLimit)) blocked.add(tenant);',
+    expectedInvariant: 'I3',
+  },
+  {
+    id: 'global-quota-off-by-one',
+    description: 'Global limit off by one: the claim refuses only when more than globalLimit slots are held, so one more task runs than the limit allows.',
+    file: 'src/queue/claim.ts',
+    find: 'if (holding.length >= config.globalLimit) {',
+    replace: 'if (holding.length > config.globalLimit) {',
+    expectedInvariant: 'I3',
+  },
+
+  // ---------------------------------------------------------------- I4 capacity
+  {
+    id: 'capacity-counts-every-row',
+    description:
+      'Capacity counted with COUNT(*) over the whole table instead of ready + running + uncertain: finished tasks keep counting, and the queue refuses new topics as full while it is nearly empty.',
+    file: 'src/queue/enqueue.ts',
+    find: 'if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity) throw new QueueFull();',
+    replace: 'if (replaced.length === 0 && statements.allTasks.all().length > config.capacity) throw new QueueFull();',
+    expectedInvariant: 'I4',
+  },
+  {
+    id: 'capacity-overrun-by-one',
+    description: 'Capacity check off by one: a new topic is refused only when the queue would exceed capacity by two, so capacity + 1 tasks are live.',
+    file: 'src/queue/enqueue.ts',
+    find: 'if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity) throw new QueueFull();',
+    replace: 'if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity + 1) throw new QueueFull();',
+    expectedInvariant: 'I4',
+  },
+
+  // ---------------------------------------------------------------- I5 priority and aging
+  {
+    id: 'claim-ignores-aging',
+    description: 'No aging at claim: candidates are ranked by base priority alone, so a low-priority task starves under a flood of higher-priority work.',
+    file: 'src/queue/claim.ts',
+    find: 'head.score = score(head.priority, head.enqueued_at, at, config);',
+    replace: 'head.score = head.priority;',
+    expectedInvariant: 'I5',
+  },
+  {
+    id: 'claim-newest-first',
+    description: 'LIFO within a priority level: the level head is the newest ready task (enqueued_at DESC), so among equals the latest arrival jumps the queue.',
+    file: 'src/store/statements.ts',
+    find: 'ORDER BY priority DESC, enqueued_at, id',
+    replace: 'ORDER BY priority DESC, enqueued_at DESC, id',
+    expectedInvariant: 'I5',
+  },
+  {
+    id: 'aging-formula-dropped',
+    description: 'No aging in the score formula itself: score = base priority, whatever the wait (the aging term multiplied away).',
+    file: 'src/queue/scoring.ts',
+    find: 'return basePriority + Math.min(config.agingCap, Math.floor(waitMs / config.agingPeriodMs));',
+    replace: 'return basePriority + 0 * Math.min(config.agingCap, Math.floor(waitMs / config.agingPeriodMs));',
+    expectedInvariant: 'I5',
+  },
+  {
+    id: 'claim-ignores-deadline',
+    description: 'A claim whose deadline check can never fire (Q14, lost in a refactor): an expired task is run instead of ending expired, and its effects happen after the customer stopped waiting.',
+    file: 'src/queue/claim.ts',
+    find: 'if (row.deadline !== null && row.deadline <= at) {',
+    replace: 'if (row.deadline !== null && row.deadline < Number.MIN_SAFE_INTEGER) {',
+    expectedInvariant: 'I5',
+  },
+
+  // ---------------------------------------------------------------- I6 bounded retries
+  {
+    id: 'confirm-ignores-deliveries',
+    description:
+      'Deliveries counted on one path only: fail() checks maxDeliveries but confirmStopped() does not, so a poison task that kills its worker every time goes back to ready past its last delivery.',
+    file: 'src/queue/operator.ts',
+    find: "    else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];\n",
+    replace: '',
+    expectedInvariant: 'I6',
+  },
+
+  // ---------------------------------------------------------------- I7 settlement
+  {
+    id: 'settle-first-checkpoint',
+    description: "Settlement reads a stale usage row: the charge is computed from the run's first checkpoint (ORDER BY seq) instead of its last, so a run is under-charged.",
+    file: 'src/store/statements.ts',
+    find: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1').pluck(),",
+    replace: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq LIMIT 1').pluck(),",
+    expectedInvariant: 'I7',
+  },
+  {
+    id: 'hold-kept-on-failure',
+    description: 'Settlement on the success path only: a run that ends failed never closes its hold, so the credits stay reserved for ever.',
+    file: 'src/runs/terminal.ts',
+    find: 'const settlement = closeHold(context, taskId, at, reason);',
+    replace: "const settlement = to === 'failed' ? 'kept' : closeHold(context, taskId, at, reason);",
+    expectedInvariant: 'I7',
+  },
+
+  // ---------------------------------------------------------------- I8 effects once
+  {
+    id: 'effect-key-per-attempt',
+    description:
+      'An idempotency key minted per attempt instead of per run: the write tool\'s request key fingerprints the delivery attempt too, so a takeover that re-runs checkpoint A\'s calls sends the effect again under a fresh key.',
+    file: 'src/worker/run.ts',
+    find: '      requestKey: requestKey(task.id, call.tool, call.args),',
+    replace: '      requestKey: requestKey(task.id, call.tool, { args: call.args, attempt: task.attempt }),',
+    expectedInvariant: 'I8',
+  },
+  {
+    id: 'effect-ledger-skipped',
+    description:
+      'A write effect made without consulting the ledger: a takeover calls the write tool again even when the ledger already holds its result (R2), relying on the external system to deduplicate.',
+    file: 'src/worker/run.ts',
+    find: lines('    const recorded = deps.queue.effectResult(context.requestKey);', '    if (recorded !== undefined) return recorded;', ''),
+    replace: '',
+    expectedInvariant: 'I8',
+  },
+
+  // ---------------------------------------------------------------- I9 one task per key
+  {
+    id: 'replace-answers-old-id',
+    description:
+      'An upsert that answers with the id of the row it replaced: enqueueing a newer version of a waiting topic returns the superseded task\'s id, so the client tracks a task that will never run.',
+    file: 'src/queue/enqueue.ts',
+    find: "return { taskId, status: replaced.length > 0 ? ('replaced' as const) : ('enqueued' as const) };",
+    replace: "return { taskId: replaced[0]?.id ?? taskId, status: replaced.length > 0 ? ('replaced' as const) : ('enqueued' as const) };",
+    expectedInvariant: 'I9',
+  },
+  {
+    id: 'idempotency-ignores-input',
+    description:
+      'A unique key that lets a conflicting resend through: a second enqueue of the same (tenant, topic, version) with different input is answered duplicate instead of idempotency_conflict.',
+    file: 'src/queue/enqueue.ts',
+    find: "if (existing.input_hash === task.inputHash) return { ok: true, taskId: existing.id, status: 'duplicate' };",
+    replace: "if (existing.input_hash !== undefined) return { ok: true, taskId: existing.id, status: 'duplicate' };",
+    expectedInvariant: 'I9',
+  },
+
+  // ---------------------------------------------------------------- I10 supersede
+  {
+    id: 'supersede-running',
+    description:
+      'Supersede that also supersedes running tasks: a newer version turns the older version superseded even while a worker runs it, instead of letting it finish as stale_input.',
+    file: 'src/store/statements.ts',
+    find: "WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready' AND generation = 0",
+    replace: "WHERE tenant = :tenant AND topic = :topic AND version < :version AND state IN ('ready', 'running')",
+    expectedInvariant: 'I10',
+  },
+
+  // ---------------------------------------------------------------- I11 no lost task
+  {
+    id: 'retry-backoff-in-seconds',
+    description:
+      'A units bug in the retry backoff: the delay (milliseconds) is applied as seconds, so a retried task waits half an hour or more and is effectively lost.',
+    file: 'src/queue/holder-writes.ts',
+    find: '        notBefore: at + decision.backoffMs,\n',
+    replace: '        notBefore: at + decision.backoffMs * 1000,\n',
+    expectedInvariant: 'I11',
+  },
+
+  // ---------------------------------------------------------------- I12 uncertain is held
+  {
+    id: 'lease-expiry-to-ready',
+    description:
+      'Lease expiry that goes straight back to ready: a running task past its lease is re-queued at once instead of held uncertain, so it is re-run while its worker may be paused or slow.',
+    file: 'src/queue/claim.ts',
+    find: "moveTask(context, row, 'uncertain', at, 'lease_expired', {",
+    replace: "moveTask(context, row, 'ready', at, 'lease_expired', {",
+    expectedInvariant: 'I12',
+  },
+  {
+    id: 'reconcile-ignores-policy',
+    description:
+      "A stalled-job sweep that re-runs jobs whatever the policy: the reconciler re-queues uncertain tasks after graceMs under 'hold' too, without any confirmation that the worker stopped.",
+    file: 'src/runs/reconciler.ts',
+    find: "if (config.reconciliation === 'auto') {",
+    replace: "if (config.reconciliation === 'auto' || config.reconciliation === 'hold') {",
+    expectedInvariant: 'I12',
+  },
+  {
+    id: 'confirm-accepts-old-generation',
+    description:
+      'confirmStopped that does not match the generation: a late confirmation for an older generation (its worker really died) frees the current generation, whose worker may be alive or paused.',
+    file: 'src/queue/operator.ts',
+    find: 'if (row.generation !== generation) {',
+    replace: 'if (row.generation < generation) {',
+    expectedInvariant: 'I12',
+  },
+
+  // ---------------------------------------------------------------- I13 isolation
+  {
+    id: 'run-messages-pooled',
+    description:
+      "Conversation buffers pooled across runs: a fresh run reuses (and clears) one module-level message array instead of a new one, so concurrent runs of one worker process write into each other's history and one tenant's messages end up in another tenant's checkpoints and results.",
+    file: 'src/worker/resume.ts',
+    find: lines(
+      "export function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): RunState & { ok: true } | { ok: false; error: 'stale_lease'; message: string } {",
+      '  // A first claim has nothing to resume: no generation before it could have checkpointed.',
+      '  const checkpoint = task.generation === 1 ? undefined : queue.lastCheckpoint(task.id);',
+      '  if (checkpoint === undefined) {',
+      '    return { ok: true, step: 0, messages: [], usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };',
+    ),
+    replace: lines(
+      "const pooledMessages: RunState['messages'] = [];",
+      "export function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): RunState & { ok: true } | { ok: false; error: 'stale_lease'; message: string } {",
+      '  // A first claim has nothing to resume: no generation before it could have checkpointed.',
+      '  const checkpoint = task.generation === 1 ? undefined : queue.lastCheckpoint(task.id);',
+      '  if (checkpoint === undefined) {',
+      '    pooledMessages.length = 0;',
+      '    return { ok: true, step: 0, messages: pooledMessages, usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };',
+    ),
+    expectedInvariant: 'I13',
+  },
+  {
+    id: 'tool-client-first-tenant',
+    description:
+      "A tool client cached process-wide with the first tenant that used it (think an API client built once with one tenant's credentials): every later write effect goes to the external system under that tenant's identity.",
+    file: 'src/worker/run.ts',
+    find: '      tenant: task.tenant,\n',
+    replace: '      tenant: ((globalThis as { toolTenant?: string }).toolTenant ??= task.tenant),\n',
+    expectedInvariant: 'I13',
+  },
+  {
+    id: 'tenant-list-unfiltered',
+    description: "The tenant filter dropped from a tenant-scoped read: listForTenant returns every tenant's tasks.",
+    file: 'src/store/statements.ts',
+    find: "tasksForTenant: p('SELECT * FROM tasks WHERE tenant = ? ORDER BY id'),",
+    replace: "tasksForTenant: p('SELECT * FROM tasks WHERE tenant = ? OR 1 ORDER BY id'),",
+    expectedInvariant: 'I13',
+  },
+  {
+    id: 'supersede-across-tenants',
+    description:
+      "The tenant filter dropped from supersede: a newer version of topic T supersedes the waiting versions of T in every tenant, so one tenant's enqueue cancels another tenant's work.",
+    file: 'src/store/statements.ts',
+    find: "WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready' AND generation = 0",
+    replace: "WHERE topic = :topic AND version < :version AND state = 'ready' AND generation = 0",
+    expectedInvariant: 'I13',
+  },
+
+  // ---------------------------------------------------------------- I14 determinism
+  {
+    id: 'jitter-ambient-random',
+    description: 'Retry jitter drawn from Math.random instead of the injected Random port: the same seed no longer gives the same backoffs, so a failing seed cannot be replayed.',
+    file: 'src/queue/holder-writes.ts',
+    find: 'const backoffMs = retryBackoffMs(row.attempts, context.random.next(), config);',
+    replace: 'const backoffMs = retryBackoffMs(row.attempts, Math.random(), config);', // allow-ambient: sabotage text, applied only to a temporary copy
+    expectedInvariant: 'I14',
+  },
+];
+
+/** Where `find` occurs in `text`: every start index (overlapping occurrences included). */
+export function occurrences(text: string, find: string): number[] {
+  const found: number[] = [];
+  if (find === '') return found;
+  for (let at = text.indexOf(find); at !== -1; at = text.indexOf(find, at + 1)) found.push(at);
+  return found;
+}
+
+/**
+ * Applies a sabotage to the text of its file. Throws unless `find` occurs exactly once: a sabotage that
+ * no longer matches must fail loudly, never count as caught.
+ */
+export function applySabotage(text: string, sabotage: Pick<Sabotage, 'id' | 'file' | 'find' | 'replace'>): string {
+  const found = occurrences(text, sabotage.find);
+  if (found.length !== 1) {
+    throw new StaleSabotageError(sabotage.id, sabotage.file, found.length);
+  }
+  const at = found[0]!;
+  return text.slice(0, at) + sabotage.replace + text.slice(at + sabotage.find.length);
+}
+
+export class StaleSabotageError extends Error {
+  constructor(
+    readonly sabotageId: string,
+    readonly file: string,
+    readonly matches: number,
+  ) {
+    super(`sabotage ${sabotageId}: its find text occurs ${matches} times in ${file}, expected exactly once (src/ changed: update the catalogue)`);
+    this.name = 'StaleSabotageError';
+  }
+}
