@@ -1,5 +1,5 @@
 import type { ScenarioSpec } from '../scenario.ts';
-import { ORDER_SCRIPT } from './order-script.ts';
+import { orderRounds } from './order-script.ts';
 
 export const KILL_TAKEOVER_ROUNDS = { count: 30, everyMs: 90_000, tasksPerRound: 6 } as const;
 
@@ -16,23 +16,7 @@ export const killTakeover: ScenarioSpec = {
   source: 'seed 002 (kill -9 any worker: 30 rounds x 6 tasks, stub model, order confirmation at step 3)',
   queue: { globalLimit: 8, perTenantLimit: 4, capacity: 100 },
   workers: { count: 2, slots: 4, idleWaitMs: 1_000, maxSteps: 16, toolTimeoutMs: 20_000 },
-  workload: {
-    tenants: ['acme', 'globex', 'initech'],
-    topics: 0,
-    newVersionProbability: 0,
-    priorities: [10, 10],
-    arrivalWindowMs: 0,
-    writeProbability: 1,
-    steps: [4, 4],
-    callsPerStep: [1, 2],
-    tokensPerCall: [1_000, 2_000],
-    tiers: ['standard'],
-    script: ORDER_SCRIPT,
-    rounds: { ...KILL_TAKEOVER_ROUNDS },
-  },
-  model: { latencyMs: [2_000, 2_000] },
-  tools: { latencyMs: [800, 800] },
-  supervisor: { scanMs: 5_000, confirmDelayMs: 10_000 },
+  ...orderRounds(KILL_TAKEOVER_ROUNDS),
   faults: {
     perRound: {
       action: { kind: 'kill', reviveAfterMs: [2_000, 8_000] },

@@ -1,4 +1,5 @@
 import type { TaskScript } from '../actors/scripted-model.ts';
+import type { ScenarioSpec, WorkloadSpec } from '../scenario.ts';
 
 /**
  * Seed 002's stub model: a shopping round of four steps (planner, item search, compare and confirm,
@@ -33,3 +34,29 @@ export const ORDER_SCRIPT: TaskScript = {
 
 /** The write action whose confirmation cards are counted at the provider. */
 export const ORDER_ACTION = 'confirm_order';
+
+/**
+ * What seed 002's three durable-run scenarios share: every task runs ORDER_SCRIPT and tasks arrive in
+ * rounds, with fixed model and tool latencies so a seed only moves the faults.
+ */
+export function orderRounds(rounds: NonNullable<WorkloadSpec['rounds']>): Pick<ScenarioSpec, 'workload' | 'model' | 'tools' | 'supervisor'> {
+  return {
+    workload: {
+      tenants: ['acme', 'globex', 'initech'],
+      topics: 0,
+      newVersionProbability: 0,
+      priorities: [10, 10],
+      arrivalWindowMs: 0,
+      writeProbability: 1,
+      steps: [4, 4],
+      callsPerStep: [1, 2],
+      tokensPerCall: [1_000, 2_000],
+      tiers: ['standard'],
+      script: ORDER_SCRIPT,
+      rounds: { ...rounds },
+    },
+    model: { latencyMs: [2_000, 2_000] },
+    tools: { latencyMs: [800, 800] },
+    supervisor: { scanMs: 5_000, confirmDelayMs: 10_000 },
+  };
+}

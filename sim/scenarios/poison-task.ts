@@ -1,6 +1,6 @@
 import { emptyPlan } from '../faults/plan.ts';
 import type { ScenarioSpec } from '../scenario.ts';
-import { ORDER_SCRIPT } from './order-script.ts';
+import { orderRounds } from './order-script.ts';
 
 export const POISON_TASK_ROUNDS = { count: 4, everyMs: 60_000, tasksPerRound: 3 } as const;
 
@@ -19,24 +19,8 @@ export const poisonTask: ScenarioSpec = {
   // One slot a worker: a worker the poison kills holds nothing else. With more slots, a task claimed
   // in the same burst as the poison dies with it at every delivery and is dead-lettered alongside it.
   workers: { count: 2, slots: 1, idleWaitMs: 1_000, maxSteps: 16, toolTimeoutMs: 20_000 },
-  workload: {
-    tenants: ['acme', 'globex', 'initech'],
-    topics: 0,
-    newVersionProbability: 0,
-    priorities: [10, 10],
-    arrivalWindowMs: 0,
-    writeProbability: 1,
-    steps: [4, 4],
-    callsPerStep: [1, 2],
-    tokensPerCall: [1_000, 2_000],
-    tiers: ['standard'],
-    script: ORDER_SCRIPT,
-    rounds: { ...POISON_TASK_ROUNDS },
-    poisonTasks: 1,
-  },
-  model: { latencyMs: [2_000, 2_000] },
-  tools: { latencyMs: [800, 800] },
-  supervisor: { scanMs: 5_000, confirmDelayMs: 10_000 },
+  ...orderRounds(POISON_TASK_ROUNDS),
+  workload: { ...orderRounds(POISON_TASK_ROUNDS).workload, poisonTasks: 1 },
   // No injected faults: the poison task is the fault.
   faults: { plan: emptyPlan() },
   phases: { safetyMs: 600_000, livenessMs: 1_800_000 },

@@ -1,5 +1,5 @@
 import type { ScenarioSpec } from '../scenario.ts';
-import { ORDER_SCRIPT } from './order-script.ts';
+import { orderRounds } from './order-script.ts';
 
 export const ZOMBIE_PAUSE_ROUNDS = { count: 10, everyMs: 120_000, tasksPerRound: 3 } as const;
 
@@ -15,23 +15,7 @@ export const zombiePause: ScenarioSpec = {
   source: 'seed 002 (docker pause 45 s > 30 s lease, 10 times: takeover finishes, the old worker writes nothing)',
   queue: { globalLimit: 4, perTenantLimit: 2, capacity: 100, leaseMs: 30_000, heartbeatMs: 10_000 },
   workers: { count: 2, slots: 2, idleWaitMs: 1_000, maxSteps: 16, toolTimeoutMs: 20_000 },
-  workload: {
-    tenants: ['acme', 'globex', 'initech'],
-    topics: 0,
-    newVersionProbability: 0,
-    priorities: [10, 10],
-    arrivalWindowMs: 0,
-    writeProbability: 1,
-    steps: [4, 4],
-    callsPerStep: [1, 2],
-    tokensPerCall: [1_000, 2_000],
-    tiers: ['standard'],
-    script: ORDER_SCRIPT,
-    rounds: { ...ZOMBIE_PAUSE_ROUNDS },
-  },
-  model: { latencyMs: [2_000, 2_000] },
-  tools: { latencyMs: [800, 800] },
-  supervisor: { scanMs: 5_000, confirmDelayMs: 10_000 },
+  ...orderRounds(ZOMBIE_PAUSE_ROUNDS),
   faults: {
     perRound: {
       action: { kind: 'pause', durationMs: 45_000 },
