@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -189,9 +188,4 @@ describe('leasehold as a process', () => {
     expect(results.at(-1)?.stdout).toContain('Usage: leasehold <command> [flags]');
   });
 
-  it.skipIf(existsSync(join(REPO, 'sim/cli/commands/check.ts')))('exits 3 for check while its module is not in the build', async () => {
-    const result = await spawnCli(['check', '--seeds', '1']);
-    expect(result.code).toBe(EXIT_HARNESS);
-    expect(result.stderr).toMatch(/^leasehold: check is not yet available in this build/);
-  });
 });
