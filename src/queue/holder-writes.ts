@@ -5,7 +5,6 @@ import {
   emit,
   holdsLease,
   noteLiveness,
-  now,
   requireGeneration,
   requireTaskId,
   requireWorkerId,

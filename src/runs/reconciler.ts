@@ -43,6 +43,8 @@ export function interrupt(context: QueueContext, taskIdArgument: number, workerI
   const taskId = requireTaskId(taskIdArgument);
   const workerId = requireWorkerId(workerIdArgument);
   const generation = requireGeneration(generationArgument);
+  // running -> ready is an edge of the state machine; the fenced UPDATE below only moves a running task.
+  assertTransition(taskId, 'running', 'ready');
   return context.write('interrupt', (at) => {
     const left = context.statements.leaveRunning.get({
       id: taskId,
@@ -57,7 +59,6 @@ export function interrupt(context: QueueContext, taskIdArgument: number, workerI
       finishedAt: null,
     }) as { event_seq: number } | undefined;
     if (left === undefined) return STALE_LEASE;
-    assertTransition(taskId, 'running', 'ready');
     emit(context, taskId, left.event_seq, 'interrupted', at, { from: 'running', to: 'ready', reason, workerId, generation }, { workerId, generation });
     return { ok: true as const };
   });
