@@ -40,29 +40,9 @@ export type Mark = (typeof ALL_MARKS)[number];
  * twenty-odd topics (queue_full), and the ledger only repeats when a worker dies between recording an
  * effect and its tool event, which mixed's kill points rarely hit (effect_ledger_repeat).
  */
-export const REQUIRED_MARKS: readonly Mark[] = [
-  'stale_lease_rejected',
-  'zombie_write_rejected',
-  'takeover_from_checkpoint_A',
-  'takeover_from_checkpoint_B',
-  'takeover_fresh',
-  'lease_expired',
-  'stop_confirmed',
-  'superseded',
-  'stale_input',
-  'retry_scheduled',
-  'dead_letter',
-  'aging_overtook',
-  'duplicate_delivery',
-  'kill',
-  'pause',
-  'restart',
-  'clock_jump',
-  'busy_rejected',
-  'provider_repeat',
-  'settled',
-  'hold_released',
-];
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'cancelled', 'expired']);
+
+export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
 const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
   lease_expired: 'lease_expired',
