@@ -432,7 +432,7 @@ function legend(): string[] {
     'caught: yes = the gate went red and the expected invariant was among the violations; yes* = red, but caught by another invariant',
     '        (or only by missing coverage / a crash); MISSED = green within the budget; STALE = the find text no longer matches src/.',
     'seeds: index + 1 of the lowest failing seed (the gate checks seed indexes 0..N-1 of every scenario).',
-    'counterexample: faults in the plan / tasks submitted, as the gate wrote it; shrunk: after sim/mutants/shrink.ts (~ = budget ran out).',
+    'counterexample: faults in its plan / tasks in its queue, as the gate wrote it; shrunk: after sim/mutants/shrink.ts (~ = budget ran out).',
   ];
 }
 

@@ -70,7 +70,7 @@ export async function shrink(
     runs++;
     const { world, report } = await simulate({ scenario: candidate.spec, seed: recorded.seed, plan: candidate.plan });
     const hit = report.violations.some((violation) => violation.invariant === invariant);
-    if (hit) lastFailing = { violations: report.violations, tasks: world.arrivals.length, traceHash: report.traceHash, verdict: report.verdict };
+    if (hit) lastFailing = { violations: report.violations, tasks: world.final.tasks.length, traceHash: report.traceHash, verdict: report.verdict };
     return hit;
   };
 
@@ -78,11 +78,11 @@ export async function shrink(
   const first = await simulate({ scenario: recorded.scenarioSpec, seed: recorded.seed, ...(recorded.plan === undefined ? {} : { plan: recorded.plan }) });
   runs++;
   let best: Case = { spec: structuredClone(recorded.scenarioSpec), plan: structuredClone(first.world.plan) };
-  const before = { faults: faultCount(best.plan), tasks: first.world.arrivals.length };
+  const before = { faults: faultCount(best.plan), tasks: first.world.final.tasks.length };
   if (!first.report.violations.some((violation) => violation.invariant === invariant)) {
     return { reproduced: false, runs, exhausted, before, after: before, violations: first.report.violations };
   }
-  lastFailing = { violations: first.report.violations, tasks: first.world.arrivals.length, traceHash: first.report.traceHash, verdict: first.report.verdict };
+  lastFailing = { violations: first.report.violations, tasks: first.world.final.tasks.length, traceHash: first.report.traceHash, verdict: first.report.verdict };
 
   // 1. A smaller workload: the smallest size that still fails, trying small sizes first (they are cheap).
   for (const knob of workloadKnobs(best.spec)) {
