@@ -157,22 +157,16 @@ export function stateAt(analysis: Analysis, taskId: number, cursor: number): { s
 
 /** The task's events committed by one call: ids in (before, after]. */
 export function eventsBetween(analysis: Analysis, taskId: number, before: number, after: number): TaskEvent[] {
-  const events = analysis.eventsByTask.get(taskId) ?? [];
-  let low = 0;
-  let high = events.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (events[middle]!.id <= before) low = middle + 1;
-    else high = middle;
-  }
-  const found: TaskEvent[] = [];
-  for (let i = low; i < events.length && events[i]!.id <= after; i++) found.push(events[i]!);
-  return found;
+  return [...window(analysis.eventsByTask.get(taskId) ?? [], before, after)];
 }
 
 /** All events with ids in (before, after], in commit order, found by binary search. */
-export function* eventsInWindow(world: WorldResult, before: number, after: number): Generator<TaskEvent> {
-  const events = world.events;
+export function eventsInWindow(world: WorldResult, before: number, after: number): Generator<TaskEvent> {
+  return window(world.events, before, after);
+}
+
+/** Events of a list sorted by id with ids in (before, after]: a binary search for the start. */
+function* window(events: readonly TaskEvent[], before: number, after: number): Generator<TaskEvent> {
   let low = 0;
   let high = events.length;
   while (low < high) {
