@@ -1,5 +1,6 @@
 import { allCheckers } from './checkers/index.ts';
 import { coverageMarks } from './checkers/marks.ts';
+import { checkExpectations } from './expectations/index.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RunReport, Verdict, Violation } from './report-types.ts';
 import type { ScenarioSpec } from './scenario.ts';
@@ -47,6 +48,7 @@ export function judge(world: WorldResult): RunReport {
     violations.push({ invariant: 'harness', kind: 'safety', message: `harness crash: ${error?.stack ?? String(error)}` });
   } else {
     for (const checker of allCheckers) violations.push(...checker.check(world));
+    violations.push(...checkExpectations(world));
   }
   const verdict: Verdict =
     world.crash !== undefined

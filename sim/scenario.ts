@@ -1,4 +1,5 @@
-import type { QueueConfig, Tier } from '../src/queue/types.ts';
+import type { IncidentContext, QueueConfig, Tier } from '../src/queue/types.ts';
+import type { ExpectationSpec } from './expectations/types.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RoundFaultSpec } from './faults/rounds.ts';
@@ -38,6 +39,52 @@ export interface WorkloadSpec {
   rounds?: RoundsSpec;
   /** Rounds only: exactly this many tasks, chosen per seed, are poison (R6). */
   poisonTasks?: number;
+  /**
+   * Tasks written out one by one (seed 000's tables, seed 003's H1/M1/L1), added to whatever else
+   * the workload draws. Set `topics` to 0 for a workload of explicit tasks only.
+   */
+  tasks?: ExplicitTask[];
+  /** Continuous arrival processes (a flood of high-priority work, one tenant filling its budget). */
+  floods?: FloodSpec[];
+}
+
+/** One task of an explicit workload. */
+export interface ExplicitTask {
+  /** Arrival, in ms from the start of the run. */
+  atMs: number;
+  tenant: string;
+  topic: string;
+  /** Default 1. */
+  version?: number;
+  priority: number;
+  /** Default: the first of the workload's tiers. */
+  tier?: Tier;
+  /** The name expectations and reports use for this task, e.g. 'H1'; default: the topic. */
+  label?: string;
+  /** What its model decides; default: a script drawn from the workload's ranges. */
+  script?: TaskScript;
+  /** Its worker dies at its first model call, every time (R6). */
+  poison?: boolean;
+  /** Q14: the task expires this many ms after its arrival. */
+  deadlineAfterMs?: number;
+  /** The same request is sent again at each of these times (ms from the start): resends (Q1). */
+  resendAtMs?: number[];
+  /** Verified context for incident grouping (Q17). */
+  context?: IncidentContext;
+}
+
+/** `count` tasks arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic. */
+export interface FloodSpec {
+  tenant: string;
+  /** Topics are `${topicPrefix}-${n}`; labels too. */
+  topicPrefix: string;
+  /** Drawn per task from this inclusive range. */
+  priority: [number, number];
+  everyMs: number;
+  fromMs: number;
+  untilMs: number;
+  /** Tasks per arrival; default 1. */
+  count?: number;
 }
 
 export interface RoundsSpec {
@@ -80,4 +127,9 @@ export interface ScenarioSpec {
   /** An explicit plan, a swarm drawn per seed, or one fault per round of a rounds workload drawn per seed. */
   faults: { plan: FaultPlan } | { swarm: SwarmSpec } | { perRound: RoundFaultSpec };
   phases: { safetyMs: number; livenessMs: number };
+  /**
+   * What must be true of every run of this scenario, checked like an invariant (a failed expectation
+   * is a violation named `expect:<kind>`), not just run.
+   */
+  expect?: ExpectationSpec[];
 }

@@ -2,11 +2,15 @@ import type { EnqueueRequest } from '../src/queue/types.ts';
 import { READ_ONLY_TOOLS, WRITE_TOOLS } from './actors/tools.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { SeededRandom } from './random.ts';
-import type { RoundsSpec, WorkloadSpec } from './scenario.ts';
+import type { ExplicitTask, FloodSpec, RoundsSpec, WorkloadSpec } from './scenario.ts';
 
 export interface Arrival {
   atMs: number;
   request: EnqueueRequest;
+  /** The name expectations and reports use for the task: an explicit task's label, or its topic. */
+  label?: string;
+  /** Q14: the deadline, in ms from the start of the run; the world adds its start time. */
+  deadlineMs?: number;
 }
 
 /**
@@ -14,7 +18,15 @@ export interface Arrival {
  * supersede, priorities, and a script per task that says what its model will decide.
  */
 export function drawArrivals(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
-  if (spec.rounds !== undefined) return drawRounds(random, spec, spec.rounds);
+  const drawn = spec.rounds !== undefined ? drawRounds(random, spec, spec.rounds) : drawTopics(random, spec);
+  if (spec.tasks === undefined && spec.floods === undefined) return drawn;
+  // Explicit tasks and floods draw from their own streams, so adding one leaves the rest of a seed as it was.
+  const extra = [...explicitArrivals(random.fork('tasks'), spec, spec.tasks ?? []), ...floodArrivals(random.fork('floods'), spec, spec.floods ?? [])];
+  // A stable sort: at equal times, drawn arrivals first, then explicit tasks in file order, then floods.
+  return [...drawn, ...extra].sort((a, b) => a.atMs - b.atMs);
+}
+
+function drawTopics(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
   const arrivals: Arrival[] = [];
   for (let topic = 1; topic <= spec.topics; topic++) {
     const tenant = spec.tenants[(topic - 1) % spec.tenants.length]!;
@@ -56,6 +68,39 @@ function drawRounds(random: SeededRandom, spec: WorkloadSpec, rounds: RoundsSpec
       const request = drawRequest(random, spec, tenant, `round-${round + 1}-task-${index + 1}`, 1);
       if (poison.has(number)) (request.input as { script: TaskScript }).script.poison = true;
       arrivals.push({ atMs: round * rounds.everyMs, request });
+    }
+  }
+  return arrivals;
+}
+
+function explicitArrivals(random: SeededRandom, spec: WorkloadSpec, tasks: readonly ExplicitTask[]): Arrival[] {
+  const arrivals: Arrival[] = [];
+  for (const task of tasks) {
+    const version = task.version ?? 1;
+    const label = task.label ?? task.topic;
+    const script = task.script !== undefined ? structuredClone(task.script) : spec.script !== undefined ? structuredClone(spec.script) : drawScript(random, spec, `${task.tenant}/${task.topic}/v${version}`);
+    if (task.poison === true) script.poison = true;
+    const request: EnqueueRequest = { tenant: task.tenant, topic: task.topic, version, priority: task.priority, tier: task.tier ?? spec.tiers[0], input: { script } };
+    if (task.context !== undefined) request.context = { ...task.context };
+    const deadlineMs = task.deadlineAfterMs === undefined ? undefined : task.atMs + task.deadlineAfterMs;
+    const arrival = (atMs: number): Arrival => (deadlineMs === undefined ? { atMs, request, label } : { atMs, request, label, deadlineMs });
+    arrivals.push(arrival(task.atMs));
+    for (const atMs of task.resendAtMs ?? []) arrivals.push(arrival(atMs));
+  }
+  return arrivals;
+}
+
+function floodArrivals(random: SeededRandom, spec: WorkloadSpec, floods: readonly FloodSpec[]): Arrival[] {
+  const arrivals: Arrival[] = [];
+  for (const flood of floods) {
+    let n = 0;
+    for (let atMs = flood.fromMs; atMs < flood.untilMs; atMs += flood.everyMs) {
+      for (let k = 0; k < (flood.count ?? 1); k++) {
+        n++;
+        const topic = `${flood.topicPrefix}-${n}`;
+        const request = drawRequest(random, { ...spec, priorities: flood.priority }, flood.tenant, topic, 1);
+        arrivals.push({ atMs, request, label: topic });
+      }
     }
   }
   return arrivals;

@@ -255,17 +255,17 @@ export class World {
 
   private scheduleArrivals(startMs: number): void {
     for (const arrival of this.arrivals) {
-      this.loop.schedule(startMs + arrival.atMs, () => this.enqueue(arrival));
+      this.loop.schedule(startMs + arrival.atMs, () => this.enqueue(arrival, startMs));
     }
   }
 
-  private enqueue(arrival: Arrival, attempt = 0): void {
-    const { request } = arrival;
+  private enqueue(arrival: Arrival, startMs: number, attempt = 0): void {
+    const request = arrival.deadlineMs === undefined ? arrival.request : { ...arrival.request, deadline: startMs + arrival.deadlineMs };
     const invoke = this.history.invoke('client', 'enqueue', { data: { tenant: request.tenant, topic: request.topic, version: request.version } });
     if (this.down) {
       // The client retries an enqueue the scheduler could not take; nothing is lost (I11).
       this.history.fail(invoke, 'unavailable');
-      this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, attempt + 1));
+      this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
       return;
     }
     const result = this.queue.enqueue(request);
