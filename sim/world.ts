@@ -35,6 +35,11 @@ export interface WorldResult {
   holds: ReturnType<WorkQueue['holds']>;
   deadLetters: ReturnType<WorkQueue['deadLetters']>;
   effects: ReturnType<WorkQueue['effects']>;
+  /**
+   * Q17: the incident grouping of every task enqueued in the run, read from the queue at the end
+   * (minGroupSize 1: groups of one included; a candidate in the SPEC's sense has two or more).
+   */
+  incidents?: ReturnType<WorkQueue['incidentCandidates']>;
   outcomes: { incarnation: string; outcome: RunOutcome }[];
   drained: boolean;
   /** Events the discrete-event loop ran: the cost of the run. */
@@ -352,6 +357,7 @@ export class World {
       holds: this.queue.holds(),
       deadLetters: this.queue.deadLetters(),
       effects: this.queue.effects(),
+      incidents: this.queue.incidentCandidates({ from: 0, to: Number.MAX_SAFE_INTEGER, minGroupSize: 1 }),
       outcomes: this.outcomes,
       drained,
       loopEvents: this.loopEvents,
