@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClaimedTask, EnqueueResult, WorkQueue } from '../src/queue/types.ts';
@@ -19,6 +20,9 @@ import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { drawArrivals, type Arrival } from './workload.ts';
+
+/** Where runs that restart the scheduler keep their database file: tmpfs when the machine has one. */
+const SIM_FILES = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
 /** Everything a finished run leaves for the checkers (S7): the history and the final database. */
 export interface WorldResult {
@@ -81,6 +85,8 @@ export class World {
   private readonly directory: string | undefined;
   private readonly dbPath: string;
   private queue: WorkQueue;
+  /** The database handle of a file-backed run, which the world opens and closes around the queue. */
+  private handle: Database.Database | undefined;
   private down = false;
   private loopEvents = 0;
   private crash: unknown;
@@ -97,7 +103,7 @@ export class World {
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
     // A restart must find committed state on disk; other runs stay in memory, which is much faster.
     const needsFile = this.plan.timed.some((fault) => fault.kind === 'restart');
-    this.directory = needsFile ? mkdtempSync(join(tmpdir(), 'leasehold-sim-')) : undefined;
+    this.directory = needsFile ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
     this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
     this.queue = this.openQueue();
     this.faults = new FaultController(this.plan, this.loop, this.history, this.random.fork('faults'), {
@@ -119,7 +125,22 @@ export class World {
   }
 
   private openQueue(): WorkQueue {
-    return openWorkQueue({ db: this.dbPath, clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue });
+    const options = { clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue };
+    if (this.dbPath === ':memory:') return openWorkQueue({ ...options, db: this.dbPath });
+    // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
+    // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
+    // committed, as before. The handle is the world's; the queue adopts it (the production API).
+    const handle = new Database(this.dbPath);
+    handle.pragma('journal_mode = WAL');
+    handle.pragma('synchronous = OFF');
+    this.handle = handle;
+    return openWorkQueue({ ...options, db: handle });
+  }
+
+  private closeQueue(): void {
+    this.queue.close();
+    this.handle?.close();
+    this.handle = undefined;
   }
 
   private makeWorker(index: number): SimWorker {
@@ -241,7 +262,7 @@ export class World {
   private restart(downMs: number): void {
     if (this.down || this.dbPath === ':memory:') return;
     this.history.note('restart', 'scheduler', { downMs });
-    this.queue.close();
+    this.closeQueue();
     this.down = true;
     this.loop.after(downMs, () => this.reopen());
   }
@@ -366,7 +387,7 @@ export class World {
       endMs: this.loop.now(),
     };
     if (this.crash !== undefined) result.crash = this.crash;
-    this.queue.close();
+    this.closeQueue();
     if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
     return result;
   }
