@@ -30,7 +30,8 @@ export function resolveScenarioArgument(argument: string, tryPrefix: string): Sc
       return { name: spec.name, spec, file: argument };
     } catch (error) {
       if (!(error instanceof ScenarioFileError)) throw error;
-      throw new UsageError(`bad scenario file ${argument}: ${error.message}`, `${tryPrefix} ${DEFAULT_SCENARIO}`);
+      // The error names the file, the field path and what was expected.
+      throw new UsageError(`bad scenario file ${error.message}`, `${tryPrefix} ${DEFAULT_SCENARIO}`);
     }
   }
   const spec = findScenario(argument);
