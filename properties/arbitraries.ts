@@ -11,7 +11,9 @@ import fc from 'fast-check';
 import type { QueueConfig } from '../src/queue/types.ts';
 import { KILL_POINTS, type FaultPlan, type FaultRates, type PointFault, type TimedFault } from '../sim/faults/plan.ts';
 import type { ScenarioSpec } from '../sim/scenario.ts';
-import { mixed } from '../sim/scenarios/mixed.ts';
+import { catalogueScenario } from '../sim/scenarios/registry.ts';
+
+const mixed = catalogueScenario('mixed');
 
 /** One simulated run: the full scenario (its faults are the plan), the plan the World is given, and the seed. */
 export interface SimulationCase {

@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { KILL_POINTS, NO_RATES, type FaultPlan, type KillPoint } from './faults/plan.ts';
 import type { FailEntry, OkEntry } from './history.ts';
 import type { ScenarioSpec } from './scenario.ts';
-import { mixed } from './scenarios/mixed.ts';
+import { catalogueScenario } from './scenarios/registry.ts';
 import { World, type WorldResult } from './world.ts';
+
+const mixed = catalogueScenario('mixed');
 
 /** One tenant, one topic whose script has two steps and a write effect: a run with every kind of await. */
 function probe(plan: FaultPlan, overrides: Partial<ScenarioSpec> = {}): ScenarioSpec {

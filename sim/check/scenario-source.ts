@@ -1,6 +1,7 @@
 import type { ScenarioSpec } from '../scenario.ts';
 import { DEFAULT_SCENARIO, findScenario, listScenarios } from '../scenarios/registry.ts';
 import { closestMatch } from '../cli/suggest.ts';
+import { looksLikeFile } from '../cli/scenario-names.ts';
 import { UsageError } from '../cli/usage-error.ts';
 import { readScenarioFile, ScenarioFileError } from './scenario-file.ts';
 
@@ -34,6 +35,7 @@ export function resolveScenarioArgument(argument: string, tryPrefix: string): Sc
       throw new UsageError(`bad scenario file ${error.message}`, `${tryPrefix} ${DEFAULT_SCENARIO}`);
     }
   }
+  if (looksLikeFile(argument)) throw new UsageError(`scenario files are JSON (a .json file), got ${argument}`, `${tryPrefix} ${DEFAULT_SCENARIO}`);
   const spec = findScenario(argument);
   if (spec !== undefined) return { name: spec.name, spec };
   const names = listScenarios().map((entry) => entry.name);

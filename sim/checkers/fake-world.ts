@@ -9,9 +9,11 @@ import { WRITE_TOOLS } from '../actors/tools.ts';
 import { emptyPlan } from '../faults/plan.ts';
 import { History, type OperationFields } from '../history.ts';
 import type { JsonValue } from '../canonical-json.ts';
-import { mixed } from '../scenarios/mixed.ts';
+import { catalogueScenario } from '../scenarios/registry.ts';
 import type { WorldResult } from '../world.ts';
 import type { Arrival } from '../workload.ts';
+
+const mixed = catalogueScenario('mixed');
 
 /**
  * A small, hand-driven stand-in for a finished World, for checker tests (S7: every checker comes with

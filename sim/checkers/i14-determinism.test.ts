@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { mixed } from '../scenarios/mixed.ts';
+import { catalogueScenario } from '../scenarios/registry.ts';
 import { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
+
+const mixed = catalogueScenario('mixed');
 
 describe('I14 determinism', () => {
   it('passes equal hashes and fails different ones', () => {

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Violation } from '../report-types.ts';
-import { mixed } from '../scenarios/mixed.ts';
+import { catalogueScenario } from '../scenarios/registry.ts';
 import { World, type WorldResult } from '../world.ts';
 import { fakeWorld } from './fake-world.ts';
 import { allCheckers } from './index.ts';
 import { coverageMarks, REQUIRED_MARKS } from './marks.ts';
+
+const mixed = catalogueScenario('mixed');
 
 /** Seeds whose runs every checker must pass; the catalogue check below uses more. */
 const CHECKED_SEEDS = 10;

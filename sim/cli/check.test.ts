@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ScenarioSpec } from '../scenario.ts';
 import { findScenario } from '../scenarios/registry.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 
@@ -44,6 +45,18 @@ function tinyScenarioFile(name = 'tiny'): string {
   return path;
 }
 
+/** mixed written out as a scenario file, spoiled by `spoil`: a file the CLI must refuse. */
+function spoiled(name: string, spoil: (spec: ScenarioSpec) => void): string {
+  const spec = structuredClone(findScenario('mixed')) as ScenarioSpec;
+  spec.name = name;
+  spoil(spec);
+  const path = join(scratch, `${name}.json`);
+  writeFileSync(path, JSON.stringify(spec));
+  return path;
+}
+
+const task = (priority: number) => ({ atMs: 0, tenant: 'acme', topic: `t${priority}`, priority });
+
 /** The seeds a check ran, read back from its JUnit report (one testcase per scenario x seed). */
 function junitSeeds(path: string): string[] {
   return [...readFileSync(path, 'utf8').matchAll(/<testcase classname="leasehold\.check\.([^"]+)" name="seed ([^"]+)"/g)].map((match) => `${match[1]}/${match[2]}`).sort();
@@ -73,6 +86,9 @@ describe('leasehold check and replay as processes', () => {
       [['check', '--scenario', 'mixd', '--seeds', '1'], /^leasehold: unknown scenario 'mixd' \(catalogue: mixed.*\)\. Did you mean mixed\? Try: leasehold check --scenario mixed\n$/],
       [['check', '--seeds', '1', '--unseed-rate', '150%'], /^leasehold: --unseed-rate expects a share.* Try: /],
       [['check', '--scenario', badFile, '--seeds', '1'], /^leasehold: bad scenario file .*bad\.json: workers\.count: expected an integer >= 1, got 0\. Try: /],
+      [['run', '--scenario', spoiled('bad-task', (spec) => (spec.workload.tasks = [task(1), task(2), task(31)])), '--seed', '1'], /^leasehold: bad scenario file .*bad-task\.json: workload\.tasks\[2\]\.priority: expected an integer from 0 to 30, got 31\. Try: leasehold run --seed 1 --scenario mixed\n$/],
+      [['check', '--scenario', spoiled('typo', (spec) => Object.assign(spec, { workerz: 2 })), '--seeds', '1'], /^leasehold: bad scenario file .*typo\.json: workerz: unknown field \(did you mean workers\?\); known: .*\. Try: /],
+      [['run', '--scenario', spoiled('unknown-kind', (spec) => (spec.expect = [{ kind: 'meteor' }])), '--seed', '1'], /^leasehold: bad scenario file .*unknown-kind\.json: expect\[0\]\.kind: unknown expectation kind "meteor"; expected one of "final-state".*\. Try: /],
       [['replay', join(scratch, 'missing.json')], /^leasehold: bad counterexample file .*missing\.json: cannot be read \(ENOENT\)\. Try: /],
       [['replay', '--scenario', 'mixed'], /^leasehold: replay needs --seed, or a FILE\.json\. Try: /],
     ];

@@ -121,9 +121,9 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   },
   scenarios: {
     name: 'scenarios',
-    summary: 'list the built-in scenario catalogue',
-    synopsis: '[--json]',
-    flags: [jsonFlag],
+    summary: 'list the built-in scenario catalogue (scenarios/*.json), or print the scenario file format',
+    synopsis: '[--json] [--schema]',
+    flags: [jsonFlag, { name: 'schema', kind: 'boolean', help: 'print the scenario file format as a JSON Schema (scenarios/schema.json)' }],
     example: 'scenarios',
   },
   start: {

@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { emptyPlan } from '../faults/plan.ts';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
-import { mixed } from '../scenarios/mixed.ts';
+import { catalogueScenario } from '../scenarios/registry.ts';
 import { expectationSchema } from './index.ts';
+
+const mixed = catalogueScenario('mixed');
 
 /** Two explicit tasks and a flood, no faults: small enough to read, big enough to check. */
 function scenario(expectations: ScenarioSpec['expect']): ScenarioSpec {

@@ -8,10 +8,17 @@ import { ROUND_MOMENTS } from '../faults/rounds.ts';
 import { judge } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { World, type WorldResult } from '../world.ts';
-import { KILL_TAKEOVER_ROUNDS, killTakeover } from './kill-takeover.ts';
-import { ORDER_ACTION, ORDER_SCRIPT } from './order-script.ts';
-import { POISON_TASK_ROUNDS, poisonTask } from './poison-task.ts';
-import { ZOMBIE_PAUSE_ROUNDS, zombiePause } from './zombie-pause.ts';
+import { catalogueScenario } from './registry.ts';
+
+const killTakeover = catalogueScenario('kill-takeover');
+const zombiePause = catalogueScenario('zombie-pause');
+const poisonTask = catalogueScenario('poison-task');
+const KILL_TAKEOVER_ROUNDS = killTakeover.workload.rounds!;
+const ZOMBIE_PAUSE_ROUNDS = zombiePause.workload.rounds!;
+const POISON_TASK_ROUNDS = poisonTask.workload.rounds!;
+/** Seed 002's stub model, which every task of the three scenarios runs, and its one write: the order confirmation. */
+const ORDER_SCRIPT = killTakeover.workload.script!;
+const ORDER_ACTION = 'confirm_order';
 
 /**
  * The done-criteria of "Durable runs" (seed 002), over seeds and both reconciliation policies (R5).

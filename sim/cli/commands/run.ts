@@ -3,9 +3,11 @@ import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { EXIT_HARNESS, exitCodeForVerdict } from '../exit-codes.ts';
 import { commandLine } from '../shell-quote.ts';
-import { checkScenarioArgument, loadCatalogue } from '../scenario-names.ts';
+import { checkScenarioArgument, loadCatalogue, looksLikeFile } from '../scenario-names.ts';
+import { resolveScenarioArgument } from '../../check/scenario-source.ts';
+import type { ScenarioSpec } from '../../scenario.ts';
 
-type RunScenario = (options: { scenario: string; seed: string }) => Promise<RunReport>;
+type RunScenario = (options: { scenario: string | ScenarioSpec; seed: string }) => Promise<RunReport>;
 
 /**
  * `leasehold run --scenario NAME|FILE --seed S [--json]`: one simulated run. The exit code is the
@@ -21,9 +23,12 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     return EXIT_HARNESS;
   }
   if (typeof runner.runScenario !== 'function') throw new Error('sim/run-scenario.ts does not export runScenario({ scenario, seed })');
-  const report = await (runner.runScenario as RunScenario)({ scenario, seed });
+  // A scenario file is read and validated here (a bad one is exit 64, naming the field); the runner gets the scenario itself.
+  const file = looksLikeFile(scenario);
+  const target = file ? resolveScenarioArgument(scenario, `leasehold run --seed ${commandLine([seed])} --scenario`).spec : scenario;
+  const report = await (runner.runScenario as RunScenario)({ scenario: target, seed });
   assertReport(report);
-  const replay = `leasehold ${commandLine(['replay', '--scenario', report.scenario, '--seed', report.seed])}`;
+  const replay = `leasehold ${commandLine(['replay', '--scenario', file ? scenario : report.scenario, '--seed', report.seed])}`;
   if (args.boolean('json')) {
     context.out(JSON.stringify(report));
     if (report.verdict !== 'pass') context.err(`replay: ${replay}`);
