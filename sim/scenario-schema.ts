@@ -393,8 +393,11 @@ export interface ScenarioProblem {
 export function parseScenarioFile(value: unknown): { ok: true; spec: ScenarioSpec } | { ok: false; problems: ScenarioProblem[] } {
   const result = scenarioFileSchema.safeParse(value, { error: defaultExpectation });
   if (result.success) return { ok: true, spec: toScenarioSpec(result.data) };
-  const first = (issue: z.core.$ZodIssue) => (issue.code === 'custom' && issue.params?.first === true ? 0 : 1);
-  return { ok: false, problems: describeIssues([...result.error.issues].sort((a, b) => first(a) - first(b)), value) };
+  // First the problems that explain others: two fault sources given, then unknown fields (a typo of a
+  // field name also makes the field it meant missing: `tenant: unknown field (did you mean tenants?)`
+  // says more than `tenants: is required`). Otherwise in the order of the file's format.
+  const rank = (issue: z.core.$ZodIssue) => (issue.code === 'custom' && issue.params?.first === true ? 0 : issue.code === 'unrecognized_keys' ? 1 : 2);
+  return { ok: false, problems: describeIssues([...result.error.issues].sort((a, b) => rank(a) - rank(b)), value) };
 }
 
 /** Validates a fault plan as `path` (a counterexample's `plan`): the problems found, none when it is sound. */
