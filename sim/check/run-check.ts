@@ -13,6 +13,9 @@ import { tally, totalOf, type Tally } from './tally.ts';
 import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
 import { versions } from './versions.ts';
 import { wallClockMs } from './wall-clock.ts';
+import { ReportAggregator } from '../report/aggregate.ts';
+import { writeCatalogueReport } from '../report/catalogue.ts';
+import { digestRequest, foldResult } from '../report/run-report.ts';
 
 /** Counterexample files written per check; past this, failures are only counted. */
 export const FAILURE_FILES_MAX = 20;
@@ -36,11 +39,16 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
   const started = wallClockMs();
   const progress = new Progress(jobs.length, io.progress);
   let failureLines = 0;
+  // --report: the threads digest every first run, folded here per scenario as results arrive.
+  const aggregators = request.report === true ? new Map(names.map((name) => [name, new ReportAggregator()])) : undefined;
   const pooled = await runPool(jobs, {
     threads: request.threads,
     scenarios,
     ...(request.testHook === undefined ? {} : { testHook: request.testHook }),
+    ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
     onResult: (result) => {
+      const aggregator = aggregators?.get(result.job.scenario);
+      if (aggregator !== undefined) foldResult(aggregator, result);
       const failed = !result.job.repeat && result.verdict !== 'pass';
       progress.advance(failed);
       if (failed && failureLines++ < FAILURE_LINES_MAX) progress.note(`FAIL ${result.job.scenario} seed ${result.job.seed}: ${shortReason(result)}`);
@@ -71,6 +79,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     const path = join(request.outDir, 'summary.json');
     writeFile(path, `${JSON.stringify(summaryJson(outcome), null, 2)}\n`);
     io.out(`summary: ${path}`);
+    if (aggregators !== undefined) io.out(`reports: ${writeCatalogueReport(request.outDir, outcome, aggregators).html}`);
   }
   return outcome.exitCode;
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
-import type { JobResult, TestHook } from './types.ts';
+import { digestRun } from '../report/digest.ts';
+import type { DigestRequest, JobResult, TestHook } from './types.ts';
 import type { Job } from './seeds.ts';
 import { wallClockMs } from './wall-clock.ts';
 
@@ -9,10 +10,15 @@ import { wallClockMs } from './wall-clock.ts';
  * Runs one job: one seed of one scenario through the simulator and the checkers. A throw from the
  * simulator is caught and reported as a crash result, so one bad seed does not take the thread with it.
  */
-export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook): Promise<JobResult> {
+export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook, digest?: DigestRequest): Promise<JobResult> {
   const started = wallClockMs();
   try {
     const { report, world } = await simulate({ scenario: spec, seed: job.seed });
+    // A report's digest of a first run (the unseed repeat only compares hashes); the world is dropped here.
+    const digested =
+      digest === undefined || job.repeat
+        ? {}
+        : { digest: digestRun(job.index, world, report, { timeline: report.verdict !== 'pass' || digest.timelineIndexes.includes(job.index) }) };
     return {
       job,
       verdict: report.verdict,
@@ -21,6 +27,7 @@ export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook):
       marks: report.marks,
       metrics: report.metrics,
       plan: world.plan,
+      ...digested,
       elapsedMs: wallClockMs() - started,
     };
   } catch (error) {

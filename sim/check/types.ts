@@ -1,5 +1,6 @@
 import type { FaultPlan } from '../faults/plan.ts';
 import type { Verdict, Violation } from '../report-types.ts';
+import type { RunDigest } from '../report/digest.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import type { GitState } from './git.ts';
 import type { ScenarioSource } from './scenario-source.ts';
@@ -19,6 +20,13 @@ export interface JobResult {
   elapsedMs: number;
   /** Set when simulate() itself threw: a harness crash (exit 3), not a verdict of the core. */
   crash?: string;
+  /** What a report keeps of this run (sim/report/digest.ts), when the check was asked for reports. */
+  digest?: RunDigest;
+}
+
+/** Asks the threads for a report digest of every first run; the timeline only for these seed indexes and failing seeds. */
+export interface DigestRequest {
+  timelineIndexes: number[];
 }
 
 /**
@@ -40,6 +48,7 @@ export interface WorkerSetup {
   scenarios: Record<string, ScenarioSpec>;
   threadIndex: number;
   testHook?: TestHook;
+  digest?: DigestRequest;
 }
 
 export type ToWorker = { type: 'job'; job: Job };
@@ -58,6 +67,8 @@ export interface CheckRequest {
   junitPath?: string;
   outDir?: string;
   testHook?: TestHook;
+  /** Also write a report per scenario (outDir/<scenario>/) and a catalogue index (outDir/index.html). */
+  report?: boolean;
   /** The command line that reruns exactly this check. */
   reproduce: string;
 }

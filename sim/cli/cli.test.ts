@@ -155,7 +155,7 @@ describe('leasehold dispatch', () => {
     const standIn = { execute: async (args: { toJSON(): unknown }) => ((ran = args.toJSON()), 0) };
     const result = await cli(['start'], { 'cli/commands/check.ts': standIn });
     expect(result.code).toBe(EXIT_OK);
-    expect(ran).toEqual({ command: 'check', flags: { out: 'reports/latest' }, positionals: [] });
+    expect(ran).toEqual({ command: 'check', flags: { out: 'reports/latest', report: true }, positionals: [] });
   });
 });
 

@@ -44,10 +44,11 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
  * What `leasehold start` (npm start, "the main job") runs: the catalogue check with its default seeds,
- * writing its summary (and any counterexamples) under reports/latest/.
+ * writing its summary (and any counterexamples) under reports/latest/, with a report per scenario
+ * (reports/latest/<scenario>/) built from the same seeds and a catalogue index (reports/latest/index.html).
  */
 export const START_RUNS: CommandName = 'check';
-export const START_ARGS: readonly string[] = ['--out', 'reports/latest'];
+export const START_ARGS: readonly string[] = ['--out', 'reports/latest', '--report'];
 
 const scenarioFlag = (repeatable: boolean): FlagSpec => ({
   name: 'scenario',
@@ -77,6 +78,11 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       { name: 'shard', kind: 'shard', valueName: 'K/N', example: '1/4', help: 'run only the K-th of N equal parts (1 <= K <= N), for a CI matrix' },
       { name: 'junit', kind: 'string', valueName: 'FILE', example: 'reports/junit.xml', help: 'also write a JUnit XML report' },
       { ...outFlag, help: 'write summary.json and the counterexample files (DIR/failures) there' },
+      {
+        name: 'report',
+        kind: 'boolean',
+        help: 'also write a report per scenario (DIR/<scenario>/index.html, report.md, report.json) from the seeds run, and a catalogue index DIR/index.html; needs --out',
+      },
       {
         name: 'unseed-rate',
         kind: 'string',
@@ -113,8 +119,13 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   report: {
     name: 'report',
     summary: 'write a readable report (Markdown, JSON, HTML timeline) for one scenario',
-    synopsis: '--scenario NAME|FILE [--seeds N] [--out DIR]',
-    flags: [scenarioFlag(false), seedsFlag, outFlag],
+    synopsis: '--scenario NAME|FILE [--seeds N] [--seed S] [--out DIR]',
+    flags: [
+      scenarioFlag(false),
+      { ...seedsFlag, help: 'how many seeds to run (default 20)' },
+      { ...seedFlag, help: 'the root seed the run seeds derive from, as in check (default: the git commit)' },
+      { ...outFlag, example: 'reports/mixed', help: 'where to write report.md, report.json and index.html (default reports/<scenario>)' },
+    ],
     example: 'report --scenario mixed --seeds 20',
     pendingIssue: '#6',
     requires: { flags: ['scenario'] },

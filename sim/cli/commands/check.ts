@@ -30,6 +30,8 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const seedsPerScenario = args.integer('seeds') ?? DEFAULT_SEEDS;
   const shard = args.shard('shard');
   const outDir = args.string('out');
+  const report = args.boolean('report');
+  if (report && outDir === undefined) throw new UsageError('--report writes its reports under --out DIR, and no --out was given', 'leasehold check --out reports/latest --report');
   const junitPath = args.string('junit');
   const git = gitState();
   const root = rootSeed(args.string('seed'), git);
@@ -57,6 +59,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
       ...(junitPath === undefined ? {} : { junitPath }),
       ...(outDir === undefined ? {} : { outDir }),
       ...(testHook === undefined ? {} : { testHook }),
+      ...(report ? { report } : {}),
       reproduce,
     },
     {

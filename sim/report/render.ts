@@ -1,0 +1,349 @@
+import { canonicalJson, type JsonValue } from '../canonical-json.ts';
+import type { ScenarioSpec } from '../scenario.ts';
+import type { LabelledDistribution, ReportFigures } from './aggregate.ts';
+import type { ScenarioReport } from './document.ts';
+import type { Distribution } from './stats.ts';
+import { formatMs } from './stats.ts';
+import { esc, histogramSvg, timelineSvg } from './svg.ts';
+
+/**
+ * report.md and index.html of one scenario, from its report.json value. Both show the same sections in
+ * the same order; the HTML adds the two SVG figures (timeline, wait histogram).
+ */
+
+/** The scenario's shape in a few lines, whatever optional parts it uses. */
+export function scenarioFacts(spec: ScenarioSpec): [string, string][] {
+  const { workload, workers, faults, phases } = spec;
+  const facts: [string, string][] = [
+    ['source', spec.source],
+    ['workers', `${workers.count} worker(s) x ${workers.slots} slot(s), at most ${workers.maxSteps} steps per run, tool timeout ${formatMs(workers.toolTimeoutMs)}`],
+    ['tenants', workload.tenants.join(', ')],
+  ];
+  const arrivals: string[] = [];
+  if (workload.rounds !== undefined) arrivals.push(`${workload.rounds.count} round(s) of ${workload.rounds.tasksPerRound} task(s), every ${formatMs(workload.rounds.everyMs)}`);
+  else if (workload.topics > 0) arrivals.push(`${workload.topics} topic(s) over ${formatMs(workload.arrivalWindowMs)}, newer version with p=${workload.newVersionProbability}`);
+  if (workload.tasks !== undefined && workload.tasks.length > 0) arrivals.push(`${workload.tasks.length} explicit task(s) (${workload.tasks.map((task) => task.label ?? task.topic).slice(0, 8).join(', ')}${workload.tasks.length > 8 ? ', ...' : ''})`);
+  for (const flood of workload.floods ?? []) {
+    arrivals.push(`flood: ${flood.count ?? 1} ${flood.tenant} task(s) every ${formatMs(flood.everyMs)} from ${formatMs(flood.fromMs)} to ${formatMs(flood.untilMs)}, priority ${flood.priority[0]}-${flood.priority[1]}`);
+  }
+  facts.push(['workload', arrivals.join('; ') || 'none']);
+  facts.push(['priorities', `${workload.priorities[0]}-${workload.priorities[1]}`]);
+  if (workload.poisonProbability !== undefined || workload.poisonTasks !== undefined) facts.push(['poison', workload.poisonTasks !== undefined ? `${workload.poisonTasks} task(s)` : `p=${workload.poisonProbability}`]);
+  const faultText =
+    'plan' in faults
+      ? `explicit plan: ${faults.plan.timed.length} timed fault(s), ${faults.plan.points.length} point fault(s)`
+      : 'swarm' in faults
+        ? `swarm (drawn per seed) of ${faults.swarm.kinds.join(', ')}; quiet with p=${faults.swarm.quietProbability}`
+        : `one fault per round, drawn per seed: ${compactJson(faults.perRound as unknown as JsonValue)}`;
+  facts.push(['faults', faultText]);
+  facts.push(['phases', `safety ${formatMs(phases.safetyMs)}, then liveness up to ${formatMs(phases.livenessMs)}`]);
+  const expectations = spec.expect ?? [];
+  facts.push(['expectations', expectations.length === 0 ? 'none (invariants only)' : expectations.map((entry) => (entry as { kind?: string }).kind ?? '?').join(', ')]);
+  return facts;
+}
+
+function compactJson(value: JsonValue): string {
+  const text = canonicalJson(value);
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+function distCells(dist: Distribution | null | undefined): string[] {
+  if (dist === null || dist === undefined) return ['0', '-', '-', '-'];
+  return [String(dist.count), formatMs(dist.p50Ms), formatMs(dist.p95Ms), formatMs(dist.maxMs)];
+}
+
+function verdictLine(figures: ReportFigures): string {
+  const { verdicts } = figures;
+  const failing = figures.seedsRun - verdicts.pass;
+  const parts = (['safety', 'liveness', 'nondeterminism'] as const).filter((verdict) => verdicts[verdict] > 0).map((verdict) => `${verdicts[verdict]} ${verdict}`);
+  return failing === 0 ? `${figures.seedsRun} seed(s), all pass` : `${figures.seedsRun} seed(s): ${verdicts.pass} pass, ${parts.join(', ')}`;
+}
+
+function timelineCaption(report: ScenarioReport): string {
+  const timeline = report.figures.timeline;
+  if (timeline === null) return 'no timeline (no seed produced a world)';
+  const why = timeline.verdict === 'pass' ? 'the first seed' : `the first failing seed (${timeline.verdict})`;
+  return `seed ${timeline.seed} (index ${timeline.index}, ${why}); ${timeline.lanes.length - 1} worker incarnation(s), ${timeline.spans.length} lease span(s), ${timeline.markers.length} marker(s), ${formatMs(timeline.endMs)} simulated`;
+}
+
+function provenance(report: ScenarioReport): [string, string][] {
+  const { git, versions, seeds } = report;
+  return [
+    ['git commit', git.commit === null ? 'none (not a git checkout)' : `${git.commit}${git.dirty ? ' (with uncommitted changes)' : ''}`],
+    ['root seed', `${seeds.root} (${seeds.rootSource === 'flag' ? 'from --seed' : seeds.rootSource === 'git' ? 'from the git commit' : 'no git commit: fixed'})`],
+    ['seeds', `${seeds.list.length}: ${seeds.derivation}`],
+    ['versions', `leasehold ${versions.leasehold}, node ${versions.node}, better-sqlite3 ${versions.betterSqlite3}, SQLite ${versions.sqlite}, ${versions.platform}`],
+    ['rerun', report.command],
+  ];
+}
+
+function transitionNote(): string {
+  return 'Every edge of the core state machine (src/queue/states.ts), taken or not, summed over all seeds from the final databases\' event logs; (enqueue) is a task\'s first event.';
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Markdown
+
+function mdTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return [`| ${header.map(cell).join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
+}
+
+function mdDistributions(rows: readonly LabelledDistribution[], first: string): string {
+  if (rows.length === 0) return '_no samples_';
+  return mdTable([first, 'tasks', 'p50', 'p95', 'max'], rows.map((row) => [row.label, ...distCells(row)]));
+}
+
+export function renderMarkdown(report: ScenarioReport): string {
+  const { figures, scenario } = report;
+  const out: string[] = [];
+  out.push(`# leasehold report: ${scenario.name}`, '', scenario.description, '', `**${verdictLine(figures)}**`, '');
+  out.push(mdTable(['', ''], provenance(report)), '');
+  out.push('## Scenario and configuration', '');
+  out.push(mdTable(['', ''], [...(scenario.file === null ? [] : [['file', scenario.file] as [string, string]]), ...scenarioFacts(scenario.spec)]), '');
+  out.push('Queue configuration in force (the scenario over the defaults):', '');
+  out.push(mdTable(['setting', 'value'], Object.entries(scenario.queueConfig).map(([key, value]) => [key, typeof value === 'object' ? JSON.stringify(value) : String(value)])), '');
+  out.push('The full scenario is in report.json (`scenario.spec`).', '');
+
+  out.push('## Verdict per seed', '');
+  out.push(mdTable(['#', 'seed', 'verdict', 'trace hash', 'tasks', 'simulated', 'first violation'], figures.seeds.map((row) => [String(row.index), row.seed, row.verdict, row.traceHash.slice(0, 12), String(row.tasks), formatMs(row.simulatedMs), row.reason])), '');
+  const failing = figures.seeds.filter((row) => row.verdict !== 'pass');
+  if (failing.length > 0) {
+    out.push('Replay a failing seed:', '', '```');
+    for (const row of failing) out.push(report.replays[row.seed] ?? '');
+    out.push('```', '');
+  }
+
+  out.push('## State transitions', '', transitionNote(), '');
+  out.push(mdTable(['from', 'to', 'count'], figures.transitions.map((row) => [row.from, row.to, `${row.count}${row.legal ? '' : ' (not in the state machine!)'}`])), '');
+  const finals = Object.entries(figures.finalStates).filter(([, count]) => count > 0);
+  out.push(`Final states: ${finals.map(([state, count]) => `${state} ${count}`).join(', ') || 'none'}.`, '');
+
+  out.push('## Wait time (enqueue to first claim)', '');
+  out.push(mdTable(['', 'tasks', 'p50', 'p95', 'max'], [['all', ...distCells(figures.wait.overall)]]), '');
+  out.push('By priority:', '', mdDistributions(figures.wait.byPriority, 'priority'), '');
+  out.push('By tenant:', '', mdDistributions(figures.wait.byTenant, 'tenant'), '');
+  const never = Object.entries(figures.wait.neverClaimed);
+  if (never.length > 0) out.push(`Never claimed (no wait sample): ${never.map(([state, count]) => `${state} ${count}`).join(', ')}.`, '');
+  out.push('Histogram:', '', mdTable(['wait', 'tasks'], figures.wait.histogram.filter((bin) => bin.count > 0).map((bin) => [bin.toMs === null ? `>= ${formatMs(bin.fromMs)}` : `${formatMs(bin.fromMs)} to < ${formatMs(bin.toMs)}`, String(bin.count)])), '');
+
+  out.push('## Run time (claim to result, last attempt)', '');
+  out.push(mdTable(['', 'tasks', 'p50', 'p95', 'max'], [['all', ...distCells(figures.runTime.overall)]]), '');
+  out.push('By priority:', '', mdDistributions(figures.runTime.byPriority, 'priority'), '');
+  out.push('By tenant:', '', mdDistributions(figures.runTime.byTenant, 'tenant'), '');
+
+  out.push('## Takeover latency (kill to the next generation resuming)', '');
+  out.push(mdTable(['', 'takeovers', 'p50', 'p95', 'max'], [['all', ...distCells(figures.takeover.all)], ['resumed from a checkpoint', ...distCells(figures.takeover.resumed)]]), '');
+
+  out.push('## Retries by reason', '', figures.retries.length === 0 ? '_none_' : mdTable(['reason', 'count'], figures.retries.map(([reason, count]) => [reason, String(count)])), '');
+  out.push('## Failures by reason', '', figures.failures.length === 0 ? '_none_' : mdTable(['reason', 'count'], figures.failures.map(([reason, count]) => [reason, String(count)])), '');
+  out.push('## Rejections by reason', '', 'Every refused operation in the histories (an idle `claim` that found nothing is not counted; `claim: quota` is a claim deferred by Q6 quotas).', '');
+  out.push(figures.rejections.length === 0 ? '_none_' : mdTable(['operation', 'reason', 'count'], figures.rejections.map((row) => [row.op, row.reason, String(row.count)])), '');
+
+  const { settlements, effects } = figures;
+  out.push('## Settlements and effects', '');
+  out.push(
+    mdTable(
+      ['', 'count'],
+      [
+        ['holds written', String(settlements.holds)],
+        ['settled', String(settlements.settled)],
+        ['released', String(settlements.released)],
+        ['still held', String(settlements.stillHeld)],
+        ['credits held / charged', `${settlements.heldCredits} / ${settlements.chargedCredits}`],
+        ['effect ledger entries', String(effects.ledger)],
+        ['provider executions / requests', `${effects.providerExecutions} / ${effects.providerRequests}`],
+        ['dead letters', String(effects.deadLetters)],
+      ],
+    ),
+    '',
+  );
+
+  out.push('## Coverage marks', '', 'Summed over seeds, with the number of seeds that reached each.', '');
+  out.push(mdTable(['mark', 'total', 'seeds'], figures.marks.map((row) => [row.mark, String(row.total), String(row.seeds)])), '');
+
+  out.push('## Timeline', '', `${timelineCaption(report)}. Drawn in index.html.`, '');
+  return `${out.join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// HTML
+
+export const REPORT_CSS = `
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; margin: 24px 32px; color: #1d232a; background: #fff; max-width: 1400px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h3 { font-size: 14px; margin: 12px 0 4px; }
+h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #dde2e8; padding-bottom: 4px; }
+p.lead { margin: 0 0 12px; color: #4a5561; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+th, td { border: 1px solid #dde2e8; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f5f8; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.zero td { color: #9aa3ad; }
+tr.illegal td { background: #fde2e2; }
+table.kv th { width: 170px; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+pre { background: #f6f8fa; padding: 8px 10px; overflow-x: auto; border-radius: 4px; }
+.badge { display: inline-block; padding: 2px 10px; border-radius: 10px; font-weight: 600; font-size: 14px; }
+.badge.pass { background: #dff3e4; color: #17672e; }
+.badge.fail { background: #fde2e2; color: #9b1c1c; }
+.v-pass { color: #17672e; }
+.v-safety, .v-liveness, .v-nondeterminism { color: #9b1c1c; font-weight: 600; }
+.grid { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+.figure { overflow-x: auto; border: 1px solid #dde2e8; border-radius: 6px; padding: 8px; background: #fff; }
+details summary { cursor: pointer; color: #245; }
+.small { font-size: 12px; color: #5b6671; }
+nav a { margin-right: 12px; }
+`;
+
+function htmlTable(header: readonly string[], rows: readonly { cells: readonly string[]; className?: string }[], numeric: readonly number[] = []): string {
+  const head = `<tr>${header.map((cell) => `<th>${esc(cell)}</th>`).join('')}</tr>`;
+  const body = rows
+    .map((row) => `<tr${row.className === undefined ? '' : ` class="${row.className}"`}>${row.cells.map((cell, index) => `<td${numeric.includes(index) ? ' class="num"' : ''}>${cell}</td>`).join('')}</tr>`)
+    .join('\n');
+  return `<table>\n${head}\n${body}\n</table>`;
+}
+
+function kvTable(rows: readonly [string, string][]): string {
+  return `<table class="kv">${rows.map(([key, value]) => `<tr><th>${esc(key)}</th><td>${esc(value)}</td></tr>`).join('')}</table>`;
+}
+
+function distTable(first: string, rows: readonly { label: string; dist: Distribution | null }[]): string {
+  if (rows.length === 0) return '<p class="small">no samples</p>';
+  return htmlTable([first, 'tasks', 'p50', 'p95', 'max'], rows.map((row) => ({ cells: [esc(row.label), ...distCells(row.dist).map(esc)] })), [1, 2, 3, 4]);
+}
+
+export function renderHtml(report: ScenarioReport, links: { catalogue?: string } = {}): string {
+  const { figures, scenario } = report;
+  const failing = figures.seeds.filter((row) => row.verdict !== 'pass');
+  const body: string[] = [];
+  if (links.catalogue !== undefined) body.push(`<nav><a href="${esc(links.catalogue)}">&larr; catalogue</a></nav>`);
+  body.push(`<h1>leasehold report: ${esc(scenario.name)}</h1>`);
+  body.push(`<p class="lead">${esc(scenario.description)}</p>`);
+  body.push(`<p><span class="badge ${failing.length === 0 ? 'pass' : 'fail'}">${esc(verdictLine(figures))}</span></p>`);
+  body.push(kvTable(provenance(report)));
+  if (failing.length > 0) {
+    body.push(`<p>Replay the first failing seed:</p><pre>${esc(report.replays[failing[0]!.seed] ?? '')}</pre>`);
+  }
+
+  body.push('<h2 id="timeline">Timeline</h2>');
+  if (figures.timeline === null) body.push('<p class="small">No timeline: no seed produced a world.</p>');
+  else {
+    body.push(`<p class="small">${esc(timelineCaption(report))}. Lanes are worker incarnations (a revived worker is a new lane); each bar is a lease from claim to the event that ended it, coloured by the task's generation. Hover for details.</p>`);
+    body.push(`<div class="figure">${timelineSvg(figures.timeline, `Timeline of ${scenario.name} seed ${figures.timeline.seed}`)}</div>`);
+  }
+
+  body.push('<h2 id="scenario">Scenario and configuration</h2>');
+  body.push(kvTable([...(scenario.file === null ? [] : [['file', scenario.file] as [string, string]]), ...scenarioFacts(scenario.spec)]));
+  body.push('<details><summary>Queue configuration in force</summary>');
+  body.push(kvTable(Object.entries(scenario.queueConfig).map(([key, value]) => [key, typeof value === 'object' ? JSON.stringify(value) : String(value)])));
+  body.push('</details>');
+  body.push(`<details><summary>The scenario as data</summary><pre>${esc(JSON.stringify(scenario.spec, null, 2))}</pre></details>`);
+
+  body.push('<h2 id="verdicts">Verdict per seed</h2>');
+  body.push(
+    htmlTable(
+      ['#', 'seed', 'verdict', 'trace hash', 'tasks', 'simulated', 'first violation / replay'],
+      figures.seeds.map((row) => ({
+        cells: [
+          String(row.index),
+          esc(row.seed),
+          `<span class="v-${row.verdict}">${esc(row.verdict)}</span>`,
+          `<code>${esc(row.traceHash.slice(0, 12))}</code>`,
+          String(row.tasks),
+          esc(formatMs(row.simulatedMs)),
+          row.verdict === 'pass' ? '' : `${esc(row.reason)}<br><code>${esc(report.replays[row.seed] ?? '')}</code>`,
+        ],
+      })),
+      [0, 4, 5],
+    ),
+  );
+
+  body.push('<h2 id="transitions">State transitions</h2>');
+  body.push(`<p class="small">${esc(transitionNote())}</p>`);
+  body.push(
+    htmlTable(
+      ['from', 'to', 'count'],
+      figures.transitions.map((row) => ({
+        cells: [esc(row.from), esc(row.to), `${row.count}${row.legal ? '' : ' (not in the state machine!)'}`],
+        ...(row.legal ? (row.count === 0 ? { className: 'zero' } : {}) : { className: 'illegal' }),
+      })),
+      [2],
+    ),
+  );
+  const finals = Object.entries(figures.finalStates).filter(([, count]) => count > 0);
+  body.push(`<p class="small">Final states: ${esc(finals.map(([state, count]) => `${state} ${count}`).join(', ') || 'none')}.</p>`);
+
+  body.push('<h2 id="wait">Wait time (enqueue to first claim)</h2>');
+  body.push(distTable('', [{ label: 'all', dist: figures.wait.overall }]));
+  body.push('<div class="grid"><div><h3>By priority</h3>');
+  body.push(distTable('priority', figures.wait.byPriority.map((row) => ({ label: row.label, dist: row }))));
+  body.push('</div><div><h3>By tenant</h3>');
+  body.push(distTable('tenant', figures.wait.byTenant.map((row) => ({ label: row.label, dist: row }))));
+  body.push('</div></div>');
+  const never = Object.entries(figures.wait.neverClaimed);
+  if (never.length > 0) body.push(`<p class="small">Never claimed (no wait sample): ${esc(never.map(([state, count]) => `${state} ${count}`).join(', '))}.</p>`);
+  body.push(`<div class="figure">${histogramSvg(figures.wait.histogramByPriority, `Wait time histogram of ${scenario.name}`)}</div>`);
+
+  body.push('<h2 id="runtime">Run time (claim to result, last attempt)</h2>');
+  body.push(distTable('', [{ label: 'all', dist: figures.runTime.overall }]));
+  body.push('<div class="grid"><div><h3>By priority</h3>');
+  body.push(distTable('priority', figures.runTime.byPriority.map((row) => ({ label: row.label, dist: row }))));
+  body.push('</div><div><h3>By tenant</h3>');
+  body.push(distTable('tenant', figures.runTime.byTenant.map((row) => ({ label: row.label, dist: row }))));
+  body.push('</div></div>');
+
+  body.push('<h2 id="takeover">Takeover latency (kill to the next generation resuming)</h2>');
+  body.push(distTable('', [{ label: 'all takeovers', dist: figures.takeover.all }, { label: 'resumed from a checkpoint', dist: figures.takeover.resumed }]));
+
+  const counts = (rows: readonly [string, number][]) => (rows.length === 0 ? '<p class="small">none</p>' : htmlTable(['reason', 'count'], rows.map(([reason, count]) => ({ cells: [esc(reason), String(count)] })), [1]));
+  body.push('<div class="grid"><div><h2 id="retries">Retries by reason</h2>', counts(figures.retries), '</div>');
+  body.push('<div><h2 id="failures">Failures by reason</h2>', counts(figures.failures), '</div>');
+  body.push('<div><h2 id="rejections">Rejections by reason</h2>');
+  body.push('<p class="small">Refused operations (an idle claim is not counted; <code>claim: quota</code> is a claim deferred by the Q6 quotas).</p>');
+  body.push(figures.rejections.length === 0 ? '<p class="small">none</p>' : htmlTable(['operation', 'reason', 'count'], figures.rejections.map((row) => ({ cells: [esc(row.op), esc(row.reason), String(row.count)] })), [2]));
+  body.push('</div></div>');
+
+  const { settlements, effects } = figures;
+  body.push('<h2 id="settlements">Settlements and effects</h2>');
+  body.push(
+    htmlTable(
+      ['', 'count'],
+      [
+        ['holds written', settlements.holds],
+        ['settled', settlements.settled],
+        ['released', settlements.released],
+        ['still held', settlements.stillHeld],
+        ['credits held / charged', `${settlements.heldCredits} / ${settlements.chargedCredits}`],
+        ['effect ledger entries', effects.ledger],
+        ['provider executions / requests', `${effects.providerExecutions} / ${effects.providerRequests}`],
+        ['dead letters', effects.deadLetters],
+      ].map(([label, value]) => ({ cells: [esc(String(label)), esc(String(value))] })),
+      [1],
+    ),
+  );
+
+  body.push('<h2 id="marks">Coverage marks</h2>');
+  body.push('<p class="small">Summed over seeds, with the number of seeds that reached each (S8).</p>');
+  body.push(htmlTable(['mark', 'total', 'seeds'], figures.marks.map((row) => ({ cells: [esc(row.mark), String(row.total), String(row.seeds)], ...(row.total === 0 ? { className: 'zero' } : {}) })), [1, 2]));
+
+  return htmlPage(`leasehold report: ${scenario.name}`, body.join('\n'));
+}
+
+export function htmlPage(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>${esc(title)}</title>
+<style>${REPORT_CSS}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,302 @@
+import type { HistogramBin } from './stats.ts';
+import { formatMs, shortMs } from './stats.ts';
+import type { MarkerKind, TimelineMarker, TimelineModel, TimelineSpan } from './timeline-model.ts';
+
+/**
+ * Inline SVG for the HTML report: the timeline of one seed and the wait-time histogram. Plain strings,
+ * no script and no external reference, so a report opens anywhere (and in headless Chromium) offline.
+ * Every shape carries a <title>, which browsers show on hover.
+ */
+
+export function esc(text: string | number): string {
+  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** Span colours by generation: g1, g2, g3, g4 and later. */
+export const GENERATION_COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e15759'] as const;
+
+export function generationColour(generation: number): string {
+  return GENERATION_COLOURS[Math.min(GENERATION_COLOURS.length, Math.max(1, generation)) - 1]!;
+}
+
+/** The figures' own style, inside each <svg>, so an SVG saved on its own looks the same as inline. */
+export const SVG_STYLE = [
+  'text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }',
+  '.tl-axis { font-size: 11px; fill: #555; }',
+  '.tl-lane { font-size: 12px; fill: #222; font-weight: 600; }',
+  '.tl-span { font-size: 9px; fill: #fff; pointer-events: none; }',
+  '.tl-note { font-size: 11px; fill: #444; }',
+  '.tl-legend { font-size: 12px; fill: #222; }',
+].join(' ');
+
+const n = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
+
+const TIMELINE_WIDTH = 1320;
+const LABEL_WIDTH = 92;
+const RIGHT_PAD = 18;
+const AXIS_HEIGHT = 30;
+const ROW_HEIGHT = 13;
+const LANE_PAD = 4;
+const LANE_GAP = 4;
+
+/** Axis steps in ms; the first that gives at most MAX_TICKS ticks is used. */
+const TICK_STEPS = [1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000];
+const MAX_TICKS = 14;
+
+export function tickStep(endMs: number): number {
+  return TICK_STEPS.find((step) => endMs / step <= MAX_TICKS) ?? Math.ceil(endMs / MAX_TICKS / 3_600_000) * 3_600_000;
+}
+
+/** `0s`, `45s`, `2m`, `2m30s`, `1h5m`. */
+export function axisLabel(ms: number): string {
+  const seconds = Math.round(ms / 1_000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  const rest = seconds % 60;
+  if (minutes < 60) return rest === 0 ? `${minutes}m` : `${minutes}m${rest}s`;
+  const hours = Math.floor(minutes / 60);
+  return `${hours}h${minutes % 60 === 0 ? '' : `${minutes % 60}m`}`;
+}
+
+interface LegendItem {
+  label: string;
+  draw: (x: number, y: number) => string;
+}
+
+function markerShape(kind: MarkerKind, x: number, y: number): string {
+  switch (kind) {
+    case 'kill':
+      return `<path d="M${n(x - 5)},${n(y - 5)}L${n(x + 5)},${n(y + 5)}M${n(x - 5)},${n(y + 5)}L${n(x + 5)},${n(y - 5)}" stroke="#c00" stroke-width="2.5" fill="none"/>`;
+    case 'revive':
+      return `<path d="M${n(x)},${n(y - 6)}L${n(x + 6)},${n(y + 5)}L${n(x - 6)},${n(y + 5)}Z" fill="#2a9d4a" stroke="#fff" stroke-width="0.8"/>`;
+    case 'pause':
+      return `<g fill="#333"><rect x="${n(x - 4)}" y="${n(y - 5)}" width="3" height="10"/><rect x="${n(x + 1)}" y="${n(y - 5)}" width="3" height="10"/></g>`;
+    case 'resume':
+      return `<path d="M${n(x - 3)},${n(y - 5)}L${n(x + 5)},${n(y)}L${n(x - 3)},${n(y + 5)}Z" fill="#333"/>`;
+    case 'lease-expired':
+      return `<path d="M${n(x)},${n(y - 6)}L${n(x + 6)},${n(y)}L${n(x)},${n(y + 6)}L${n(x - 6)},${n(y)}Z" fill="#ff9f1c" stroke="#7a4a00" stroke-width="1"/>`;
+    case 'refused':
+      return `<g><line x1="${n(x)}" y1="${n(y - 7)}" x2="${n(x)}" y2="${n(y + 7)}" stroke="#c00" stroke-width="1.5"/><circle cx="${n(x)}" cy="${n(y - 4)}" r="3.5" fill="#c00" stroke="#fff" stroke-width="0.8"/></g>`;
+    case 'restart':
+      return `<rect x="${n(x - 5)}" y="${n(y - 5)}" width="10" height="10" fill="#7b2cbf"/>`;
+    case 'reopen':
+      return `<rect x="${n(x - 4)}" y="${n(y - 4)}" width="8" height="8" fill="#fff" stroke="#7b2cbf" stroke-width="2"/>`;
+    case 'clock-jump':
+      return `<path d="M${n(x - 5)},${n(y - 5)}L${n(x + 5)},${n(y)}L${n(x - 5)},${n(y + 5)}Z" fill="#1f78b4"/>`;
+    case 'enqueue-refused':
+      return `<circle cx="${n(x)}" cy="${n(y)}" r="4" fill="#fff" stroke="#c00" stroke-width="2"/>`;
+    case 'duplicate-delivery':
+      return `<circle cx="${n(x)}" cy="${n(y)}" r="3.5" fill="#17a2b8"/>`;
+  }
+}
+
+const MARKER_LEGEND: readonly [MarkerKind, string][] = [
+  ['kill', 'kill'],
+  ['revive', 'revive (new incarnation)'],
+  ['pause', 'pause'],
+  ['resume', 'resume'],
+  ['lease-expired', 'lease expired (task uncertain)'],
+  ['refused', 'refused write (stale_lease)'],
+  ['enqueue-refused', 'enqueue refused'],
+  ['restart', 'scheduler restart'],
+  ['reopen', 'scheduler reopened'],
+  ['clock-jump', 'clock jump'],
+  ['duplicate-delivery', 'duplicate delivery'],
+];
+
+/** The timeline of one seed: lanes of incarnations, spans coloured by generation, markers, legend, axis. */
+export function timelineSvg(model: TimelineModel, title: string): string {
+  const endMs = Math.max(1, model.endMs);
+  const plotWidth = TIMELINE_WIDTH - LABEL_WIDTH - RIGHT_PAD;
+  const x = (ms: number) => LABEL_WIDTH + (Math.min(Math.max(ms, 0), endMs) / endMs) * plotWidth;
+
+  // Lane geometry.
+  const laneTop: number[] = [];
+  const laneHeight: number[] = [];
+  let y = AXIS_HEIGHT;
+  for (const lane of model.lanes) {
+    laneTop.push(y);
+    const height = lane.rows * ROW_HEIGHT + 2 * LANE_PAD;
+    laneHeight.push(height);
+    y += height + LANE_GAP;
+  }
+  const plotBottom = y;
+  const laneMid = (lane: number) => laneTop[lane]! + laneHeight[lane]! / 2;
+
+  const parts: string[] = [];
+  parts.push(
+    `<defs><pattern id="paused-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#e9e3d0"/><line x1="0" y1="0" x2="0" y2="6" stroke="#a89a6a" stroke-width="2"/></pattern></defs>`,
+  );
+  // Axis and grid.
+  const step = tickStep(endMs);
+  const axis: string[] = [];
+  for (let tick = 0; tick <= endMs; tick += step) {
+    const tx = x(tick);
+    axis.push(`<line x1="${n(tx)}" y1="${AXIS_HEIGHT - 6}" x2="${n(tx)}" y2="${n(plotBottom)}" stroke="#e3e3e3" stroke-width="1"/>`);
+    axis.push(`<text x="${n(tx)}" y="${AXIS_HEIGHT - 10}" text-anchor="middle" class="tl-axis">${esc(axisLabel(tick))}</text>`);
+  }
+  parts.push(`<g class="tl-grid">${axis.join('')}</g>`);
+  // Lane backgrounds and labels.
+  model.lanes.forEach((lane, index) => {
+    const top = laneTop[index]!;
+    const height = laneHeight[index]!;
+    const isQueue = index === 0;
+    parts.push(`<rect x="${LABEL_WIDTH}" y="${n(top)}" width="${n(plotWidth)}" height="${height}" fill="${isQueue ? '#f6f2fb' : '#fafafa'}"/>`);
+    if (!isQueue) {
+      const from = x(lane.fromMs);
+      parts.push(
+        `<rect x="${n(from)}" y="${n(top)}" width="${n(Math.max(1, x(lane.toMs) - from))}" height="${height}" fill="#e8edf3"><title>${esc(`${lane.id}: alive ${formatMs(lane.fromMs)} to ${formatMs(lane.toMs)}${lane.end === 'killed' ? ' (killed)' : ''}`)}</title></rect>`,
+      );
+    }
+    parts.push(`<text x="${LABEL_WIDTH - 8}" y="${n(top + height / 2 + 4)}" text-anchor="end" class="tl-lane">${esc(isQueue ? 'queue' : lane.id)}</text>`);
+  });
+  // Bands: scheduler down across every lane, paused inside its lane.
+  for (const band of model.bands) {
+    const from = x(band.fromMs);
+    const width = Math.max(2, x(band.toMs) - from);
+    if (band.kind === 'scheduler-down') {
+      parts.push(`<rect x="${n(from)}" y="${AXIS_HEIGHT}" width="${n(width)}" height="${n(plotBottom - AXIS_HEIGHT)}" fill="#7b2cbf" fill-opacity="0.12"><title>${esc(`scheduler down ${formatMs(band.fromMs)} to ${formatMs(band.toMs)}`)}</title></rect>`);
+    } else if (band.lane !== null) {
+      parts.push(`<rect x="${n(from)}" y="${n(laneTop[band.lane]!)}" width="${n(width)}" height="${laneHeight[band.lane]!}" fill="url(#paused-hatch)"><title>${esc(`${model.lanes[band.lane]!.id} paused ${formatMs(band.fromMs)} to ${formatMs(band.toMs)}`)}</title></rect>`);
+    }
+  }
+  // Liveness phase.
+  if (model.safetyEndMs > 0 && model.safetyEndMs < endMs) {
+    const lx = x(model.safetyEndMs);
+    parts.push(`<line x1="${n(lx)}" y1="${AXIS_HEIGHT - 4}" x2="${n(lx)}" y2="${n(plotBottom)}" stroke="#555" stroke-width="1.2" stroke-dasharray="5,4"/>`);
+    const nearRight = lx > TIMELINE_WIDTH - RIGHT_PAD - 200;
+    parts.push(`<text x="${n(nearRight ? lx - 4 : lx + 4)}" y="${n(plotBottom + 12)}" text-anchor="${nearRight ? 'end' : 'start'}" class="tl-note">liveness phase: faults stop, everyone recovers</text>`);
+  }
+  // Spans.
+  for (const span of model.spans) parts.push(spanShape(span, x, laneTop[span.lane]! + LANE_PAD + span.row * ROW_HEIGHT, model.lanes[span.lane]!.id));
+  // Markers, on top.
+  for (const marker of model.markers) parts.push(markerGroup(marker, x(marker.atMs), laneMid(marker.lane)));
+
+  // Legend below the plot.
+  const legendTop = plotBottom + 26;
+  const generations = Math.max(1, ...model.spans.map((span) => span.generation));
+  const items: LegendItem[] = [];
+  for (let generation = 1; generation <= Math.min(generations, GENERATION_COLOURS.length); generation++) {
+    const label = generation === GENERATION_COLOURS.length ? `generation ${generation}+` : `generation ${generation}`;
+    items.push({ label, draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(generation)}"/>` });
+  }
+  items.push({ label: 'paused', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 6}" width="18" height="12" fill="url(#paused-hatch)"/>` });
+  items.push({ label: 'worker alive', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 6}" width="18" height="12" fill="#e8edf3" stroke="#ccd"/>` });
+  if (model.bands.some((band) => band.kind === 'scheduler-down')) {
+    items.push({ label: 'scheduler down', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 6}" width="18" height="12" fill="#7b2cbf" fill-opacity="0.2"/>` });
+  }
+  const used = new Set(model.markers.map((marker) => marker.kind));
+  for (const [kind, label] of MARKER_LEGEND) if (used.has(kind) || kind === 'kill' || kind === 'lease-expired' || kind === 'refused') items.push({ label, draw: (lx, ly) => markerShape(kind, lx, ly) });
+  const legend: string[] = [];
+  let lx = LABEL_WIDTH + 12;
+  let ly = legendTop;
+  for (const item of items) {
+    const width = 34 + item.label.length * 7.2;
+    if (lx + width > TIMELINE_WIDTH - RIGHT_PAD) {
+      lx = LABEL_WIDTH + 12;
+      ly += 20;
+    }
+    legend.push(`<g>${item.draw(lx, ly)}<text x="${n(lx + 14)}" y="${n(ly + 4)}" class="tl-legend">${esc(item.label)}</text></g>`);
+    lx += width;
+  }
+  const height = ly + 18;
+  const dropped = model.truncated.spans + model.truncated.markers;
+  const caption = dropped > 0 ? ` (${model.truncated.spans} spans and ${model.truncated.markers} markers past the drawing cap left out)` : '';
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 ${TIMELINE_WIDTH} ${n(height)}" width="${TIMELINE_WIDTH}" height="${n(height)}" style="width: 100%; height: auto; min-width: 900px" role="img" aria-label="${esc(title)}">`,
+    `<title>${esc(`${title}${caption}`)}</title>`,
+    `<style>${SVG_STYLE}</style>`,
+    `<rect width="100%" height="100%" fill="#fff"/>`,
+    `<text x="${LABEL_WIDTH - 8}" y="${AXIS_HEIGHT - 10}" text-anchor="end" class="tl-axis">time</text>`,
+    ...parts,
+    `<text x="${LABEL_WIDTH - 8}" y="${n(legendTop + 4)}" text-anchor="end" class="tl-lane">legend</text>`,
+    ...legend,
+    '</svg>',
+  ].join('\n');
+}
+
+function spanShape(span: TimelineSpan, x: (ms: number) => number, top: number, laneId: string): string {
+  const from = x(span.fromMs);
+  const width = Math.max(1.5, x(span.toMs) - from);
+  const colour = generationColour(span.generation);
+  const stroke = span.end === 'running' ? ' stroke="#000" stroke-dasharray="3,2"' : span.end === 'failed' ? ' stroke="#8b0000" stroke-width="1.5"' : '';
+  const tip = `task ${span.taskId} (${span.tenant}) generation ${span.generation} on ${laneId}: ${formatMs(span.fromMs)} to ${formatMs(span.toMs)}, ended by ${span.end}`;
+  const label = width >= 26 ? `<text x="${n(from + 3)}" y="${n(top + ROW_HEIGHT - 4)}" class="tl-span">${span.taskId}</text>` : '';
+  return `<g><rect x="${n(from)}" y="${n(top)}" width="${n(width)}" height="${ROW_HEIGHT - 2}" rx="2" fill="${colour}"${stroke}><title>${esc(tip)}</title></rect>${label}</g>`;
+}
+
+function markerGroup(marker: TimelineMarker, x: number, y: number): string {
+  return `<g class="tl-marker">${markerShape(marker.kind, x, y)}<title>${esc(`${formatMs(marker.atMs)}: ${marker.label}`)}</title></g>`;
+}
+
+/** Distinct colours for the histogram's priority bands, low priority light, high dark. */
+const BAND_COLOURS = ['#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b'];
+
+/**
+ * The wait-time histogram: bins of human widths (stats.ts WAIT_BIN_EDGES_MS), one bar per bin stacked
+ * by priority band, with a count axis and a legend.
+ */
+export function histogramSvg(series: readonly { label: string; bins: readonly HistogramBin[] }[], title: string): string {
+  const width = 860;
+  const height = 310;
+  const left = 56;
+  const right = 170;
+  const top = 20;
+  const bottom = 66;
+  const plotWidth = width - left - right;
+  const plotHeight = height - top - bottom;
+  const binCount = series[0]?.bins.length ?? 0;
+  const totals = Array.from({ length: binCount }, (_, index) => series.reduce((sum, entry) => sum + (entry.bins[index]?.count ?? 0), 0));
+  const maxCount = Math.max(1, ...totals);
+  const yStep = niceStep(maxCount);
+  const yMax = Math.ceil(maxCount / yStep) * yStep;
+  const y = (count: number) => top + plotHeight - (count / yMax) * plotHeight;
+  const barWidth = binCount === 0 ? 0 : plotWidth / binCount;
+  const parts: string[] = [];
+  for (let tick = 0; tick <= yMax; tick += yStep) {
+    parts.push(`<line x1="${left}" y1="${n(y(tick))}" x2="${left + plotWidth}" y2="${n(y(tick))}" stroke="#e3e3e3"/>`);
+    parts.push(`<text x="${left - 6}" y="${n(y(tick) + 4)}" text-anchor="end" class="tl-axis">${tick}</text>`);
+  }
+  for (let index = 0; index < binCount; index++) {
+    let base = 0;
+    const bx = left + index * barWidth;
+    series.forEach((entry, seriesIndex) => {
+      const bin = entry.bins[index]!;
+      if (bin.count === 0) return;
+      const y0 = y(base);
+      const y1 = y(base + bin.count);
+      base += bin.count;
+      const range = bin.toMs === null ? `${shortMs(bin.fromMs)} or more` : `${shortMs(bin.fromMs)} to ${shortMs(bin.toMs)}`;
+      parts.push(
+        `<rect x="${n(bx + 2)}" y="${n(y1)}" width="${n(Math.max(1, barWidth - 4))}" height="${n(Math.max(0.5, y0 - y1))}" fill="${BAND_COLOURS[Math.min(seriesIndex, BAND_COLOURS.length - 1)]}"><title>${esc(`${entry.label}, wait ${range}: ${bin.count} task(s)`)}</title></rect>`,
+      );
+    });
+    const bin = series[0]!.bins[index]!;
+    const label = bin.toMs === null ? `≥${shortMs(bin.fromMs)}` : `<${shortMs(bin.toMs)}`;
+    const lx = bx + barWidth / 2 + 4;
+    const ly = top + plotHeight + 14;
+    parts.push(`<text x="${n(lx)}" y="${ly}" text-anchor="end" transform="rotate(-35 ${n(lx)} ${ly})" class="tl-axis">${esc(label)}</text>`);
+  }
+  parts.push(`<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#888"/>`);
+  parts.push(`<text x="${left + plotWidth / 2}" y="${height - 12}" text-anchor="middle" class="tl-legend">wait from enqueue to first claim (bin upper edge)</text>`);
+  parts.push(`<text x="14" y="${top + plotHeight / 2}" transform="rotate(-90 14 ${top + plotHeight / 2})" text-anchor="middle" class="tl-legend">tasks</text>`);
+  series.forEach((entry, index) => {
+    const ly = top + 8 + index * 18;
+    parts.push(`<rect x="${width - right + 16}" y="${ly - 6}" width="14" height="12" fill="${BAND_COLOURS[Math.min(index, BAND_COLOURS.length - 1)]}"/>`);
+    parts.push(`<text x="${width - right + 36}" y="${ly + 4}" class="tl-legend">${esc(entry.label)}</text>`);
+  });
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" class="histogram" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(title)}">`,
+    `<title>${esc(title)}</title>`,
+    `<style>${SVG_STYLE}</style>`,
+    ...parts,
+    '</svg>',
+  ].join('\n');
+}
+
+function niceStep(max: number): number {
+  const rough = max / 5;
+  const magnitude = 10 ** Math.floor(Math.log10(Math.max(1, rough)));
+  const step = [1, 2, 5, 10].map((factor) => factor * magnitude).find((candidate) => candidate >= rough) ?? magnitude * 10;
+  return Math.max(1, step);
+}
