@@ -180,6 +180,12 @@ export function timelineSvg(model: TimelineModel, title: string): string {
     const label = generation === GENERATION_COLOURS.length ? `generation ${generation}+` : `generation ${generation}`;
     items.push({ label, draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(generation)}"/>` });
   }
+  if (model.spans.some((span) => span.end === 'failed')) {
+    items.push({ label: 'run ended failed', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(1)}" stroke="#8b0000" stroke-width="1.5"/>` });
+  }
+  if (model.spans.some((span) => span.end === 'running')) {
+    items.push({ label: 'still running at the end', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(1)}" stroke="#000" stroke-dasharray="3,2"/>` });
+  }
   items.push({ label: 'paused', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 6}" width="18" height="12" fill="url(#paused-hatch)"/>` });
   items.push({ label: 'worker alive', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 6}" width="18" height="12" fill="#e8edf3" stroke="#ccd"/>` });
   if (model.bands.some((band) => band.kind === 'scheduler-down')) {
