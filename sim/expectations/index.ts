@@ -2,10 +2,36 @@ import { z } from 'zod';
 import type { Violation } from '../report-types.ts';
 import type { WorldResult } from '../world.ts';
 import { finalState } from './final-state.ts';
+import { claimSequence } from './claim-sequence.ts';
+import { enqueueResult } from './enqueue-result.ts';
+import { eventOrder } from './event-order.ts';
+import { everyTask } from './every-task.ts';
+import { finalTask } from './final-task.ts';
+import { historyCount } from './history-count.ts';
+import { incidentCandidates } from './incident-candidates.ts';
+import { markReached } from './mark.ts';
+import { peakOccupancy } from './peak-occupancy.ts';
+import { scoresAtClaim } from './scores-at-claim.ts';
+import { staleWrite } from './stale-write.ts';
+import { taskPath } from './task-path.ts';
 import type { ExpectationKind, ExpectationSpec } from './types.ts';
 
 /** Every kind of expectation a scenario may state. A new kind is one file and one line here. */
-export const EXPECTATION_KINDS: readonly ExpectationKind<any>[] = [finalState];
+export const EXPECTATION_KINDS: readonly ExpectationKind<any>[] = [
+  finalState,
+  claimSequence,
+  scoresAtClaim,
+  incidentCandidates,
+  enqueueResult,
+  markReached,
+  peakOccupancy,
+  taskPath,
+  eventOrder,
+  staleWrite,
+  finalTask,
+  everyTask,
+  historyCount,
+];
 
 const byKind = new Map(EXPECTATION_KINDS.map((kind) => [kind.kind as string, kind]));
 
