@@ -87,6 +87,7 @@ export class World {
   private queue: WorkQueue;
   /** The database handle of a file-backed run, which the world opens and closes around the queue. */
   private handle: Database.Database | undefined;
+  private readonly enqueuesByTenant = new Map<string, number>();
   private down = false;
   private loopEvents = 0;
   private crash: unknown;
@@ -299,6 +300,22 @@ export class World {
     const ev = this.queue.eventCursor();
     if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
+    if (result.ok) this.readAsTenant(request.tenant);
+  }
+
+  /**
+   * The tenant's own client reads its task list (Q19) after its 1st, 2nd, 4th, 8th, ... accepted
+   * enqueue: I13 checks that a tenant read sees only that tenant's rows. The history keeps which
+   * tenants the rows named, not the rows.
+   */
+  private readAsTenant(tenant: string): void {
+    const count = (this.enqueuesByTenant.get(tenant) ?? 0) + 1;
+    this.enqueuesByTenant.set(tenant, count);
+    if ((count & (count - 1)) !== 0) return;
+    const invoke = this.history.invoke('client', 'list-tenant', { data: { tenant } });
+    const rows = this.queue.listForTenant(tenant);
+    const tenants = [...new Set(rows.map((row) => row.tenant))].sort();
+    this.history.ok(invoke, { data: { tenant, rows: rows.length, tenants } });
   }
 
   private isDrained(): boolean {

@@ -35,4 +35,15 @@ describe('I13 isolation', () => {
     world.provider.requests[0] = { ...world.provider.requests[0]!, tenant: 'globex' };
     expectViolation(i13Isolation, world, /provider request .* for task 1 \(acme\) came as tenant globex/);
   });
+
+  it("passes a tenant read that returned only its own rows, and fails one that returned another tenant's", () => {
+    const readAs = (tenant: string, tenants: string[]) => {
+      const fw = twoTenants();
+      const invoke = fw.history.invoke('client', 'list-tenant', { data: { tenant } });
+      fw.history.ok(invoke, { data: { tenant, rows: tenants.length, tenants } });
+      return fw.build();
+    };
+    expectClean(i13Isolation, readAs('acme', ['acme']));
+    expectViolation(i13Isolation, readAs('acme', ['acme', 'globex']), /a read as tenant acme \(history \d+\) returned rows of globex/);
+  });
 });

@@ -16,7 +16,7 @@ const TOPIC_LABEL = /([A-Za-z0-9_.-]+)\/topic-\d+/g;
  *   the tenant of its task, and a request key's run id is that task;
  * - no event data, result or last checkpoint of a task mentions a topic label of another tenant (the
  *   simulated workload labels its arguments and answers `tenant/topic-N`).
- * (Tenant-scoped reads are not in the WorldResult; src/queue/views.test.ts covers listForTenant.)
+ * - a tenant-scoped read (the world's clients call listForTenant) returns only that tenant's rows.
  */
 export const i13Isolation: Checker = {
   invariant: 'I13',
@@ -68,6 +68,12 @@ export const i13Isolation: Checker = {
       if (own !== row.tenant || (row.key !== undefined && !row.key.startsWith(`${row.taskId}:`))) {
         out.add(row.kind, `${row.kind} of task ${row.taskId} (${String(own)}) carries tenant ${row.tenant}${row.key === undefined ? '' : ` and key ${row.key}`}`, { taskId: row.taskId });
       }
+    }
+    for (const entry of world.history.entries()) {
+      if (entry.type !== 'ok' || entry.op !== 'list-tenant') continue;
+      const { tenant, tenants } = entry.data as { tenant: string; tenants: string[] };
+      const foreign = tenants.filter((named) => named !== tenant);
+      if (foreign.length > 0) out.add('read', `a read as tenant ${tenant} (history ${entry.index}) returned rows of ${foreign.join(', ')}`, { at: [entry.index] });
     }
     return out.list;
   },
