@@ -152,12 +152,16 @@ const explicitTaskSchema = strict(
     poison: z.boolean({ error: 'expected true or false' }).optional(),
     deadlineAfterMs: nonNegative().optional(),
     resendAtMs: list(nonNegative()).optional(),
+    conflictAtMs: list(nonNegative()).optional(),
     context: contextSchema.optional(),
   },
   'One task of an explicit workload.',
 ).superRefine((task, context) => {
   task.resendAtMs?.forEach((atMs, index) => {
     if (atMs < task.atMs) context.addIssue({ code: 'custom', path: ['resendAtMs', index], message: `a resend at ${atMs} ms comes before the task arrives (atMs ${task.atMs})` });
+  });
+  task.conflictAtMs?.forEach((atMs, index) => {
+    if (atMs < task.atMs) context.addIssue({ code: 'custom', path: ['conflictAtMs', index], message: `a conflicting resend at ${atMs} ms comes before the task arrives (atMs ${task.atMs})` });
   });
 });
 

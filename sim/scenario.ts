@@ -69,6 +69,11 @@ export interface ExplicitTask {
   deadlineAfterMs?: number;
   /** The same request is sent again at each of these times (ms from the start): resends (Q1). */
   resendAtMs?: number[];
+  /**
+   * A buggy client sends the same (tenant, topic, version) again at each of these times with a
+   * different input: the queue must refuse it idempotency_conflict (Q1, I9).
+   */
+  conflictAtMs?: number[];
   /** Verified context for incident grouping (Q17). */
   context?: IncidentContext;
 }

@@ -86,6 +86,10 @@ function explicitArrivals(random: SeededRandom, spec: WorkloadSpec, tasks: reado
     const arrival = (atMs: number): Arrival => (deadlineMs === undefined ? { atMs, request, label } : { atMs, request, label, deadlineMs });
     arrivals.push(arrival(task.atMs));
     for (const atMs of task.resendAtMs ?? []) arrivals.push(arrival(atMs));
+    for (const [n, atMs] of (task.conflictAtMs ?? []).entries()) {
+      const changed: EnqueueRequest = { ...request, input: { script, revision: n + 1 } };
+      arrivals.push(deadlineMs === undefined ? { atMs, request: changed, label } : { atMs, request: changed, label, deadlineMs });
+    }
   }
   return arrivals;
 }

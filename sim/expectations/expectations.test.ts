@@ -17,7 +17,7 @@ function scenario(expectations: ScenarioSpec['expect']): ScenarioSpec {
       topics: 0,
       tasks: [
         { atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' },
-        { atMs: 0, tenant: 'acme', topic: 'report', priority: 1, version: 1, resendAtMs: [2_000] },
+        { atMs: 0, tenant: 'acme', topic: 'report', priority: 1, version: 1, resendAtMs: [2_000], conflictAtMs: [3_000] },
         { atMs: 5_000, tenant: 'acme', topic: 'report', priority: 1, version: 2, label: 'report-v2', deadlineAfterMs: 600_000 },
       ],
       floods: [{ tenant: 'globex', topicPrefix: 'flood', priority: [10, 20], everyMs: 1_000, fromMs: 0, untilMs: 3_000, count: 2 }],
@@ -30,7 +30,9 @@ function scenario(expectations: ScenarioSpec['expect']): ScenarioSpec {
 describe('explicit tasks, floods and expectations', () => {
   it('turns explicit tasks, resends and floods into arrivals, and checks what holds', async () => {
     const { world, report } = await simulate({ scenario: scenario([{ kind: 'final-state', task: 'L', state: 'done' }]), seed: '1' });
-    expect(world.arrivals.map((arrival) => arrival.label)).toEqual(['L', 'report', 'flood-1', 'flood-2', 'flood-3', 'flood-4', 'report', 'flood-5', 'flood-6', 'report-v2']);
+    expect(world.arrivals.map((arrival) => arrival.label)).toEqual(['L', 'report', 'flood-1', 'flood-2', 'flood-3', 'flood-4', 'report', 'flood-5', 'flood-6', 'report', 'report-v2']);
+    // The resend is a duplicate; the resend with a changed input is refused (Q1).
+    expect(world.enqueued.filter(({ arrival }) => arrival.label === 'report').map(({ result }) => (result.ok ? result.status : result.error))).toEqual(['enqueued', 'duplicate', 'idempotency_conflict']);
     expect(world.arrivals.filter((arrival) => arrival.label === 'report-v2')[0]!.request.deadline).toBeUndefined();
     const v2 = world.enqueued.find(({ arrival }) => arrival.label === 'report-v2')!;
     expect(v2.result.ok).toBe(true);
