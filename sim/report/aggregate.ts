@@ -14,7 +14,7 @@ export interface SeedRow {
   traceHash: string;
   /** First violation, one line; empty for a pass. */
   reason: string;
-  violations: { invariant: string; kind: string; message: string }[];
+  violations: { invariant: string; kind: string; message: string; taskId?: number }[];
   tasks: number;
   simulatedMs: number;
   /** Set on a seed that crashed the harness instead of producing a world. */

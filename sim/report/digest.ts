@@ -17,7 +17,7 @@ export interface RunDigest {
   verdict: Verdict;
   traceHash: string;
   /** The first violations (full list in the counterexample file). */
-  violations: { invariant: string; kind: string; message: string }[];
+  violations: { invariant: string; kind: string; message: string; taskId?: number }[];
   violationCount: number;
   marks: Record<string, number>;
   metrics: Record<string, number>;
@@ -163,6 +163,13 @@ export function settlementCounts(holds: WorldResult['holds']): SettlementCounts 
   return counts;
 }
 
+/** The task a violation is about: its taskId, else the `task N` its first line names. */
+export function violationTasks(violation: { taskId?: number; message: string }): number[] {
+  if (violation.taskId !== undefined) return [violation.taskId];
+  const firstLine = violation.message.split('\n')[0] ?? '';
+  return [...firstLine.matchAll(/\btask (\d+)\b/g)].map((match) => Number(match[1]));
+}
+
 export interface DigestOptions {
   /** Build the timeline of this seed (it costs a pass over the history and a few kB). */
   timeline: boolean;
@@ -179,7 +186,7 @@ export function digestRun(index: number, world: WorldResult, report: RunReport, 
     seed: report.seed,
     verdict: report.verdict,
     traceHash: report.traceHash,
-    violations: report.violations.slice(0, VIOLATIONS_KEPT).map(({ invariant, kind, message }) => ({ invariant, kind, message })),
+    violations: report.violations.slice(0, VIOLATIONS_KEPT).map(({ invariant, kind, message, taskId }) => ({ invariant, kind, message, ...(taskId === undefined ? {} : { taskId }) })),
     violationCount: report.violations.length,
     marks: report.marks,
     metrics: report.metrics,
@@ -210,6 +217,7 @@ export function digestRun(index: number, world: WorldResult, report: RunReport, 
       entries,
       events: world.events,
       tenantOf: (taskId) => tenantOf.get(taskId) ?? '?',
+      highlight: report.violations.flatMap(violationTasks),
     });
   }
   return digest;

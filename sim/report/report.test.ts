@@ -8,7 +8,7 @@ import { resolveScenarioArgument } from '../check/scenario-source.ts';
 import { planJobs } from '../check/seeds.ts';
 import { ReportAggregator, transitionRows } from './aggregate.ts';
 import { CHROMIUM_INSTALL_HINT, consoleLines, findChromium, screenshot } from './chromium.ts';
-import { rejectionCounts, retryAndFailureReasons, transitionCounts, waitSamples, type RunDigest } from './digest.ts';
+import { rejectionCounts, retryAndFailureReasons, transitionCounts, violationTasks, waitSamples, type RunDigest } from './digest.ts';
 import { scenarioReport, type ScenarioReport } from './document.ts';
 import { decodePng, findColour } from './png.ts';
 import { renderHtml, renderMarkdown } from './render.ts';
@@ -123,6 +123,12 @@ describe('report digest of a hand-made run', () => {
     });
   });
 
+  it('finds the task a violation names, to outline it on the timeline', () => {
+    expect(violationTasks({ taskId: 4, message: 'I1 task 9' })).toEqual([4]);
+    expect(violationTasks({ message: "expect[7] every-task: task 14 ('acme-ticket-6') ended failed\nsee task 99" })).toEqual([14]);
+    expect(violationTasks({ message: 'I3 quota exceeded' })).toEqual([]);
+  });
+
   it('places events on the timeline by the history cursor, across a clock jump', () => {
     const entries: HistoryEntry[] = [
       { type: 'ok', index: 0, timeMs: 500, actor: 'w0#1', op: 'claim', invokeIndex: 0, data: { ev: 4 } },
@@ -199,7 +205,7 @@ function digest(index: number, verdict: RunDigest['verdict'], waits: number[], t
     settlements: { holds: 2, settled: 2, released: 0, stillHeld: 0, heldCredits: 40, chargedCredits: 7 },
     effects: { ledger: 1, providerExecutions: 1, providerRequests: 2, deadLetters: 0 },
     finalStates: { done: 2 },
-    timeline: { seed: String(1000 + index), index, verdict, endMs: 10, safetyEndMs: 5, lanes: [], spans: [], markers: [], bands: [], truncated: { spans: 0, markers: 0 } },
+    timeline: { seed: String(1000 + index), index, verdict, endMs: 10, safetyEndMs: 5, lanes: [], spans: [], markers: [], bands: [], truncated: { spans: 0, markers: 0 }, highlight: [] },
   };
 }
 

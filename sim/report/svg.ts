@@ -168,7 +168,8 @@ export function timelineSvg(model: TimelineModel, title: string): string {
     parts.push(`<text x="${n(nearRight ? lx - 4 : lx + 4)}" y="${n(plotBottom + 12)}" text-anchor="${nearRight ? 'end' : 'start'}" class="tl-note">liveness phase: faults stop, everyone recovers</text>`);
   }
   // Spans.
-  for (const span of model.spans) parts.push(spanShape(span, x, laneTop[span.lane]! + LANE_PAD + span.row * ROW_HEIGHT, model.lanes[span.lane]!.id));
+  const highlighted = new Set(model.highlight ?? []);
+  for (const span of model.spans) parts.push(spanShape(span, x, laneTop[span.lane]! + LANE_PAD + span.row * ROW_HEIGHT, model.lanes[span.lane]!.id, highlighted.has(span.taskId)));
   // Markers, on top.
   for (const marker of model.markers) parts.push(markerGroup(marker, x(marker.atMs), laneMid(marker.lane)));
 
@@ -179,6 +180,9 @@ export function timelineSvg(model: TimelineModel, title: string): string {
   for (let generation = 1; generation <= Math.min(generations, GENERATION_COLOURS.length); generation++) {
     const label = generation === GENERATION_COLOURS.length ? `generation ${generation}+` : `generation ${generation}`;
     items.push({ label, draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(generation)}"/>` });
+  }
+  if (model.spans.some((span) => highlighted.has(span.taskId))) {
+    items.push({ label: 'task named by a violation', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(1)}" stroke="#e6007e" stroke-width="2.5"/>` });
   }
   if (model.spans.some((span) => span.end === 'failed')) {
     items.push({ label: 'run ended failed', draw: (lx, ly) => `<rect x="${lx - 9}" y="${ly - 5}" width="18" height="10" rx="2" fill="${generationColour(1)}" stroke="#8b0000" stroke-width="1.5"/>` });
@@ -221,12 +225,18 @@ export function timelineSvg(model: TimelineModel, title: string): string {
   ].join('\n');
 }
 
-function spanShape(span: TimelineSpan, x: (ms: number) => number, top: number, laneId: string): string {
+function spanShape(span: TimelineSpan, x: (ms: number) => number, top: number, laneId: string, highlighted: boolean): string {
   const from = x(span.fromMs);
   const width = Math.max(1.5, x(span.toMs) - from);
   const colour = generationColour(span.generation);
-  const stroke = span.end === 'running' ? ' stroke="#000" stroke-dasharray="3,2"' : span.end === 'failed' ? ' stroke="#8b0000" stroke-width="1.5"' : '';
-  const tip = `task ${span.taskId} (${span.tenant}) generation ${span.generation} on ${laneId}: ${formatMs(span.fromMs)} to ${formatMs(span.toMs)}, ended by ${span.end}`;
+  const stroke = highlighted
+    ? ' stroke="#e6007e" stroke-width="2.5"'
+    : span.end === 'running'
+      ? ' stroke="#000" stroke-dasharray="3,2"'
+      : span.end === 'failed'
+        ? ' stroke="#8b0000" stroke-width="1.5"'
+        : '';
+  const tip = `task ${span.taskId} (${span.tenant}) generation ${span.generation} on ${laneId}: ${formatMs(span.fromMs)} to ${formatMs(span.toMs)}, ended by ${span.end}${highlighted ? '; named by a violation' : ''}`;
   const label = width >= 26 ? `<text x="${n(from + 3)}" y="${n(top + ROW_HEIGHT - 4)}" class="tl-span">${span.taskId}</text>` : '';
   return `<g><rect x="${n(from)}" y="${n(top)}" width="${n(width)}" height="${ROW_HEIGHT - 2}" rx="2" fill="${colour}"${stroke}><title>${esc(tip)}</title></rect>${label}</g>`;
 }

@@ -73,6 +73,8 @@ export interface TimelineModel {
   bands: TimelineBand[];
   /** Spans or markers left out past the caps (a huge run); the rest are drawn. */
   truncated: { spans: number; markers: number };
+  /** Tasks a violation of this seed names: their spans are outlined. */
+  highlight: number[];
 }
 
 export const MAX_SPANS = 6_000;
@@ -90,6 +92,8 @@ export interface TimelineInput {
   entries: readonly HistoryEntry[];
   events: readonly TaskEvent[];
   tenantOf: (taskId: number) => string;
+  /** Tasks to outline (named by a violation). */
+  highlight?: readonly number[];
 }
 
 /** `w3#2` -> worker 3, incarnation 2; anything else sorts last. */
@@ -272,6 +276,7 @@ export function buildTimeline(input: TimelineInput): TimelineModel {
     markers,
     bands,
     truncated: { spans: droppedSpans, markers: droppedMarkers },
+    highlight: [...new Set(input.highlight ?? [])].sort((a, b) => a - b),
   };
 }
 
