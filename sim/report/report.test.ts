@@ -6,7 +6,9 @@ import type { TaskEvent, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
 import { resolveScenarioArgument } from '../check/scenario-source.ts';
 import { planJobs } from '../check/seeds.ts';
+import type { CheckOutcome } from '../check/report.ts';
 import { ReportAggregator, transitionRows } from './aggregate.ts';
+import { writeCatalogueReport } from './catalogue.ts';
 import { CHROMIUM_INSTALL_HINT, consoleLines, findChromium, screenshot } from './chromium.ts';
 import { rejectionCounts, retryAndFailureReasons, transitionCounts, violationTasks, waitSamples, type RunDigest } from './digest.ts';
 import { scenarioReport, type ScenarioReport } from './document.ts';
@@ -348,6 +350,49 @@ describe('the HTML report of a real run, in headless Chromium', () => {
     expect(leaseExpired.count).toBeGreaterThan(20);
     expect(generation1.firstRow).toBeGreaterThan(100);
     expect(generation1.lastRow).toBeLessThan(1_200);
+  });
+});
+
+describe('the catalogue report', () => {
+  it('writes a report per scenario and an index linking each, from the digests a check collected', () => {
+    const sources = ['mixed', 'zombie-pause'].map((name) => resolveScenarioArgument(name, 'test'));
+    const aggregators = new Map(sources.map((source) => [source.name, new ReportAggregator()]));
+    aggregators.get('mixed')!.add(digest(0, 'pass', [100, 200], { '(enqueue)>ready': 2 }));
+    aggregators.get('zombie-pause')!.add(digest(0, 'liveness', [300], { '(enqueue)>ready': 1 }));
+    const row = (scenario: string, pass: number, liveness: number) => ({ scenario, seeds: 1, pass, safety: 0, liveness, nondeterminism: 0, busyMs: 1, marks: {} });
+    const outcome: CheckOutcome = {
+      request: {
+        sources,
+        seedsPerScenario: 1,
+        root: { seed: 'cat', source: 'flag' },
+        git: { commit: undefined, dirty: false },
+        threads: 1,
+        unseedRate: 0,
+        failuresDir: join(scratch, 'catalogue', 'failures'),
+        reproduce: 'leasehold check --seeds 1 --seed cat',
+        report: true,
+      },
+      counted: { scenarios: [row('mixed', 1, 0), row('zombie-pause', 0, 1)], failures: [], mismatches: [], unseedChecked: 0 },
+      coverage: { enforced: false, reason: 'test', required: [] },
+      written: [],
+      wallMs: 1_000,
+      threadsUsed: 1,
+      exitCode: 2,
+    };
+    const dir = join(scratch, 'catalogue');
+    const written = writeCatalogueReport(dir, outcome, aggregators);
+    const index = readFileSync(written.html, 'utf8');
+    expect(externalReferences(index)).toEqual([]);
+    for (const name of ['mixed', 'zombie-pause']) {
+      expect(index).toContain(`href="${name}/index.html"`);
+      const page = readFileSync(join(dir, name, 'index.html'), 'utf8');
+      expect(page).toContain('href="../index.html"');
+      expect(externalReferences(page)).toEqual([]);
+    }
+    expect(index).toContain('FAIL (exit 2)');
+    expect(readFileSync(written.markdown, 'utf8')).toContain('| zombie-pause | 1 | 0 pass, 1 liveness |');
+    // A catalogue report reruns with `leasehold report`, on the same seeds the check ran.
+    expect(written.reports[0]!.command).toBe('leasehold report --scenario mixed --seeds 1 --seed cat');
   });
 });
 
