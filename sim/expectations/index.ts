@@ -14,11 +14,27 @@ import { peakOccupancy } from './peak-occupancy.ts';
 import { scoresAtClaim } from './scores-at-claim.ts';
 import { staleWrite } from './stale-write.ts';
 import { taskPath } from './task-path.ts';
+import { maxWait } from './max-wait.ts';
+import { agingOvertake } from './aging-overtake.ts';
+import { tenantProgress } from './tenant-progress.ts';
+import { eventCount } from './event-count.ts';
+import { retryBackoff } from './retry-backoff.ts';
+import { retryBounds } from './retry-bounds.ts';
+import { statesAtRestart } from './states-at-restart.ts';
+import { restartDurable } from './restart-durable.ts';
 import type { ExpectationKind, ExpectationSpec } from './types.ts';
 
 /** Every kind of expectation a scenario may state. A new kind is one file and one line here. */
 export const EXPECTATION_KINDS: readonly ExpectationKind<any>[] = [
   finalState,
+  maxWait,
+  agingOvertake,
+  tenantProgress,
+  eventCount,
+  retryBackoff,
+  retryBounds,
+  statesAtRestart,
+  restartDurable,
   claimSequence,
   scoresAtClaim,
   incidentCandidates,
