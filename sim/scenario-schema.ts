@@ -213,7 +213,7 @@ const workloadSchema = strict({
 
 // ---------------------------------------------------------------- faults
 
-const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error'] as const satisfies readonly SwarmKind[];
+const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write'] as const satisfies readonly SwarmKind[];
 
 const timedFaultSchema = z.discriminatedUnion('kind', [
   strict({ kind: z.literal('kill'), atMs: nonNegative(), worker: nonNegative(), reviveAfterMs: nonNegative() }),
@@ -250,6 +250,7 @@ const ratesSchema = strict({
   lostResponseProbability: probability(),
   duplicateDeliveryProbability: probability(),
   toolErrorProbability: probability(),
+  staleWriteProbability: probability().optional(),
 });
 
 /** An explicit fault plan; also the plan recorded in a counterexample file. Worker indexes are checked against the pool separately. */

@@ -116,7 +116,8 @@ export type SwarmKind =
   | 'hung-tool'
   | 'lost-response'
   | 'duplicate-delivery'
-  | 'tool-error';
+  | 'tool-error'
+  | 'stale-write';
 
 export interface ScenarioSpec {
   name: string;

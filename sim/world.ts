@@ -3,12 +3,14 @@ import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClaimedTask, EnqueueResult, WorkQueue } from '../src/queue/types.ts';
+import { resolveConfig } from '../src/queue/config.ts';
 import { openWorkQueue } from '../src/queue/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
 import { ExternalProvider } from './actors/provider.ts';
 import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
 import { SimWorker } from './actors/sim-worker.ts';
+import { StaleWriter } from './actors/stale-writer.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import { simulatedTools } from './actors/tools.ts';
 import { EventLoop } from './event-loop.ts';
@@ -88,6 +90,7 @@ export class World {
   /** The database handle of a file-backed run, which the world opens and closes around the queue. */
   private handle: Database.Database | undefined;
   private readonly enqueuesByTenant = new Map<string, number>();
+  private readonly staleWriter: StaleWriter;
   private down = false;
   private loopEvents = 0;
   private crash: unknown;
@@ -121,6 +124,7 @@ export class World {
       },
       runningTasks: () => this.workers.map((worker) => worker.running),
     });
+    this.staleWriter = new StaleWriter(this.loop, this.history, () => this.queue, () => !this.down, this.random.fork('stale-writes'), resolveConfig(scenario.queue).leaseMs);
     this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down);
     for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
   }
@@ -191,7 +195,7 @@ export class World {
       onOutcome: (incarnation, outcome) => {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
         const stopped = outcome.kind === 'lost_lease' || outcome.kind === 'abandoned';
-        if (stopped && incarnation.state === 'alive') this.supervisor.reportStopped(outcome.taskId, outcome.generation);
+        if (stopped && incarnation.state === 'alive') this.supervisor.reportStopped(outcome.taskId, outcome.generation, incarnation.id);
       },
       onCrash: (error) => this.fail(error),
     });
@@ -201,6 +205,10 @@ export class World {
     const ok = (result as { ok?: boolean } | undefined)?.ok === true;
     if (op === 'checkpoint' && ok && (args[3] as { kind: string }).kind === 'A') this.killAtPoint('between_checkpoints', incarnation, true);
     if (op === 'complete' && ok) this.killAtPoint('after_terminal_write', incarnation, true);
+    if (op === 'claim' && ok) {
+      const task = (result as { task: ClaimedTask }).task;
+      this.staleWriter.noteClaim(task.id, incarnation.id, task.generation, this.faults.rates().staleWriteProbability ?? 0);
+    }
     if (op === 'claim' && ok && this.faults.chance(this.faults.rates().duplicateDeliveryProbability)) {
       const task = (result as { task: ClaimedTask }).task;
       const target = this.workers[this.deliveryRandom.int(0, this.workers.length - 1)];

@@ -37,9 +37,13 @@ export class Supervisor {
     this.active = false;
   }
 
-  /** A living worker says it stopped this run (it lost the lease and made no terminal write). */
-  reportStopped(taskId: number, generation: number): void {
-    this.stoppedRuns.add(`${taskId}:${generation}`);
+  /**
+   * A living worker says it stopped this run (it lost the lease and made no terminal write). The report
+   * counts only for the worker that holds the task: a worker that ran a duplicate delivery of the same
+   * claim also stops on stale_lease, and its word says nothing about the holder, which may be alive.
+   */
+  reportStopped(taskId: number, generation: number, workerId: string): void {
+    this.stoppedRuns.add(`${taskId}:${generation}:${workerId}`);
   }
 
   private async scanLoop(): Promise<void> {
@@ -60,7 +64,7 @@ export class Supervisor {
     for (const task of queue.tasksInState('uncertain')) {
       const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
       if (holder === undefined || holder.state === 'paused') continue;
-      const reported = this.stoppedRuns.has(`${task.id}:${task.generation}`);
+      const reported = this.stoppedRuns.has(`${task.id}:${task.generation}:${holder.id}`);
       const deadLongEnough = holder.state === 'dead' && this.loop.now() - (holder.diedAtMs ?? 0) >= this.constraints.confirmDelayMs;
       if (!reported && !deadLongEnough) continue;
       const confirm = this.history.invoke('supervisor', 'confirmStopped', {

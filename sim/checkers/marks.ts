@@ -22,6 +22,7 @@ export const ALL_MARKS = [
   'pause',
   'restart',
   'clock_jump',
+  'stale_write',
   'busy_rejected',
   'provider_repeat',
   'effect_ledger_repeat',
@@ -59,6 +60,7 @@ const COUNTED_NOTES: Partial<Record<string, Mark>> = {
   pause: 'pause',
   restart: 'restart',
   'clock-jump': 'clock_jump',
+  'stale-write': 'stale_write',
   'provider-repeat': 'provider_repeat',
 };
 

@@ -62,6 +62,8 @@ export interface FaultRates {
   lostResponseProbability: number;
   duplicateDeliveryProbability: number;
   toolErrorProbability: number;
+  /** Per claim: the holder's writes are sent again once its lease has moved on (StaleWriter). */
+  staleWriteProbability?: number;
 }
 
 export interface FaultPlan {

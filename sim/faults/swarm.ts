@@ -33,6 +33,7 @@ export function drawSwarmPlan(random: SeededRandom, swarm: SwarmSpec, workers: n
   if (on('lost-response')) plan.rates.lostResponseProbability = random.float(0.005, 0.05);
   if (on('duplicate-delivery')) plan.rates.duplicateDeliveryProbability = random.float(0.01, 0.2);
   if (on('tool-error')) plan.rates.toolErrorProbability = random.float(0.01, 0.1);
+  if (on('stale-write')) plan.rates.staleWriteProbability = random.float(0.05, 0.5);
   plan.timed.sort((a, b) => a.atMs - b.atMs);
   return plan;
 }

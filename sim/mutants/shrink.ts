@@ -169,7 +169,7 @@ function faultItems(plan: FaultPlan): FaultItem[] {
   return [
     ...plan.timed.map((_, index) => ({ kind: 'timed' as const, index })),
     ...plan.points.map((_, index) => ({ kind: 'point' as const, index })),
-    ...(Object.keys(plan.rates) as (keyof FaultRates)[]).filter((key) => plan.rates[key] > 0).map((key) => ({ kind: 'rate' as const, key })),
+    ...(Object.keys(plan.rates) as (keyof FaultRates)[]).filter((key) => (plan.rates[key] ?? 0) > 0).map((key) => ({ kind: 'rate' as const, key })),
   ];
 }
 

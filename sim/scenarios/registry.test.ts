@@ -27,11 +27,12 @@ describe('the catalogue (scenarios/*.json)', () => {
 
   // First computed from the TypeScript definitions before they became JSON (the files hold exactly the
   // same scenarios), then recomputed once when the world's clients began reading their tenant's list
-  // (I13), which adds history entries. A change here means the simulation changed: say why in the commit.
+  // (I13), which adds history entries, and for mixed seed 7 when mixed's swarm gained stale writes
+  // (seed 7 draws them). A change here means the simulation changed: say why in the commit.
   it.each([
     ['mixed', '1', '31ea7b3310828f0541a3eb49c56a54aeb4c7c61223dcdcb193e5a6809ecfc427'],
     ['mixed', '2', '32cb9ea2fb1e17d0af0054be4998e2af4c34eeb6fe622f94bd8e63182c6435e9'],
-    ['mixed', '7', 'cdc9008c22546e66848b5e458352db35f0293b4bdfc284e6758f1505c7f83698'],
+    ['mixed', '7', '7ade7af5fd2bfd13ea3cfd20299d93cbeb5a5d3922795a67d6ac82e8856cb8dd'],
     ['kill-takeover', '1', '036f419beb781e49b4114dc97cc909748b8892ed906efc857e92f6ff421b8688'],
     ['zombie-pause', '1', '91600f8b947aa18aba9cb23a601cb801007c8c3050dec379e94c3544f8eb62e8'],
     ['zombie-pause', '2', 'b262d68ba8b805c50cb2763ee041d5d95c6ef87a4ff8629b855bc66c2ecbe89b'],

@@ -1,0 +1,80 @@
+import type { WorkQueue } from '../../src/queue/types.ts';
+import type { EventLoop } from '../event-loop.ts';
+import type { History } from '../history.ts';
+import type { SeededRandom } from '../random.ts';
+import { gatedQueue } from './gated-queue.ts';
+import { Incarnation } from './incarnation.ts';
+
+/** How many times a replay waits for its credentials to go stale before it gives up. */
+const WAITS_MAX = 20;
+
+/**
+ * Stale writes (S4's lost and duplicated messages, aimed at the fence): a holder's writes that arrive
+ * after the lease moved on, as a worker talking to the scheduler over a network sees them when a
+ * request it gave up on is delivered late, or a replaced process flushes a buffer. For a sampled claim
+ * the writer waits until its (worker, generation) is no longer the live holder (the lease ran out, the
+ * task was taken over, or the run ended), then sends every holder write under those credentials:
+ * heartbeat, checkpoint, appendEvent, recordEffect, complete and fail. Each must be refused and leave
+ * no trace (Q8, I2); the history records them under the old worker id, as the queue sees them.
+ *
+ * This is the fault that reaches the code paths a zombie never does: a runtime that checks its lease
+ * before each write stops at its first refusal, so without it a completion keyed by task id alone, or
+ * a heartbeat that renews whoever holds the lease, would never be exercised by a stale caller.
+ */
+export class StaleWriter {
+  constructor(
+    private readonly loop: EventLoop,
+    private readonly history: History,
+    private readonly queue: () => WorkQueue,
+    /** False while the scheduler is down: the replay waits and tries again. */
+    private readonly up: () => boolean,
+    private readonly random: SeededRandom,
+    private readonly leaseMs: number,
+  ) {}
+
+  /** Called on every successful claim; `probability` is the plan's staleWriteProbability right now. */
+  noteClaim(taskId: number, workerId: string, generation: number, probability: number): void {
+    if (probability <= 0 || !this.random.chance(probability)) return;
+    this.loop.after(this.leaseMs + this.random.int(0, this.leaseMs), () => this.attempt(taskId, workerId, generation, 1));
+  }
+
+  private attempt(taskId: number, workerId: string, generation: number, wait: number): void {
+    if (!this.up() || this.stillHolds(taskId, workerId, generation)) {
+      if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.attempt(taskId, workerId, generation, wait + 1));
+      return;
+    }
+    this.replay(taskId, workerId, generation);
+  }
+
+  /** The harness's own look at the database, outside the history: only to time the replay. */
+  private stillHolds(taskId: number, workerId: string, generation: number): boolean {
+    const task = this.queue().get(taskId);
+    return task !== undefined && task.state === 'running' && task.generation === generation && task.workerId === workerId && (task.leaseUntil ?? 0) >= this.loop.now();
+  }
+
+  private replay(taskId: number, workerId: string, generation: number): void {
+    this.history.note('stale-write', 'faults', { taskId, workerId, generation });
+    // Recorded like any worker's calls, under the worker id the queue knew: `ev` cursors and all.
+    const sender = new Incarnation(workerId, -1);
+    const queue = gatedQueue(this.queue, sender, this.history, { unavailable: () => !this.up(), after: () => {} });
+    const last = this.queue().lastCheckpoint(taskId);
+    const writes: (() => unknown)[] = [
+      () => queue.heartbeat(taskId, workerId, generation),
+      () => queue.appendEvent(taskId, workerId, generation, 'tool_result', { toolCallId: 'stale-replay', ok: true }),
+      () => queue.recordEffect(taskId, workerId, generation, { requestKey: `${taskId}:stale-replay`, action: 'stale-replay', result: { replayed: true } }),
+      () => queue.complete(taskId, workerId, generation, { answer: { status: 'stale-replay' }, steps: 0, usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } }),
+      () => queue.fail(taskId, workerId, generation, { errorClass: 'transient_network', message: 'stale replay' }),
+    ];
+    if (last !== undefined) {
+      const { kind, step, state, usage, requeueSafe } = last;
+      writes.unshift(() => queue.checkpoint(taskId, workerId, generation, requeueSafe === undefined ? { kind, step, state, usage } : { kind, step, state, usage, requeueSafe }));
+    }
+    for (const write of writes) {
+      try {
+        write();
+      } catch {
+        // A refusal by exception (busy, a bad argument) is in the history already; the next write goes on.
+      }
+    }
+  }
+}
