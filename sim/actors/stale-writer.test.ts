@@ -17,7 +17,7 @@ describe('stale writes', () => {
     let replayed = 0;
     for (const note of notes) {
       const { taskId, generation } = note.data as { taskId: number; generation: number };
-      const writes = entries.slice(note.index + 1).filter((entry) => entry.taskId === taskId && entry.generation === generation && entry.type !== 'invoke');
+      const writes = entries.slice(note.index + 1).filter((entry) => (entry.type === 'ok' || entry.type === 'fail') && entry.taskId === taskId && entry.generation === generation);
       const burst = writes.slice(0, 6);
       for (const entry of burst) {
         replayed++;
