@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emptyPlan } from '../faults/plan.ts';
+import type { FailEntry, OkEntry } from '../history.ts';
 import { simulate } from '../run-scenario.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 
@@ -17,7 +18,7 @@ describe('stale writes', () => {
     let replayed = 0;
     for (const note of notes) {
       const { taskId, generation } = note.data as { taskId: number; generation: number };
-      const writes = entries.slice(note.index + 1).filter((entry) => (entry.type === 'ok' || entry.type === 'fail') && entry.taskId === taskId && entry.generation === generation);
+      const writes = entries.slice(note.index + 1).filter((entry): entry is OkEntry | FailEntry => (entry.type === 'ok' || entry.type === 'fail') && entry.taskId === taskId && entry.generation === generation);
       const burst = writes.slice(0, 6);
       for (const entry of burst) {
         replayed++;
