@@ -153,6 +153,7 @@ const explicitTaskSchema = strict(
     deadlineAfterMs: nonNegative().optional(),
     resendAtMs: list(nonNegative()).optional(),
     conflictAtMs: list(nonNegative()).optional(),
+    cancelAtMs: nonNegative().optional(),
     context: contextSchema.optional(),
   },
   'One task of an explicit workload.',
@@ -160,6 +161,9 @@ const explicitTaskSchema = strict(
   task.resendAtMs?.forEach((atMs, index) => {
     if (atMs < task.atMs) context.addIssue({ code: 'custom', path: ['resendAtMs', index], message: `a resend at ${atMs} ms comes before the task arrives (atMs ${task.atMs})` });
   });
+  if (task.cancelAtMs !== undefined && task.cancelAtMs < task.atMs) {
+    context.addIssue({ code: 'custom', path: ['cancelAtMs'], message: `a cancel at ${task.cancelAtMs} ms comes before the task arrives (atMs ${task.atMs})` });
+  }
   task.conflictAtMs?.forEach((atMs, index) => {
     if (atMs < task.atMs) context.addIssue({ code: 'custom', path: ['conflictAtMs', index], message: `a conflicting resend at ${atMs} ms comes before the task arrives (atMs ${task.atMs})` });
   });

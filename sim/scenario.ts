@@ -76,6 +76,8 @@ export interface ExplicitTask {
   conflictAtMs?: number[];
   /** Verified context for incident grouping (Q17). */
   context?: IncidentContext;
+  /** The client cancels the task at this time, ms from the start (Q13): at once if ready, at a step boundary if running. */
+  cancelAtMs?: number;
 }
 
 /** `count` tasks arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic. */

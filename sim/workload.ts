@@ -11,6 +11,8 @@ export interface Arrival {
   label?: string;
   /** Q14: the deadline, in ms from the start of the run; the world adds its start time. */
   deadlineMs?: number;
+  /** Q13: once accepted, the client cancels the task at this time (ms from the start of the run). */
+  cancelAtMs?: number;
 }
 
 /**
@@ -84,7 +86,7 @@ function explicitArrivals(random: SeededRandom, spec: WorkloadSpec, tasks: reado
     if (task.context !== undefined) request.context = { ...task.context };
     const deadlineMs = task.deadlineAfterMs === undefined ? undefined : task.atMs + task.deadlineAfterMs;
     const arrival = (atMs: number): Arrival => (deadlineMs === undefined ? { atMs, request, label } : { atMs, request, label, deadlineMs });
-    arrivals.push(arrival(task.atMs));
+    arrivals.push(task.cancelAtMs === undefined ? arrival(task.atMs) : { ...arrival(task.atMs), cancelAtMs: task.cancelAtMs });
     for (const atMs of task.resendAtMs ?? []) arrivals.push(arrival(atMs));
     for (const [n, atMs] of (task.conflictAtMs ?? []).entries()) {
       const changed: EnqueueRequest = { ...request, input: { script, revision: n + 1 } };

@@ -309,6 +309,24 @@ export class World {
     if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
     if (result.ok) this.readAsTenant(request.tenant);
+    if (result.ok && arrival.cancelAtMs !== undefined) {
+      const taskId = result.taskId;
+      this.loop.schedule(Math.max(this.loop.now(), startMs + arrival.cancelAtMs), () => this.cancel(taskId));
+    }
+  }
+
+  /** The client cancels a task (Q13); while the scheduler is down it tries again. */
+  private cancel(taskId: number): void {
+    const invoke = this.history.invoke('client', 'cancel', { taskId });
+    if (this.down) {
+      this.history.fail(invoke, 'unavailable');
+      this.loop.after(1_000, () => this.cancel(taskId));
+      return;
+    }
+    const result = this.queue.cancel(taskId);
+    const ev = this.queue.eventCursor();
+    if (result.ok) this.history.ok(invoke, { data: { outcome: result.state, ev } });
+    else this.history.fail(invoke, result.error, { data: { ev } });
   }
 
   /**
