@@ -8,7 +8,7 @@ import { commandLine } from '../cli/shell-quote.ts';
 import type { ReportAggregator } from './aggregate.ts';
 import { scenarioReport, type ScenarioReport } from './document.ts';
 import { htmlPage } from './render.ts';
-import { writeScenarioReport } from './run-report.ts';
+import { reportDirName, writeScenarioReport } from './run-report.ts';
 import { formatMs } from './stats.ts';
 import { esc } from './svg.ts';
 
@@ -39,7 +39,7 @@ export function writeCatalogueReport(outDir: string, outcome: CheckOutcome, aggr
     for (const written of outcome.written) {
       if (written.result.job.scenario === source.name && report.replays[written.result.job.seed] !== undefined) report.replays[written.result.job.seed] = replayFileCommand(written.file);
     }
-    writeScenarioReport(join(outDir, source.name), report, { catalogue: '../index.html' });
+    writeScenarioReport(join(outDir, reportDirName(source.name)), report, { catalogue: '../index.html' });
     reports.push(report);
   }
   mkdirSync(outDir, { recursive: true });
@@ -107,9 +107,9 @@ function catalogueHtml(outcome: CheckOutcome, reports: readonly ScenarioReport[]
     const reached = report.figures.marks.filter((mark) => mark.total > 0).length;
     const timeline = report.figures.timeline;
     body.push(
-      `<tr><td><a href="${esc(encodeURIComponent(name))}/index.html"><b>${esc(name)}</b></a></td><td>${esc(report.scenario.description)}</td><td>${esc(report.scenario.source)}</td><td class="num">${report.figures.seedsRun}</td>` +
+      `<tr><td><a href="${esc(reportDirName(name))}/index.html"><b>${esc(name)}</b></a></td><td>${esc(report.scenario.description)}</td><td>${esc(report.scenario.source)}</td><td class="num">${report.figures.seedsRun}</td>` +
         `<td class="${row.failing === 0 ? 'v-pass' : 'v-safety'}">${esc(row.verdict)}</td><td class="num">${esc(formatMs(report.figures.wait.overall?.p95Ms))}</td><td class="num">${report.figures.takeover.samples}</td>` +
-        `<td class="num">${reached} / ${report.figures.marks.length}</td><td>${timeline === null ? '-' : `<a href="${esc(encodeURIComponent(name))}/index.html#timeline">seed ${esc(timeline.seed)}</a>`}</td></tr>`,
+        `<td class="num">${reached} / ${report.figures.marks.length}</td><td>${timeline === null ? '-' : `<a href="${esc(reportDirName(name))}/index.html#timeline">seed ${esc(timeline.seed)}</a>`}</td></tr>`,
     );
   }
   body.push('</table>');
@@ -131,7 +131,7 @@ function catalogueMarkdown(outcome: CheckOutcome, reports: readonly ScenarioRepo
   lines.push('', '| scenario | seeds | verdicts | wait p95 | takeovers | report |', '|---|---|---|---|---|---|');
   for (const row of rows(reports)) {
     const name = row.report.scenario.name;
-    lines.push(`| ${name} | ${row.report.figures.seedsRun} | ${row.verdict} | ${formatMs(row.report.figures.wait.overall?.p95Ms)} | ${row.report.figures.takeover.samples} | [${name}/report.md](${name}/report.md), [html](${name}/index.html) |`);
+    lines.push(`| ${name} | ${row.report.figures.seedsRun} | ${row.verdict} | ${formatMs(row.report.figures.wait.overall?.p95Ms)} | ${row.report.figures.takeover.samples} | [${reportDirName(name)}/report.md](${reportDirName(name)}/report.md), [html](${reportDirName(name)}/index.html) |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -14,7 +14,7 @@ import { rejectionCounts, retryAndFailureReasons, transitionCounts, violationTas
 import { scenarioReport, type ScenarioReport } from './document.ts';
 import { decodePng, findColour } from './png.ts';
 import { renderHtml, renderMarkdown } from './render.ts';
-import { collectScenario, writeScenarioReport, type WrittenReport } from './run-report.ts';
+import { collectScenario, reportDirName, writeScenarioReport, type WrittenReport } from './run-report.ts';
 import { distribution, histogram, percentile, priorityBanding } from './stats.ts';
 import { GENERATION_COLOURS } from './svg.ts';
 import { buildTimeline, eventTimes } from './timeline-model.ts';
@@ -393,6 +393,10 @@ describe('the catalogue report', () => {
     expect(readFileSync(written.markdown, 'utf8')).toContain('| zombie-pause | 1 | 0 pass, 1 liveness |');
     // A catalogue report reruns with `leasehold report`, on the same seeds the check ran.
     expect(written.reports[0]!.command).toBe('leasehold report --scenario mixed --seeds 1 --seed cat');
+  });
+
+  it('keeps a scenario name from leaving its directory', () => {
+    expect(['mixed', '../etc', 'a/b c', '.hidden', ''].map(reportDirName)).toEqual(['mixed', '__etc', 'a_b_c', '_hidden', '_']);
   });
 });
 

@@ -62,6 +62,12 @@ function renamed(sink: ProgressSink): ProgressSink {
   return { tty: false, line: (text) => sink.line(text.replace(/^check: /, 'report: ')) };
 }
 
+/** A scenario name as one safe directory name (a file's `name` field could hold a slash or dots). */
+export function reportDirName(scenario: string): string {
+  const safe = scenario.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '_');
+  return safe === '' ? '_' : safe;
+}
+
 export interface WrittenReport {
   dir: string;
   html: string;

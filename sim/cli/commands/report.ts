@@ -8,7 +8,7 @@ import { planJobs, rootSeed } from '../../check/seeds.ts';
 import { versions } from '../../check/versions.ts';
 import { wallClockMs } from '../../check/wall-clock.ts';
 import { scenarioReport } from '../../report/document.ts';
-import { collectScenario, writeScenarioReport } from '../../report/run-report.ts';
+import { collectScenario, reportDirName, writeScenarioReport } from '../../report/run-report.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY } from '../exit-codes.ts';
@@ -32,7 +32,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const seeds = args.integer('seeds') ?? DEFAULT_REPORT_SEEDS;
   const git = gitState();
   const root = rootSeed(args.string('seed'), git);
-  const outDir = args.string('out') ?? join('reports', source.name);
+  const outDir = args.string('out') ?? join('reports', reportDirName(source.name));
   const jobs = planJobs(root.seed, [source.name], seeds);
   const threads = seeds <= IN_PROCESS_MAX ? 1 : Math.min(availableParallelism(), seeds);
   const command = commandLine(['leasehold', 'report', '--scenario', argument, '--seeds', String(seeds), '--seed', root.seed, ...(args.string('out') === undefined ? [] : ['--out', outDir])]);
