@@ -257,6 +257,9 @@ export function buildTimeline(input: TimelineInput): TimelineModel {
     } else if (entry.reason === 'stale_lease') {
       const lane = laneIndex.get(entry.actor);
       if (lane !== undefined) mark({ lane, atMs: at, kind: 'refused', label: `${entry.op} by ${entry.actor} for task ${entry.taskId ?? '?'} g${entry.generation ?? '?'} refused: stale_lease` });
+    } else if (entry.op === 'confirmStopped') {
+      // A late or duplicate stop confirmation the queue turned down (Q11): drawn on the queue's row.
+      mark({ lane: 0, atMs: at, kind: 'refused', label: `confirmStopped for task ${entry.taskId ?? '?'} g${entry.generation ?? '?'} refused: ${entry.reason}` });
     }
   }
   for (const [actor, from] of pausedAt) {
