@@ -125,7 +125,10 @@ export class World {
       runningTasks: () => this.workers.map((worker) => worker.running),
     });
     this.staleWriter = new StaleWriter(this.loop, this.history, () => this.queue, () => !this.down, this.random.fork('stale-writes'), resolveConfig(scenario.queue).leaseMs);
-    this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down);
+    this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down, {
+      uncertain: (taskId, generation) => this.staleWriter.noteUncertain(taskId, generation, this.faults.rates().staleWriteProbability ?? 0),
+      confirmed: (taskId, generation) => this.staleWriter.noteConfirm(taskId, generation, this.faults.rates().staleWriteProbability ?? 0),
+    });
     for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
   }
 

@@ -17,11 +17,16 @@ const WAITS_MAX = 20;
  * heartbeat, checkpoint, appendEvent, recordEffect, complete and fail. Each must be refused and leave
  * no trace (Q8, I2); the history records them under the old worker id, as the queue sees them.
  *
+ * The same fault replays some of the supervisor's confirmations late (noteConfirm).
+ *
  * This is the fault that reaches the code paths a zombie never does: a runtime that checks its lease
  * before each write stops at its first refusal, so without it a completion keyed by task id alone, or
  * a heartbeat that renews whoever holds the lease, would never be exercised by a stale caller.
  */
 export class StaleWriter {
+  /** The newest confirmed generation per task whose late duplicate has not been delivered yet. */
+  private readonly confirmations = new Map<number, number>();
+
   constructor(
     private readonly loop: EventLoop,
     private readonly history: History,
@@ -36,6 +41,42 @@ export class StaleWriter {
   noteClaim(taskId: number, workerId: string, generation: number, probability: number): void {
     if (probability <= 0 || !this.random.chance(probability)) return;
     this.loop.after(this.leaseMs + this.random.int(0, this.leaseMs), () => this.attempt(taskId, workerId, generation, 1));
+  }
+
+  /**
+   * Called on every confirmation the supervisor made: with `probability` the same confirmStopped is
+   * delivered again later (the execution layer retried a call whose answer it lost). By then the task
+   * may be running, or uncertain, under a newer generation: the late confirmation must be refused
+   * (Q11), or it would free a slot whose worker may be alive or paused (I12).
+   */
+  noteConfirm(taskId: number, generation: number, probability: number): void {
+    this.confirmations.set(taskId, generation);
+    if (probability <= 0 || !this.random.chance(probability)) return;
+    this.loop.after(this.leaseMs + this.random.int(0, 2 * this.leaseMs), () => this.replayConfirm(taskId, generation, 1));
+  }
+
+  /**
+   * Called for each uncertain task the supervisor looks at. When an older generation of the task was
+   * confirmed stopped before, the late duplicate of that confirmation is delivered now, with
+   * `probability` (once per older confirmation): the moment it can do the most harm.
+   */
+  noteUncertain(taskId: number, generation: number, probability: number): void {
+    const older = this.confirmations.get(taskId);
+    if (older === undefined || older >= generation || probability <= 0) return;
+    this.confirmations.delete(taskId);
+    if (this.random.chance(probability)) this.replayConfirm(taskId, older, WAITS_MAX);
+  }
+
+  private replayConfirm(taskId: number, generation: number, wait: number): void {
+    if (!this.up()) {
+      if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.replayConfirm(taskId, generation, wait + 1));
+      return;
+    }
+    const queue = this.queue();
+    const invoke = this.history.invoke('supervisor', 'confirmStopped', { taskId, generation, data: { replayed: true } });
+    const result = queue.confirmStopped(taskId, generation, 'supervisor');
+    if (result.ok) this.history.ok(invoke, { data: { outcome: result.next, ev: queue.eventCursor() } });
+    else this.history.fail(invoke, result.error, { data: { ev: queue.eventCursor() } });
   }
 
   private attempt(taskId: number, workerId: string, generation: number, wait: number): void {

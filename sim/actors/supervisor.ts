@@ -16,6 +16,11 @@ export interface SupervisorConstraints {
  * task only in those cases, never for a paused worker (I12), and it also expires overdue leases, so a
  * takeover takes about one lease plus one scan.
  */
+export interface SupervisorObservers {
+  uncertain(taskId: number, generation: number): void;
+  confirmed(taskId: number, generation: number): void;
+}
+
 export class Supervisor {
   private readonly stoppedRuns = new Set<string>();
   private active = true;
@@ -27,6 +32,8 @@ export class Supervisor {
     private readonly incarnations: () => ReadonlyMap<string, Incarnation>,
     private readonly constraints: SupervisorConstraints,
     private readonly available: () => boolean,
+    /** Told of every uncertain task a scan looks at, and of every successful confirmation: the world replays some confirmations late, as stale writes. */
+    private readonly observers: SupervisorObservers = { uncertain: () => {}, confirmed: () => {} },
   ) {}
 
   start(): void {
@@ -62,6 +69,7 @@ export class Supervisor {
     const reconciled = queue.reconcile();
     this.history.ok(reconciling, { data: { ...reconciled, ev: queue.eventCursor() } });
     for (const task of queue.tasksInState('uncertain')) {
+      this.observers.uncertain(task.id, task.generation);
       const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
       if (holder === undefined || holder.state === 'paused') continue;
       const reported = this.stoppedRuns.has(`${task.id}:${task.generation}:${holder.id}`);
@@ -73,7 +81,10 @@ export class Supervisor {
         data: { holder: holder.id, holderState: holder.state, reported },
       });
       const result = queue.confirmStopped(task.id, task.generation, 'supervisor');
-      if (result.ok) this.history.ok(confirm, { data: { outcome: result.next, ev: queue.eventCursor() } });
+      if (result.ok) {
+        this.history.ok(confirm, { data: { outcome: result.next, ev: queue.eventCursor() } });
+        this.observers.confirmed(task.id, task.generation);
+      }
       else this.history.fail(confirm, result.error, { data: { ev: queue.eventCursor() } });
     }
   }

@@ -31,6 +31,19 @@ describe('I12 uncertain is held', () => {
     expectViolation(i12UncertainHeld, fw.build(), /left uncertain by retry_scheduled/);
   });
 
+  it('fails when a late confirmation of an older generation frees the newer one', () => {
+    const { fw, task } = uncertain();
+    fw.note('kill', 'w0#1').advance(10_000).confirmStopped(task);
+    fw.claim('w1#1', task);
+    fw.advance(31_000).expireLeases();
+    // The supervisor's confirmation of generation 1, delivered again, is taken for generation 2.
+    fw.call('supervisor', 'confirmStopped', { taskId: task, generation: 1 }, () => {
+      fw.rawEvent(task, 'stop_confirmed', { from: 'uncertain', to: 'ready', source: 'supervisor', generation: 1, reason: 'stopped' });
+      return { ok: true, outcome: 'ready' };
+    });
+    expectViolation(i12UncertainHeld, fw.build(), /stop_confirmed event \d+ confirms generation 1 while the task is at generation 2/);
+  });
+
   it('fails when a stop_confirmed event answers no confirmStopped call', () => {
     const { fw, task } = uncertain();
     fw.rawEvent(task, 'stop_confirmed', { from: 'uncertain', to: 'ready', source: 'supervisor', generation: 1 });

@@ -16,7 +16,9 @@ const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
  * - every `stop_confirmed` event answers a successful confirmStopped in the history for that task and
  *   generation, made by the execution layer (not a worker incarnation), placed at it by the cursors;
  * - no confirmStopped succeeded while the holder incarnation of that generation was paused (from the
- *   history's start, pause, resume and kill notes).
+ *   history's start, pause, resume and kill notes);
+ * - a stop_confirmed event confirms the generation the task is at (its last claim's): a late
+ *   confirmation of an older generation must not free a newer one, whose worker may be alive.
  */
 export const i12UncertainHeld: Checker = {
   invariant: 'I12',
@@ -44,7 +46,16 @@ export const i12UncertainHeld: Checker = {
         out.add('paused', `task ${entry.taskId} g${String(entry.generation)} confirmed stopped while its holder ${holder} was paused`, { at: [entry.index], taskId: entry.taskId });
       }
     }
+    const generationNow = new Map<number, number>();
     world.events.forEach((event, position) => {
+      if (event.type === 'claimed') generationNow.set(event.taskId, Number(event.data.generation));
+      if (event.type === 'stop_confirmed' && event.data.generation !== generationNow.get(event.taskId)) {
+        out.add(
+          'stale generation',
+          `task ${event.taskId}: stop_confirmed event ${event.id} confirms generation ${String(event.data.generation)} while the task is at generation ${String(generationNow.get(event.taskId))}`,
+          { taskId: event.taskId },
+        );
+      }
       if (analysis.stateBefore[position] !== 'uncertain' || analysis.stateAfter[position] === 'uncertain') return;
       if (event.type === 'reconciled') {
         if (analysis.config.reconciliation !== 'auto') out.add('reconciled', `task ${event.taskId} left uncertain by reconciliation under policy ${analysis.config.reconciliation}`, { taskId: event.taskId });
