@@ -47,4 +47,18 @@ describe('I8 effects once', () => {
     fw.provider.execute({ requestKey: `${task}:issue_refund:deadbeef`, action: 'issue_refund', tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 }, {});
     expectViolation(i8EffectsOnce, fw.build(), /executed 1:issue_refund:deadbeef, which its script never intends/);
   });
+
+  it('fails when a takeover sends an effect again though the ledger already held its result', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    const write = fw.task(task).script.steps[0]!.calls[1]!;
+    fw.claim('w0#1', task);
+    fw.effect('w0#1', task, write.tool, write.args);
+    fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
+    fw.claim('w1#1', task);
+    const first = fw.provider.executions[0]!;
+    const sentIndex = fw.provider.noteSent({ requestKey: first.requestKey, taskId: task, generation: 2, actor: 'w1#1' });
+    fw.provider.execute({ ...first, generation: 2, actor: 'w1#1', sentIndex }, write.args);
+    expectViolation(i8EffectsOnce, fw.build(), /w1#1 sent 1:confirm_order:\S+ again \(history \d+\) after the ledger had recorded its result/);
+  });
 });

@@ -12,6 +12,8 @@ import type { Checker } from './types.ts';
  * Rules:
  * - the provider executed each request key at most once, and the provider's record agrees with the
  *   history's notes (one note per request, one execute note per execution);
+ * - no worker sent a request key after the ledger had committed that key's result: a takeover takes
+ *   the first result from the ledger (R2), it does not lean on the provider's own deduplication;
  * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
  * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
  *   its intended keys, each under the task and action that intends it.
@@ -34,6 +36,23 @@ export const i8EffectsOnce: Checker = {
       let keys = executedByTask.get(execution.taskId);
       if (keys === undefined) executedByTask.set(execution.taskId, (keys = new Set()));
       keys.add(execution.requestKey);
+    }
+    // R2/R3: a takeover asks the ledger first; a key the ledger already held is never sent again.
+    const recordedAt = new Map<string, number>();
+    for (const event of world.events) {
+      const key = event.type === 'effect_recorded' ? event.data.requestKey : undefined;
+      if (typeof key === 'string' && !recordedAt.has(key)) recordedAt.set(key, event.id);
+    }
+    for (const request of world.provider.requests) {
+      if (request.sentIndex === undefined) continue;
+      const recorded = recordedAt.get(request.requestKey);
+      if (recorded !== undefined && recorded <= (analysis.cursorBefore[request.sentIndex] ?? 0)) {
+        out.add(
+          'resent',
+          `task ${request.taskId}: ${request.actor} sent ${request.requestKey} again (history ${request.sentIndex}) after the ledger had recorded its result (event ${recorded}); a takeover must take the first result from the ledger`,
+          { taskId: request.taskId, at: [request.sentIndex] },
+        );
+      }
     }
     const scripts = scriptsByTask(world);
     const ledger = new Map<number, Map<string, string>>();
