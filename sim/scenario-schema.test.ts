@@ -25,6 +25,18 @@ describe('the scenario file schema', () => {
     expect(parsed.problems[0]).toEqual({ field: 'expect[0].kind', problem: `unknown expectation kind "no-such-kind"; expected one of ${kinds.map((kind) => JSON.stringify(kind)).join(', ')}` });
   });
 
+  it('takes weights of tool error classes, and names a class it does not know', () => {
+    const good = { ...mixed(), tools: { latencyMs: [100, 200], errorClasses: { rate_limited: 3, permission_denied: 1 } } };
+    expect(parseScenarioFile(good).ok).toBe(true);
+    const bad = parseScenarioFile({ ...mixed(), tools: { latencyMs: [100, 200], errorClasses: { rate_limit: 1 } } });
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems[0]?.field).toMatch(/^tools\.errorClasses/);
+    expect(bad.problems[0]?.problem).toMatch(/rate_limited/);
+    const zero = parseScenarioFile({ ...mixed(), tools: { latencyMs: [100, 200], errorClasses: { rate_limited: 0 } } });
+    expect(zero.ok).toBe(false);
+  });
+
   it('lists every problem, unknown fields (typos) first', () => {
     const spec = mixed();
     Object.assign(spec.workers as object, { count: 0, slots: 'two' });

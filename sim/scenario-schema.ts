@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { resolveConfig } from '../src/queue/config.ts';
+import { FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES } from '../src/queue/types.ts';
 import type { QueueConfig } from '../src/queue/types.ts';
 import { closestMatch } from './cli/suggest.ts';
 import { EXPECTATION_KINDS, expectationSchema } from './expectations/index.ts';
@@ -217,6 +218,7 @@ const workloadSchema = strict({
 
 // ---------------------------------------------------------------- faults
 
+const ERROR_CLASSES = [...RETRYABLE_ERROR_CLASSES, ...FATAL_ERROR_CLASSES] as [string, ...string[]];
 const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write'] as const satisfies readonly SwarmKind[];
 
 const timedFaultSchema = z.discriminatedUnion('kind', [
@@ -317,7 +319,16 @@ const scenarioObject = strict({
   workers: strict({ count: positive(), slots: positive(), idleWaitMs: nonNegative(), maxSteps: positive(), toolTimeoutMs: positive() }),
   workload: workloadSchema,
   model: strict({ latencyMs: range(0) }),
-  tools: strict({ latencyMs: range(0) }),
+  tools: strict({
+    latencyMs: range(0),
+    errorClasses: strict(
+      Object.fromEntries(ERROR_CLASSES.map((errorClass) => [errorClass, z.number({ error: 'expected a weight >= 0' }).min(0, { error: 'expected a weight >= 0' }).optional()])),
+      'Weights of the classes injected tool errors take.',
+    )
+      .refine((weights) => Object.values(weights).some((weight) => ((weight as number | undefined) ?? 0) > 0), { error: 'expected at least one class with a weight above 0' })
+      .optional()
+      .meta({ description: 'Weights of the classes injected tool errors take, e.g. { "rate_limited": 1 }; default: 85% retryable classes, 15% permission_denied.' }),
+  }),
   supervisor: strict({ scanMs: positive(), confirmDelayMs: nonNegative() }),
   faults: faultsSchema,
   phases: strict({ safetyMs: positive(), livenessMs: positive() }),

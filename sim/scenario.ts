@@ -1,4 +1,4 @@
-import type { IncidentContext, QueueConfig, Tier } from '../src/queue/types.ts';
+import type { ErrorClass, IncidentContext, QueueConfig, Tier } from '../src/queue/types.ts';
 import type { ExpectationSpec } from './expectations/types.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { FaultPlan } from './faults/plan.ts';
@@ -130,7 +130,14 @@ export interface ScenarioSpec {
   workers: { count: number; slots: number; idleWaitMs: number; maxSteps: number; toolTimeoutMs: number };
   workload: WorkloadSpec;
   model: { latencyMs: [number, number] };
-  tools: { latencyMs: [number, number] };
+  tools: {
+    latencyMs: [number, number];
+    /**
+     * Weights of the error classes an injected tool error takes (e.g. only `rate_limited` for a storm of
+     * 429s); absent: 85% one of the retryable classes, uniformly, and 15% `permission_denied`.
+     */
+    errorClasses?: Partial<Record<ErrorClass, number>>;
+  };
   supervisor: { scanMs: number; confirmDelayMs: number };
   /** An explicit plan, a swarm drawn per seed, or one fault per round of a rounds workload drawn per seed. */
   faults: { plan: FaultPlan } | { swarm: SwarmSpec } | { perRound: RoundFaultSpec };

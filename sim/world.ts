@@ -179,6 +179,7 @@ export class World {
           waiter: loop,
           random: toolRandom,
           latencyMs: scenario.tools.latencyMs,
+          ...(scenario.tools.errorClasses === undefined ? {} : { errorClasses: scenario.tools.errorClasses }),
           provider: this.provider,
           actor: () => incarnation.id,
           now: () => loop.now(),

@@ -19,6 +19,8 @@ interface ToolEnvironment {
   waiter: Waiter;
   random: SeededRandom;
   latencyMs: readonly [number, number];
+  /** Weights of the classes of injected tool errors; absent: 85% a retryable class (uniform), 15% permission_denied. */
+  errorClasses?: Partial<Record<ErrorClass, number>>;
   provider: ExternalProvider;
   actor: () => string;
   now: () => number;
@@ -49,7 +51,7 @@ async function callTool(environment: ToolEnvironment, name: string, readOnly: bo
     ? undefined
     : environment.provider.noteSent({ requestKey: context.requestKey, taskId: context.taskId, generation: context.generation, actor: environment.actor() });
   await waiter.sleep(Math.ceil(latencyMs / 2));
-  if (random.chance(rates.toolErrorProbability)) throw drawFailure(random, name);
+  if (random.chance(rates.toolErrorProbability)) throw drawFailure(random, name, environment.errorClasses);
   let result: unknown = { tool: name, ok: true };
   if (!readOnly) {
     result = environment.provider.execute(
@@ -72,7 +74,18 @@ async function callTool(environment: ToolEnvironment, name: string, readOnly: bo
   return result;
 }
 
-function drawFailure(random: SeededRandom, tool: string): ToolFailure {
-  const errorClass: ErrorClass = random.chance(0.85) ? random.pick(RETRYABLE_ERROR_CLASSES) : 'permission_denied';
+function drawFailure(random: SeededRandom, tool: string, weights: Partial<Record<ErrorClass, number>> | undefined): ToolFailure {
+  const errorClass: ErrorClass = weights === undefined ? (random.chance(0.85) ? random.pick(RETRYABLE_ERROR_CLASSES) : 'permission_denied') : pickWeighted(random, weights);
   return new ToolFailure(errorClass, `${tool}: simulated ${errorClass}`);
+}
+
+function pickWeighted(random: SeededRandom, weights: Partial<Record<ErrorClass, number>>): ErrorClass {
+  const entries = (Object.entries(weights) as [ErrorClass, number][]).filter(([, weight]) => weight > 0).sort(([a], [b]) => (a < b ? -1 : 1));
+  const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
+  let draw = random.next() * total;
+  for (const [errorClass, weight] of entries) {
+    draw -= weight;
+    if (draw < 0) return errorClass;
+  }
+  return entries[entries.length - 1]![0];
 }
