@@ -1,9 +1,9 @@
-import { compareCandidates, score } from '../../src/queue/scoring.ts';
 import { OCCUPYING_STATES } from '../../src/queue/states.ts';
 import type { TaskEvent, TaskState } from '../../src/queue/types.ts';
 import type { FailEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import { analyse, eventsInWindow, evOf, tenantLimit, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
+import { specOrder, specScore } from './spec-formulas.ts';
 import type { Checker } from './types.ts';
 
 /** Base priorities are integers 0..30 (Q4). */
@@ -51,7 +51,8 @@ const OCCUPYING = new Set<TaskState | undefined>(OCCUPYING_STATES);
  * `at` (the time the claim transaction read), a task is eligible if it is ready, its notBefore has come
  * (enqueue time, or retry time + backoff, or the interrupt time), its deadline has not passed, its
  * retry age is within maxRetryAgeMs, and its tenant has a free slot. The claimed task must be eligible,
- * must be the minimum of compareCandidates over the eligible set with score() from src/queue/scoring.ts,
+ * must be the minimum of specOrder over the eligible set with specScore() (spec-formulas.ts: the SPEC's Q4,
+ * written again for the checker, never imported from src/),
  * and the score recorded in the claim event must be that score.
  */
 export const i5Priority: Checker = {
@@ -167,7 +168,7 @@ function eligibleCandidates(context: Context, at: number): Candidate[] {
   for (const id of context.ready) {
     const track = context.tracks.get(id);
     if (track === undefined || ineligibility(context, track, at) !== undefined) continue;
-    candidates.push({ track, score: score(track.priority, track.enqueuedAt, at, context.analysis.config) });
+    candidates.push({ track, score: specScore(track.priority, track.enqueuedAt, at, context.analysis.config) });
   }
   return candidates;
 }
@@ -187,7 +188,7 @@ function judgeClaim(context: Context, event: TaskEvent): void {
     const why = context.ready.has(event.taskId) ? ineligibility(context, claimed, at) : 'not ready';
     replay.safety.add('ineligible', `task ${event.taskId} was claimed at ${at} though it was not eligible (${String(why)})`, { taskId: event.taskId });
   } else {
-    const best = candidates.reduce((a, b) => (compareCandidates(key(a), key(b)) <= 0 ? a : b));
+    const best = candidates.reduce((a, b) => (specOrder(key(a), key(b)) <= 0 ? a : b));
     if (best !== mine) {
       replay.safety.add(
         'order',
@@ -246,7 +247,7 @@ function judgeRefusal(context: Context, entry: FailEntry): void {
   const at = wallTimeAt(analysis, entry);
   const candidates = eligibleCandidates(context, at);
   if (candidates.length === 0) return;
-  const best = candidates.reduce((a, b) => (compareCandidates(key(a), key(b)) <= 0 ? a : b));
+  const best = candidates.reduce((a, b) => (specOrder(key(a), key(b)) <= 0 ? a : b));
   replay.liveness.add(
     'idle refusal',
     `claim by ${entry.actor} at ${at} was refused ${entry.reason} with ${occupied.global}/${analysis.config.globalLimit} slots held while task ${best.track.id} was ready and eligible`,

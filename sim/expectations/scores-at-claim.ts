@@ -21,7 +21,7 @@ interface ScoresAtClaim {
 /**
  * The table of scores at one claim: every eligible ready task with its aged score at the instant a
  * given task was claimed, as seed 003's H1/M1/L1 table lists them. The eligible set and the scores are
- * I5's replay of the event log with src/queue/scoring.ts (I5 also checks that the claim took the best
+ * I5's replay of the event log with the SPEC's formula (sim/checkers/spec-formulas.ts) (I5 also checks that the claim took the best
  * of them and recorded that score), so this states the table the scheduler really faced.
  */
 export const scoresAtClaim: ExpectationKind<ScoresAtClaim> = {
