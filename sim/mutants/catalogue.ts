@@ -172,6 +172,14 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I5',
   },
   {
+    id: 'aging-cap-off-by-one',
+    description: 'The aging cap one point too high in the score formula: a task that has waited past the cap keeps climbing one more point, so a capped task overtakes a higher base priority it should only tie with.',
+    file: 'src/queue/scoring.ts',
+    find: 'return basePriority + Math.min(config.agingCap, Math.floor(waitMs / config.agingPeriodMs));',
+    replace: 'return basePriority + Math.min(config.agingCap + 1, Math.floor(waitMs / config.agingPeriodMs));',
+    expectedInvariant: 'I5',
+  },
+  {
     id: 'claim-ignores-deadline',
     description: 'A claim whose deadline check can never fire (Q14, lost in a refactor): an expired task is run instead of ending expired, and its effects happen after the customer stopped waiting.',
     file: 'src/queue/claim.ts',
