@@ -1,3 +1,4 @@
+import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import { describe, expect, it } from 'vitest';
 import { KILL_POINTS, NO_RATES, type FaultPlan, type KillPoint } from './faults/plan.ts';
 import type { FailEntry, OkEntry } from './history.ts';
@@ -40,6 +41,24 @@ describe('S6 determinism of the simulator', () => {
       hashes.set(seed, first.history.traceHash());
     }
     expect(new Set(hashes.values()).size).toBe(hashes.size);
+  });
+
+  it('makes the trace hash cover what the run left in the database, not only the history', async () => {
+    const run = await new World(mixed, '3').run();
+    const notes = run.history.entries().filter((entry) => entry.type === 'note' && entry.kind === 'final-database');
+    expect(notes).toHaveLength(1);
+    const stored = {
+      tasks: run.final.tasks,
+      events: run.events,
+      checkpoints: [...run.checkpoints].map(([id, checkpoint]) => [id, checkpoint ?? null]),
+      holds: run.holds,
+      deadLetters: run.deadLetters,
+      effects: run.effects,
+    };
+    expect((notes[0]!.data as { sha256: string }).sha256).toBe(sha256Hex(canonicalJson(stored)));
+    // One changed event time (a write path that read an ambient clock) changes the digest.
+    const changed = { ...stored, events: stored.events.map((event, index) => (index === 5 ? { ...event, at: event.at + 1 } : event)) };
+    expect(sha256Hex(canonicalJson(changed))).not.toBe((notes[0]!.data as { sha256: string }).sha256);
   });
 });
 

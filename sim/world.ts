@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClaimedTask, EnqueueResult, WorkQueue } from '../src/queue/types.ts';
+import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
 import { openWorkQueue } from '../src/queue/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
@@ -434,6 +435,10 @@ export class World {
       endMs: this.loop.now(),
     };
     if (this.crash !== undefined) result.crash = this.crash;
+    // S6/I14: the trace hash covers the history; this note makes it cover what the run left in the
+    // database too, so nondeterminism that reaches only stored data (an event time, a result) shows.
+    const stored = { tasks: final.tasks, events: result.events, checkpoints: [...checkpoints].map(([id, checkpoint]) => [id, checkpoint ?? null]), holds: result.holds, deadLetters: result.deadLetters, effects: result.effects };
+    this.history.note('final-database', 'sim', { sha256: sha256Hex(canonicalJson(stored)) });
     this.closeQueue();
     if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
     return result;
