@@ -68,14 +68,23 @@ export function planJobs(root: string, scenarios: readonly string[], seedsPerSce
 
 /**
  * The unseed sample (S6): a seed is run twice when a hash of its name falls below `rate`, so the choice
- * is deterministic and spread over scenarios; at least one seed is sampled whenever rate > 0. The
+ * is deterministic and spread over scenarios; whenever rate > 0 every scenario has at least one. The
  * repeats go to the back of the queue, so the second run happens in another order and usually on
  * another thread than the first, which is what exposes state leaking between runs.
  */
 export function withRepeats(jobs: readonly Job[], rate: number): Job[] {
   if (rate <= 0 || jobs.length === 0) return [...jobs];
-  let sampled = jobs.filter((job) => sampleFraction(job) < rate);
-  if (sampled.length === 0) sampled = [jobs[0] as Job];
+  const sampled = jobs.filter((job) => sampleFraction(job) < rate);
+  // Every scenario gets at least one repeat (its lowest sampled job, else its first): nondeterminism
+  // often lives in one code path (retry jitter, a restart) that only some scenarios reach.
+  const covered = new Set(sampled.map((job) => job.scenario));
+  for (const job of jobs) {
+    if (!covered.has(job.scenario)) {
+      covered.add(job.scenario);
+      sampled.push(job);
+    }
+  }
+  sampled.sort((a, b) => a.id - b.id);
   return [...jobs, ...sampled.map((job, offset) => ({ ...job, id: jobs.length + offset, repeat: true }))];
 }
 
