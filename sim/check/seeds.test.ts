@@ -38,8 +38,8 @@ describe('check seeds', () => {
     expect(withRepeats(jobs, 0)).toHaveLength(jobs.length);
     // Every scenario is repeated at least once, however small the rate.
     const few = planJobs('root', ['a', 'b', 'c', 'd'], 3);
-    const repeats = withRepeats(few, 0.0001).filter((job) => job.repeat);
-    expect(repeats.map((job) => job.scenario).sort()).toEqual(['a', 'b', 'c', 'd']);
+    const fewRepeats = withRepeats(few, 0.0001).filter((job) => job.repeat);
+    expect(fewRepeats.map((job) => job.scenario).sort()).toEqual(['a', 'b', 'c', 'd']);
     expect(planned.map((job) => job.id)).toEqual(planned.map((_, index) => index));
   });
 
