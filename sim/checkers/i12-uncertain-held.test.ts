@@ -44,6 +44,14 @@ describe('I12 uncertain is held', () => {
     expectViolation(i12UncertainHeld, fw.build(), /stop_confirmed event \d+ confirms generation 1 while the task is at generation 2/);
   });
 
+  it('fails when a lapsed lease sends the task straight back to ready', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.advance(31_000).rawEvent(task, 'lease_expired', { from: 'running', to: 'ready', workerId: 'w0#1', generation: 1 });
+    expectViolation(i12UncertainHeld, fw.build(), /lease_expired event \d+ moved it to ready, not uncertain/);
+  });
+
   it('fails when a stop_confirmed event answers no confirmStopped call', () => {
     const { fw, task } = uncertain();
     fw.rawEvent(task, 'stop_confirmed', { from: 'uncertain', to: 'ready', source: 'supervisor', generation: 1 });

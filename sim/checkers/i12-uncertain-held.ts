@@ -17,6 +17,7 @@ const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
  *   generation, made by the execution layer (not a worker incarnation), placed at it by the cursors;
  * - no confirmStopped succeeded while the holder incarnation of that generation was paused (from the
  *   history's start, pause, resume and kill notes);
+ * - a lapsed lease makes the task uncertain (its lease_expired event goes to uncertain), never ready;
  * - a stop_confirmed event confirms the generation the task is at (its last claim's): a late
  *   confirmation of an older generation must not free a newer one, whose worker may be alive.
  */
@@ -49,6 +50,9 @@ export const i12UncertainHeld: Checker = {
     const generationNow = new Map<number, number>();
     world.events.forEach((event, position) => {
       if (event.type === 'claimed') generationNow.set(event.taskId, Number(event.data.generation));
+      if (event.type === 'lease_expired' && event.data.to !== 'uncertain') {
+        out.add('expiry', `task ${event.taskId}: lease_expired event ${event.id} moved it to ${String(event.data.to)}, not uncertain: a lapsed lease is held until a confirmation (Q10)`, { taskId: event.taskId });
+      }
       if (event.type === 'stop_confirmed' && event.data.generation !== generationNow.get(event.taskId)) {
         out.add(
           'stale generation',
