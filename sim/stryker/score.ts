@@ -84,7 +84,7 @@ if (isMain) {
     '# Stryker mutation score of src/',
     '',
     `Measured at commit ${git.commit ?? 'unknown'}${git.dirty ? ' (with uncommitted changes)' : ''} with \`npm run stryker\` (stryker.config.json: the src unit suite and the model-based queue test, vitest.stryker.config.ts).`,
-    `Files mutated: ${Object.keys(report.files).length}.`,
+    `Files mutated (${Object.keys(report.files).length}): ${Object.keys(report.files).sort().join(', ')}.`,
   ].join('\n');
   writeFileSync(output, scoreTable(report, header));
   console.log(readFileSync(output, 'utf8'));
