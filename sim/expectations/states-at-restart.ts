@@ -17,8 +17,11 @@ interface StatesAtRestart {
   kind: 'states-at-restart';
   /** Each of these had at least one task in it at the moment of the restart. */
   states: Situation[];
-  /** 'any' (default): some single restart saw all of them; 'each': every restart did; a number: that restart (from 1). */
-  restart?: 'any' | 'each' | number;
+  /**
+   * 'any' (default): some single restart saw all of them; 'each': every restart did; 'all': every state
+   * was seen by some restart (not necessarily the same one); a number: that restart (from 1).
+   */
+  restart?: 'any' | 'each' | 'all' | number;
   /** The run had at least this many restarts; default 1. */
   minRestarts?: number;
 }
@@ -38,7 +41,7 @@ export const statesAtRestart: ExpectationKind<StatesAtRestart> = {
   schema: z.strictObject({
     kind: z.literal('states-at-restart'),
     states: z.array(z.enum(SITUATIONS)).min(1),
-    restart: z.union([z.enum(['any', 'each']), z.number().int().min(1)]).optional(),
+    restart: z.union([z.enum(['any', 'each', 'all']), z.number().int().min(1)]).optional(),
     minRestarts: z.number().int().min(1).optional(),
   }),
   check(spec, run) {
@@ -57,6 +60,10 @@ export const statesAtRestart: ExpectationKind<StatesAtRestart> = {
       if (which > restarts.length) return [`there is no restart ${which}: the scheduler restarted ${restarts.length} time(s)`];
       const missing = missingAt(which - 1);
       return missing.length === 0 ? [] : [`${describe(which - 1)}; none ${missing.join(', ')}`];
+    }
+    if (which === 'all') {
+      const never = spec.states.filter((state) => seen.every((counts) => (counts.get(state) ?? 0) === 0));
+      return never.length === 0 ? [] : [`no restart saw a task ${never.join(', ')}: ${restarts.map((_, index) => describe(index)).join(' | ')}`];
     }
     const failing = restarts.map((_, index) => index).filter((index) => missingAt(index).length > 0);
     if (which === 'each') return failing.map((index) => `${describe(index)}; none ${missingAt(index).join(', ')}`);

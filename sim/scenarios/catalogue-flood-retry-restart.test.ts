@@ -190,6 +190,8 @@ describe('restarts: states-at-restart and restart-durable', () => {
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]).toMatch(/^no restart saw tasks in all of cancelled: restart 1 at \+50000 ms saw .*ready \d+.*; none cancelled \| restart 2/);
     expect(check(statesAtRestart, { states: ['ready'], restart: 6 }, world)).toEqual(['there is no restart 6: the scheduler restarted 5 time(s)']);
+    expect(check(statesAtRestart, { states: ['ready', 'running', 'uncertain', 'retry-waiting', 'terminal'], restart: 'all' }, world)).toEqual([]);
+    expect(check(statesAtRestart, { states: ['ready', 'cancelled'], restart: 'all' }, world)).toEqual([expect.stringMatching(/^no restart saw a task cancelled: restart 1 at/)]);
     expect(check(statesAtRestart, { states: ['ready'], minRestarts: 6 }, world)).toEqual(['the scheduler restarted 5 time(s), expected at least 6']);
   });
 
