@@ -11,15 +11,21 @@ function doneRun(): { fw: FakeWorld; task: number } {
   return { fw, task };
 }
 
+/** w0#1 made the task's write, died, and w1#1 took the task over (generation 2). */
+function takenOverAfterEffect() {
+  const fw = fakeWorld();
+  const task = fw.enqueue()!;
+  const write = fw.task(task).script.steps[0]!.calls[1]!;
+  fw.claim('w0#1', task);
+  fw.effect('w0#1', task, write.tool, write.args);
+  fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
+  fw.claim('w1#1', task);
+  return { fw, task, write };
+}
+
 describe('I8 effects once', () => {
   it('passes a done run whose write was executed once, though its takeover asked for it again', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    const write = fw.task(task).script.steps[0]!.calls[1]!;
-    fw.claim('w0#1', task);
-    fw.effect('w0#1', task, write.tool, write.args);
-    fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
-    fw.claim('w1#1', task);
+    const { fw, task } = takenOverAfterEffect();
     fw.runToDone('w1#1', task);
     const world = fw.build();
     expectClean(i8EffectsOnce, world);
@@ -49,13 +55,7 @@ describe('I8 effects once', () => {
   });
 
   it('fails when a takeover sends an effect again though the ledger already held its result', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    const write = fw.task(task).script.steps[0]!.calls[1]!;
-    fw.claim('w0#1', task);
-    fw.effect('w0#1', task, write.tool, write.args);
-    fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
-    fw.claim('w1#1', task);
+    const { fw, task, write } = takenOverAfterEffect();
     const first = fw.provider.executions[0]!;
     const sentIndex = fw.provider.noteSent({ requestKey: first.requestKey, taskId: task, generation: 2, actor: 'w1#1' });
     fw.provider.execute({ ...first, generation: 2, actor: 'w1#1', sentIndex }, write.args);
