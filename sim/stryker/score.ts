@@ -83,7 +83,7 @@ if (isMain) {
   const header = [
     '# Stryker mutation score of src/',
     '',
-    `Measured at commit ${git.commit ?? 'unknown'}${git.dirty ? ' (with uncommitted changes)' : ''} with \`npm run stryker\` (stryker.config.json: the src unit suite and the model-based queue test, vitest.stryker.config.ts).`,
+    `Measured at commit ${git.commit ?? 'unknown'}${git.dirty ? ' (with uncommitted changes)' : ''} with Stryker and stryker.config.json (the src unit suite and the model-based queue test, vitest.stryker.config.ts). \`npm run stryker\` mutates every file of src/; a run narrowed with \`-m\` mutates only the files listed here.`,
     `Files mutated (${Object.keys(report.files).length}): ${Object.keys(report.files).sort().join(', ')}.`,
   ].join('\n');
   writeFileSync(output, scoreTable(report, header));
