@@ -209,6 +209,18 @@ function kvTable(rows: readonly [string, string][]): string {
   return `<table class="kv">${rows.map(([key, value]) => `<tr><th>${esc(key)}</th><td>${esc(value)}</td></tr>`).join('')}</table>`;
 }
 
+/** One figure as a table overall, then side by side by priority band and by tenant. */
+function distByPriorityAndTenant(figure: { overall: Distribution | null; byPriority: readonly LabelledDistribution[]; byTenant: readonly LabelledDistribution[] }): string[] {
+  return [
+    distTable('', [{ label: 'all', dist: figure.overall }]),
+    '<div class="grid"><div><h3>By priority</h3>',
+    distTable('priority', figure.byPriority.map((row) => ({ label: row.label, dist: row }))),
+    '</div><div><h3>By tenant</h3>',
+    distTable('tenant', figure.byTenant.map((row) => ({ label: row.label, dist: row }))),
+    '</div></div>',
+  ];
+}
+
 function distTable(first: string, rows: readonly { label: string; dist: Distribution | null }[]): string {
   if (rows.length === 0) return '<p class="small">no samples</p>';
   return htmlTable([first, 'tasks', 'p50', 'p95', 'max'], rows.map((row) => ({ cells: [esc(row.label), ...distCells(row.dist).map(esc)] })), [1, 2, 3, 4]);
@@ -276,23 +288,13 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
   body.push(`<p class="small">Final states: ${esc(finals.map(([state, count]) => `${state} ${count}`).join(', ') || 'none')}.</p>`);
 
   body.push('<h2 id="wait">Wait time (enqueue to first claim)</h2>');
-  body.push(distTable('', [{ label: 'all', dist: figures.wait.overall }]));
-  body.push('<div class="grid"><div><h3>By priority</h3>');
-  body.push(distTable('priority', figures.wait.byPriority.map((row) => ({ label: row.label, dist: row }))));
-  body.push('</div><div><h3>By tenant</h3>');
-  body.push(distTable('tenant', figures.wait.byTenant.map((row) => ({ label: row.label, dist: row }))));
-  body.push('</div></div>');
+  body.push(...distByPriorityAndTenant(figures.wait));
   const never = Object.entries(figures.wait.neverClaimed);
   if (never.length > 0) body.push(`<p class="small">Never claimed (no wait sample): ${esc(never.map(([state, count]) => `${state} ${count}`).join(', '))}.</p>`);
   body.push(`<div class="figure">${histogramSvg(figures.wait.histogramByPriority, `Wait time histogram of ${scenario.name}`)}</div>`);
 
   body.push('<h2 id="runtime">Run time (claim to result, last attempt)</h2>');
-  body.push(distTable('', [{ label: 'all', dist: figures.runTime.overall }]));
-  body.push('<div class="grid"><div><h3>By priority</h3>');
-  body.push(distTable('priority', figures.runTime.byPriority.map((row) => ({ label: row.label, dist: row }))));
-  body.push('</div><div><h3>By tenant</h3>');
-  body.push(distTable('tenant', figures.runTime.byTenant.map((row) => ({ label: row.label, dist: row }))));
-  body.push('</div></div>');
+  body.push(...distByPriorityAndTenant(figures.runTime));
 
   body.push('<h2 id="takeover">Takeover latency (kill to the next generation resuming)</h2>');
   body.push(distTable('', [{ label: 'all takeovers', dist: figures.takeover.all }, { label: 'resumed from a checkpoint', dist: figures.takeover.resumed }]));
