@@ -6,9 +6,9 @@ import { canonicalJson, CanonicalJsonError } from './canonical-json.ts';
 function reverseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseKeys);
   if (typeof value !== 'object' || value === null) return value;
-  const result: Record<string, unknown> = {};
-  for (const key of Object.keys(value).reverse()) result[key] = reverseKeys((value as Record<string, unknown>)[key]);
-  return result;
+  // Object.fromEntries defines own properties, so a "__proto__" key stays a key instead of setting the prototype.
+  const entries = Object.keys(value).reverse().map((key) => [key, reverseKeys((value as Record<string, unknown>)[key])]);
+  return Object.fromEntries(entries);
 }
 
 describe('canonicalJson', () => {
@@ -31,6 +31,12 @@ describe('canonicalJson', () => {
         expect(canonicalJson(JSON.parse(text))).toBe(text);
       }),
     );
+  });
+
+  it('keeps an own "__proto__" key, as JSON.parse makes one', () => {
+    const value: unknown = JSON.parse('{"b":1,"__proto__":{"x":2}}');
+    expect(canonicalJson(value)).toBe('{"__proto__":{"x":2},"b":1}');
+    expect(canonicalJson(reverseKeys(value))).toBe(canonicalJson(value));
   });
 
   it('omits undefined properties, so an unset optional field does not change the hash', () => {

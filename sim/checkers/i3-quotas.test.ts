@@ -41,4 +41,13 @@ describe('I3 quotas at every instant', () => {
     fw.claim('w1#1', b);
     expectClean(i3Quotas, fw.build());
   });
+
+  it('holds a tenant named like an Object.prototype member to the default limit', () => {
+    const fw = fakeWorld({ globalLimit: 3, perTenantLimit: 1 });
+    const a = fw.enqueue({ tenant: 'constructor' })!;
+    const b = fw.enqueue({ tenant: 'constructor' })!;
+    fw.claim('w0#1', a);
+    fw.claim('w1#1', b);
+    expectViolation(i3Quotas, fw.build(), /tenant constructor holds 2 slots, limit 1/);
+  });
 });

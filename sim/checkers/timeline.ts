@@ -216,7 +216,8 @@ export function wasPausedBefore(lives: Map<string, { index: number; state: Incar
 
 /** Occupancy limit of a tenant (Q6, A2: a limit of 0 pauses the tenant). */
 export function tenantLimit(config: QueueConfig, tenant: string): number {
-  return config.tenantLimits[tenant] ?? config.perTenantLimit;
+  // Own keys only, as in the core: a tenant called "constructor" has no limit of its own.
+  return Object.hasOwn(config.tenantLimits, tenant) ? (config.tenantLimits[tenant] as number) : config.perTenantLimit;
 }
 
 /** Only the first few violations of one rule are reported: a broken run would otherwise flood the report. */

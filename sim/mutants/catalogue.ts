@@ -114,8 +114,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'tenant-quota-off-by-one',
     description: 'Per-tenant limit off by one: a tenant is blocked only once it holds more than its limit (> instead of >=), so it gets limit + 1 slots.',
     file: 'src/queue/claim.ts',
-    find: 'for (const [tenant, n] of occupied) if (n >= (tenantLimits[tenant] ?? perTenantLimit)) blocked.add(tenant);',
-    replace: 'for (const [tenant, n] of occupied) if (n > (tenantLimits[tenant] ?? perTenantLimit)) blocked.add(tenant);',
+    find: 'for (const [tenant, n] of occupied) if (n >= limitOf(tenant)) blocked.add(tenant);',
+    replace: 'for (const [tenant, n] of occupied) if (n > limitOf(tenant)) blocked.add(tenant);',
     expectedInvariant: 'I3',
   },
   {

@@ -247,6 +247,16 @@ describe('Q6 concurrency quotas', () => {
     expect(queue.snapshot().occupied.byTenant).toEqual({ a: 1, b: 1 });
   });
 
+  it('applies the default per-tenant limit to tenants named like Object.prototype members', () => {
+    // A plain-object lookup would find Object.prototype.constructor and compare a count against a function.
+    const { queue } = openTestQueue({ config: { globalLimit: 10, perTenantLimit: 1 } });
+    for (const tenant of ['constructor', 'constructor', 'toString', 'toString', '__proto__', '__proto__']) enqueueOk(queue, { tenant });
+    for (const worker of ['w1', 'w2', 'w3']) claimOk(queue, worker);
+    expect(queue.claim('w4')).toEqual({ ok: false, reason: 'quota' });
+    const byTenant = queue.snapshot().occupied.byTenant;
+    expect(Object.entries(byTenant).sort()).toEqual([['__proto__', 1], ['constructor', 1], ['toString', 1]]);
+  });
+
   it('counts occupied slots, not a window of rows: a long high-priority backlog of a busy tenant does not hide others', () => {
     const { queue } = openTestQueue({ config: { capacity: 200 } });
     for (let i = 0; i < 80; i++) enqueueOk(queue, { tenant: 'busy', priority: 30 });

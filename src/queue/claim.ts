@@ -124,7 +124,9 @@ function blockedTenants(context: QueueContext, holding: readonly HoldingRow[]): 
   for (const row of holding) occupied.set(row.tenant, (occupied.get(row.tenant) ?? 0) + 1);
   const blocked = new Set<string>();
   for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0) blocked.add(tenant);
-  for (const [tenant, n] of occupied) if (n >= (tenantLimits[tenant] ?? perTenantLimit)) blocked.add(tenant);
+  // Own keys only: a tenant called "constructor" must not find Object.prototype's member as its limit.
+  const limitOf = (tenant: string): number => (Object.hasOwn(tenantLimits, tenant) ? (tenantLimits[tenant] as number) : perTenantLimit);
+  for (const [tenant, n] of occupied) if (n >= limitOf(tenant)) blocked.add(tenant);
   return blocked;
 }
 

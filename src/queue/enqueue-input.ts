@@ -50,7 +50,7 @@ export function validateEnqueue(request: EnqueueRequest, config: QueueConfig): E
   const store = request.store ?? null;
   if (store !== null && (typeof store !== 'string' || store === '')) return bad('store', 'expected a non-empty string');
   const tier = request.tier ?? 'standard';
-  if (typeof tier !== 'string' || !(tier in config.tierHolds)) {
+  if (typeof tier !== 'string' || !Object.hasOwn(config.tierHolds, tier)) {
     return bad('tier', `expected one of ${Object.keys(config.tierHolds).join(', ')}, got ${describe(tier)}`);
   }
   const deadline = request.deadline ?? null;

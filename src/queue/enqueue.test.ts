@@ -300,6 +300,8 @@ describe('enqueue input validation', () => {
     ['empty store', 'store', { store: '' }],
     ['numeric store', 'store', { store: 7 }],
     ['unknown tier', 'tier', { tier: 'gold' }],
+    ['tier named like an Object.prototype member', 'tier', { tier: 'toString' }],
+    ['tier named __proto__', 'tier', { tier: '__proto__' }],
     ['fractional deadline', 'deadline', { deadline: 1.5 }],
     ['string deadline', 'deadline', { deadline: 'tomorrow' }],
     ['unknown context field', 'context.customerText', { context: { customerText: 'URGENT' } }],

@@ -222,8 +222,9 @@ class SqliteWorkQueue implements WorkQueue {
       const tasks = (statements.allTasks.all() as TaskRow[]).map(toTaskView);
       const countsByState = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
       for (const { state, n } of statements.countsByState.all() as { state: TaskState; n: number }[]) countsByState[state] = n;
-      const byTenant: Record<string, number> = {};
-      for (const { tenant, n } of statements.occupiedByTenant.all() as { tenant: string; n: number }[]) byTenant[tenant] = n;
+      // fromEntries defines own properties, so a tenant called "__proto__" is kept as a key.
+      const occupiedRows = statements.occupiedByTenant.all() as { tenant: string; n: number }[];
+      const byTenant: Record<string, number> = Object.fromEntries(occupiedRows.map(({ tenant, n }) => [tenant, n]));
       return {
         at,
         tasks,
