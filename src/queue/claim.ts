@@ -1,4 +1,4 @@
-import type { CandidateRow, HoldingRow } from '../store/statements.ts';
+import type { CandidateRow, HoldingRow, LevelHeadRow } from '../store/statements.ts';
 import { emit, moveTask, requireWorkerId, type QueueContext } from './context.ts';
 import { InvariantError } from './errors.ts';
 import { compareCandidates, score } from './scoring.ts';
@@ -46,7 +46,7 @@ export function claim(context: QueueContext, workerIdArgument: string): ClaimRes
  */
 function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: number): { candidate?: CandidateRow; quotaBound: boolean } {
   const { statements, config } = context;
-  let best: CandidateRow | undefined;
+  let best: LevelHeadRow | undefined;
   let quotaBound = false;
   for (let tenant = statements.firstReadyTenant.get() as string | undefined; tenant !== undefined; tenant = statements.nextReadyTenant.get(tenant) as string | undefined) {
     if (blocked.has(tenant)) {
@@ -56,17 +56,21 @@ function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: 
     for (let maxPriority = TOP_PRIORITY; ; ) {
       const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
       if (maxPriority < minPriority) break;
-      const head = statements.levelHead.get({ tenant, maxPriority, minPriority, now: at }) as CandidateRow | undefined;
+      const head = statements.levelHead.get({ tenant, maxPriority, minPriority, now: at }) as LevelHeadRow | undefined;
       if (head === undefined) break;
       head.score = score(head.priority, head.enqueued_at, at, config);
       if (best === undefined || compareCandidates(toOrder(head), toOrder(best)) < 0) best = head;
       maxPriority = head.priority - 1;
     }
   }
-  return best === undefined ? { quotaBound } : { candidate: best, quotaBound };
+  if (best === undefined) return { quotaBound };
+  const candidate = statements.candidateById.get(best.id) as CandidateRow | undefined;
+  if (candidate === undefined) throw new InvariantError(`task ${best.id} was a level head but has no row`);
+  candidate.score = best.score;
+  return { candidate, quotaBound };
 }
 
-function toOrder(row: CandidateRow) {
+function toOrder(row: LevelHeadRow) {
   return { score: row.score, enqueuedAt: row.enqueued_at, id: row.id };
 }
 

@@ -63,6 +63,9 @@ export type CandidateRow = Pick<
   | 'event_seq'
 > & { score: number };
 
+/** A level head as the claim's walk reads it from the index alone. */
+export type LevelHeadRow = Pick<TaskRow, 'id' | 'priority' | 'enqueued_at'> & { score: number };
+
 /** A running task as complete() reads it. */
 export type CompletingRow = Pick<
   TaskRow,
@@ -84,9 +87,11 @@ const COMPLETING_COLUMNS = 'id, tenant, topic, version, state, worker_id, genera
  * Q4/Q5: the head of the highest eligible priority level of one tenant, within [minPriority,
  * maxPriority]: the earliest-enqueued ready task of that level whose backoff has passed. One index
  * seek on tasks_ready, whose order (tenant, priority DESC, enqueued_at, id) is exactly this ORDER BY.
+ * It reads only columns of that index (a covering seek, no table row); the winner's row is read once,
+ * by id, after the walk.
  */
 const LEVEL_HEAD_SQL = `
-  SELECT ${CANDIDATE_COLUMNS} FROM tasks
+  SELECT id, priority, enqueued_at FROM tasks
   WHERE state = 'ready' AND tenant = :tenant AND priority <= :maxPriority AND priority >= :minPriority AND not_before <= :now
   ORDER BY priority DESC, enqueued_at, id
   LIMIT 1`;
@@ -113,6 +118,7 @@ export function prepareStatements(db: Database) {
     firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`).pluck(),
     nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`).pluck(),
     levelHead: p(LEVEL_HEAD_SQL),
+    candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
     overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
     eventsForTask: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE task_id = ? ORDER BY seq'),
