@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectClean, expectViolation } from './expect-checker.ts';
 import { fakeWorld, type FakeWorld } from './fake-world.ts';
 import { i2StaleLeases } from './i2-stale-leases.ts';
@@ -60,6 +60,31 @@ describe('I2 stale leases rejected', () => {
     expectClean(i2StaleLeases, fw.build());
     fw.advance(31_000).checkpoint('w0#1', task, 'B', 1);
     expectViolation(i2StaleLeases, fw.build(), /checkpoint event \d+ by w0#1@g1 at \d+, after its lease ran out/);
+  });
+
+  it('fails when a sweep expires a lease that a heartbeat renewed (a stalled-job sweep that judges by claim time)', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.advance(20_000).heartbeat('w0#1', task);
+    fw.advance(15_000);
+    expectClean(i2StaleLeases, fw.build());
+    // 35 s after the claim, 15 s after the heartbeat: the renewed lease runs until 50 s.
+    fw.call('supervisor', 'expireLeases', {}, () => {
+      fw.rawEvent(task, 'lease_expired', { from: 'running', to: 'uncertain', workerId: 'w0#1', generation: 1, leaseUntil: 30_000 });
+      return { ok: true };
+    });
+    expectViolation(i2StaleLeases, fw.build(), /lease_expired event \d+ expired generation 1 at \d+, before its lease ran out at \d+/);
+  });
+
+  it('passes a sweep that expires the lease exactly when it runs out', () => {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.advance(20_000).heartbeat('w0#1', task);
+    fw.advance(30_000).expireLeases();
+    expect(fw.build().events.some((event) => event.type === 'lease_expired')).toBe(true);
+    expectClean(i2StaleLeases, fw.build());
   });
 
   it('passes an effect sent under a valid lease that lands after the lease ran out', () => {

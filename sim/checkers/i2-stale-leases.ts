@@ -25,7 +25,9 @@ const HOLDER_ONLY_EVENTS = new Set(['checkpoint', 'tool_result', 'task_resumed',
  *   every `stale_lease` refusal left no event authored by the refused (worker, generation).
  * - lease time: every holder event and every successful heartbeat came before the lease it relied on
  *   ran out (the claim's leaseUntil, renewed to wall time + leaseMs by each successful heartbeat of that
- *   generation, placed in the commit order by its cursor), even if no sweep had marked it uncertain yet.
+ *   generation, placed in the commit order by its cursor), even if no sweep had marked it uncertain yet;
+ *   and the mirror (Q10): a lease_expired event comes at or after the lease it ends ran out, so a live
+ *   holder's valid lease is never taken from it.
  * - checkpoints: the newest checkpoint of each task was written by the generation its event names.
  * - effect ledger: each ledger row matches an `effect_recorded` event of its generation (so it too was
  *   written by the holder of the time).
@@ -187,6 +189,15 @@ function checkLeaseTimes(world: WorldResult, analysis: Analysis, out: ViolationL
         const until = event.data.leaseUntil;
         lease = typeof event.data.generation === 'number' && typeof until === 'number' ? { generation: event.data.generation, until } : undefined;
         continue;
+      }
+      // Q10: only a lease that ran out expires. A sweep that judges by claim time, or by a lease the
+      // heartbeats did not really renew, takes the task from a live holder (a stalled-job sweep).
+      if (event.type === 'lease_expired' && lease !== undefined && event.data.generation === lease.generation && event.at < lease.until) {
+        out.add(
+          'early expiry',
+          `task ${taskId}: lease_expired event ${event.id} expired generation ${lease.generation} at ${event.at}, before its lease ran out at ${lease.until} (claim and heartbeats)`,
+          { taskId },
+        );
       }
       const author = authorOf(event);
       if (author !== undefined && lease !== undefined && author.generation === lease.generation && event.at >= lease.until) {

@@ -50,6 +50,30 @@ export const SABOTAGES: readonly Sabotage[] = [
 
   // ---------------------------------------------------------------- I2 stale leases rejected
   {
+    id: 'stalled-sweep-by-claim-time',
+    description:
+      'A stalled-job sweep that judges by claim time, not by the renewed lease: expireLeases() treats every task claimed more than 30 s ago as stalled, so a live worker that heartbeats on time loses its task and the run is retried (Q10).',
+    file: 'src/store/statements.ts',
+    find: lines(
+      "    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks",
+      "                      WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),",
+    ),
+    replace: lines(
+      "    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, claimed_at + 30000 AS lease_until FROM tasks",
+      "                      WHERE ${OCCUPYING} AND state = 'running' AND claimed_at + 30000 <= ? ORDER BY lease_until, id`),",
+    ),
+    expectedInvariant: 'I2',
+  },
+  {
+    id: 'heartbeat-keeps-old-lease',
+    description:
+      'A heartbeat that answers ok but does not move the lease (SET lease_until = lease_until): every run loses its lease leaseMs after the claim however often it heartbeats, and a sweep takes it from a live worker.',
+    file: 'src/store/statements.ts',
+    find: 'heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),',
+    replace: 'heartbeat: p(`UPDATE tasks SET lease_until = lease_until + 0 * :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),',
+    expectedInvariant: 'I2',
+  },
+  {
     id: 'heartbeat-renews-any-holder',
     description:
       "Lock renewal that does not check the owner: the heartbeat UPDATE renews the lease of whoever holds the running task (WHERE id and state only), so a zombie's heartbeat succeeds and keeps the new holder's lease alive.",
