@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { gitState, REPO_ROOT } from '../check/git.ts';
 import { countMutants, currentSource, mutatedFiles, STRYKER_CONFIG } from './files.ts';
 import { BATCH_DIR, BATCH_META_KEY, mergeWarnings, score, tally, writeBatchScore, type BatchMeta, type BatchReport } from './score.ts';
+import { isoTime, wallClockEpochMs } from '../check/wall-clock.ts';
 
 /**
  * The groups, by directory, a large file alone. A mutated file listed in no group runs in a group of
@@ -210,7 +211,7 @@ function runStryker(group: Group, incrementalFile: string, options: Options): Pr
 
 async function main(): Promise<number> {
   const options = parseArgs(process.argv.slice(2));
-  const started = Date.now();
+  const started = wallClockEpochMs();
   const mutated = mutatedFiles();
   const counts = await countMutants(mutated);
   const plan = planGroups(mutated, counts);
@@ -253,7 +254,7 @@ async function main(): Promise<number> {
 
   for (const [index, group] of selected.entries()) {
     if (interrupted) break;
-    const label = `group ${index + 1}/${selected.length} ${group.name} (${group.files.length} ${group.files.length === 1 ? 'file' : 'files'}, ${group.mutants} mutants; elapsed ${clock(Date.now() - started)})`;
+    const label = `group ${index + 1}/${selected.length} ${group.name} (${group.files.length} ${group.files.length === 1 ? 'file' : 'files'}, ${group.mutants} mutants; elapsed ${clock(wallClockEpochMs() - started)})`;
     const saved = reportPath(group.name);
     const status = groupStatus(group, readReport(saved), source);
     if (status.kind === 'current' && !options.force) {
@@ -270,8 +271,8 @@ async function main(): Promise<number> {
     let seed = previous === undefined ? undefined : incrementalSeed(group, previous, source);
     if (seed?.refused) console.log(`    incremental: not starting from the saved report: ${seed.refused}; every mutant is re-tested`);
     if (seed?.refused) seed = undefined;
-    const groupStarted = Date.now();
-    const startedAt = new Date(groupStarted).toISOString();
+    const groupStarted = wallClockEpochMs();
+    const startedAt = isoTime(groupStarted);
     const git = gitState();
     let report: BatchReport | undefined;
     let code = 0;
@@ -291,7 +292,7 @@ async function main(): Promise<number> {
       console.log(`    incremental: test files ran that the saved report does not know (${added.join(', ')}); re-measuring every mutant of the group`);
       seed = undefined;
     }
-    const took = Date.now() - groupStarted;
+    const took = wallClockEpochMs() - groupStarted;
     const seededFrom = seed?.report === undefined ? null : `${BATCH_DIR}/${group.name}.json`;
     if (interrupted) {
       console.error(`\n=== ${group.name}: interrupted by ${interrupted} after ${clock(took)}; nothing saved for this group`);
@@ -318,7 +319,7 @@ async function main(): Promise<number> {
       commit: git.commit ?? null,
       dirty: git.dirty,
       startedAt,
-      finishedAt: new Date().toISOString(),
+      finishedAt: isoTime(wallClockEpochMs()),
       durationMs: took,
       concurrency: options.concurrency ?? null,
       seededFrom,
@@ -339,7 +340,7 @@ async function main(): Promise<number> {
   const merge = await writeBatchScore({ mutantCounts: counts });
   const merged = score(merge.total);
   console.log(
-    `\nstryker batches: ${ran} run, ${skipped} skipped, ${failed.length} failed${interrupted ? ', interrupted' : ''}; elapsed ${clock(Date.now() - started)}. Merged score of the measured files: ${merged === undefined ? 'n/a' : `${merged.toFixed(1)}%`} (${merge.measured.length} files) -> reports/stryker/score.md`,
+    `\nstryker batches: ${ran} run, ${skipped} skipped, ${failed.length} failed${interrupted ? ', interrupted' : ''}; elapsed ${clock(wallClockEpochMs() - started)}. Merged score of the measured files: ${merged === undefined ? 'n/a' : `${merged.toFixed(1)}%`} (${merge.measured.length} files) -> reports/stryker/score.md`,
   );
   for (const warning of mergeWarnings(merge)) console.log(`stryker batches: ${warning}`);
   if (interrupted) return interrupted === 'SIGINT' ? 130 : 143;
