@@ -38,6 +38,23 @@ describe('I6 bounded retries', () => {
     expectViolation(i6BoundedRetries, world, /delivered 3 times, maxDeliveries 2/);
   });
 
+  it('fails when a claim does not count its attempt (a counter bumped on one path only)', () => {
+    const { fw, task } = exhausted();
+    fw.task(task).attempts = 1;
+    expectViolation(i6BoundedRetries, fw.build(), new RegExp(`task ${task} was claimed 2 times but ended with 1 attempts and 2 deliveries`));
+  });
+
+  it('fails when the second claim records attempt 1', () => {
+    const fw = fakeWorld({ maxAttempts: 3 });
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.fail('w0#1', task, 0);
+    fw.task(task).attempts = 0;
+    fw.claim('w0#1', task);
+    fw.task(task).attempts = 2;
+    expectViolation(i6BoundedRetries, fw.build(), /claim \d+ is its claim number 2 but records attempt 1/);
+  });
+
   it('fails when a retry is claimed after maxRetryAgeMs', () => {
     const fw = fakeWorld({ maxRetryAgeMs: 10_000 });
     const task = fw.enqueue()!;

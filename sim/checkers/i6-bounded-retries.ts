@@ -15,6 +15,8 @@ const DEAD_LETTERS_KEPT = 1_000;
  * Rules:
  * - every claim records attempt <= maxAttempts; a task is claimed at most maxDeliveries times (each
  *   claim is a delivery) and at most maxAttempts times; the final attempts and deliveries are in bounds;
+ * - the counters count (Q7): the n-th claim of a task records attempt n, and a task's final attempts
+ *   and deliveries both equal its number of claims;
  * - every claim after the first is within maxRetryAgeMs of the first claim (on the core's clock);
  * - once a task has used its last attempt or delivery, it never goes back to ready (no retry, no
  *   confirmation or reconciliation back to ready): it can only end;
@@ -40,6 +42,10 @@ export const i6BoundedRetries: Checker = {
           claims++;
           firstClaimAt ??= event.at;
           const attempt = event.data.attempt;
+          // Q7: attempts are counted at claim, every claim: the n-th claim is attempt n.
+          if (attempt !== claims) {
+            out.add('attempt count', `task ${taskId}: claim ${event.id} is its claim number ${claims} but records attempt ${String(attempt)} (attempts are counted at every claim, Q7)`, { taskId });
+          }
           if (typeof attempt === 'number' && attempt > config.maxAttempts) {
             out.add('attempts', `task ${taskId}: claim ${event.id} is attempt ${attempt}, maxAttempts ${config.maxAttempts}`, { taskId });
           }
@@ -60,6 +66,12 @@ export const i6BoundedRetries: Checker = {
     for (const task of analysis.tasks.values()) {
       if (task.attempts > config.maxAttempts || task.deliveries > config.maxDeliveries) {
         out.add('final', `task ${task.id} ended with ${task.attempts} attempts and ${task.deliveries} deliveries`, { taskId: task.id });
+      }
+      // The counters the bounds are checked against must count what happened: one attempt and one
+      // delivery per claim, on every path (a counter bumped on one path only lets a task loop).
+      const claims = (analysis.eventsByTask.get(task.id) ?? []).filter((event) => event.type === 'claimed').length;
+      if (task.attempts !== claims || task.deliveries !== claims) {
+        out.add('final count', `task ${task.id} was claimed ${claims} times but ended with ${task.attempts} attempts and ${task.deliveries} deliveries`, { taskId: task.id });
       }
     }
     checkDeadLetters(world, exhaustedTasks, analysis.tasks, out);

@@ -214,6 +214,15 @@ export const SABOTAGES: readonly Sabotage[] = [
 
   // ---------------------------------------------------------------- I6 bounded retries
   {
+    id: 'attempts-not-counted-at-claim',
+    description:
+      'Attempts counted on one path and not another: the claim no longer bumps attempts (only deliveries), so every claim reports attempt 1, the retry backoff never grows and maxAttempts never stops a task that keeps failing.',
+    file: 'src/store/statements.ts',
+    find: 'attempts = attempts + 1, deliveries = deliveries + 1, lease_until = :leaseUntil,',
+    replace: 'attempts = attempts, deliveries = deliveries + 1, lease_until = :leaseUntil,',
+    expectedInvariant: 'I6',
+  },
+  {
     id: 'confirm-ignores-deliveries',
     description:
       'Deliveries counted on one path only: fail() checks maxDeliveries but confirmStopped() does not, so a poison task that kills its worker every time goes back to ready past its last delivery.',
