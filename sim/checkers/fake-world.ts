@@ -187,6 +187,20 @@ export class FakeWorld {
     this.holds.push({ taskId: id, tenant: task.tenant, tier, credits: this.config.tierHolds[tier], state: 'held', chargedCredits: null, usage: null, reason: null, heldAt: this.now, closedAt: null });
   }
 
+  /** The reconciler's closure of a hold with no live run (R4, holdTtlMs): no event, usage so far. */
+  releaseHold(taskId: number, reason = 'hold_ttl'): this {
+    return this.call('supervisor', 'reconcile', {}, () => {
+      const hold = this.holds.find((candidate) => candidate.taskId === taskId)!;
+      const checkpoint = this.checkpoints.get(taskId);
+      hold.state = checkpoint === undefined ? 'released' : 'settled';
+      hold.usage = checkpoint?.usage ?? null;
+      hold.chargedCredits = checkpoint === undefined ? 0 : Math.ceil((checkpoint.usage.inputTokens + checkpoint.usage.outputTokens) / this.config.tokensPerCredit);
+      hold.reason = reason;
+      hold.closedAt = this.now;
+      return { ok: true };
+    });
+  }
+
   /** A transition that ends the run: the hold is settled (or released) in the same step (R4). */
   private end(taskId: number, type: string, data: Record<string, unknown>, by?: { workerId: string; generation: number }): TaskEvent {
     const hold = this.holds.find((candidate) => candidate.taskId === taskId)!;

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectClean, expectViolation } from './expect-checker.ts';
 import { fakeWorld, type FakeWorld } from './fake-world.ts';
 import { i7HoldsClosed, i7Settlement } from './i7-settlement.ts';
@@ -33,6 +33,39 @@ describe('I7 one settlement per run', () => {
     }
     fw.checkpoint('w1#1', task, 'B', 1).checkpoint('w1#1', task, 'A', 1, fw.task(task).script.finalTokens).complete('w1#1', task);
     expectClean(i7Settlement, fw.build());
+  });
+
+  /** A run whose hold the reconciler closed while it sat uncertain (holdTtlMs), then taken over and finished. */
+  function releasedThenFinished(): { fw: FakeWorld; task: number } {
+    const fw = fakeWorld();
+    const task = fw.enqueue()!;
+    const step = fw.task(task).script.steps[0]!;
+    fw.claim('w0#1', task);
+    fw.checkpoint('w0#1', task, 'A', 0, step);
+    fw.advance(31_000).expireLeases().advance(15 * 60_000).releaseHold(task).advance(10_000).note('kill', 'w0#1').confirmStopped(task);
+    fw.claim('w1#1', task);
+    for (const call of step.calls) {
+      if (call.tool === 'confirm_order') fw.effect('w1#1', task, call.tool, call.args);
+      fw.toolResult('w1#1', task, call.tool);
+    }
+    fw.checkpoint('w1#1', task, 'B', 1).checkpoint('w1#1', task, 'A', 1, fw.task(task).script.finalTokens).complete('w1#1', task);
+    return { fw, task };
+  }
+
+  it('passes a run whose hold the reconciler closed (holdTtlMs): charged what was checkpointed then, the end finds it closed', () => {
+    const { fw, task } = releasedThenFinished();
+    const world = fw.build();
+    expect(world.events.filter((event) => event.taskId === task).at(-1)?.data.settlement).toBe('already_closed');
+    expectClean(i7Settlement, world);
+  });
+
+  it('fails when a reconciler closure charged other than the usage checkpointed when it closed', () => {
+    const { fw, task } = releasedThenFinished();
+    const world = fw.build();
+    const final = world.checkpoints.get(task)!.usage;
+    const finalCredits = Math.ceil((final.inputTokens + final.outputTokens) / 1000);
+    world.holds = world.holds.map((hold) => (hold.taskId === task ? { ...hold, chargedCredits: finalCredits, usage: final } : hold));
+    expectViolation(i7Settlement, world, /hold settled charging \d+ credits .* when the reconciler closed it at \d+/);
   });
 
   it('fails when the charge is not the checkpointed usage', () => {

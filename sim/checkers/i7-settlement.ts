@@ -30,9 +30,12 @@ function sameUsage(a: Usage | null | undefined, b: Usage): boolean {
  *   `already_closed`;
  * - a task that ended has a closed hold (the hold closes in the transaction of the end);
  * - charged = checkpointed usage: a closed hold charged ceil(tokens / tokensPerCredit) of the task's
- *   last checkpointed usage, or 0 if it never checkpointed; a settled hold records exactly that usage;
+ *   last checkpointed usage, or 0 if it never checkpointed; a settled hold records exactly that usage.
+ *   A hold the reconciler closed (holdTtlMs, R4) is held to the usage checkpointed when it closed;
+ *   the task may run again after that, and its end then finds the hold already closed;
  * - a run that ended done was charged within one model call of its script's fault-free run: model
- *   calls within +-1 of faultFreeUsage, tokens within the script's largest single call.
+ *   calls within +-1 of faultFreeUsage, tokens within the script's largest single call (unless the
+ *   reconciler closed its hold before the end).
  */
 export const i7Settlement: Checker = {
   invariant: 'I7',
@@ -61,20 +64,49 @@ export const i7Settlement: Checker = {
       checkClosures(analysis.eventsByTask.get(task.id) ?? [], hold, out);
       if (isTerminal(task.state) && hold.state === 'held') out.add('unsettled', `task ${task.id} ended ${task.state} but its hold is still held`, { taskId: task.id });
       if (hold.state === 'held') continue;
-      const usage = world.checkpoints.get(task.id)?.usage ?? ZERO;
-      const expected = credits(usage, config.tokensPerCredit);
-      if (hold.chargedCredits !== expected || (hold.state === 'settled' && !sameUsage(hold.usage, usage))) {
+      // A hold the reconciler closed (holdTtlMs) charged what was checkpointed when it closed; a later
+      // run of the task ends without a settlement, so only an end's own settlement is held to the final usage.
+      const byReconciler = RECONCILER_RELEASES.has(hold.reason ?? '');
+      const candidates = byReconciler
+        ? usageAtClosure(analysis.eventsByTask.get(task.id) ?? [], hold.closedAt)
+        : [world.checkpoints.get(task.id)?.usage ?? ZERO];
+      const matches = (usage: Usage) =>
+        hold.chargedCredits === credits(usage, config.tokensPerCredit) && (hold.state !== 'settled' || sameUsage(hold.usage, usage));
+      if (!candidates.some(matches)) {
+        const usage = candidates[candidates.length - 1] ?? ZERO;
         out.add(
           'charge',
-          `task ${task.id}: hold ${hold.state} charging ${String(hold.chargedCredits)} credits for ${JSON.stringify(hold.usage)}, checkpointed usage ${JSON.stringify(usage)} is ${expected} credits`,
+          `task ${task.id}: hold ${hold.state} charging ${String(hold.chargedCredits)} credits for ${JSON.stringify(hold.usage)}, checkpointed usage ${JSON.stringify(usage)}${byReconciler ? ` when the reconciler closed it at ${String(hold.closedAt)}` : ''} is ${credits(usage, config.tokensPerCredit)} credits`,
           { taskId: task.id },
         );
       }
-      if (task.state === 'done') checkFaultFree(world, task.id, hold.usage ?? ZERO, out);
+      if (task.state === 'done' && !byReconciler) checkFaultFree(world, task.id, hold.usage ?? ZERO, out);
     }
     return out.list;
   },
 };
+
+/**
+ * The checkpointed usage a reconciler closure at `closedAt` may have charged: the last checkpoint
+ * before it (none: zero), or one written in the same millisecond (the log does not order a checkpoint
+ * against a reconcile pass of the same instant).
+ */
+function usageAtClosure(events: readonly { type: string; at: number; data: Record<string, unknown> }[], closedAt: number | null): Usage[] {
+  if (closedAt === null) return [];
+  let before: Usage = ZERO;
+  const sameInstant: Usage[] = [];
+  for (const event of events) {
+    if (event.type !== 'checkpoint' || !isUsage(event.data.usage)) continue;
+    if (event.at < closedAt) before = event.data.usage;
+    else if (event.at === closedAt) sameInstant.push(event.data.usage);
+  }
+  return [before, ...sameInstant];
+}
+
+function isUsage(value: unknown): value is Usage {
+  const usage = value as Partial<Usage> | null;
+  return typeof usage === 'object' && usage !== null && typeof usage.inputTokens === 'number' && typeof usage.outputTokens === 'number' && typeof usage.modelCalls === 'number';
+}
 
 function checkClosures(events: readonly { id: number; type: string; data: Record<string, unknown> }[], hold: WorldResult['holds'][number], out: ViolationList): void {
   const closing = events.filter((event) => event.data.settlement === 'settled' || event.data.settlement === 'released');

@@ -74,23 +74,28 @@ export function complete(context: QueueContext, taskId: number, workerId: string
       leaveRunning(context, row, who, at, 'expired', 'expired', { when: 'complete', deadline: row.deadline }, { outcome: null });
       return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
     }
-    // A running task's hold is always open (holds close only at terminal transitions).
-    if (row.hold_state !== 'held') throw new InvariantError(`task ${row.id} is running with its hold ${row.hold_state}`);
     const outcome = statements.newerVersionExists.get(row.tenant, row.topic, row.version) === undefined ? 'done' : 'stale_input';
-    const settlement = settlementFor(context, row.id);
     const eventSeq = row.event_seq + 1;
-    const written = statements.completeTask.run({
-      ...fence(who, at),
-      result: resultJson,
-      eventSeq,
-      outcome,
-      holdState: settlement.state,
-      charged: settlement.charged,
-      usage: settlement.usage,
-    });
+    // R4: the hold settles here, in the statement that ends the run (held -> settled or released). A
+    // hold is closed already only if it was released while the run sat uncertain past holdTtlMs; then
+    // this run ends without a second settlement.
+    const holdOpen = row.hold_state === 'held';
+    const settlement = holdOpen ? settlementFor(context, row.id) : undefined;
+    const written =
+      settlement === undefined
+        ? statements.completeTaskHoldClosed.run({ ...fence(who, at), result: resultJson, eventSeq, outcome })
+        : statements.completeTask.run({
+            ...fence(who, at),
+            result: resultJson,
+            eventSeq,
+            outcome,
+            holdState: settlement.state,
+            charged: settlement.charged,
+            usage: settlement.usage,
+          });
     if (written.changes !== 1) throw new InvariantError(`task ${row.id} changed between its read and its completion in one transaction`);
     noteLiveness(context, 'running', 'done');
-    recordCredit(context, row.id, row.tenant, settlement, at);
+    if (settlement !== undefined) recordCredit(context, row.id, row.tenant, settlement, at);
     emit(
       context,
       row.id,
@@ -104,7 +109,7 @@ export function complete(context: QueueContext, taskId: number, workerId: string
         workerId: who.workerId,
         generation: who.generation,
         cancelRequested: row.cancel_requested === 1,
-        settlement: settlement.state,
+        settlement: settlement?.state ?? 'already_closed',
       },
       who,
     );

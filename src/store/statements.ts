@@ -159,6 +159,10 @@ export function prepareStatements(db: Database) {
                        hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage,
                        hold_reason = 'completed', hold_closed_at = :now
                      WHERE ${FENCE} AND hold_state = 'held'`),
+    // R4: a run whose hold was released while it sat uncertain (holdTtlMs) ends without a settlement.
+    completeTaskHoldClosed: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
+                                 lease_until = NULL, event_seq = :eventSeq, outcome = :outcome
+                               WHERE ${FENCE} AND hold_state <> 'held'`),
     // A fenced write that moves a running task: the caller has checked the transition and the fence.
     leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                        not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
