@@ -55,6 +55,17 @@ describe('I6 bounded retries', () => {
     expectViolation(i6BoundedRetries, fw.build(), /claim \d+ is its claim number 2 but records attempt 1/);
   });
 
+  it('fails when a non-retryable error class is retried', () => {
+    const fw = fakeWorld({ maxAttempts: 3 });
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.fail('w0#1', task, 1_000);
+    expectClean(i6BoundedRetries, fw.build());
+    const world = fw.build();
+    world.events = world.events.map((event) => (event.type === 'retry_scheduled' ? { ...event, data: { ...event.data, errorClass: 'permission_denied' } } : event));
+    expectViolation(i6BoundedRetries, world, /retries error class permission_denied, which is not retryable/);
+  });
+
   it('fails when a retry is claimed after maxRetryAgeMs', () => {
     const fw = fakeWorld({ maxRetryAgeMs: 10_000 });
     const task = fw.enqueue()!;

@@ -1,4 +1,4 @@
-import type { TaskEvent } from '../../src/queue/types.ts';
+import { RETRYABLE_ERROR_CLASSES, type TaskEvent } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { analyse, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
@@ -15,6 +15,7 @@ const DEAD_LETTERS_KEPT = 1_000;
  * Rules:
  * - every claim records attempt <= maxAttempts; a task is claimed at most maxDeliveries times (each
  *   claim is a delivery) and at most maxAttempts times; the final attempts and deliveries are in bounds;
+ * - a retry records a retryable error class: a non-retryable one fails at once (Q16);
  * - the counters count (Q7): the n-th claim of a task records attempt n, and a task's final attempts
  *   and deliveries both equal its number of claims;
  * - every claim after the first is within maxRetryAgeMs of the first claim (on the core's clock);
@@ -58,6 +59,10 @@ export const i6BoundedRetries: Checker = {
           spent = claims >= config.maxDeliveries || (typeof attempt === 'number' ? attempt : claims) >= config.maxAttempts;
         } else if (spent && event.data.to === 'ready') {
           out.add('exhausted', `task ${taskId}: went back to ready by ${event.type} (event ${event.id}) after its last attempt or delivery`, { taskId });
+        }
+        // Q16: a non-retryable error class fails at once: its retry bound is zero.
+        if (event.type === 'retry_scheduled' && !(RETRYABLE_ERROR_CLASSES as readonly unknown[]).includes(event.data.errorClass)) {
+          out.add('not retryable', `task ${taskId}: retry_scheduled event ${event.id} retries error class ${String(event.data.errorClass)}, which is not retryable (Q16)`, { taskId });
         }
         const reason = exhaustionOf(event);
         if (reason !== undefined) exhaustedTasks.set(taskId, reason);

@@ -223,6 +223,15 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I6',
   },
   {
+    id: 'fatal-error-retried',
+    description:
+      'Every failure treated as retryable: the retry decision no longer checks the error class, so a permission_denied or a business_error is retried with backoff (burning attempts, repeating tool calls) instead of failing at once (Q16).',
+    file: 'src/queue/holder-writes.ts',
+    find: "  if (!retryable) return { retry: false as const, reason: 'not_retryable' };",
+    replace: "  if (!retryable && retryable) return { retry: false as const, reason: 'not_retryable' };",
+    expectedInvariant: 'I6',
+  },
+  {
     id: 'confirm-ignores-deliveries',
     description:
       'Deliveries counted on one path only: fail() checks maxDeliveries but confirmStopped() does not, so a poison task that kills its worker every time goes back to ready past its last delivery.',
