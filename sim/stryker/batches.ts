@@ -105,8 +105,8 @@ export function groupStatus(group: Group, report: BatchReport | undefined, sourc
 /**
  * The incremental file a changed group starts from: its saved report, holding only the group's files
  * (Stryker would carry any other file's old results into the new report). Refused when a test file the
- * report ran has changed or gone since: without per-test coverage (Stryker 9.5.1 with vitest 4.1 records
- * none) Stryker reuses every unchanged mutant's result whatever the tests did, so the old results would
+ * report ran has changed or gone since: without per-test coverage (Stryker's vitest runner before 9.6.1 records
+ * none with vitest 4) Stryker reuses every unchanged mutant's result whatever the tests did, so the old results would
  * stand for tests that no longer exist.
  */
 export function incrementalSeed(group: Group, saved: BatchReport, source: (file: string) => string | undefined): { report?: BatchReport; refused?: string } {

@@ -258,7 +258,7 @@ export function mergedScoreText(merge: MergeResult, context: MergeContext): stri
   }
   if (merge.withoutCoverage.length > 0) {
     lines.push(
-      `No per-test coverage was recorded in ${merge.withoutCoverage.length === context.reports.length ? 'any report' : merge.withoutCoverage.join(', ')} (no mutant has \`coveredBy\`; Stryker 9.5.1's vitest runner with vitest 4.1, stryker-js issue 5928): every mutant ran the whole suite, and a mutant no test reaches counts as survived, not "no coverage", so the two scores are equal.`,
+      `No per-test coverage was recorded in ${merge.withoutCoverage.length === context.reports.length ? 'any report' : merge.withoutCoverage.join(', ')} (no mutant has \`coveredBy\`; Stryker's vitest runner before 9.6.1 with vitest 4, stryker-js issue 5928): every mutant ran the whole suite, and a mutant no test reaches counts as survived, not "no coverage", so the two scores are equal.`,
       '',
     );
   }
