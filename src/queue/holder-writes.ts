@@ -79,8 +79,7 @@ export function complete(context: QueueContext, taskId: number, workerId: string
     // R4: the hold settles here, in the statement that ends the run (held -> settled or released). A
     // hold is closed already only if it was released while the run sat uncertain past holdTtlMs; then
     // this run ends without a second settlement.
-    const holdOpen = row.hold_state === 'held';
-    const settlement = holdOpen ? settlementFor(context, row.id) : undefined;
+    const settlement = row.hold_state === 'held' ? settlementFor(context, row.id) : undefined;
     const written =
       settlement === undefined
         ? statements.completeTaskHoldClosed.run({ ...fence(who, at), result: resultJson, eventSeq, outcome })
