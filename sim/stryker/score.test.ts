@@ -122,7 +122,6 @@ describe('merging the batch reports of `npm run stryker:batches`', () => {
     expect(merge.missing).toEqual([]);
     expect(merge.duplicates).toEqual([{ file: 'src/c.ts', reports: ['group-b2', 'group-c-old'], used: 'group-b2' }]);
     expect(merge.testsChanged).toEqual([{ report: 'group-b2', files: ['src/a.test.ts'] }]);
-    expect(merge.smallerSuite).toEqual([]);
     expect(merge.withoutCoverage).toEqual(['group-a']);
     // 3+4+6 killed, 1 timeout, 1+1 survived, 1 no coverage, 1 error: the sum of the three file rows.
     expect(merge.total).toEqual({ killed: 13, timeout: 1, survived: 2, noCoverage: 1, errors: 1, ignored: 0 });
@@ -140,23 +139,5 @@ describe('merging the batch reports of `npm run stryker:batches`', () => {
     const merge = mergeBatches({ reports: [], files: ['src/c.ts'], source });
     expect(merge.missing).toEqual([{ file: 'src/c.ts', mutants: undefined }]);
     expect(mergedScoreText(merge, { commit: undefined, dirty: false, dir: 'd', reports: [] })).toContain('- src/c.ts (? mutants)');
-  });
-  it('names a report measured with a smaller suite than the others', () => {
-    const early: NamedReport = {
-      name: 'group-early',
-      report: { files: { 'src/a.ts': reportA.report.files['src/a.ts']! }, testFiles: { 'src/a.test.ts': {} }, [BATCH_META_KEY]: meta('group-early', '2025-01-01T00:00:00.000Z') },
-    };
-    const late: NamedReport = {
-      name: 'group-late',
-      report: {
-        files: { 'src/c.ts': { source: sources['src/c.ts'], mutants: mutants({ Killed: 1 }) } },
-        testFiles: { 'src/a.test.ts': {}, 'sim/durable.test.ts': {} },
-        [BATCH_META_KEY]: meta('group-late', '2025-01-02T00:00:00.000Z'),
-      },
-    };
-    const merge = mergeBatches({ reports: [early, late], files: ['src/a.ts', 'src/c.ts'], source, mutantCounts: counts });
-    expect(merge.smallerSuite).toEqual([{ report: 'group-early', lacks: ['sim/durable.test.ts'] }]);
-    const text = mergedScoreText(merge, { commit: 'f'.repeat(40), dirty: false, dir: 'reports/stryker/batches', reports: [early, late] });
-    expect(text).toContain('- group-early: without sim/durable.test.ts');
   });
 });

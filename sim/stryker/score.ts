@@ -138,8 +138,6 @@ export interface MergeResult {
   testsChanged: { report: string; files: string[] }[];
   /** Used reports in which Stryker recorded no per-test coverage (no mutant has `coveredBy`): every mutant ran the whole suite. */
   withoutCoverage: string[];
-  /** Used reports whose suite lacked test files that other used reports ran: measured with a smaller suite. */
-  smallerSuite: { report: string; lacks: string[] }[];
   total: Tally;
 }
 
@@ -148,7 +146,7 @@ export function mergeBatches(input: MergeInput): MergeResult {
   // Newest first, so a file current in two reports takes the later measurement.
   const reports = [...input.reports].sort((a, b) => (finished(a) === finished(b) ? (a.name < b.name ? -1 : 1) : finished(a) < finished(b) ? 1 : -1));
   const wanted = new Set(input.files);
-  const result: MergeResult = { measured: [], stale: [], missing: [], noMutants: [], outside: [], duplicates: [], testsChanged: [], withoutCoverage: [], smallerSuite: [], total: tally([]) };
+  const result: MergeResult = { measured: [], stale: [], missing: [], noMutants: [], outside: [], duplicates: [], testsChanged: [], withoutCoverage: [], total: tally([]) };
   for (const file of [...input.files].sort()) {
     const now = input.source(file);
     const holding = reports.filter((named) => Object.hasOwn(named.report.files, file));
@@ -181,13 +179,6 @@ export function mergeBatches(input: MergeInput): MergeResult {
     if (changed.length > 0) result.testsChanged.push({ report: named.name, files: changed });
     const mutantsOf = Object.values(named.report.files).flatMap((file) => file.mutants);
     if (mutantsOf.length > 0 && mutantsOf.every((mutant) => mutant.coveredBy === undefined)) result.withoutCoverage.push(named.name);
-  }
-  const usedReports = input.reports.filter((named) => used.has(named.name));
-  const suite = new Set(usedReports.flatMap((named) => Object.keys(named.report.testFiles ?? {})));
-  for (const named of [...usedReports].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const ran = named.report.testFiles ?? {};
-    const lacks = [...suite].filter((file) => !Object.hasOwn(ran, file)).sort();
-    if (lacks.length > 0) result.smallerSuite.push({ report: named.name, lacks });
   }
   result.total = tally(result.measured.flatMap((measured) => measured.mutants));
   return result;
@@ -262,14 +253,6 @@ export function mergedScoreText(merge: MergeResult, context: MergeContext): stri
       'Test files changed or removed since these reports ran (their results are kept; `npx tsx sim/stryker/batches.ts --only GROUP --force` re-measures a group):',
       '',
       ...merge.testsChanged.map((entry) => `- ${entry.report}: ${entry.files.join(', ')}`),
-      '',
-    );
-  }
-  if (merge.smallerSuite.length > 0) {
-    lines.push(
-      'Measured with a smaller suite than other reports (the suite grew after they ran; their results are kept; `npx tsx sim/stryker/batches.ts --only GROUP --force` re-measures a group):',
-      '',
-      ...merge.smallerSuite.map((entry) => `- ${entry.report}: without ${entry.lacks.join(', ')}`),
       '',
     );
   }
