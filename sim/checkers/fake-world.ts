@@ -187,16 +187,22 @@ export class FakeWorld {
     this.holds.push({ taskId: id, tenant: task.tenant, tier, credits: this.config.tierHolds[tier], state: 'held', chargedCredits: null, usage: null, reason: null, heldAt: this.now, closedAt: null });
   }
 
+  /** Closes a task's hold now: settled with its checkpointed usage, or released if it never checkpointed. */
+  private closeHold(taskId: number, reason: string): 'settled' | 'released' {
+    const hold = this.holds.find((candidate) => candidate.taskId === taskId)!;
+    const checkpoint = this.checkpoints.get(taskId);
+    hold.state = checkpoint === undefined ? 'released' : 'settled';
+    hold.usage = checkpoint?.usage ?? null;
+    hold.chargedCredits = checkpoint === undefined ? 0 : Math.ceil((checkpoint.usage.inputTokens + checkpoint.usage.outputTokens) / this.config.tokensPerCredit);
+    hold.reason = reason;
+    hold.closedAt = this.now;
+    return hold.state;
+  }
+
   /** The reconciler's closure of a hold with no live run (R4, holdTtlMs): no event, usage so far. */
   releaseHold(taskId: number, reason = 'hold_ttl'): this {
     return this.call('supervisor', 'reconcile', {}, () => {
-      const hold = this.holds.find((candidate) => candidate.taskId === taskId)!;
-      const checkpoint = this.checkpoints.get(taskId);
-      hold.state = checkpoint === undefined ? 'released' : 'settled';
-      hold.usage = checkpoint?.usage ?? null;
-      hold.chargedCredits = checkpoint === undefined ? 0 : Math.ceil((checkpoint.usage.inputTokens + checkpoint.usage.outputTokens) / this.config.tokensPerCredit);
-      hold.reason = reason;
-      hold.closedAt = this.now;
+      this.closeHold(taskId, reason);
       return { ok: true };
     });
   }
@@ -204,16 +210,7 @@ export class FakeWorld {
   /** A transition that ends the run: the hold is settled (or released) in the same step (R4). */
   private end(taskId: number, type: string, data: Record<string, unknown>, by?: { workerId: string; generation: number }): TaskEvent {
     const hold = this.holds.find((candidate) => candidate.taskId === taskId)!;
-    const checkpoint = this.checkpoints.get(taskId);
-    let settlement = 'already_closed';
-    if (hold.state === 'held') {
-      settlement = checkpoint === undefined ? 'released' : 'settled';
-      hold.state = settlement as 'settled' | 'released';
-      hold.usage = checkpoint?.usage ?? null;
-      hold.chargedCredits = checkpoint === undefined ? 0 : Math.ceil((checkpoint.usage.inputTokens + checkpoint.usage.outputTokens) / this.config.tokensPerCredit);
-      hold.reason = String(data.reason ?? type);
-      hold.closedAt = this.now;
-    }
+    const settlement = hold.state === 'held' ? this.closeHold(taskId, String(data.reason ?? type)) : 'already_closed';
     const event = this.rawEvent(taskId, type, { ...data, settlement }, by);
     const reason = data.reason;
     if (data.to === 'failed' && typeof reason === 'string' && ['attempts_exhausted', 'deliveries_exhausted', 'retry_age_exceeded'].includes(reason)) {
