@@ -127,7 +127,10 @@ export class FakeWorld {
     const invoke = this.history.invoke(actor, op, fields);
     const result = body();
     const ev = this.cursor;
-    if (result.ok) this.history.ok(invoke, { ...result.fields, data: result.outcome === undefined ? { ev } : { ev, outcome: result.outcome } });
+    if (result.ok) {
+      const extra = (result.fields?.data ?? {}) as Record<string, JsonValue>;
+      this.history.ok(invoke, { ...result.fields, data: result.outcome === undefined ? { ...extra, ev } : { ...extra, ev, outcome: result.outcome } });
+    }
     else this.history.fail(invoke, result.reason, { data: { ev } });
     return this;
   }
@@ -203,7 +206,8 @@ export class FakeWorld {
   releaseHold(taskId: number, reason = 'hold_ttl'): this {
     return this.call('supervisor', 'reconcile', {}, () => {
       this.closeHold(taskId, reason);
-      return { ok: true };
+      // What the supervisor records of a reconcile pass (sim/actors/supervisor.ts).
+      return { ok: true, fields: { data: { requeued: 0, releasedHolds: 1 } } };
     });
   }
 

@@ -68,6 +68,25 @@ describe('I7 one settlement per run', () => {
     expectViolation(i7Settlement, world, /hold settled charging \d+ credits .* when the reconciler closed it at \d+/);
   });
 
+  it('fails when a later end closes a hold the reconciler released again (the end overwrote the release)', () => {
+    const fw = fakeWorld({ maxAttempts: 1 });
+    const task = fw.enqueue()!;
+    fw.claim('w0#1', task);
+    fw.checkpoint('w0#1', task, 'A', 0, fw.task(task).script.steps[0]!);
+    fw.advance(31_000).expireLeases().advance(15 * 60_000).releaseHold(task).advance(10_000).note('kill', 'w0#1').confirmStopped(task);
+    const world = fw.build();
+    const end = world.events.filter((event) => event.taskId === task).at(-1)!;
+    expect(end.data).toMatchObject({ to: 'failed', settlement: 'already_closed' });
+    expectClean(i7Settlement, world);
+    // What a closure without its `hold_state = 'held'` condition leaves: the end event closed the hold
+    // again, and the hold's row now names the end, not the reconciler's release.
+    const hold = world.holds.find((candidate) => candidate.taskId === task)!;
+    end.data = { ...end.data, settlement: hold.state };
+    world.holds = world.holds.map((candidate) => (candidate.taskId === task ? { ...candidate, reason: 'attempts_exhausted', closedAt: end.at } : candidate));
+    const violations = i7Settlement.check(world).map((violation) => violation.message);
+    expect(violations).toEqual([expect.stringMatching(/reconcile passes released 1 holds \(the last at history entry \d+\) but only 0 holds end closed by the reconciler/)]);
+  });
+
   it('fails when the charge is not the checkpointed usage', () => {
     const { fw, task } = doneRun();
     const world = fw.build();

@@ -82,6 +82,7 @@ export const i7Settlement: Checker = {
       }
       if (task.state === 'done' && !byReconciler) checkFaultFree(world, task.id, hold.usage ?? ZERO, out);
     }
+    checkReconcilerReleases(world, out);
     return out.list;
   },
 };
@@ -123,6 +124,33 @@ function checkClosures(events: readonly { id: number; type: string; data: Record
   const again = events.find((event) => event.data.settlement === 'already_closed');
   if (again !== undefined && !byReconciler) {
     out.add('twice', `task ${hold.taskId}: event ${again.id} found the hold already closed, which only a reconciler release may do`, { taskId: hold.taskId });
+  }
+}
+
+/**
+ * A reconciler release stays the hold's one closure: the holds whose final reason is a reconciler's
+ * (hold_ttl, orphaned) are at least as many as the releases the reconcile passes reported in the
+ * history. Fewer means a later end closed a released hold again and overwrote it (the hold's final
+ * row alone cannot show that). A pass whose answer was not recorded (its caller died mid-call) counts
+ * nothing, so the rule only errs towards silence.
+ */
+function checkReconcilerReleases(world: WorldResult, out: ViolationList): void {
+  let reported = 0;
+  let lastPass: number | undefined;
+  for (const entry of world.history.entries()) {
+    if (entry.type !== 'ok' || entry.op !== 'reconcile') continue;
+    const released = (entry.data as { releasedHolds?: unknown } | undefined)?.releasedHolds;
+    if (typeof released === 'number' && released > 0) {
+      reported += released;
+      lastPass = entry.index;
+    }
+  }
+  const kept = world.holds.filter((hold) => hold.state !== 'held' && RECONCILER_RELEASES.has(hold.reason ?? '')).length;
+  if (kept < reported) {
+    out.add(
+      'twice',
+      `reconcile passes released ${reported} holds (the last at history entry ${String(lastPass)}) but only ${kept} holds end closed by the reconciler: a later end closed a released hold again`,
+    );
   }
 }
 

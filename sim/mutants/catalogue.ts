@@ -258,6 +258,15 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: "const settlement = to === 'failed' ? 'kept' : closeHold(context, taskId, at, reason);",
     expectedInvariant: 'I7',
   },
+  {
+    id: 'settlement-ignores-hold-state',
+    description:
+      "Settlement without its state condition: the closing UPDATE drops `hold_state = 'held'`, so a run that ends after the reconciler released its hold (holdTtlMs) closes it a second time, with a second ledger row, instead of finding it already closed.",
+    file: 'src/store/statements.ts',
+    find: "                  WHERE id = :id AND hold_state = 'held'\n                  RETURNING tenant`),",
+    replace: '                  WHERE id = :id\n                  RETURNING tenant`),',
+    expectedInvariant: 'I7',
+  },
 
   // ---------------------------------------------------------------- I8 effects once
   {
