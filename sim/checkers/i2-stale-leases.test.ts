@@ -27,6 +27,30 @@ describe('I2 stale leases rejected', () => {
     expectClean(i2StaleLeases, fw.build());
   });
 
+  it('fails when a run keeps writing after its first stale_lease refusal (R9)', () => {
+    const { fw, task } = takeover();
+    fw.staleWrite('w0#1', task, 1, 'heartbeat');
+    expectClean(i2StaleLeases, fw.build());
+    fw.staleWrite('w0#1', task, 1, 'checkpoint');
+    expectViolation(i2StaleLeases, fw.build(), /task 1: w0#1@g1 was refused stale_lease 2 times over 1 run\(s\) \(history \d+, \d+\)/);
+  });
+
+  it('allows one refusal per delivery: a duplicate delivery of the claim is a second run', () => {
+    const { fw, task } = takeover();
+    fw.note('duplicate-delivery', 'w0#1', { taskId: task, generation: 1 });
+    fw.staleWrite('w0#1', task, 1, 'heartbeat').staleWrite('w0#1', task, 1, 'checkpoint');
+    expectClean(i2StaleLeases, fw.build());
+    fw.staleWrite('w0#1', task, 1, 'complete');
+    expectViolation(i2StaleLeases, fw.build(), /refused stale_lease 3 times over 2 run\(s\)/);
+  });
+
+  it('leaves out the stale-write fault, which replays old credentials on purpose', () => {
+    const { fw, task } = takeover();
+    fw.note('stale-write', 'faults', { taskId: task, workerId: 'w0#1', generation: 1 });
+    fw.staleWrite('w0#1', task, 1, 'heartbeat').staleWrite('w0#1', task, 1, 'checkpoint').staleWrite('w0#1', task, 1, 'complete');
+    expectClean(i2StaleLeases, fw.build());
+  });
+
   it('fails when an old generation writes a checkpoint after the takeover', () => {
     const { fw, task } = takeover();
     fw.call('w0#1', 'checkpoint', { taskId: task, generation: 1 }, () => {
@@ -104,6 +128,21 @@ describe('I2 stale leases rejected', () => {
     const sentIndex = fw.provider.noteSent(operation);
     fw.provider.execute({ ...operation, sentIndex }, {});
     expectViolation(i2StaleLeases, fw.build(), /sent after it lost the lease/);
+  });
+
+  it('fails when a zombie sends an effect after it lost the lease, even if the takeover asks for the same key', () => {
+    const { fw, task } = takeover();
+    // The takeover sends the key and the provider executes it; the zombie, which never re-checked its
+    // lease, sends the same key: the provider only repeats the first result, but the request itself is a
+    // write by a run that no longer held the lease (R9: no further effects).
+    const key = `${task}:confirm_order:shared`;
+    const current = { requestKey: key, action: 'confirm_order', tenant: 'acme', taskId: task, generation: 2, actor: 'w1#1', atMs: 0 };
+    fw.provider.execute({ ...current, sentIndex: fw.provider.noteSent(current) }, {});
+    const clean = fw.build();
+    expectClean(i2StaleLeases, clean);
+    const zombie = { ...current, generation: 1, actor: 'w0#1' };
+    fw.provider.execute({ ...zombie, sentIndex: fw.provider.noteSent(zombie) }, {});
+    expectViolation(i2StaleLeases, fw.build(), new RegExp(`confirm_order \\(${key}\\) sent by w0#1@g1 while the task was running under w1#1@g2`));
   });
 
   it('fails when a zombie executes an effect that no current holder ever asks for', () => {

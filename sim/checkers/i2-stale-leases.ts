@@ -31,6 +31,8 @@ const HOLDER_ONLY_EVENTS = new Set(['checkpoint', 'tool_result', 'task_resumed',
  * - checkpoints: the newest checkpoint of each task was written by the generation its event names.
  * - effect ledger: each ledger row matches an `effect_recorded` event of its generation (so it too was
  *   written by the holder of the time).
+ * - stops at once (R9): each run of a (worker, generation) is refused stale_lease at most once; it
+ *   stops at its first refusal (the stale-write fault's deliberate replays are left out);
  * - provider: an effect sent by a (worker, generation) that no longer held the lease is a breach
  *   unless the same request key was also requested by a current holder (a zombie that woke inside a
  *   tool call raced the takeover, and the provider's key made the two one effect). An effect only a
@@ -54,6 +56,7 @@ export const i2StaleLeases: Checker = {
     checkCheckpoints(world, analysis, out);
     checkLedger(world, analysis, out);
     checkProvider(world, analysis, out);
+    checkStopsAtOnce(world, out);
     return out.list;
   },
 };
@@ -138,7 +141,16 @@ function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationLis
     const now = stateAt(analysis, call.taskId, analysis.cursorBefore[sentAt] ?? 0);
     const current = sameHolder(now.holder, { workerId: call.actor, generation: call.generation });
     if (current) currentKeys.add(call.requestKey);
-    else if (call.executed) staleExecutions.push(call);
+    else {
+      if (call.executed) staleExecutions.push(call);
+      if (call.sentIndex !== undefined) {
+        out.add(
+          'stale send',
+          `task ${call.taskId}: ${call.action} (${call.requestKey}) sent by ${call.actor}@g${call.generation} while the task was ${now.state ?? 'unknown'} under ${describeHolder(now.holder)}: an effect request from a run that no longer held the lease`,
+          { at: [sentAt], taskId: call.taskId },
+        );
+      }
+    }
   }
   for (const call of staleExecutions) {
     if (currentKeys.has(call.requestKey)) continue;
@@ -146,6 +158,50 @@ function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationLis
       'stale effect',
       `task ${call.taskId}: ${call.action} (${call.requestKey}) executed by ${call.actor}@g${call.generation}, sent after it lost the lease, and no current holder ever asked for it`,
       { at: [call.index], taskId: call.taskId },
+    );
+  }
+}
+
+/**
+ * R9: a run that gets `stale_lease` on any write stops at once, so each run of a (worker, generation)
+ * meets at most one refusal. A worker runs a (task, generation) once per delivery: its claim, plus each
+ * duplicate delivery of that claim (S4). More refusals than deliveries means some run kept writing after
+ * it was told it had lost the lease. The stale-write fault's replays use old credentials on purpose and
+ * are left out.
+ */
+function checkStopsAtOnce(world: WorldResult, out: ViolationList): void {
+  const key = (actor: string, taskId: number, generation: number) => `${actor}|${taskId}|${generation}`;
+  const deliveries = new Map<string, number>();
+  const refusals = new Map<string, number[]>();
+  const replayed = new Set<string>();
+  for (const entry of world.history.entries()) {
+    if (entry.type === 'ok' && entry.op === 'claim' && entry.taskId !== undefined && entry.generation !== undefined) {
+      const k = key(entry.actor, entry.taskId, entry.generation);
+      deliveries.set(k, (deliveries.get(k) ?? 0) + 1);
+    } else if (entry.type === 'note' && (entry.kind === 'duplicate-delivery' || entry.kind === 'stale-write')) {
+      const data = entry.data as { taskId?: unknown; generation?: unknown; workerId?: unknown } | undefined;
+      if (typeof data?.taskId !== 'number' || typeof data.generation !== 'number') continue;
+      if (entry.kind === 'stale-write') {
+        if (typeof data.workerId === 'string') replayed.add(key(data.workerId, data.taskId, data.generation));
+        continue;
+      }
+      const k = key(entry.actor, data.taskId, data.generation);
+      deliveries.set(k, (deliveries.get(k) ?? 0) + 1);
+    } else if (entry.type === 'fail' && entry.reason === 'stale_lease' && HOLDER_WRITES.has(entry.op) && entry.taskId !== undefined && entry.generation !== undefined) {
+      const k = key(entry.actor, entry.taskId, entry.generation);
+      let list = refusals.get(k);
+      if (list === undefined) refusals.set(k, (list = []));
+      list.push(entry.index);
+    }
+  }
+  for (const [k, indexes] of refusals) {
+    const runs = deliveries.get(k) ?? 0;
+    if (replayed.has(k) || runs === 0 || indexes.length <= runs) continue;
+    const [actor, taskId, generation] = k.split('|');
+    out.add(
+      'kept writing',
+      `task ${taskId}: ${actor}@g${generation} was refused stale_lease ${indexes.length} times over ${runs} run(s) (history ${indexes.slice(0, 4).join(', ')}${indexes.length > 4 ? ', ...' : ''}): a run that loses its lease stops at its first refusal (R9)`,
+      { at: indexes.slice(0, 4), taskId: Number(taskId) },
     );
   }
 }

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectClean, expectViolation } from './expect-checker.ts';
 import { fakeWorld, type FakeWorld } from './fake-world.ts';
 import { i8EffectsOnce } from './i8-effects-once.ts';
@@ -29,6 +29,25 @@ describe('I8 effects once', () => {
     fw.runToDone('w1#1', task);
     const world = fw.build();
     expectClean(i8EffectsOnce, world);
+  });
+
+  it('fails when a run sends an effect at or after its task\'s deadline (Q14: an expired task causes no effect)', () => {
+    const build = (sendAfterMs: number) => {
+      const fw = fakeWorld();
+      const deadline = fw.build().startMs + 10_000;
+      const task = fw.enqueue({ deadline })!;
+      const write = fw.task(task).script.steps[0]!.calls[1]!;
+      fw.claim('w0#1', task);
+      fw.advance(sendAfterMs);
+      const operation = { requestKey: `${task}:${write.tool}:late`, action: write.tool, tenant: 'acme', taskId: task, generation: 1, actor: 'w0#1', atMs: 0 };
+      fw.provider.execute({ ...operation, sentIndex: fw.provider.noteSent(operation) }, write.args);
+      return { world: fw.build(), deadline };
+    };
+    // One millisecond before the deadline is allowed (the script does not intend this key, so only that rule speaks).
+    const early = build(9_999).world;
+    expect(i8EffectsOnce.check(early).map((violation) => violation.message).filter((message) => message.includes('deadline'))).toEqual([]);
+    const { world, deadline } = build(10_000);
+    expectViolation(i8EffectsOnce, world, new RegExp(`sent confirm_order \\(1:confirm_order:late\\) at ${deadline}, at or after the task's deadline ${deadline}`));
   });
 
   it('fails when the provider executed one request key twice', () => {

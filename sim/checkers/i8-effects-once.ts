@@ -1,7 +1,7 @@
 import type { WorldResult } from '../world.ts';
 import { intendedEffects, scriptsByTask } from './scripts.ts';
 import { providerRecordMismatch } from './provider-calls.ts';
-import { analyse, ViolationList } from './timeline.ts';
+import { analyse, ViolationList, wallTimeAt } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /**
@@ -14,6 +14,7 @@ import type { Checker } from './types.ts';
  *   history's notes (one note per request, one execute note per execution);
  * - no worker sent a request key after the ledger had committed that key's result: a takeover takes
  *   the first result from the ledger (R2), it does not lean on the provider's own deduplication;
+ * - no request was sent at or after its task's deadline: an expired task causes no effect (Q14);
  * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
  * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
  *   its intended keys, each under the task and action that intends it.
@@ -50,6 +51,22 @@ export const i8EffectsOnce: Checker = {
         out.add(
           'resent',
           `task ${request.taskId}: ${request.actor} sent ${request.requestKey} again (history ${request.sentIndex}) after the ledger had recorded its result (event ${recorded}); a takeover must take the first result from the ledger`,
+          { taskId: request.taskId, at: [request.sentIndex] },
+        );
+      }
+    }
+    // Q14: past its deadline a run calls nothing more, so an expired task causes no effect. The worker
+    // checks the deadline on its own clock right before each tool call, and a write is sent in that
+    // instant: a request sent at or after the deadline (wall time, clock jumps included) is a breach.
+    const entries = world.history.entries();
+    for (const request of world.provider.requests) {
+      const deadline = analysis.tasks.get(request.taskId)?.deadline;
+      if (request.sentIndex === undefined || deadline === undefined) continue;
+      const sentAt = wallTimeAt(analysis, entries[request.sentIndex]!);
+      if (sentAt >= deadline) {
+        out.add(
+          'after deadline',
+          `task ${request.taskId}: ${request.actor} sent ${request.action} (${request.requestKey}) at ${sentAt}, at or after the task's deadline ${deadline}: an expired task causes no effect (Q14)`,
           { taskId: request.taskId, at: [request.sentIndex] },
         );
       }

@@ -185,6 +185,8 @@ class Run {
   /** Q14: past the deadline nothing more is called; the commit lets the queue end the task expired. */
   async commitAfterDeadline(): Promise<RunOutcome> {
     try {
+      // R9: a run told it lost the lease (say by a heartbeat while it waited) makes no terminal write.
+      this.assertLease('commit after deadline');
       return await this.complete(null);
     } catch (error) {
       return this.stoppedBy(error);
@@ -205,6 +207,9 @@ class Run {
   async failWith(failure: ToolFailure): Promise<RunOutcome> {
     const { deps, task } = this;
     try {
+      // R9: a tool error that arrives after the lease was lost (a zombie's held results are delivered
+      // in order when it wakes, after the heartbeat that was refused) is not reported: no terminal write.
+      this.assertLease('fail');
       const failed = await this.fenced('fail', () =>
         deps.queue.fail(task.id, deps.workerId, task.generation, { errorClass: failure.errorClass, message: failure.message }),
       );
