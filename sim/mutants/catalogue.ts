@@ -115,6 +115,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I2',
   },
 
+  {
+    id: 'heartbeat-refusal-ignored',
+    description:
+      "A lock-renewal loop that shrugs off a refused renewal and keeps going: the run is never told it lost the lease, so it keeps calling tools and writing until some later write is refused too (R9: stop at once, no further writes).",
+    file: 'src/worker/lease-keeper.ts',
+    find: "      if (!renewed.ok) this.markLost('heartbeat');",
+    replace: '      if (!renewed.ok) continue;',
+    expectedInvariant: 'I2',
+  },
+
   // ---------------------------------------------------------------- I3 quotas
   {
     id: 'quota-ignores-uncertain',
@@ -284,6 +294,16 @@ export const SABOTAGES: readonly Sabotage[] = [
       'A write effect made without consulting the ledger: a takeover calls the write tool again even when the ledger already holds its result (R2), relying on the external system to deduplicate.',
     file: 'src/worker/run.ts',
     find: lines('    const recorded = deps.queue.effectResult(context.requestKey);', '    if (recorded !== undefined) return recorded;', ''),
+    replace: '',
+    expectedInvariant: 'I8',
+  },
+
+  {
+    id: 'tool-call-past-deadline',
+    description:
+      'A deadline checked only at claim and at commit, not before each tool call (Q14): a run that passes its deadline mid-step goes on calling tools, and its write tools send effects for a task that will end expired.',
+    file: 'src/worker/run.ts',
+    find: "    if (task.deadline !== undefined && deps.clock.now() >= task.deadline) throw new StopRun('deadline', `before tool ${call.tool}`);\n",
     replace: '',
     expectedInvariant: 'I8',
   },
