@@ -155,6 +155,13 @@ export class FakeWorld {
       }
       taskId = this.tasks.size + 1;
       this.insert(taskId, request);
+      // Q2: a version older than one already inserted arrives late and is superseded by its insert.
+      const newest = Math.max(0, ...[...this.tasks.values()].filter((task) => task.tenant === tenant && task.topic === topic && task.id !== taskId).map((task) => task.version));
+      if (newest > version) {
+        this.end(taskId, 'superseded', { to: 'superseded', reason: 'newer_version_queued', latestVersion: newest });
+        this.enqueued.push({ arrival, result: { ok: true, taskId, status: 'superseded' } });
+        return { ok: true, fields: { taskId }, outcome: 'superseded' };
+      }
       for (const old of older) this.end(old.id, 'superseded', { from: 'ready', to: 'superseded', byTaskId: taskId });
       this.rawEvent(taskId, 'enqueued', { to: 'ready', version, priority: request.priority, tier: request.tier, replaced: older.map((old) => old.id) });
       const status = older.length > 0 ? 'replaced' : 'enqueued';

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectClean, expectViolation } from './expect-checker.ts';
 import { fakeWorld } from './fake-world.ts';
 import { i10Supersede } from './i10-supersede.ts';
@@ -35,6 +35,22 @@ describe('I10 supersede and stale input', () => {
     const world = fw.build();
     world.events.find((event) => event.type === 'completed')!.data.outcome = 'done';
     expectViolation(i10Supersede, world, /completed with outcome done, expected stale_input/);
+  });
+
+  it('fails when a version older than one already queued is accepted to run instead of superseded (Q2)', () => {
+    const fw = fakeWorld();
+    fw.enqueue({ topic: 'topic-1', version: 2 });
+    fw.enqueue({ topic: 'topic-1', version: 1 });
+    const world = fw.build();
+    expect(world.events.map((event) => [event.taskId, event.type])).toEqual([
+      [1, 'enqueued'],
+      [2, 'superseded'],
+    ]);
+    expectClean(i10Supersede, world);
+    const late = world.events.find((event) => event.taskId === 2)!;
+    late.type = 'enqueued';
+    late.data = { to: 'ready', version: 1 };
+    expectViolation(i10Supersede, world, /task 2 \(v1\) arrived after v2 \(task 1\) and was enqueued, not superseded/);
   });
 
   it('fails when an older version is left ready after a newer one was enqueued', () => {

@@ -9,6 +9,8 @@ import type { Checker } from './types.ts';
  * - no task has both a `claimed` and a `superseded` event: a superseded version never starts, and a
  *   version that has started (even if it now waits in ready for a retry) is not superseded but left to
  *   finish as stale_input (Q2);
+ * - a version inserted after a newer version of its (tenant, topic) is superseded by its insert (its
+ *   first event): it arrived late and must never run (Q2);
  * - when a newer version of a topic is enqueued, no older version of that topic that never started is
  *   left ready (Q2: the same transaction supersedes them);
  * - a `completed` event carries outcome stale_input exactly when a newer version of its (tenant,
@@ -34,6 +36,11 @@ export const i10Supersede: Checker = {
       if (event.seq === 1) {
         let versions = inserted.get(topic);
         if (versions === undefined) inserted.set(topic, (versions = []));
+        const newer = versions.find((other) => other.version > task.version);
+        // Q2: a version older than one already inserted arrives late: it is superseded in the insert.
+        if (newer !== undefined && event.type !== 'superseded') {
+          out.add('late version', `task ${task.id} (v${task.version}) arrived after v${newer.version} (task ${newer.taskId}) and was ${event.type}, not superseded: a late older version must never run`, { taskId: task.id });
+        }
         versions.push({ version: task.version, taskId: task.id });
       }
       if (event.type === 'claimed') claimed.set(task.id, claimed.get(task.id) ?? event.id);

@@ -19,6 +19,28 @@ describe('I12 uncertain is held', () => {
     expectClean(i12UncertainHeld, fw.build());
   });
 
+  it('fails when a confirmation sends an uncertain task with a pending cancel back to ready (Q13)', () => {
+    const { fw, task } = uncertain();
+    fw.call('client', 'cancel', { taskId: task }, () => {
+      fw.rawEvent(task, 'cancel_requested', { state: 'uncertain' });
+      return { ok: true, outcome: 'cancel_requested' };
+    });
+    fw.note('kill', 'w0#1').confirmStopped(task);
+    expectViolation(i12UncertainHeld, fw.build(), /task 1: stop_confirmed event \d+ moved it uncertain -> ready though cancel was requested \(event \d+\)/);
+  });
+
+  it('fails when a cancel answered cancel_requested left no event', () => {
+    const { fw, task } = uncertain();
+    fw.call('client', 'cancel', { taskId: task }, () => ({ ok: true, outcome: 'cancel_requested' }));
+    expectViolation(i12UncertainHeld, fw.build(), /task 1: cancel answered cancel_requested \(history \d+\) but no cancel_requested event was written/);
+    const { fw: recorded, task: same } = uncertain();
+    recorded.call('client', 'cancel', { taskId: same }, () => {
+      recorded.rawEvent(same, 'cancel_requested', { state: 'uncertain' });
+      return { ok: true, outcome: 'cancel_requested' };
+    });
+    expectClean(i12UncertainHeld, recorded.build());
+  });
+
   it('fails when a paused holder is confirmed stopped', () => {
     const { fw, task } = uncertain();
     fw.note('pause', 'w0#1').confirmStopped(task);

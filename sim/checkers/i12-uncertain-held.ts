@@ -19,7 +19,10 @@ const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
  *   history's start, pause, resume and kill notes);
  * - a lapsed lease makes the task uncertain (its lease_expired event goes to uncertain), never ready;
  * - a stop_confirmed event confirms the generation the task is at (its last claim's): a late
- *   confirmation of an older generation must not free a newer one, whose worker may be alive.
+ *   confirmation of an older generation must not free a newer one, whose worker may be alive;
+ * - a pending cancel is never dropped (Q13): a cancel answered `cancel_requested` left its event, and
+ *   once a task's cancel was requested nothing moves it back to ready (a confirmation or a
+ *   reconciliation of an uncertain task with a pending cancel ends it cancelled).
  */
 export const i12UncertainHeld: Checker = {
   invariant: 'I12',
@@ -48,8 +51,18 @@ export const i12UncertainHeld: Checker = {
       }
     }
     const generationNow = new Map<number, number>();
+    const cancelPending = new Map<number, number>();
     world.events.forEach((event, position) => {
       if (event.type === 'claimed') generationNow.set(event.taskId, Number(event.data.generation));
+      if (event.type === 'cancel_requested' && !cancelPending.has(event.taskId)) cancelPending.set(event.taskId, event.id);
+      const pending = cancelPending.get(event.taskId);
+      if (pending !== undefined && event.id !== pending && analysis.stateAfter[position] === 'ready' && analysis.stateBefore[position] !== 'ready') {
+        out.add(
+          'cancel',
+          `task ${event.taskId}: ${event.type} event ${event.id} moved it ${String(analysis.stateBefore[position])} -> ready though cancel was requested (event ${pending}): a pending cancel ends the run cancelled (Q13)`,
+          { taskId: event.taskId },
+        );
+      }
       if (event.type === 'lease_expired' && event.data.to !== 'uncertain') {
         out.add('expiry', `task ${event.taskId}: lease_expired event ${event.id} moved it to ${String(event.data.to)}, not uncertain: a lapsed lease is held until a confirmation (Q10)`, { taskId: event.taskId });
       }
@@ -76,6 +89,26 @@ export const i12UncertainHeld: Checker = {
         out.add('unconfirmed', `task ${event.taskId}: stop_confirmed event ${event.id} answers no successful confirmStopped in the history`, { taskId: event.taskId });
       }
     });
+    checkCancelsRecorded(world, analysis, out);
     return out.list;
   },
 };
+
+/** Q13: a cancel the queue acknowledged as requested (the task was running or uncertain) is persisted: its event is in the log. */
+function checkCancelsRecorded(world: WorldResult, analysis: ReturnType<typeof analyse>, out: ViolationList): void {
+  for (const entry of world.history.entries()) {
+    if (entry.type !== 'ok' || entry.op !== 'cancel' || entry.taskId === undefined) continue;
+    if ((entry.data as { outcome?: unknown } | undefined)?.outcome !== 'cancel_requested') continue;
+    const ev = evOf(entry);
+    if (ev === undefined) continue;
+    const before = analysis.cursorBefore[entry.invokeIndex] ?? 0;
+    const events = analysis.eventsByTask.get(entry.taskId) ?? [];
+    // The request is recorded now, or was already (a second cancel of the same run changes nothing).
+    if (!events.some((event) => event.type === 'cancel_requested' && event.id <= ev)) {
+      out.add('cancel', `task ${entry.taskId}: cancel answered cancel_requested (history ${entry.index}) but no cancel_requested event was written by event ${ev} (after ${before})`, {
+        at: [entry.index],
+        taskId: entry.taskId,
+      });
+    }
+  }
+}

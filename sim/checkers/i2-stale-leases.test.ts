@@ -27,6 +27,12 @@ describe('I2 stale leases rejected', () => {
     expectClean(i2StaleLeases, fw.build());
   });
 
+  it('fails when a stale holder write makes the core throw InvariantError instead of being refused', () => {
+    const { fw, task } = takeover();
+    fw.call('w0#1', 'complete', { taskId: task, generation: 1 }, () => ({ ok: false, reason: 'invariant_violated' }));
+    expectViolation(i2StaleLeases, fw.build(), /task 1: complete by w0#1@g1 made the core throw InvariantError instead of answering \(history \d+\)/);
+  });
+
   it('fails when a run keeps writing after its first stale_lease refusal (R9)', () => {
     const { fw, task } = takeover();
     fw.staleWrite('w0#1', task, 1, 'heartbeat');

@@ -31,6 +31,7 @@ const HOLDER_ONLY_EVENTS = new Set(['checkpoint', 'tool_result', 'task_resumed',
  * - checkpoints: the newest checkpoint of each task was written by the generation its event names.
  * - effect ledger: each ledger row matches an `effect_recorded` event of its generation (so it too was
  *   written by the holder of the time).
+ * - a holder write is answered (done or refused), never with the core's own InvariantError;
  * - stops at once (R9): each run of a (worker, generation) is refused stale_lease at most once; it
  *   stops at its first refusal (the stale-write fault's deliberate replays are left out);
  * - provider: an effect sent by a (worker, generation) that no longer held the lease is a breach
@@ -82,6 +83,16 @@ function checkEventAuthors(world: WorldResult, analysis: Analysis, out: Violatio
 
 function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: ViolationList): void {
   const { taskId, generation } = entry;
+  // A holder write is answered: done, or refused (stale_lease and the like). The core throwing its own
+  // InvariantError instead means a stale caller got past a check that should have refused it; a worker
+  // would crash on it, but the stale-write fault's replays swallow errors, so it is judged here.
+  if (entry.type === 'fail' && entry.reason === 'invariant_violated') {
+    out.add('invariant', `task ${String(taskId)}: ${entry.op} by ${entry.actor}@g${String(generation)} made the core throw InvariantError instead of answering (history ${entry.index})`, {
+      at: [entry.index],
+      ...(taskId === undefined ? {} : { taskId }),
+    });
+    return;
+  }
   const ev = evOf(entry);
   if (taskId === undefined || generation === undefined || ev === undefined) return;
   const caller = { workerId: entry.actor, generation };

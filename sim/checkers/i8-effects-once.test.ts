@@ -50,6 +50,25 @@ describe('I8 effects once', () => {
     expectViolation(i8EffectsOnce, world, new RegExp(`sent confirm_order \\(1:confirm_order:late\\) at ${deadline}, at or after the task's deadline ${deadline}`));
   });
 
+  it('fails when a repeat overwrote the ledger\'s first record, or an effect_recorded event misstates repeated', () => {
+    const { fw, task, write } = takenOverAfterEffect();
+    fw.effect('w1#1', task, write.tool, write.args);
+    const clean = fw.build();
+    const records = clean.events.filter((event) => event.type === 'effect_recorded');
+    expect(records.map((event) => [event.generation, event.data.repeated])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expectClean(i8EffectsOnce, clean);
+    const overwritten = fw.build();
+    overwritten.effects = overwritten.effects.map((row) => ({ ...row, generation: 2 }));
+    expectViolation(i8EffectsOnce, overwritten, new RegExp(`the ledger row of ${task}:confirm_order:\\w+ names generation 2, but generation 1 recorded it first`));
+    const misstated = fw.build();
+    const repeat = misstated.events.find((event) => event.type === 'effect_recorded' && event.generation === 2)!;
+    repeat.data = { ...repeat.data, repeated: false };
+    expectViolation(i8EffectsOnce, misstated, /effect_recorded event \d+ of \S+ says repeated: false, but it is a repeat of event \d+/);
+  });
+
   it('fails when the provider executed one request key twice', () => {
     const { fw } = doneRun();
     const world = fw.build();

@@ -15,6 +15,8 @@ import type { Checker } from './types.ts';
  * - no worker sent a request key after the ledger had committed that key's result: a takeover takes
  *   the first result from the ledger (R2), it does not lean on the provider's own deduplication;
  * - no request was sent at or after its task's deadline: an expired task causes no effect (Q14);
+ * - the ledger keeps each key's first record: its first effect_recorded event says repeated: false,
+ *   later ones repeated: true, and the row names the generation that recorded it first (R3);
  * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
  * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
  *   its intended keys, each under the task and action that intends it.
@@ -69,6 +71,32 @@ export const i8EffectsOnce: Checker = {
           `task ${request.taskId}: ${request.actor} sent ${request.action} (${request.requestKey}) at ${sentAt}, at or after the task's deadline ${deadline}: an expired task causes no effect (Q14)`,
           { taskId: request.taskId, at: [request.sentIndex] },
         );
+      }
+    }
+    // R3: the ledger keeps the first result of a key; a repeat returns it and changes nothing. So the
+    // first effect_recorded event of a key says repeated: false and every later one repeated: true,
+    // and the ledger row still names the generation of that first record.
+    const firstRecord = new Map<string, { id: number; generation: number | undefined }>();
+    for (const event of world.events) {
+      const key = event.type === 'effect_recorded' ? event.data.requestKey : undefined;
+      if (typeof key !== 'string') continue;
+      const first = firstRecord.get(key);
+      const expected = first !== undefined;
+      if (event.data.repeated !== expected) {
+        out.add(
+          'ledger',
+          `task ${event.taskId}: effect_recorded event ${event.id} of ${key} says repeated: ${String(event.data.repeated)}, but it is ${expected ? `a repeat of event ${first.id}` : 'the first record of the key'}`,
+          { taskId: event.taskId },
+        );
+      }
+      if (first === undefined) firstRecord.set(key, { id: event.id, generation: event.generation });
+    }
+    for (const effect of world.effects ?? []) {
+      const first = firstRecord.get(effect.requestKey);
+      if (first !== undefined && first.generation !== undefined && effect.generation !== first.generation) {
+        out.add('ledger', `task ${effect.taskId}: the ledger row of ${effect.requestKey} names generation ${effect.generation}, but generation ${first.generation} recorded it first (event ${first.id}): a repeat overwrote the first record`, {
+          taskId: effect.taskId,
+        });
       }
     }
     const scripts = scriptsByTask(world);

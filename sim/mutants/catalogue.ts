@@ -125,6 +125,25 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I2',
   },
 
+  {
+    id: 'complete-after-lease-time',
+    description:
+      "The lease is judged by state and generation only, not by time: a holder whose lease ran out but which no sweep has marked uncertain yet gets past the check, the fenced UPDATE then matches no row, and the core throws instead of refusing stale_lease (the window between lock expiry and the reaper).",
+    file: 'src/queue/context.ts',
+    find: '    row.lease_until !== null &&\n    row.lease_until > at\n',
+    replace: '    row.lease_until !== null\n',
+    expectedInvariant: 'I2',
+  },
+  {
+    id: 'fence-ignores-lease-time',
+    description:
+      "The SQL fence without its lease time: heartbeats, checkpoints and events of a holder whose lease ran out are accepted until a sweep marks the task uncertain, so a zombie that wakes inside that window writes as if it still held the lease.",
+    file: 'src/store/statements.ts',
+    find: "const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;",
+    replace: "const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND :now = :now`;",
+    expectedInvariant: 'I2',
+  },
+
   // ---------------------------------------------------------------- I3 quotas
   {
     id: 'quota-ignores-uncertain',
@@ -339,6 +358,24 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I10',
   },
 
+  {
+    id: 'late-older-version-runs',
+    description: 'A version older than one already queued is accepted as a new ready task instead of being superseded on arrival (Q2): a late duplicate of an old correction runs after the newer input.',
+    file: 'src/queue/enqueue.ts',
+    find: '  const arrivedLate = latest !== null && latest > task.version;',
+    replace: '  const arrivedLate = false && latest !== null;',
+    expectedInvariant: 'I10',
+  },
+  {
+    id: 'supersede-retry-waiting',
+    description:
+      'Supersede by state alone: a newer version supersedes every ready older version, including one that already ran and waits for a retry, so a started task ends superseded instead of finishing as stale_input.',
+    file: 'src/store/statements.ts',
+    find: "AND version < :version AND state = 'ready' AND generation = 0",
+    replace: "AND version < :version AND state = 'ready'",
+    expectedInvariant: 'I10',
+  },
+
   // ---------------------------------------------------------------- I11 no lost task
   {
     id: 'retry-backoff-in-seconds',
@@ -376,6 +413,25 @@ export const SABOTAGES: readonly Sabotage[] = [
     file: 'src/queue/operator.ts',
     find: 'if (row.generation !== generation) {',
     replace: 'if (row.generation < generation) {',
+    expectedInvariant: 'I12',
+  },
+
+  {
+    id: 'confirm-ignores-cancel',
+    description:
+      "A confirmation that forgets the pending cancel: an uncertain task whose cancel was requested is re-queued when its worker's stop is confirmed, and runs again.",
+    file: 'src/queue/operator.ts',
+    find: "    if (row.cancel_requested === 1) next = 'cancelled';\n    else if",
+    replace: "    if (row.cancel_requested === 2) next = 'cancelled';\n    else if",
+    expectedInvariant: 'I12',
+  },
+  {
+    id: 'cancel-of-uncertain-dropped',
+    description:
+      "A cancel request recorded only for running tasks: the operator is told cancel_requested for an uncertain task, but nothing is persisted, and the confirmation re-queues it.",
+    file: 'src/store/statements.ts',
+    find: "                      WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0",
+    replace: "                      WHERE id = ? AND state IN ('running') AND cancel_requested = 0",
     expectedInvariant: 'I12',
   },
 
