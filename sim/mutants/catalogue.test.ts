@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applySabotage, INVARIANTS, occurrences, SABOTAGES, StaleSabotageError } from './catalogue.ts';
-import { table, type MutantOutcome } from './run.ts';
+import { parseArguments, table, type MutantOutcome } from './run.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -76,5 +76,16 @@ describe('the mutants table', () => {
     expect(lines[2]).toMatch(/caught-one\s+I2\s+yes\s+I2\s+mixed #2\s+3\s+4f\/20t\s+1f\/2t$/);
     expect(lines[3]).toMatch(/missed-one\s+I2\s+MISSED\s+-\s+-\s+>100/);
     expect(lines[4]).toMatch(/stale-one\s+I2\s+STALE/);
+  });
+});
+
+describe('npm run mutants usage', () => {
+  it('answers --help and -h, and names a bad flag or sabotage', () => {
+    expect(parseArguments(['--help'])).toBe('help');
+    expect(parseArguments(['-h'])).toBe('help');
+    expect(parseArguments(['--list'])).toBe('list');
+    expect(() => parseArguments(['--bogus'])).toThrow('unknown argument --bogus');
+    expect(() => parseArguments(['--only', 'no-such-bug'])).toThrow('unknown sabotage(s): no-such-bug (see --list)');
+    expect(() => parseArguments(['--seeds', '0'])).toThrow('--seeds expects an integer >= 1, got 0');
   });
 });

@@ -112,7 +112,7 @@ export interface MutantOutcome {
 
 // ------------------------------------------------------------------------------------------- arguments
 
-export function parseArguments(argv: readonly string[]): Options | 'list' {
+export function parseArguments(argv: readonly string[]): Options | 'list' | 'help' {
   const options: Options = {
     seeds: DEFAULT_SEEDS,
     stages: [10],
@@ -180,6 +180,9 @@ export function parseArguments(argv: readonly string[]): Options | 'list' {
         break;
       case '--list':
         return 'list';
+      case '--help':
+      case '-h':
+        return 'help';
       default:
         throw new UsageError(`unknown argument ${flag}`);
     }
@@ -197,6 +200,28 @@ export function parseArguments(argv: readonly string[]): Options | 'list' {
 }
 
 class UsageError extends Error {}
+
+const USAGE = `Usage: npm run mutants -- [--seeds N] [--only ID,ID] [--stages 10,50|none] [--parallel P] [--jobs J]
+                           [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--list]
+
+Plants each sabotage of sim/mutants/catalogue.ts in a temporary copy of the project, runs
+\`leasehold check\` there and prints which invariant caught it; writes DIR/table.md and DIR/mutants.json.
+Exits 0 only if every sabotage was caught, 1 if one was not (or its text is stale), 3 if the control
+run without a sabotage fails, 64 on bad usage.
+
+Flags:
+  --seeds N          seed budget per catalogue scenario (default: leasehold check's, ${DEFAULT_SEEDS})
+  --stages LIST      smaller seed prefixes to try first (default 10); none: the full budget at once
+  --only ID,ID       only these sabotages (see --list)
+  --parallel P       checks at once (default ${MAX_PARALLEL}); --jobs J: threads per check (default 1)
+  --root-seed S      root seed (default: derived from the git commit, as leasehold check does)
+  --out DIR          where the table and JSON go (default reports/mutants)
+  --no-shrink        skip shrinking the counterexamples; --shrink-runs N: shrink attempts (default 40)
+  --no-control       skip the control run; --keep: keep the temporary copies
+  --timeout-min M    give up on one check after M minutes (default 60)
+  --list             list the sabotages and exit
+  -h, --help         show this help
+`;
 
 // ------------------------------------------------------------------------------------------- copies
 
@@ -475,13 +500,17 @@ async function pool<T, R>(items: readonly T[], width: number, work: (item: T) =>
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  let parsed: Options | 'list';
+  let parsed: Options | 'list' | 'help';
   try {
     parsed = parseArguments(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`mutants: ${error.message}\n`);
+    process.stderr.write(`mutants: ${error.message}\n${USAGE}`);
     return 64;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
   }
   if (parsed === 'list') {
     for (const entry of SABOTAGES) process.stdout.write(`${entry.id.padEnd(32)} ${entry.expectedInvariant.padEnd(4)} ${entry.file}\n`);
