@@ -270,6 +270,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I6',
   },
 
+  {
+    id: 'attempts-bound-off-by-one',
+    description:
+      'The attempt bound checked with > instead of >=: a task whose last allowed attempt failed retryably is scheduled for one more attempt (the classic off-by-one of a retry counter).',
+    file: 'src/queue/holder-writes.ts',
+    find: "  if (row.attempts >= config.maxAttempts) return { retry: false as const, reason: 'attempts_exhausted' };",
+    replace: "  if (row.attempts > config.maxAttempts) return { retry: false as const, reason: 'attempts_exhausted' };",
+    expectedInvariant: 'I6',
+  },
+
   // ---------------------------------------------------------------- I7 settlement
   {
     id: 'settle-first-checkpoint',
