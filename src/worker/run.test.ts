@@ -82,7 +82,52 @@ function zombieInsideTool(errorAfterWake: 'tool_error' | 'none') {
   };
 }
 
+/** A run whose final answer is refused stale_lease, while its heartbeat timer fires in that same tick. */
+function refusedCompletion() {
+  const writes: string[] = [];
+  const heartbeatTimer = deferred<void>();
+  let sleeps = 0;
+  const queue = {
+    heartbeat: () => {
+      writes.push('heartbeat');
+      return STALE;
+    },
+    checkpoint: () => {
+      writes.push('checkpoint');
+      return { ok: true, seq: 1, eventSeq: 1 };
+    },
+    complete: () => {
+      writes.push('complete');
+      heartbeatTimer.resolve();
+      return STALE;
+    },
+  } as unknown as WorkQueue;
+  const deps: RunDependencies = {
+    queue,
+    waiter: { sleep: () => (sleeps++ === 0 ? heartbeatTimer.promise : new Promise(() => {})) },
+    clock: { now: () => 1_000 },
+    workerId: 'w0#1',
+    model: { decide: async () => ({ toolCalls: [], final: { status: 'resolved' }, usage: { inputTokens: 10, outputTokens: 5 } }) },
+    tools: new Map(),
+    heartbeatMs: 10_000,
+    maxSteps: 4,
+    toolTimeoutMs: 20_000,
+    busyRetries: 0,
+    busyWaitMs: 100,
+    log: () => {},
+  };
+  const task: ClaimedTask = { id: 7, tenant: 'acme', topic: 't', version: 1, priority: 10, input: {}, generation: 1, attempt: 1, leaseUntil: 31_000, tier: 'standard', cancelRequested: false };
+  return { writes, outcome: runClaimedTask(deps, task) };
+}
+
 describe('R9: a run that lost its lease stops at once', () => {
+  it('marks the lease lost in the tick its completion is refused: the heartbeat due then is not sent', async () => {
+    const run = refusedCompletion();
+    expect(await run.outcome).toMatchObject({ kind: 'lost_lease', taskId: 7, generation: 1 });
+    await flush();
+    expect(run.writes).toEqual(['checkpoint', 'complete']);
+  });
+
   it('does not report a tool error that arrives after a refused heartbeat: no terminal write', async () => {
     const run = zombieInsideTool('tool_error');
     await run.wake();

@@ -260,7 +260,12 @@ class Run {
   }
 
   private async fencedOrExpired<T extends { ok: boolean; error?: string }>(during: string, write: () => T) {
-    const result = await this.retryBusy(during, write);
+    const result = await this.retryBusy(during, () => {
+      const outcome = write();
+      // As in fenced(): marked in the same tick as the refusal, so the heartbeat loop cannot slip in a write.
+      if (!outcome.ok && outcome.error === 'stale_lease') this.lease.markLost(during);
+      return outcome;
+    });
     if (!result.ok && result.error === 'expired') return 'expired' as const;
     return this.fenced(during, () => result);
   }
