@@ -21,45 +21,38 @@ const flush = async () => {
 };
 
 /**
- * A run frozen inside a read-only tool call, as a paused worker is. When it wakes, its held results
- * arrive in order: first the heartbeat's timer (refused: the lease moved on), then the tool's error.
+ * One run of task 7 (generation 1) against a scripted queue that records every write it is asked for.
+ * Checkpoints succeed; every other write is refused stale_lease, as for a worker whose lease moved on.
+ * The first sleep is the heartbeat's and ends when the test releases `heartbeatTimer`; the others (tool
+ * timeouts) never end. `onComplete` runs inside the completion's write, in its tick, and may release the timer.
  */
-function zombieInsideTool(errorAfterWake: 'tool_error' | 'none') {
+function scriptedRun(options: { model: RunDependencies['model']; tools?: Tool[]; onComplete?: (heartbeatTimer: { resolve: () => void }) => void }) {
   const writes: string[] = [];
   const heartbeatTimer = deferred<void>();
-  const toolAnswer = deferred<unknown>();
   let sleeps = 0;
+  const refused = (name: string, then?: () => void) => () => {
+    writes.push(name);
+    then?.();
+    return STALE;
+  };
+  const onComplete = options.onComplete;
   const queue = {
-    heartbeat: () => {
-      writes.push('heartbeat');
-      return STALE;
-    },
+    heartbeat: refused('heartbeat'),
+    appendEvent: refused('appendEvent'),
+    fail: refused('fail'),
+    complete: refused('complete', onComplete === undefined ? undefined : () => onComplete(heartbeatTimer)),
     checkpoint: () => {
       writes.push('checkpoint');
       return { ok: true, seq: writes.length, eventSeq: writes.length };
     },
-    appendEvent: () => {
-      writes.push('appendEvent');
-      return STALE;
-    },
-    fail: () => {
-      writes.push('fail');
-      return STALE;
-    },
-    complete: () => {
-      writes.push('complete');
-      return STALE;
-    },
   } as unknown as WorkQueue;
-  const lookup: Tool = { name: 'lookup_order', readOnly: true, call: () => toolAnswer.promise };
   const deps: RunDependencies = {
     queue,
-    // The first sleep is the heartbeat's; the others (the tool timeout) never fire here.
     waiter: { sleep: () => (sleeps++ === 0 ? heartbeatTimer.promise : new Promise(() => {})) },
     clock: { now: () => 1_000 },
     workerId: 'w0#1',
-    model: { decide: async () => ({ toolCalls: [{ id: 'c1', tool: 'lookup_order', args: {} }], usage: { inputTokens: 10, outputTokens: 5 } }) },
-    tools: new Map([['lookup_order', lookup]]),
+    model: options.model,
+    tools: new Map((options.tools ?? []).map((tool) => [tool.name, tool])),
     heartbeatMs: 10_000,
     maxSteps: 4,
     toolTimeoutMs: 20_000,
@@ -68,13 +61,26 @@ function zombieInsideTool(errorAfterWake: 'tool_error' | 'none') {
     log: () => {},
   };
   const task: ClaimedTask = { id: 7, tenant: 'acme', topic: 't', version: 1, priority: 10, input: {}, generation: 1, attempt: 1, leaseUntil: 31_000, tier: 'standard', cancelRequested: false };
-  const outcome = runClaimedTask(deps, task);
+  return { writes, heartbeatTimer, outcome: runClaimedTask(deps, task) };
+}
+
+/**
+ * A run frozen inside a read-only tool call, as a paused worker is. When it wakes, its held results
+ * arrive in order: first the heartbeat's timer (refused: the lease moved on), then the tool's answer.
+ */
+function zombieInsideTool(errorAfterWake: 'tool_error' | 'none') {
+  const toolAnswer = deferred<unknown>();
+  const lookup: Tool = { name: 'lookup_order', readOnly: true, call: () => toolAnswer.promise };
+  const run = scriptedRun({
+    model: { decide: async () => ({ toolCalls: [{ id: 'c1', tool: 'lookup_order', args: {} }], usage: { inputTokens: 10, outputTokens: 5 } }) },
+    tools: [lookup],
+  });
   return {
-    writes,
-    outcome,
+    writes: run.writes,
+    outcome: run.outcome,
     async wake() {
       await flush();
-      heartbeatTimer.resolve();
+      run.heartbeatTimer.resolve();
       await flush();
       if (errorAfterWake === 'tool_error') toolAnswer.reject(new ToolFailure('rate_limited', 'lookup_order: 429'));
       else toolAnswer.resolve({ ok: true });
@@ -84,40 +90,10 @@ function zombieInsideTool(errorAfterWake: 'tool_error' | 'none') {
 
 /** A run whose final answer is refused stale_lease, while its heartbeat timer fires in that same tick. */
 function refusedCompletion() {
-  const writes: string[] = [];
-  const heartbeatTimer = deferred<void>();
-  let sleeps = 0;
-  const queue = {
-    heartbeat: () => {
-      writes.push('heartbeat');
-      return STALE;
-    },
-    checkpoint: () => {
-      writes.push('checkpoint');
-      return { ok: true, seq: 1, eventSeq: 1 };
-    },
-    complete: () => {
-      writes.push('complete');
-      heartbeatTimer.resolve();
-      return STALE;
-    },
-  } as unknown as WorkQueue;
-  const deps: RunDependencies = {
-    queue,
-    waiter: { sleep: () => (sleeps++ === 0 ? heartbeatTimer.promise : new Promise(() => {})) },
-    clock: { now: () => 1_000 },
-    workerId: 'w0#1',
+  return scriptedRun({
     model: { decide: async () => ({ toolCalls: [], final: { status: 'resolved' }, usage: { inputTokens: 10, outputTokens: 5 } }) },
-    tools: new Map(),
-    heartbeatMs: 10_000,
-    maxSteps: 4,
-    toolTimeoutMs: 20_000,
-    busyRetries: 0,
-    busyWaitMs: 100,
-    log: () => {},
-  };
-  const task: ClaimedTask = { id: 7, tenant: 'acme', topic: 't', version: 1, priority: 10, input: {}, generation: 1, attempt: 1, leaseUntil: 31_000, tier: 'standard', cancelRequested: false };
-  return { writes, outcome: runClaimedTask(deps, task) };
+    onComplete: (heartbeatTimer) => heartbeatTimer.resolve(),
+  });
 }
 
 describe('R9: a run that lost its lease stops at once', () => {
