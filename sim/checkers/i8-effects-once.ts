@@ -40,15 +40,28 @@ export const i8EffectsOnce: Checker = {
       if (keys === undefined) executedByTask.set(execution.taskId, (keys = new Set()));
       keys.add(execution.requestKey);
     }
-    // R2/R3: a takeover asks the ledger first; a key the ledger already held is never sent again.
-    const recordedAt = new Map<string, number>();
+    // R3: the ledger keeps the first result of a key; a repeat returns it and changes nothing. So the
+    // first effect_recorded event of a key says repeated: false and every later one repeated: true,
+    // and the ledger row still names the generation of that first record.
+    const firstRecord = new Map<string, { id: number; generation: number | undefined }>();
     for (const event of world.events) {
       const key = event.type === 'effect_recorded' ? event.data.requestKey : undefined;
-      if (typeof key === 'string' && !recordedAt.has(key)) recordedAt.set(key, event.id);
+      if (typeof key !== 'string') continue;
+      const first = firstRecord.get(key);
+      const expected = first !== undefined;
+      if (event.data.repeated !== expected) {
+        out.add(
+          'ledger',
+          `task ${event.taskId}: effect_recorded event ${event.id} of ${key} says repeated: ${String(event.data.repeated)}, but it is ${expected ? `a repeat of event ${first.id}` : 'the first record of the key'}`,
+          { taskId: event.taskId },
+        );
+      }
+      if (first === undefined) firstRecord.set(key, { id: event.id, generation: event.generation });
     }
+    // R2/R3: a takeover asks the ledger first; a key the ledger already held is never sent again.
     for (const request of world.provider.requests) {
       if (request.sentIndex === undefined) continue;
-      const recorded = recordedAt.get(request.requestKey);
+      const recorded = firstRecord.get(request.requestKey)?.id;
       if (recorded !== undefined && recorded <= (analysis.cursorBefore[request.sentIndex] ?? 0)) {
         out.add(
           'resent',
@@ -72,24 +85,6 @@ export const i8EffectsOnce: Checker = {
           { taskId: request.taskId, at: [request.sentIndex] },
         );
       }
-    }
-    // R3: the ledger keeps the first result of a key; a repeat returns it and changes nothing. So the
-    // first effect_recorded event of a key says repeated: false and every later one repeated: true,
-    // and the ledger row still names the generation of that first record.
-    const firstRecord = new Map<string, { id: number; generation: number | undefined }>();
-    for (const event of world.events) {
-      const key = event.type === 'effect_recorded' ? event.data.requestKey : undefined;
-      if (typeof key !== 'string') continue;
-      const first = firstRecord.get(key);
-      const expected = first !== undefined;
-      if (event.data.repeated !== expected) {
-        out.add(
-          'ledger',
-          `task ${event.taskId}: effect_recorded event ${event.id} of ${key} says repeated: ${String(event.data.repeated)}, but it is ${expected ? `a repeat of event ${first.id}` : 'the first record of the key'}`,
-          { taskId: event.taskId },
-        );
-      }
-      if (first === undefined) firstRecord.set(key, { id: event.id, generation: event.generation });
     }
     for (const effect of world.effects ?? []) {
       const first = firstRecord.get(effect.requestKey);
