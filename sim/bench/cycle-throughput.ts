@@ -8,6 +8,7 @@
  *   plainjobCycleRatio         = median_r( leasehold cycles/s [r] / plainjob cycles/s [r] )   target >= 1.0
  */
 import { type Contender, runInterleaved, pairedRatios } from './interleave.ts';
+import { FloorCycleContender } from './floor-cycle.ts';
 import { PlainjobCycleContender } from './plainjob-cycle.ts';
 import { CYCLE_CONFIG, QueueCycleContender } from './queue-cycle.ts';
 import { RawSqliteContender } from './raw-sqlite.ts';
@@ -26,7 +27,8 @@ function run(ctx: BenchContext): SectionResult {
   const oursFlat = new QueueCycleContender(ctx.tmpDir, backlog, 'flat');
   const pj = new PlainjobCycleContender(ctx.tmpDir, backlog, false);
   const pjBare = new PlainjobCycleContender(ctx.tmpDir, backlog, true);
-  const all = [raw, ours, oursFlat, pj, pjBare];
+  const floor = new FloorCycleContender(ctx.tmpDir, backlog);
+  const all = [raw, ours, oursFlat, pj, pjBare, floor];
   const contenders: Contender[] = all;
   const settings = {
     [raw.name]: raw.settings(),
@@ -34,6 +36,7 @@ function run(ctx: BenchContext): SectionResult {
     [oursFlat.name]: oursFlat.settings(),
     [pj.name]: pj.settings(),
     [pjBare.name]: pjBare.settings(),
+    [floor.name]: floor.settings(),
   };
   const warnings: string[] = [];
   for (const [name, s] of Object.entries(settings)) {
@@ -56,6 +59,9 @@ function run(ctx: BenchContext): SectionResult {
     const pjToRaw = pairedRatios(r[pj.name]!, r[raw.name]!);
     const flatToRaw = pairedRatios(r[oursFlat.name]!, r[raw.name]!);
     const flatToPj = pairedRatios(r[oursFlat.name]!, r[pj.name]!);
+    const floorToRaw = pairedRatios(r[floor.name]!, r[raw.name]!);
+    const floorToPj = pairedRatios(r[floor.name]!, r[pj.name]!);
+    const flatToFloor = pairedRatios(r[oursFlat.name]!, r[floor.name]!);
     const medRate = (name: string) => median(r[name]!);
 
     return {
@@ -88,6 +94,10 @@ function run(ctx: BenchContext): SectionResult {
         { label: 'plainjob ÷ raw SQLite (context)', value: sig(median(pjToRaw), 3).toString() },
         { label: 'leasehold 4 tenants × 31 priorities ÷ raw SQLite (context)', value: sig(median(toRaw), 3).toString() },
         { label: 'leasehold 4 tenants × 31 priorities ÷ plainjob (context)', value: sig(median(toPj), 3).toString() },
+        { label: 'floor cycles: Q15 minimum, one event per transition (median)', value: fmtRate(medRate(floor.name)) },
+        { label: 'floor ÷ raw SQLite (the best any Q15 queue reaches here)', value: sig(median(floorToRaw), 3).toString() },
+        { label: 'floor ÷ plainjob (context)', value: sig(median(floorToPj), 3).toString() },
+        { label: 'leasehold-flat ÷ floor (context)', value: sig(median(flatToFloor), 3).toString() },
         { label: 'backlog of ready tasks at each slice start', value: String(backlog) },
         ...warnings.map((w) => ({ label: 'WARNING', value: w })),
       ],
@@ -107,6 +117,9 @@ function run(ctx: BenchContext): SectionResult {
           plainjobToRaw: pjToRaw.map((v) => sig(v)),
           leaseholdFlatToRaw: flatToRaw.map((v) => sig(v)),
           leaseholdFlatToPlainjob: flatToPj.map((v) => sig(v)),
+          floorToRaw: floorToRaw.map((v) => sig(v)),
+          floorToPlainjob: floorToPj.map((v) => sig(v)),
+          leaseholdFlatToFloor: flatToFloor.map((v) => sig(v)),
         },
         medianRates: Object.fromEntries(contenders.map((c) => [c.name, sig(medRate(c.name))])),
         checkedOk: Object.fromEntries(contenders.map((c) => [c.name, c.okCount()])),
