@@ -16,6 +16,12 @@ export class TraceHasher {
   }
 
   /** The hex digest so far; more lines may follow. */
+  /** The same bytes as addLine over lines[from..], in one update. */
+  addLines(lines: readonly string[], from = 0): void {
+    if (from >= lines.length) return;
+    this.hash.update(`${(from === 0 ? lines : lines.slice(from)).join('\n')}\n`);
+  }
+
   digest(): string {
     return this.hash.copy().digest('hex');
   }

@@ -33,59 +33,75 @@ const depthMax = 64;
  * change the hash.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, '$', 0, new Set());
+  return write(value, [], new Set());
 }
 
-function write(value: unknown, path: string, depth: number, ancestors: Set<object>): string {
-  if (depth > depthMax) throw new CanonicalJsonError(`nested deeper than ${depthMax}`, path);
+/**
+ * `trail` is the path from the root as keys and indexes, pushed and popped on the way down; the text
+ * of a path (`$.a[1].b`) is built only when a value is refused, so the common case allocates none.
+ */
+type Trail = (string | number)[];
+
+function pathOf(trail: Trail): string {
+  let path = '$';
+  for (const step of trail) path += typeof step === 'number' ? `[${step}]` : `.${step}`;
+  return path;
+}
+
+function write(value: unknown, trail: Trail, ancestors: Set<object>): string {
+  if (trail.length > depthMax) throw new CanonicalJsonError(`nested deeper than ${depthMax}`, pathOf(trail));
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'number':
-      if (!Number.isFinite(value)) throw new CanonicalJsonError(`non-finite number ${value}`, path);
+      if (!Number.isFinite(value)) throw new CanonicalJsonError(`non-finite number ${value}`, pathOf(trail));
       // -0 and 0 are the same datum; JSON already prints both as 0.
       return JSON.stringify(value);
     case 'object':
       if (value === null) return 'null';
-      return writeObject(value, path, depth, ancestors);
+      return writeObject(value, trail, ancestors);
     default:
-      throw new CanonicalJsonError(`unsupported ${typeof value}`, path);
+      throw new CanonicalJsonError(`unsupported ${typeof value}`, pathOf(trail));
   }
 }
 
-function writeObject(value: object, path: string, depth: number, ancestors: Set<object>): string {
-  if (ancestors.has(value)) throw new CanonicalJsonError('circular reference', path);
+function writeObject(value: object, trail: Trail, ancestors: Set<object>): string {
+  if (ancestors.has(value)) throw new CanonicalJsonError('circular reference', pathOf(trail));
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
-      const items = value.map((item: unknown, index) =>
+      let text = '[';
+      for (let index = 0; index < value.length; index++) {
+        trail.push(index);
         // An undefined array slot has no omission rule to fall back on: refuse it rather than guess.
-        write(item, `${path}[${index}]`, depth + 1, ancestors),
-      );
-      return `[${items.join(',')}]`;
+        text += (index === 0 ? '' : ',') + write(value[index], trail, ancestors);
+        trail.pop();
+      }
+      return `${text}]`;
     }
     const prototype: unknown = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) {
-      throw new CanonicalJsonError(`not a plain object (${value.constructor?.name ?? 'unknown'})`, path);
+      throw new CanonicalJsonError(`not a plain object (${value.constructor?.name ?? 'unknown'})`, pathOf(trail));
     }
     const record = value as Record<string, unknown>;
     // Default sort compares UTF-16 code units: locale-independent, so every machine agrees.
     const keys = Object.keys(record).sort();
-    const members: string[] = [];
+    let text = '{';
     for (const key of keys) {
       const member = record[key];
       if (member === undefined) continue;
-      members.push(`${JSON.stringify(key)}:${write(member, `${path}.${key}`, depth + 1, ancestors)}`);
+      trail.push(key);
+      text += `${text.length === 1 ? '' : ','}${JSON.stringify(key)}:${write(member, trail, ancestors)}`;
+      trail.pop();
     }
-    return `{${members.join(',')}}`;
+    return `${text}}`;
   } finally {
     ancestors.delete(value);
   }
 }
 
-/** Hex sha256 of a text: the enqueue idempotency hash (Q1) and effect fingerprints (R3) use it. */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
