@@ -2,9 +2,10 @@
  * The default benchmark sections, in run order. Add new sections here (e.g. a simulator-speed section
  * that times the simulator against the real queue in the same run and reports a ratio).
  */
+import { catalogueSpeedSection } from './catalogue-speed.ts';
 import { claimLatencySection } from './claim-latency.ts';
 import { cycleThroughputSection } from './cycle-throughput.ts';
 import type { BenchSection } from './registry.ts';
 import { simSpeedSection } from './sim-speed.ts';
 
-export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, simSpeedSection];
+export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, simSpeedSection, catalogueSpeedSection];

@@ -6,7 +6,8 @@
  */
 import { simulate } from '../run-scenario.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
-import { elapsedNs, median, nowNs } from './timing.ts';
+import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
+import { elapsedNs, median, nowNs, sig } from './timing.ts';
 
 export const SEEDS_PER_SECOND_TARGET = { op: '>=', value: 100 } as const;
 export const COMPRESSION_TARGET = { op: '>=', value: 10_000 } as const;
@@ -36,6 +37,19 @@ export const simSpeedSection: BenchSection = {
       ctx.progress(`  round ${round + 1}/${rounds}: ${(seedsPerRound / wallSeconds).toFixed(1)} seeds/s, ${(simulatedMs / 1000 / wallSeconds).toFixed(0)}x`);
       ctx.gc();
     }
+    // The SQL floor: the statements the same seeds made SQLite run, replayed alone (sql-floor.ts). The
+    // best of three replays against the median simulator round: how much of a seed is SQL, and the
+    // seeds/s the SQL alone would allow if the simulator and the worker runtime cost nothing.
+    const floorSeeds = ctx.options.quick ? 5 : 20;
+    const { calls } = await recordSqlCalls(async () => {
+      for (let i = 0; i < floorSeeds; i++) await simulate({ scenario: 'mixed', seed: `bench-0-${i}` });
+    });
+    const replays = [0, 1, 2].map(() => replaySqlCalls(calls));
+    const best = replays.reduce((a, b) => (b.totalNs < a.totalNs ? b : a));
+    const simNsPerSeed = 1e9 / median(seedRates);
+    const sqlNsPerSeed = best.totalNs / floorSeeds;
+    const writeNsPerSeed = best.inTransactionNs / floorSeeds;
+    ctx.progress(`  SQL floor: ${(best.calls / floorSeeds).toFixed(0)} calls per seed, ${((100 * sqlNsPerSeed) / simNsPerSeed).toFixed(0)}% of a seed's time`);
     return {
       metrics: [
         metric('simSeedsPerSecond', 'mixed seeds per wall second on one core', median(seedRates), SEEDS_PER_SECOND_TARGET, seedRates),
@@ -44,8 +58,25 @@ export const simSpeedSection: BenchSection = {
       context: [
         { label: 'seeds per round × rounds', value: `${seedsPerRound} × ${rounds}` },
         { label: 'seeds whose verdict was not pass', value: String(verdicts) },
+        { label: 'SQL floor: statement calls per seed (replayed alone)', value: (best.calls / floorSeeds).toFixed(0) },
+        { label: 'SQL floor ÷ simulator time per seed', value: sig(sqlNsPerSeed / simNsPerSeed, 3).toString() },
+        { label: 'seeds/s the SQL alone allows (all calls)', value: sig(1e9 / sqlNsPerSeed, 3).toString() },
+        { label: 'seeds/s the core\'s write transactions alone allow', value: sig(1e9 / writeNsPerSeed, 3).toString() },
       ],
-      raw: { seedRates, compressions, seedsPerRound, rounds },
+      raw: {
+        seedRates,
+        compressions,
+        seedsPerRound,
+        rounds,
+        sqlFloor: {
+          seeds: floorSeeds,
+          callsPerSeed: best.calls / floorSeeds,
+          threwOnReplay: best.threw,
+          replayNsPerSeed: replays.map((r) => Math.round(r.totalNs / floorSeeds)),
+          inTransactionNsPerSeed: replays.map((r) => Math.round(r.inTransactionNs / floorSeeds)),
+          simNsPerSeedMedian: Math.round(simNsPerSeed),
+        },
+      },
     };
   },
 };
