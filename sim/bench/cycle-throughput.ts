@@ -28,7 +28,8 @@ function run(ctx: BenchContext): SectionResult {
   const pj = new PlainjobCycleContender(ctx.tmpDir, backlog, false);
   const pjBare = new PlainjobCycleContender(ctx.tmpDir, backlog, true);
   const floor = new FloorCycleContender(ctx.tmpDir, backlog);
-  const all = [raw, ours, oursFlat, pj, pjBare, floor];
+  const floorDuties = new FloorCycleContender(ctx.tmpDir, backlog, true);
+  const all = [raw, ours, oursFlat, pj, pjBare, floor, floorDuties];
   const contenders: Contender[] = all;
   const settings = {
     [raw.name]: raw.settings(),
@@ -37,6 +38,7 @@ function run(ctx: BenchContext): SectionResult {
     [pj.name]: pj.settings(),
     [pjBare.name]: pjBare.settings(),
     [floor.name]: floor.settings(),
+    [floorDuties.name]: floorDuties.settings(),
   };
   const warnings: string[] = [];
   for (const [name, s] of Object.entries(settings)) {
@@ -62,6 +64,9 @@ function run(ctx: BenchContext): SectionResult {
     const floorToRaw = pairedRatios(r[floor.name]!, r[raw.name]!);
     const floorToPj = pairedRatios(r[floor.name]!, r[pj.name]!);
     const flatToFloor = pairedRatios(r[oursFlat.name]!, r[floor.name]!);
+    const dutiesToRaw = pairedRatios(r[floorDuties.name]!, r[raw.name]!);
+    const dutiesToPj = pairedRatios(r[floorDuties.name]!, r[pj.name]!);
+    const flatToDuties = pairedRatios(r[oursFlat.name]!, r[floorDuties.name]!);
     const medRate = (name: string) => median(r[name]!);
 
     return {
@@ -98,6 +103,10 @@ function run(ctx: BenchContext): SectionResult {
         { label: 'floor ÷ raw SQLite (the best any Q15 queue reaches here)', value: sig(median(floorToRaw), 3).toString() },
         { label: 'floor ÷ plainjob (context)', value: sig(median(floorToPj), 3).toString() },
         { label: 'leasehold-flat ÷ floor (context)', value: sig(median(flatToFloor), 3).toString() },
+        { label: 'floor+duties cycles: + Q6 slots, Q3 live count, R4 ledger row (median)', value: fmtRate(medRate(floorDuties.name)) },
+        { label: 'floor+duties ÷ raw SQLite', value: sig(median(dutiesToRaw), 3).toString() },
+        { label: 'floor+duties ÷ plainjob', value: sig(median(dutiesToPj), 3).toString() },
+        { label: 'leasehold-flat ÷ floor+duties (context)', value: sig(median(flatToDuties), 3).toString() },
         { label: 'backlog of ready tasks at each slice start', value: String(backlog) },
         ...warnings.map((w) => ({ label: 'WARNING', value: w })),
       ],
@@ -120,6 +129,9 @@ function run(ctx: BenchContext): SectionResult {
           floorToRaw: floorToRaw.map((v) => sig(v)),
           floorToPlainjob: floorToPj.map((v) => sig(v)),
           leaseholdFlatToFloor: flatToFloor.map((v) => sig(v)),
+          floorDutiesToRaw: dutiesToRaw.map((v) => sig(v)),
+          floorDutiesToPlainjob: dutiesToPj.map((v) => sig(v)),
+          leaseholdFlatToFloorDuties: flatToDuties.map((v) => sig(v)),
         },
         medianRates: Object.fromEntries(contenders.map((c) => [c.name, sig(medRate(c.name))])),
         checkedOk: Object.fromEntries(contenders.map((c) => [c.name, c.okCount()])),

@@ -12,6 +12,13 @@
  *
  * The events table keeps only its rowid order (no per-task index), which is cheaper than Q15's
  * per-task sequence lookups need: a generous floor.
+ *
+ * `floor+duties` adds, each the cheapest way we know, the writes three more SPEC requirements make
+ * every cycle pay, still without Leasehold's code:
+ *   - Q6: the claim must know the slots held (running + uncertain): a partial index of holding tasks,
+ *     read at claim, entered by the claim and left by the completion;
+ *   - Q3: capacity counts live tasks, kept exact in the transaction that ends one: a counter row;
+ *   - R4: the settlement is a ledger row in the completion's transaction.
  */
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -22,7 +29,7 @@ const WORKER = 'floor-worker';
 const LEASE_MS = 30_000;
 
 export class FloorCycleContender implements Contender {
-  readonly name = 'floor';
+  readonly name: string;
   private readonly db: Database.Database;
   private readonly insertTask: Database.Statement;
   private readonly head: Database.Statement;
@@ -32,11 +39,15 @@ export class FloorCycleContender implements Contender {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly counts: Database.Statement;
+  private readonly holding: Database.Statement | undefined;
+  private readonly settle: Database.Statement | undefined;
+  private readonly adjustLive: Database.Statement | undefined;
   private ok = 0;
   private clock = 1;
 
-  constructor(dir: string, private readonly backlog: number) {
-    this.db = openWalDatabase(join(dir, 'floor.sqlite'));
+  constructor(dir: string, private readonly backlog: number, duties = false) {
+    this.name = duties ? 'floor+duties' : 'floor';
+    this.db = openWalDatabase(join(dir, `${this.name}.sqlite`));
     this.db.exec(`
       CREATE TABLE tasks (id INTEGER PRIMARY KEY, priority INTEGER NOT NULL, enqueued_at INTEGER NOT NULL,
         state TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0, worker_id TEXT, lease_until INTEGER,
@@ -44,6 +55,16 @@ export class FloorCycleContender implements Contender {
       CREATE INDEX tasks_ready ON tasks (priority DESC, enqueued_at, id) WHERE state = 'ready';
       CREATE TABLE events (id INTEGER PRIMARY KEY, task_id INTEGER NOT NULL, seq INTEGER NOT NULL,
         type TEXT NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);`);
+    if (duties) {
+      this.db.exec(`
+        CREATE INDEX tasks_holding ON tasks (lease_until) WHERE state IN ('running', 'uncertain');
+        CREATE TABLE ledger (id INTEGER PRIMARY KEY, task_id INTEGER NOT NULL, credits INTEGER NOT NULL, at INTEGER NOT NULL);
+        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO counters VALUES ('live', 0);`);
+      this.holding = this.db.prepare(`SELECT id, lease_until FROM tasks WHERE state IN ('running', 'uncertain')`);
+      this.settle = this.db.prepare('INSERT INTO ledger (task_id, credits, at) VALUES (?, 20, ?)');
+      this.adjustLive = this.db.prepare(`UPDATE counters SET value = value + ? WHERE name = 'live'`);
+    }
     this.insertTask = this.db.prepare(`INSERT INTO tasks (priority, enqueued_at, state, input) VALUES (0, ?, 'ready', ?)`);
     this.head = this.db.prepare(`SELECT id, generation FROM tasks WHERE state = 'ready' ORDER BY priority DESC, enqueued_at, id LIMIT 1`);
     this.claim = this.db.prepare(`UPDATE tasks SET state = 'running', generation = ?, worker_id = ?, lease_until = ?
@@ -67,6 +88,7 @@ export class FloorCycleContender implements Contender {
     for (let i = 0; i < n; i++) {
       const at = this.clock++;
       this.begin.run();
+      if (this.holding !== undefined && this.holding.all().length >= 2) throw new Error('floor: slots full');
       const row = this.head.get() as { id: number; generation: number } | undefined;
       if (row === undefined) throw new Error('floor: nothing ready');
       const generation = row.generation + 1;
@@ -76,6 +98,8 @@ export class FloorCycleContender implements Contender {
       this.begin.run();
       if (this.complete.run('{"outcome":"resolved"}', row.id, WORKER, generation, at).changes !== 1) throw new Error('floor: complete refused');
       this.insertEvent.run(row.id, 2 * generation + 1, 'completed', at, '{}');
+      this.settle?.run(row.id, at);
+      this.adjustLive?.run(-1);
       this.commit.run();
     }
     this.ok += n;
