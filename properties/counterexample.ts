@@ -34,7 +34,7 @@ export interface PropertyFailure {
   violations: Violation[];
   traceHash: string;
   /** How fast-check found and shrank it: enough to regenerate the same search with LEASEHOLD_SEED. */
-  fastCheck?: { seed: number; path?: string; numRuns: number; numShrinks: number };
+  fastCheck?: { seed: number; path?: string; numRuns: number; numShrinks: number; shrinkInterrupted?: boolean };
 }
 
 export interface PropertyCounterexample extends PropertyFailure {

@@ -16,7 +16,7 @@ import { World } from '../sim/world.ts';
 import { BALANCED_FAULTS, CRASH_HEAVY_FAULTS, simulationCaseArbitrary, type SimulationCase } from './arbitraries.ts';
 import { casesFor, DEFAULT_TOTAL_RUNS, plannedRuns } from './budget.ts';
 import { counterexampleId, type PropertyCounterexample } from './counterexample.ts';
-import { collectingEscapes, reportFailure, runCase, simulationProperty, type InvariantFamily } from './simulation-property.ts';
+import { checkCase, collectingEscapes, reportFailure, runCase, simulationProperty, type InvariantFamily } from './simulation-property.ts';
 
 describe('the arbitraries', () => {
   it('generate only scenarios and plans that a scenario file may hold, with a valid queue configuration', () => {
@@ -103,6 +103,41 @@ describe('a failing simulation property', () => {
     // The file alone replays the run: the same World gives the recorded trace hash.
     const replayed = await new World(written.scenario, written.seed, written.plan).run();
     expect(replayed.history.traceHash()).toBe(written.traceHash);
+  });
+
+  it('still writes the counterexample and the replay line when the time limit cuts the shrinking short', async () => {
+    const cases = simulationCaseArbitrary({ name: 'machinery', scenario: { topicsMax: 3 }, faults: BALANCED_FAULTS });
+    // The search above (its first failure comes within a second), except that once a case has failed
+    // every later one first waits 8 s: the first shrink step is still waiting when the 5 s limit strikes.
+    let failedOnce = false;
+    let over = false;
+    const slowToShrink = fc.asyncProperty(cases, async (simulation) => {
+      if (failedOnce) await new Promise((resolve) => setTimeout(resolve, 8_000));
+      if (over) return;
+      await checkCase(simulation, family).catch((error: unknown) => {
+        failedOnce = true;
+        throw error;
+      });
+    });
+    const details = await fc.check(slowToShrink, { seed: 42, numRuns: 100, interruptAfterTimeLimit: 5_000, markInterruptAsFailure: true });
+    over = true;
+    expect(details.failed).toBe(true);
+    expect(details.interrupted).toBe(true);
+    expect(details.numShrinks).toBe(0);
+    const [unshrunk] = details.counterexample as [SimulationCase];
+    const quick = join(directory, 'interrupted');
+    const error = await reportFailure(details, family, property, quick).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error,
+    );
+    const file = join(quick, `${counterexampleId({ suite: 'machinery', ...unshrunk })}.json`);
+    expect(error?.message).toContain('stopped the shrinking after 0 step(s)');
+    expect(error?.message.split('\n').at(-1)).toBe(`Replay: leasehold replay ${file}`);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as PropertyCounterexample;
+    expect(written.fastCheck).toMatchObject({ numShrinks: 0, shrinkInterrupted: true });
+    // Unshrunk, so it may hold more than the one kill the full search shrinks down to.
+    expect(written.violations.length).toBeGreaterThan(0);
+    expect(new Set(written.violations.map((violation) => violation.invariant))).toEqual(new Set(['WRONG']));
   });
 
   it('passes when the checker has nothing to say, and writes nothing', async () => {

@@ -164,6 +164,9 @@ export async function reportFailure(details: fc.RunDetails<[SimulationCase]>, fa
   const [simulation] = details.counterexample;
   let outcome = await runCase(simulation, family);
   const notes: string[] = [];
+  if (details.interrupted) {
+    notes.push(`fast-check's time limit stopped the shrinking after ${details.numShrinks} step(s): the case fails, but may not be the smallest that does.`);
+  }
   if (outcome.verdict === 'pass') {
     // The case failed under fast-check and passes now: the run itself is not reproducible.
     const original = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
@@ -180,7 +183,13 @@ export async function reportFailure(details: fc.RunDetails<[SimulationCase]>, fa
       verdict: outcome.verdict,
       violations: outcome.violations,
       traceHash: outcome.traceHash,
-      fastCheck: { seed: details.seed, ...(details.counterexamplePath === null ? {} : { path: details.counterexamplePath }), numRuns: details.numRuns, numShrinks: details.numShrinks },
+      fastCheck: {
+        seed: details.seed,
+        ...(details.counterexamplePath === null ? {} : { path: details.counterexamplePath }),
+        numRuns: details.numRuns,
+        numShrinks: details.numShrinks,
+        ...(details.interrupted ? { shrinkInterrupted: true } : {}),
+      },
     },
     directory,
   );
@@ -207,12 +216,22 @@ export interface SimulationTestOptions {
 /** Generous: a run is bounded by its phases, and shrinking a failure may take a few hundred more runs. */
 const TIMEOUT_MS = 30 * 60_000;
 
+/**
+ * fast-check stops here, shrinking included, three minutes before vitest's timeout. A failure found in
+ * time is then still reported with the smallest case shrinking reached, its counterexample file is
+ * written and the replay line printed, where vitest's timeout would have reported only "timed out".
+ * A property that is merely slow fails here too (markInterruptAsFailure), naming how far it got.
+ */
+export const PROPERTY_TIME_LIMIT_MS = TIMEOUT_MS - 3 * 60_000;
+
 /** Registers one property as a vitest test through @fast-check/vitest. */
 export function simulationTest(name: string, options: SimulationTestOptions): void {
   const { family, cases, numRuns } = options;
   const seed = fastCheckSeed();
   test.prop([cases], {
     numRuns,
+    interruptAfterTimeLimit: PROPERTY_TIME_LIMIT_MS,
+    markInterruptAsFailure: true,
     ...(seed === undefined ? {} : { seed }),
     asyncReporter: (details) => reportFailure(details, family, name),
   })(name, (simulation) => checkCase(simulation, family), TIMEOUT_MS);
