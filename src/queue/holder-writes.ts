@@ -33,7 +33,7 @@ import {
  * nothing changes anywhere. The fence is in every UPDATE's WHERE clause, so it holds even if a
  * caller shares the handle with other writers.
  */
-interface Holder {
+export interface Holder {
   taskId: number;
   workerId: string;
   generation: number;
@@ -199,9 +199,18 @@ export function acknowledgeCancel(
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
     // Q13: a run ends cancelled only because someone asked; the request is what was persisted.
     if (row.cancel_requested !== 1) return { ok: false, error: 'not_requested', message: `task ${who.taskId} has no cancel request` };
-    leaveRunning(context, row, who, at, 'cancelled', 'cancelled', { source: 'worker' }, { outcome: 'cancelled' });
+    endCancelled(context, row, who, at, { source: 'worker' });
     return { ok: true };
   });
+}
+
+/**
+ * Q13: the holder's run ends `cancelled` because a cancel was requested, in the caller's transaction
+ * (the caller checked the lease). Shared by acknowledgeCancel and by R8's interrupt, which must not
+ * hand a task with a pending cancel back to ready.
+ */
+export function endCancelled(context: QueueContext, row: Pick<TaskRow, 'id'>, who: Holder, at: number, data: Record<string, unknown>): void {
+  leaveRunning(context, row, who, at, 'cancelled', 'cancelled', data, { outcome: 'cancelled' });
 }
 
 interface LeaveFields {

@@ -299,8 +299,11 @@ export interface WorkQueue {
   recordEffect(taskId: number, workerId: string, generation: number, effect: EffectRecord): EffectRecordResult;
   /** R5: one reconciler pass (re-queue under 'auto'; release stale holds under both). */
   reconcile(): { requeued: number; releasedHolds: number };
-  /** R8: the holder hands an unfinished run back to ready with an `interrupted` event. */
-  interrupt(taskId: number, workerId: string, generation: number, reason: string): { ok: true } | StaleLease;
+  /**
+   * R8: the holder hands an unfinished run back to ready with an `interrupted` event; a run with a
+   * pending cancel ends `cancelled` instead (Q13), and `next` says which.
+   */
+  interrupt(taskId: number, workerId: string, generation: number, reason: string): { ok: true; next: 'ready' | 'cancelled' } | StaleLease;
   /** Admin views of holds (R4), dead letters (R6) and the effect ledger (R3). */
   holds(): HoldView[];
   deadLetters(): DeadLetter[];

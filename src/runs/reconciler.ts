@@ -1,5 +1,8 @@
-import type { TaskRow } from '../store/statements.ts';
-import { STALE_LEASE, emit, moveTask, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from '../queue/context.ts';
+import type { CompletingRow, TaskRow } from '../store/statements.ts';
+import { STALE_LEASE, emit, holdsLease, moveTask, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from '../queue/context.ts';
+import { InvariantError } from '../queue/errors.ts';
+import { endCancelled } from '../queue/holder-writes.ts';
+import type { StaleLease } from '../queue/types.ts';
 import { assertTransition } from '../queue/states.ts';
 import { releaseStaleHolds } from './settlement.ts';
 
@@ -37,15 +40,28 @@ export function reconcile(context: QueueContext): { requeued: number; releasedHo
 
 /**
  * R8: a draining worker hands back a run it will not finish: fenced, the task goes back to ready with
- * an `interrupted` event, and the next claim resumes it from its last checkpoint.
+ * an `interrupted` event, and the next claim resumes it from its last checkpoint. Q13: a run with a
+ * pending cancel is not handed back; it ends `cancelled` there, as its next step boundary would have.
  */
-export function interrupt(context: QueueContext, taskIdArgument: number, workerIdArgument: string, generationArgument: number, reason: string) {
+export function interrupt(
+  context: QueueContext,
+  taskIdArgument: number,
+  workerIdArgument: string,
+  generationArgument: number,
+  reason: string,
+): { ok: true; next: 'ready' | 'cancelled' } | StaleLease {
   const taskId = requireTaskId(taskIdArgument);
   const workerId = requireWorkerId(workerIdArgument);
   const generation = requireGeneration(generationArgument);
   // running -> ready is an edge of the state machine; the fenced UPDATE below only moves a running task.
   assertTransition(taskId, 'running', 'ready');
   return context.write('interrupt', (at) => {
+    const row = context.statements.completingRow.get(taskId) as CompletingRow | undefined;
+    if (!holdsLease(row, workerId, generation, at)) return STALE_LEASE;
+    if (row.cancel_requested === 1) {
+      endCancelled(context, row, { taskId, workerId, generation }, at, { source: 'interrupt', reason });
+      return { ok: true as const, next: 'cancelled' as const };
+    }
     const left = context.statements.leaveRunning.get({
       id: taskId,
       workerId,
@@ -58,8 +74,8 @@ export function interrupt(context: QueueContext, taskIdArgument: number, workerI
       notBefore: at,
       finishedAt: null,
     }) as { event_seq: number } | undefined;
-    if (left === undefined) return STALE_LEASE;
+    if (left === undefined) throw new InvariantError(`task ${taskId}: fenced write lost its lease inside its own transaction`);
     emit(context, taskId, left.event_seq, 'interrupted', at, { from: 'running', to: 'ready', reason, workerId, generation }, { workerId, generation });
-    return { ok: true as const };
+    return { ok: true as const, next: 'ready' as const };
   });
 }
