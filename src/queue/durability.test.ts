@@ -101,6 +101,29 @@ describe('Q18 durability', () => {
     db.close();
   });
 
+  it('upgrades a version-3 database: the covering holding index replaces the old one, running tasks still hold their slots', () => {
+    const file = databaseFile();
+    const clock = new ManualClock();
+    const old = openTestQueue({ db: file, clock, config: { globalLimit: 2, perTenantLimit: 1 } });
+    const running = enqueueOk(old.queue, { tenant: 'a' });
+    enqueueOk(old.queue, { tenant: 'a' });
+    expect(claimOk(old.queue, 'w1').id).toBe(running);
+    old.queue.close();
+    // Turn the file back into what version 3 left: its index definition, no version-4 row.
+    const raw = rawConnection(file);
+    raw.exec(`DROP INDEX tasks_holding;
+      CREATE INDEX tasks_holding ON tasks (tenant, lease_until) WHERE state IN ('running', 'uncertain');
+      DELETE FROM schema_migrations WHERE version = 4;`);
+
+    const upgraded = openTestQueue({ db: file, clock, config: { globalLimit: 2, perTenantLimit: 1 } });
+    const index = raw.prepare(`SELECT sql FROM sqlite_master WHERE name = 'tasks_holding'`).pluck().get() as string;
+    expect(index).toContain('(tenant, lease_until, state, generation, worker_id, hold_state)');
+    expect(raw.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(LATEST_SCHEMA_VERSION);
+    // Tenant a's one slot is still taken by the running task: the index was rebuilt from the rows.
+    expect(upgraded.queue.claim('w2')).toMatchObject({ ok: false, reason: 'quota' });
+    expect(upgraded.queue.tasksInState('running').map((task) => task.id)).toEqual([running]);
+  });
+
   it('shares one truth between two connections: a task claimed through one is not claimable through the other', () => {
     const file = databaseFile();
     const clock = new ManualClock();

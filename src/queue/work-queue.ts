@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { CryptoRandom } from '../adapters/crypto-random.ts';
 import type { Clock, Random } from '../ports.ts';
 import { migrate } from '../store/migrations.ts';
-import { prepareStatements, type TaskRow } from '../store/statements.ts';
+import { prepareStatements, tasksInState, type TaskRow } from '../store/statements.ts';
 import { lastCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import { claim, expireOverdueLeases } from './claim.ts';
 import { resolveConfig } from './config.ts';
@@ -205,7 +205,7 @@ class SqliteWorkQueue implements WorkQueue {
   tasksInState(state: TaskState): TaskView[] {
     const context = this.open();
     if (!(state in TRANSITIONS)) throw new InputError('state', `expected one of ${Object.keys(TRANSITIONS).join(', ')}`);
-    return context.read('tasksInState', () => (context.statements.tasksInState.all(state) as TaskRow[]).map(toTaskView));
+    return context.read('tasksInState', () => (tasksInState(context.statements, state) as TaskRow[]).map(toTaskView));
   }
 
   rejections(): Rejection[] {

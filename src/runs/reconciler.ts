@@ -1,4 +1,4 @@
-import type { CompletingRow, TaskRow } from '../store/statements.ts';
+import { tasksInState, type CompletingRow } from '../store/statements.ts';
 import { STALE_LEASE, emit, holdsLease, moveTask, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from '../queue/context.ts';
 import { InvariantError } from '../queue/errors.ts';
 import { endCancelled } from '../queue/holder-writes.ts';
@@ -23,7 +23,7 @@ export function reconcile(context: QueueContext): { requeued: number; releasedHo
     let requeued = 0;
     const { statements, config } = context;
     if (config.reconciliation === 'auto') {
-      for (const row of statements.tasksInState.all('uncertain') as TaskRow[]) {
+      for (const row of tasksInState(statements, 'uncertain')) {
         if (row.lease_until === null || row.lease_until + config.graceMs > at) continue;
         const checkpoint = statements.lastCheckpointFlags.get(row.id) as CheckpointFlags | undefined;
         if (checkpoint === undefined || (checkpoint.kind === 'A' && checkpoint.requeue_safe !== 1)) continue;

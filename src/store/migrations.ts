@@ -152,6 +152,20 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'covering holding index',
+    sql: `
+      -- Q6, Q10: the holding index also carries state, generation, worker and hold state, so the claim's
+      -- read of the occupied slots, the lease sweep and the lists of running or uncertain tasks are
+      -- answered from the index alone, with no lookup of the (large) task rows. It holds at most the
+      -- global limit's worth of entries, and every column added changes only when the entry is written
+      -- anyway (claim, expiry, end) or, for hold_state, when a stale hold is released.
+      DROP INDEX tasks_holding;
+      CREATE INDEX tasks_holding ON tasks (tenant, lease_until, state, generation, worker_id, hold_state)
+        WHERE state IN ('running', 'uncertain');
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
