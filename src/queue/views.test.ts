@@ -73,4 +73,16 @@ describe('Q19 views', () => {
     expect(queue.tasksInState('ready')).toHaveLength(7);
     expect(() => queue.tasksInState('lost' as never)).toThrow(InputError);
   });
+
+  it('tasksInState answers in id order, whichever index it walks, with the rows get() returns', () => {
+    const { queue } = openTestQueue({ config: { globalLimit: 3, perTenantLimit: 3 } });
+    // Tenants chosen so that both partial indexes, ordered by tenant first, list these out of id order.
+    const ids = [enqueueOk(queue, { priority: 1 }), enqueueOk(queue, { tenant: 'zulu', priority: 20 }), enqueueOk(queue, { priority: 10 })];
+    const waiting = [enqueueOk(queue, { tenant: 'aaa', priority: 0 }), enqueueOk(queue, { tenant: 'alpha', priority: 30 })];
+    expect([claimOk(queue, 'w1').id, claimOk(queue, 'w2').id, claimOk(queue, 'w3').id]).toEqual([waiting[1], ids[1], ids[2]]);
+    expect(queue.tasksInState('running').map((task) => task.id)).toEqual([ids[1], ids[2], waiting[1]]);
+    expect(queue.tasksInState('ready').map((task) => task.id)).toEqual([ids[0], waiting[0]]);
+    expect(queue.tasksInState('running')).toEqual([ids[1]!, ids[2]!, waiting[1]!].map((id) => queue.get(id)));
+    expect(queue.tasksInState('done')).toEqual([]);
+  });
 });

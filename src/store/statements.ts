@@ -241,7 +241,9 @@ export function tasksInState(statements: Statements, state: string): TaskRow[] {
   const byId = (a: TaskRow, b: TaskRow) => a.id - b.id;
   if (state === 'running' || state === 'uncertain') {
     const ids = (statements.idsOccupyingInState.all(state) as number[]).sort((a, b) => a - b);
-    return ids.map((id) => statements.taskById.get(id) as TaskRow);
+    // Outside a transaction another connection may move a task between the two reads: keep only rows
+    // still in the state asked for, so the answer never holds a task in another state.
+    return ids.map((id) => statements.taskById.get(id) as TaskRow | undefined).filter((row): row is TaskRow => row?.state === state);
   }
   if (state === 'ready') return (statements.readyTasks.all() as TaskRow[]).sort(byId);
   return statements.tasksInState.all(state) as TaskRow[];
