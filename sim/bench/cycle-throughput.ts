@@ -55,18 +55,20 @@ function run(ctx: BenchContext): SectionResult {
     for (const c of all) c.verify();
 
     const r = res.ratesPerRound;
-    const toRaw = pairedRatios(r[ours.name]!, r[raw.name]!);
-    const toPj = pairedRatios(r[ours.name]!, r[pj.name]!);
-    const toPjBare = pairedRatios(r[ours.name]!, r[pjBare.name]!);
-    const pjToRaw = pairedRatios(r[pj.name]!, r[raw.name]!);
-    const flatToRaw = pairedRatios(r[oursFlat.name]!, r[raw.name]!);
-    const flatToPj = pairedRatios(r[oursFlat.name]!, r[pj.name]!);
-    const floorToRaw = pairedRatios(r[floor.name]!, r[raw.name]!);
-    const floorToPj = pairedRatios(r[floor.name]!, r[pj.name]!);
-    const flatToFloor = pairedRatios(r[oursFlat.name]!, r[floor.name]!);
-    const dutiesToRaw = pairedRatios(r[floorDuties.name]!, r[raw.name]!);
-    const dutiesToPj = pairedRatios(r[floorDuties.name]!, r[pj.name]!);
-    const flatToDuties = pairedRatios(r[oursFlat.name]!, r[floorDuties.name]!);
+    /** Per-round ratios of `a`'s rate over `b`'s, paired round by round. */
+    const ratio = (a: Contender, b: Contender) => pairedRatios(r[a.name]!, r[b.name]!);
+    const toRaw = ratio(ours, raw);
+    const toPj = ratio(ours, pj);
+    const toPjBare = ratio(ours, pjBare);
+    const pjToRaw = ratio(pj, raw);
+    const flatToRaw = ratio(oursFlat, raw);
+    const flatToPj = ratio(oursFlat, pj);
+    const floorToRaw = ratio(floor, raw);
+    const floorToPj = ratio(floor, pj);
+    const flatToFloor = ratio(oursFlat, floor);
+    const dutiesToRaw = ratio(floorDuties, raw);
+    const dutiesToPj = ratio(floorDuties, pj);
+    const flatToDuties = ratio(oursFlat, floorDuties);
     const medRate = (name: string) => median(r[name]!);
 
     return {
