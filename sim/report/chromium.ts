@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -75,6 +75,48 @@ export function screenshot(chromium: string, page: string, png: string, options:
 /** The page's console lines out of Chromium's log (`...:INFO:CONSOLE:12] "text", source: ...` or `CONSOLE(12)`). */
 export function consoleLines(stderr: string): string[] {
   return stderr.split('\n').filter((line) => /:CONSOLE[:(]\d+/.test(line));
+}
+
+/** A rectangle in CSS pixels of the viewport, as `getBoundingClientRect` gives it. */
+export interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+const BOX_LINE = /"leasehold-box (\S+) (-?[\d.]+) (-?[\d.]+) (-?[\d.]+) (-?[\d.]+)"/;
+
+/**
+ * Where elements of a page are laid out: for each name, the union of the bounding boxes of the elements
+ * its CSS selector matches (absent when none match). It loads a copy of the page with a measuring script
+ * added, at the same window size as a screenshot, so the boxes are the screenshot's pixel regions
+ * (scale 1); the page itself stays script-free.
+ */
+export async function elementBoxes(chromium: string, page: string, selectors: Record<string, string>, options: ScreenshotOptions): Promise<Record<string, Box | undefined>> {
+  const directory = mkdtempSync(join(tmpdir(), 'leasehold-boxes-'));
+  try {
+    const probe = `<script>addEventListener('load', () => { for (const [name, selector] of ${JSON.stringify(Object.entries(selectors))}) {
+  const rects = [...document.querySelectorAll(selector)].map((element) => element.getBoundingClientRect()).filter((r) => r.width > 0 || r.height > 0);
+  if (rects.length === 0) continue;
+  const box = [Math.min(...rects.map((r) => r.left)), Math.min(...rects.map((r) => r.top)), Math.max(...rects.map((r) => r.right)), Math.max(...rects.map((r) => r.bottom))];
+  console.log(['leasehold-box', name, ...box].join(' '));
+} });</script>`;
+    const html = readFileSync(page, 'utf8');
+    const measured = join(directory, 'page.html');
+    writeFileSync(measured, html.includes('</body>') ? html.replace('</body>', `${probe}</body>`) : `${html}${probe}`);
+    const look = await screenshot(chromium, measured, join(directory, 'page.png'), { ...options, scale: 1 });
+    const boxes: Record<string, Box | undefined> = Object.fromEntries(Object.keys(selectors).map((name) => [name, undefined]));
+    for (const line of look.console) {
+      const match = BOX_LINE.exec(line);
+      if (match === null) continue;
+      const [left, top, right, bottom] = match.slice(2).map(Number) as [number, number, number, number];
+      boxes[match[1]!] = { left, top, right, bottom };
+    }
+    return boxes;
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -218,9 +218,14 @@ export function timelineSvg(model: TimelineModel, title: string): string {
     `<style>${SVG_STYLE}</style>`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     `<text x="${LABEL_WIDTH - 8}" y="${AXIS_HEIGHT - 10}" text-anchor="end" class="tl-axis">time</text>`,
+    // Two groups, so a test can tell the plot from the legend that repeats its colours (report.test.ts).
+    '<g class="tl-plot">',
     ...parts,
+    '</g>',
+    '<g class="tl-legend-box">',
     `<text x="${LABEL_WIDTH - 8}" y="${n(legendTop + 4)}" text-anchor="end" class="tl-lane">legend</text>`,
     ...legend,
+    '</g>',
     '</svg>',
   ].join('\n');
 }
