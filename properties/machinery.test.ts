@@ -69,8 +69,10 @@ const flagsAnyKill: Checker = {
 };
 
 describe('a failing simulation property', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'leasehold-properties-'));
-  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+  const root = mkdtempSync(join(tmpdir(), 'leasehold-properties-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  /** Each test writes into a directory of its own, so what one finds there never depends on which tests ran before it. */
+  const ownDirectory = () => mkdtempSync(join(root, 'case-'));
   const family: InvariantFamily = { suite: 'machinery', checkers: [flagsAnyKill] };
   const property = 'flags any run with a kill';
 
@@ -79,6 +81,7 @@ describe('a failing simulation property', () => {
     const details = await fc.check(simulationProperty(cases, family), { seed: 42, numRuns: 100 });
     expect(details.failed).toBe(true);
     const [shrunk] = details.counterexample as [SimulationCase];
+    const directory = ownDirectory();
     expect(details.numShrinks).toBeGreaterThan(0);
     expect(faultCount(shrunk.plan), JSON.stringify(shrunk.plan)).toBe(1);
     const [only] = [...shrunk.plan.timed, ...shrunk.plan.points];
@@ -125,7 +128,7 @@ describe('a failing simulation property', () => {
     expect(details.interrupted).toBe(true);
     expect(details.numShrinks).toBe(0);
     const [unshrunk] = details.counterexample as [SimulationCase];
-    const quick = join(directory, 'interrupted');
+    const quick = ownDirectory();
     const error = await reportFailure(details, family, property, quick).then(
       () => undefined,
       (thrown: unknown) => thrown as Error,
@@ -144,8 +147,9 @@ describe('a failing simulation property', () => {
     const cases = simulationCaseArbitrary({ name: 'machinery', scenario: { topicsMax: 2 }, faults: { kills: 1 } });
     const details = await fc.check(simulationProperty(cases, { suite: 'machinery-quiet', checkers: [] }), { seed: 1, numRuns: 5 });
     expect(details.failed).toBe(false);
+    const directory = ownDirectory();
     await expect(reportFailure(details, family, property, directory)).resolves.toBeUndefined();
-    expect(readdirSync(directory).filter((name) => name.startsWith('machinery-quiet'))).toEqual([]);
+    expect(readdirSync(directory)).toEqual([]);
   });
 
   it('turns a checker that throws into a harness failure of the run, not a crash of the property', async () => {

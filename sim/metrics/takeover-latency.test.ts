@@ -13,6 +13,8 @@ const killNote = (actor: string, timeMs: number): HistoryEntry => ({ type: 'note
 
 /** Task 1 is killed mid-run and resumed from a checkpoint; task 2 finished before the kill; task 3 starts over. */
 function run() {
+  // Ids start at 1 in every call, so a test sees the same events whichever tests called run() before it.
+  nextId = 1;
   const a = { workerId: 'w0#1', generation: 1 };
   const events: TaskEvent[] = [
     event(1, 1, 'enqueued', 0),

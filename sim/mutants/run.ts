@@ -29,7 +29,7 @@
  * and the machine it was written for has two cores.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,11 +38,9 @@ import { gitState } from '../check/git.ts';
 import { rootSeed } from '../check/seeds.ts';
 import { wallClockMs } from '../check/wall-clock.ts';
 import { DEFAULT_SEEDS } from '../cli/commands/check.ts';
-import { applySabotage, SABOTAGES, StaleSabotageError, type Sabotage } from './catalogue.ts';
+import { SABOTAGES, StaleSabotageError, type Sabotage } from './catalogue.ts';
+import { copyOf, plantSabotage, REPO, snapshot } from './copy.ts';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const COPIED_DIRS = ['src', 'sim', 'properties', 'scenarios', 'bin'];
-const COPIED_FILES = ['package.json', 'tsconfig.json'];
 const MAX_PARALLEL = 2;
 
 export interface Options {
@@ -223,31 +221,6 @@ Flags:
   -h, --help         show this help
 `;
 
-// ------------------------------------------------------------------------------------------- copies
-
-/** One snapshot of the working tree, taken once; every sabotage copies from it. */
-function snapshot(base: string): string {
-  const pristine = join(base, 'pristine');
-  mkdirSync(pristine, { recursive: true });
-  for (const dir of COPIED_DIRS) {
-    if (existsSync(join(REPO, dir))) cpSync(join(REPO, dir), join(pristine, dir), { recursive: true, filter: (source) => !source.includes('node_modules') });
-  }
-  for (const file of COPIED_FILES) cpSync(join(REPO, file), join(pristine, file));
-  return pristine;
-}
-
-function copyOf(pristine: string, directory: string): string {
-  cpSync(pristine, directory, { recursive: true });
-  symlinkSync(join(REPO, 'node_modules'), join(directory, 'node_modules'), 'dir');
-  return directory;
-}
-
-function sabotage(directory: string, entry: Sabotage): void {
-  const path = join(directory, entry.file);
-  if (!existsSync(path)) throw new StaleSabotageError(entry.id, entry.file, 0);
-  writeFileSync(path, applySabotage(readFileSync(path, 'utf8'), entry));
-}
-
 // ------------------------------------------------------------------------------------------- processes
 
 const TSX_CLI = createRequire(import.meta.url).resolve('tsx/cli');
@@ -352,7 +325,7 @@ async function runSabotage(entry: Sabotage, pristine: string, base: string, opti
   try {
     copyOf(pristine, directory);
     try {
-      sabotage(directory, entry);
+      plantSabotage(directory, entry);
     } catch (error) {
       if (!(error instanceof StaleSabotageError)) throw error;
       say(`STALE ${entry.id}: ${error.message}`);
