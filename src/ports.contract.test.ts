@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { EventLoop } from '../sim/event-loop.ts';
 import { SeededRandom } from '../sim/random.ts';
-import { CryptoRandom } from './adapters/crypto-random.ts';
-import { SystemClock } from './adapters/system-clock.ts';
-import { TimerWaiter } from './adapters/timer-waiter.ts';
+import { CryptoRandom } from './adapters/random.ts';
+import { SystemClock } from './adapters/clock.ts';
+import { TimerWaiter } from './adapters/waiter.ts';
 import type { Clock, Random } from './ports.ts';
 
 /**
