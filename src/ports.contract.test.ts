@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../sim/clock.ts';
 import { EventLoop } from '../sim/event-loop.ts';
 import { SeededRandom } from '../sim/random.ts';
 import type { VirtualWaiter } from '../sim/waiter.ts';
@@ -177,6 +178,16 @@ runClockContract('VirtualClock', () => {
     clock: loop.clock,
     elapse: async (ms) => {
       await loop.run({ untilMs: loop.now() + ms });
+    },
+  };
+});
+
+runClockContract('VirtualClock moved by hand', () => {
+  const clock = new VirtualClock();
+  return {
+    clock,
+    elapse: async (ms) => {
+      clock.advanceBy(ms);
     },
   };
 });

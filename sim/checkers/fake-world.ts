@@ -7,6 +7,7 @@ import { ExternalProvider } from '../actors/provider.ts';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import { WRITE_TOOLS } from '../actors/tools.ts';
 import { emptyPlan } from '../faults/plan.ts';
+import { VirtualClock } from '../clock.ts';
 import { History, type OperationFields } from '../history.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
@@ -66,19 +67,19 @@ export class FakeWorld {
   readonly arrivals: Arrival[] = [];
   readonly enqueued: WorldResult['enqueued'] = [];
   readonly rejections: WorldResult['final']['rejections'] = [];
-  private timelineMs = FAKE_EPOCH_MS;
-  private skewMs = 0;
+  /** The one virtual clock, moved by hand: `advance` moves its timeline, `jumpClock` its wall reading. */
+  readonly clock = new VirtualClock(FAKE_EPOCH_MS);
   private checkpointSeqs = new Map<number, number>();
 
   constructor(private readonly queue: Partial<QueueConfig> = {}) {
     this.config = resolveConfig(queue);
-    this.history = new History({ now: () => this.timelineMs });
+    this.history = new History({ now: () => this.clock.monotonicNow() });
     this.provider = new ExternalProvider(this.history);
   }
 
   /** The wall clock the queue reads: the timeline plus clock jumps. */
   get now(): number {
-    return this.timelineMs + this.skewMs;
+    return this.clock.now();
   }
 
   get cursor(): number {
@@ -86,13 +87,13 @@ export class FakeWorld {
   }
 
   advance(ms: number): this {
-    this.timelineMs += ms;
+    this.clock.advanceBy(ms);
     return this;
   }
 
   jumpClock(deltaMs: number): this {
     this.history.note('clock-jump', 'faults', { deltaMs });
-    this.skewMs += deltaMs;
+    this.clock.jump(deltaMs);
     return this;
   }
 
@@ -142,7 +143,7 @@ export class FakeWorld {
     const label = `${tenant}/${topic}/v${version}`;
     const request = { tenant, topic, version, priority: spec.priority ?? 10, tier: spec.tier ?? 'standard', input: { script: spec.script ?? fakeScript(label) } } as Arrival['request'];
     if (spec.deadline !== undefined) request.deadline = spec.deadline;
-    const arrival: Arrival = { atMs: this.timelineMs - FAKE_EPOCH_MS, request };
+    const arrival: Arrival = { atMs: this.clock.monotonicNow() - FAKE_EPOCH_MS, request };
     this.arrivals.push(arrival);
     let taskId: number | undefined;
     this.call('client', 'enqueue', { data: { tenant, topic, version } }, () => {
@@ -314,7 +315,7 @@ export class FakeWorld {
   effect(workerId: string, taskId: number, tool: string, args: unknown): this {
     const task = this.task(taskId);
     const key = requestKey(taskId, tool, args);
-    this.provider.execute({ requestKey: key, action: tool, tenant: task.tenant, taskId, generation: task.generation, actor: workerId, atMs: this.timelineMs }, args);
+    this.provider.execute({ requestKey: key, action: tool, tenant: task.tenant, taskId, generation: task.generation, actor: workerId, atMs: this.clock.monotonicNow() }, args);
     return this.holderWrite(workerId, taskId, 'recordEffect', { requestKey: key }, (by) => {
       const repeated = this.effects.some((row) => row.requestKey === key);
       if (!repeated) this.effects.push({ requestKey: key, taskId, tenant: task.tenant, action: tool, generation: by.generation, at: this.now });
@@ -421,8 +422,8 @@ export class FakeWorld {
       drained: true,
       loopEvents: 0,
       startMs: FAKE_EPOCH_MS,
-      safetyEndMs: this.timelineMs,
-      endMs: this.timelineMs,
+      safetyEndMs: this.clock.monotonicNow(),
+      endMs: this.clock.monotonicNow(),
       ...overrides,
     };
   }
