@@ -116,15 +116,22 @@ export class RealRun {
     return result.ok ? result.taskId : undefined;
   }
 
-  /** A claim by `workerId`; the queue picks the task. Throws when it grants none, or not `expected`. */
-  async claim(workerId: string, expected?: number): Promise<ClaimedTask> {
+  /** A claim by `workerId` that may be refused (recorded either way); a granted one is held as by `claim`. */
+  async tryClaim(workerId: string): Promise<ClaimedTask | undefined> {
     const result = await this.as(workerId).claim(workerId);
-    if (!result.ok) throw new Error(`claim by ${workerId} was refused: ${result.reason}`);
-    if (expected !== undefined && result.task.id !== expected) throw new Error(`claim by ${workerId} got task ${result.task.id}, not ${expected}`);
+    if (!result.ok) return undefined;
     // R2: a new holder resumes from the newest checkpoint, whichever generation wrote it.
     const usage = (await this.queue.lastCheckpoint(result.task.id))?.usage ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
     this.held.set(heldKey(workerId, result.task.id), { task: result.task, usage: { ...usage } });
     return result.task;
+  }
+
+  /** A claim by `workerId`; the queue picks the task. Throws when it grants none, or not `expected`. */
+  async claim(workerId: string, expected?: number): Promise<ClaimedTask> {
+    const task = await this.tryClaim(workerId);
+    if (task === undefined) throw new Error(`claim by ${workerId} was refused`);
+    if (expected !== undefined && task.id !== expected) throw new Error(`claim by ${workerId} got task ${task.id}, not ${expected}`);
+    return task;
   }
 
   private holding(workerId: string, taskId: number): Held {
