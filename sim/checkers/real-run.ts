@@ -118,12 +118,25 @@ export class RealRun {
 
   /** A claim by `workerId` that may be refused (recorded either way); a granted one is held as by `claim`. */
   async tryClaim(workerId: string): Promise<ClaimedTask | undefined> {
-    const result = await this.as(workerId).claim(workerId);
+    const queue = this.as(workerId);
+    const result = await queue.claim(workerId);
     if (!result.ok) return undefined;
-    // R2: a new holder resumes from the newest checkpoint, whichever generation wrote it.
-    const usage = (await this.queue.lastCheckpoint(result.task.id))?.usage ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
-    this.held.set(heldKey(workerId, result.task.id), { task: result.task, usage: { ...usage } });
-    return result.task;
+    const { task } = result;
+    // R2, as the worker's resumeState does: a takeover resumes from the newest checkpoint, whichever
+    // generation wrote it, and announces itself with a task_resumed event.
+    const checkpoint = task.generation === 1 ? undefined : await queue.lastCheckpoint(task.id);
+    if (checkpoint !== undefined) {
+      await queue.appendEvent(task.id, workerId, task.generation, 'task_resumed', {
+        checkpointKind: checkpoint.kind,
+        checkpointSeq: checkpoint.seq,
+        checkpointEventSeq: checkpoint.eventSeq,
+        step: checkpoint.step,
+        fromGeneration: checkpoint.generation,
+      });
+    }
+    const usage = checkpoint?.usage ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+    this.held.set(heldKey(workerId, task.id), { task, usage: { ...usage } });
+    return task;
   }
 
   /** A claim by `workerId`; the queue picks the task. Throws when it grants none, or not `expected`. */
