@@ -214,16 +214,30 @@ export class RealRun {
     return reconciled;
   }
 
-  /** The supervisor confirms the stop of the task's holder, which the test says is `holderState`. */
-  async confirmStopped(taskId: number, holderState: 'dead' | 'paused' | 'alive' = 'dead') {
+  /** The client cancels a task (Q13), recorded as `World.cancel` records it. */
+  async cancel(taskId: number) {
+    const invoke = this.history.invoke('client', 'cancel', { taskId });
+    const result = await this.queue.cancel(taskId);
+    const ev = await this.queue.eventCursor();
+    if (result.ok) this.history.ok(invoke, { data: { outcome: result.state, ev } });
+    else this.history.fail(invoke, result.error, { data: { ev } });
+    return result;
+  }
+
+  /**
+   * The supervisor confirms the stop of the task's holder, which the test says is `holderState`, for
+   * the task's current generation unless `generation` names another.
+   */
+  async confirmStopped(taskId: number, holderState: 'dead' | 'paused' | 'alive' = 'dead', generation?: number) {
     const task = await this.queue.get(taskId);
     if (task === undefined) throw new Error(`no task ${taskId}`);
+    const confirmed = generation ?? task.generation;
     const confirm = this.history.invoke('supervisor', 'confirmStopped', {
       taskId,
-      generation: task.generation,
+      generation: confirmed,
       data: { holder: task.workerId ?? null, holderState, reported: false },
     });
-    const result = await this.queue.confirmStopped(taskId, task.generation, 'supervisor');
+    const result = await this.queue.confirmStopped(taskId, confirmed, 'supervisor');
     const ev = await this.queue.eventCursor();
     if (result.ok) this.history.ok(confirm, { data: { outcome: result.next, ev } });
     else this.history.fail(confirm, result.error, { data: { ev } });
