@@ -175,15 +175,32 @@ export class RealRun {
     return await this.as(workerId).appendEvent(taskId, workerId, task.generation, 'tool_result', { toolCallId: `t${taskId}-s${step}-${tool}`, tool, step, readOnly });
   }
 
-  /** A write tool call as the worker makes it (R3): ledger read, fenced heartbeat, the provider acts, the record. */
+  /** A write tool call as the worker makes it (R3): ledger read, fenced heartbeat, then `sendEffect`. */
   async effect(workerId: string, taskId: number, tool: string, args: unknown) {
     const { task } = this.holding(workerId, taskId);
     const queue = this.as(workerId);
-    const key = requestKey(taskId, tool, args);
-    if ((await queue.effectResult(key)) !== undefined) return undefined;
+    if ((await queue.effectResult(requestKey(taskId, tool, args))) !== undefined) return undefined;
     await queue.heartbeat(taskId, workerId, task.generation);
-    const result = this.provider.execute({ requestKey: key, action: tool, tenant: task.tenant, taskId, generation: task.generation, actor: workerId, atMs: this.clock.monotonicNow() }, args);
-    return await queue.recordEffect(taskId, workerId, task.generation, { requestKey: key, action: tool, result });
+    return await this.sendEffect(workerId, taskId, tool, args);
+  }
+
+  /**
+   * The write itself, as the simulated tool sends it (sim/actors/tools.ts) and the worker records it:
+   * the provider acts (or answers a repeat of the key), then the fenced ledger record. Called alone it
+   * is a worker that skipped the ledger read.
+   */
+  async sendEffect(workerId: string, taskId: number, tool: string, args: unknown) {
+    const { task } = this.holding(workerId, taskId);
+    const key = requestKey(taskId, tool, args);
+    const sentIndex = this.provider.noteSent({ requestKey: key, taskId, generation: task.generation, actor: workerId });
+    const operation = { requestKey: key, action: tool, tenant: task.tenant, taskId, generation: task.generation, actor: workerId, atMs: this.clock.monotonicNow(), sentIndex };
+    const result = this.provider.execute(operation, args);
+    return await this.as(workerId).recordEffect(taskId, workerId, task.generation, { requestKey: key, action: tool, result });
+  }
+
+  /** The script the task carries (what its scripted model decides). */
+  scriptOf(task: ClaimedTask): TaskScript {
+    return scriptOf(task);
   }
 
   async complete(workerId: string, taskId: number) {
