@@ -28,4 +28,18 @@ describe('VirtualClock', () => {
     expect(() => clock.jump(0.5)).toThrow(RangeError);
     expect(() => new VirtualClock(Number.NaN)).toThrow(RangeError);
   });
+
+  it('moves by hand with advanceBy, forwards only and in whole milliseconds', () => {
+    const clock = new VirtualClock(1_000);
+    clock.jump(-100);
+    clock.advanceBy(250);
+    expect(clock.monotonicNow()).toBe(1_250);
+    expect(clock.now()).toBe(1_150);
+    expect(clock.elapsedMs).toBe(250);
+    clock.advanceBy(0);
+    expect(clock.monotonicNow()).toBe(1_250);
+    expect(() => clock.advanceBy(-1)).toThrow(RangeError);
+    expect(() => clock.advanceBy(0.5)).toThrow(RangeError);
+    expect(clock.monotonicNow()).toBe(1_250);
+  });
 });

@@ -4,7 +4,9 @@ import type { Clock } from '../src/ports.ts';
 export const epochMsDefault = 1_700_000_000_000;
 
 /**
- * The simulator's twin of `SystemClock` (S1). It keeps two readings apart, as a real machine does:
+ * The simulator's twin of `SystemClock` (S1), and the one virtual clock of the project: the event loop
+ * moves it in a simulation, and tests, the demo and the bench move it by hand (`advanceBy`). It keeps
+ * two readings apart, as a real machine does:
  *
  * - the monotonic timeline, which only the event loop moves forward (`advanceTo`), and on which every
  *   timer and `sleep` is scheduled, so a wall-clock jump never makes a timer fire early or late;
@@ -37,9 +39,15 @@ export class VirtualClock implements Clock {
     return this.skewMsCurrent;
   }
 
+  /** Timeline milliseconds since the epoch: how long the run (or the hand-driven script) has gone on. */
+  get elapsedMs(): number {
+    return this.timelineMs - this.epochMs;
+  }
+
   /**
-   * Moves the timeline to `timelineMs`. Only the event loop calls this, when it takes the next event:
-   * anything else moving time would let two runs of one seed disagree about when things happened.
+   * Moves the timeline to `timelineMs`. In a simulation only the event loop calls this, when it takes the
+   * next event: anything else moving time would let two runs of one seed disagree about when things
+   * happened. Code with no event loop (unit tests, the demo, the bench) drives it by hand instead.
    */
   advanceTo(timelineMs: number): void {
     assertInteger(timelineMs, 'timelineMs');
@@ -47,6 +55,13 @@ export class VirtualClock implements Clock {
       throw new RangeError(`the timeline only moves forward: ${timelineMs} < ${this.timelineMs}`);
     }
     this.timelineMs = timelineMs;
+  }
+
+  /** The hand-driven form of `advanceTo`: the timeline (and so the wall reading) moves on by `deltaMs`. */
+  advanceBy(deltaMs: number): void {
+    assertInteger(deltaMs, 'deltaMs');
+    if (deltaMs < 0) throw new RangeError(`the timeline only moves forward: advanceBy(${deltaMs}); a wall clock going back is a jump`);
+    this.timelineMs += deltaMs;
   }
 
   /** The clock-jump fault: the wall reading moves by `deltaMs` (may be negative), timers do not. */

@@ -1,13 +1,14 @@
 import type { Waiter } from '../src/ports.ts';
 import { VirtualClock } from './clock.ts';
+import { VirtualWaiter } from './waiter.ts';
 
 /**
  * The discrete-event loop (S1): the only thing that moves simulated time. Events run in order of
  * (time, scheduling sequence), so two events at one instant run in the order they were scheduled and a
  * run never depends on how a heap breaks ties. Idle time is skipped: the clock jumps to the next event.
  *
- * Simulated actors are plain async functions. They wait through `sleep` (this class is their `Waiter`);
- * everything else they await must be promise-driven. After every event the loop drains all pending
+ * Simulated actors are plain async functions. They wait through `waiter` (the Waiter port's twin in
+ * `sim/waiter.ts`; `sleep` here is the same wait); everything else they await must be promise-driven. After every event the loop drains all pending
  * promise continuations before it takes the next event, so an actor woken at time t runs to its next
  * wait while the clock still reads t. See `drainContinuations` for how and why that is deterministic.
  */
@@ -96,6 +97,8 @@ function earlier(a: ScheduledEvent, b: ScheduledEvent): boolean {
 
 export class EventLoop implements Waiter {
   readonly clock: VirtualClock;
+  /** The Waiter port's twin on this loop's timeline: what simulated actors are given to wait with. */
+  readonly waiter: VirtualWaiter = new VirtualWaiter(this);
   private readonly maxEventsDefault: number;
   private readonly maxPending: number;
   /** A binary min-heap by (atMs, sequence); cancelled events stay until popped or compacted. */
@@ -139,17 +142,9 @@ export class EventLoop implements Waiter {
     return this.schedule(this.now() + delayMs, callback);
   }
 
-  /**
-   * Waiter: resolves when the timeline reaches now + ms. Like the production adapter, a negative wait is a
-   * zero wait, and `sleep(0)` still lets every actor already due at this instant go first. Fractions round
-   * up so that a wait never ends early.
-   */
+  /** Waiter: the same as `waiter.sleep` (see `sim/waiter.ts` for its rules). */
   sleep(ms: number): Promise<void> {
-    if (Number.isNaN(ms)) throw new RangeError('sleep(NaN)');
-    const delayMs = Math.max(0, Math.ceil(ms));
-    return new Promise((resolve) => {
-      this.after(delayMs, resolve);
-    });
+    return this.waiter.sleep(ms);
   }
 
   /** Asks the current `run` to return after the event in progress. */

@@ -163,7 +163,7 @@ export class World {
       ...scenario.workers,
       makeModel: (incarnation) => {
         this.incarnations.set(incarnation.id, incarnation);
-        const model = new ScriptedModel(loop, latency, scenario.model.latencyMs);
+        const model = new ScriptedModel(loop.waiter, latency, scenario.model.latencyMs);
         return {
           decide: (request) => {
             // R6: a poison task takes its worker down every time it is run, in every phase.
@@ -177,7 +177,7 @@ export class World {
       },
       makeTools: (incarnation) =>
         simulatedTools({
-          waiter: loop,
+          waiter: loop.waiter,
           random: toolRandom,
           latencyMs: scenario.tools.latencyMs,
           ...(scenario.tools.errorClasses === undefined ? {} : { errorClasses: scenario.tools.errorClasses }),

@@ -1,8 +1,8 @@
 /** Leasehold's public entry: the work queue, its ports and adapters, and its types. */
 export type { Clock, Random, Waiter } from './ports.ts';
-export { SystemClock } from './adapters/system-clock.ts';
-export { CryptoRandom } from './adapters/crypto-random.ts';
-export { TimerWaiter } from './adapters/timer-waiter.ts';
+export { SystemClock } from './adapters/clock.ts';
+export { CryptoRandom } from './adapters/random.ts';
+export { TimerWaiter } from './adapters/waiter.ts';
 export { openWorkQueue, type OpenWorkQueueOptions } from './queue/work-queue.ts';
 export { DEFAULT_CONFIG, resolveConfig } from './queue/config.ts';
 export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError } from './queue/errors.ts';

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../sim/clock.ts';
 import { EventLoop } from '../sim/event-loop.ts';
 import { SeededRandom } from '../sim/random.ts';
-import { CryptoRandom } from './adapters/crypto-random.ts';
-import { SystemClock } from './adapters/system-clock.ts';
-import { TimerWaiter } from './adapters/timer-waiter.ts';
-import type { Clock, Random } from './ports.ts';
+import type { VirtualWaiter } from '../sim/waiter.ts';
+import { CryptoRandom } from './adapters/random.ts';
+import { SystemClock } from './adapters/clock.ts';
+import { TimerWaiter } from './adapters/waiter.ts';
+import type { Clock, Random, Waiter } from './ports.ts';
 
 /**
  * One contract per port, run against every implementation (Hono's shared router suite): the core may
@@ -53,7 +55,11 @@ export function runClockContract(name: string, make: () => ClockFixture): void {
   });
 }
 
-export function runRandomContract(name: string, make: () => Random): void {
+/**
+ * `reproducible`: whether two instances made alike give one stream. The seeded twin must (a seed replays
+ * a run, S2); the production source must not (two processes drawing the same jitter would retry in step).
+ */
+export function runRandomContract(name: string, make: () => Random, reproducible: boolean): void {
   describe(`Random contract: ${name}`, () => {
     const sampleCount = 10_000;
     const sample = (): number[] => {
@@ -80,6 +86,84 @@ export function runRandomContract(name: string, make: () => Random): void {
       for (const value of values) buckets[Math.floor(value * 10)]! += 1;
       for (const count of buckets) expect(Math.abs(count - sampleCount / 10)).toBeLessThan(200);
     });
+
+    it(reproducible ? 'replays one stream from instances made alike' : 'gives instances made alike different streams', () => {
+      const first = make();
+      const second = make();
+      const draws = (random: Random) => Array.from({ length: 100 }, () => random.next());
+      if (reproducible) expect(draws(second)).toEqual(draws(first));
+      else expect(draws(second)).not.toEqual(draws(first));
+    });
+  });
+}
+
+/**
+ * A waiter, the clock its waits are measured on, and how to let its time pass while `body` runs: the
+ * body itself for real timers; the event loop's run for ours. `slackMs` is how early a wake may read on
+ * the clock: timers and the millisecond wall clock round differently, the virtual timeline does not.
+ */
+interface WaiterFixture {
+  waiter: Waiter;
+  clock: Clock;
+  slackMs: number;
+  drive<T>(body: () => Promise<T>): Promise<T>;
+}
+
+export function runWaiterContract(name: string, make: () => WaiterFixture): void {
+  describe(`Waiter contract: ${name}`, () => {
+    it('resolves sleep(ms) no earlier than ms after it was called, on its clock', async () => {
+      const { waiter, clock, slackMs, drive } = make();
+      for (const ms of [1, 7, 25]) {
+        const elapsedMs = await drive(async () => {
+          const before = clock.now();
+          await waiter.sleep(ms);
+          return clock.now() - before;
+        });
+        expect(elapsedMs, `sleep(${ms})`).toBeGreaterThanOrEqual(ms - slackMs);
+      }
+    });
+
+    it('yields on sleep(0): work that is runnable now finishes before the sleeper wakes', async () => {
+      const { waiter, drive } = make();
+      const order = await drive(async () => {
+        const order: string[] = [];
+        const sleeper = (async () => {
+          await waiter.sleep(0);
+          order.push('sleeper');
+        })();
+        const busy = (async () => {
+          for (let step = 0; step < 50; step++) await Promise.resolve();
+          order.push('busy');
+        })();
+        await Promise.all([sleeper, busy]);
+        return order;
+      });
+      expect(order).toEqual(['busy', 'sleeper']);
+    });
+
+    it('treats a negative wait as a zero wait', async () => {
+      const { waiter, clock, drive } = make();
+      const elapsedMs = await drive(async () => {
+        const before = clock.now();
+        await waiter.sleep(-1_000);
+        return clock.now() - before;
+      });
+      expect(elapsedMs).toBeGreaterThanOrEqual(0);
+      expect(elapsedMs).toBeLessThan(1_000);
+    });
+
+    it('wakes sleepers in order of deadline, and sleepers with one deadline in the order they slept', async () => {
+      const { waiter, drive } = make();
+      const order = await drive(async () => {
+        const order: string[] = [];
+        const sleeps = (
+          [['a', 30], ['b', 10], ['c', 20], ['d', 10], ['e', 0], ['f', 0]] as const
+        ).map(([label, ms]) => waiter.sleep(ms).then(() => order.push(label)));
+        await Promise.all(sleeps);
+        return order;
+      });
+      expect(order).toEqual(['e', 'f', 'b', 'd', 'c', 'a']);
+    });
   });
 }
 
@@ -98,6 +182,38 @@ runClockContract('VirtualClock', () => {
   };
 });
 
-runRandomContract('CryptoRandom', () => new CryptoRandom());
-runRandomContract('SeededRandom', () => new SeededRandom('contract'));
-runRandomContract('SeededRandom fork', () => new SeededRandom(0).fork('ids'));
+runClockContract('VirtualClock moved by hand', () => {
+  const clock = new VirtualClock();
+  return {
+    clock,
+    elapse: async (ms) => {
+      clock.advanceBy(ms);
+    },
+  };
+});
+
+runRandomContract('CryptoRandom', () => new CryptoRandom(), false);
+runRandomContract('SeededRandom', () => new SeededRandom('contract'), true);
+runRandomContract('SeededRandom fork', () => new SeededRandom(0).fork('ids'), true);
+
+runWaiterContract('TimerWaiter', () => ({
+  waiter: new TimerWaiter(),
+  clock: new SystemClock(),
+  slackMs: 1,
+  drive: (body) => body(),
+}));
+
+runWaiterContract('VirtualWaiter', () => {
+  const loop = new EventLoop();
+  const waiter: VirtualWaiter = loop.waiter;
+  return {
+    waiter,
+    clock: loop.clock,
+    slackMs: 0,
+    drive: async (body) => {
+      const result = body();
+      await loop.run();
+      return result;
+    },
+  };
+});

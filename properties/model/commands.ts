@@ -300,7 +300,7 @@ export class AdvanceClock extends QueueStep {
       label: `advance(${this.ms} ms) to @${model.now - T0 + this.ms}`,
       model: () => model.advance(this.ms),
       real: () => {
-        real.clock.t += this.ms;
+        real.clock.advanceBy(this.ms);
       },
     };
   }

@@ -4,6 +4,7 @@
  * all reached within a few dozen calls. The real queue and the reference model are built from it together.
  */
 import { openWorkQueue, type QueueConfig, type WorkQueue } from '../../src/index.ts';
+import { VirtualClock } from '../../sim/clock.ts';
 import { ReferenceQueue, type ReferenceConfig } from './reference-queue.ts';
 
 export const T0 = 1_700_000_000_000;
@@ -47,13 +48,6 @@ export const CONFIG = {
   maxRetryAgeMs: 15_000,
 } satisfies Partial<QueueConfig> & ReferenceConfig;
 
-/** A clock the test moves by hand. */
-export class HandClock {
-  t = T0;
-  now(): number {
-    return this.t;
-  }
-}
 
 /** A Random whose next value each command sets, so the model knows the jitter without counting draws. */
 export class HandRandom {
@@ -65,7 +59,8 @@ export class HandRandom {
 
 export interface RealQueue {
   queue: WorkQueue;
-  clock: HandClock;
+  /** The one virtual clock (sim/clock.ts), moved by hand: no event loop runs here. */
+  clock: VirtualClock;
   random: HandRandom;
   /** The calls made so far in this run, with the model's answers, for a readable failure message. */
   trace: string[];
@@ -75,7 +70,7 @@ export interface RealQueue {
 export type QueueWrapper = (queue: WorkQueue) => WorkQueue;
 
 export function openPair(wrap: QueueWrapper = (queue) => queue): { model: ReferenceQueue; real: RealQueue } {
-  const clock = new HandClock();
+  const clock = new VirtualClock(T0);
   const random = new HandRandom();
   const queue = wrap(openWorkQueue({ db: ':memory:', clock, random, config: CONFIG }));
   return { model: new ReferenceQueue(CONFIG, T0), real: { queue, clock, random, trace: [] } };

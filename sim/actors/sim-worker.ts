@@ -64,7 +64,7 @@ export class SimWorker {
       workerId: incarnation.id,
       model: gatedModel,
       tools,
-      waiter: incarnation.waiter(environment.loop),
+      waiter: incarnation.waiter(environment.loop.waiter),
       clock: environment.loop.clock,
       slots: environment.slots,
       idleWaitMs: environment.idleWaitMs,

@@ -27,25 +27,11 @@
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openWorkQueue, type WorkQueue } from '../../src/index.ts';
-import type { Clock } from '../../src/ports.ts';
+import { VirtualClock } from '../clock.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { elapsedNs, fmtRate, fmtUs, median, nowNs, openWalDatabase, prng, quantile, readSettings, sig } from './timing.ts';
 
 export const LATENCY_TARGET = { op: '<=', value: 1.5 } as const;
-
-/** A clock that moves only when told to (wall time does not matter here, ordering by age does). */
-export class ManualClock implements Clock {
-  constructor(private t: number) {}
-  now(): number {
-    return this.t;
-  }
-  set(t: number): void {
-    this.t = t;
-  }
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
 
 const EPOCH = 1_700_000_000_000;
 const SPAN_MS = 45 * 60_000;
@@ -70,7 +56,8 @@ interface Shape {
   smallEvery: number;
   queue: WorkQueue;
   db: Database.Database;
-  clock: ManualClock;
+  /** Moved by hand (wall time does not matter here, ordering by age does). */
+  clock: VirtualClock;
   /** Base priorities of small tenants' tasks: the same stream in every queue. */
   smallRng: () => number;
   bigRng: () => number;
@@ -94,7 +81,7 @@ function enqueueOne(s: Shape, tenant: string, priority = Math.floor((tenant === 
 
 function build(ctx: BenchContext, label: string, ready: number, smallEvery: number): Shape {
   const db = openWalDatabase(join(ctx.tmpDir, `latency-${label.replace('%', 'pc')}.sqlite`));
-  const clock = new ManualClock(EPOCH);
+  const clock = new VirtualClock(EPOCH);
   const queue = openWorkQueue({ db, clock, config: { ...LATENCY_CONFIG } });
   const s: Shape = {
     label,
@@ -119,7 +106,7 @@ function build(ctx: BenchContext, label: string, ready: number, smallEvery: numb
   const start = nowNs();
   const every = Math.max(1, Math.floor(ready / 10));
   for (let i = 0; i < ready; i++) {
-    clock.set(EPOCH + 1 + Math.floor((i * SPAN_MS) / ready));
+    clock.advanceTo(EPOCH + 1 + Math.floor((i * SPAN_MS) / ready));
     const small = i % smallEvery === Math.floor(smallEvery / 2);
     enqueueOne(s, small ? SMALL[Math.floor(i / smallEvery) % SMALL.length]! : BIG);
     if ((i + 1) % every === 0 && ready >= 10_000) {
@@ -128,7 +115,7 @@ function build(ctx: BenchContext, label: string, ready: number, smallEvery: numb
     }
   }
   s.fillSeconds = elapsedNs(start) / 1e9;
-  clock.set(EPOCH + SPAN_MS + 1);
+  clock.advanceTo(EPOCH + SPAN_MS + 1);
   return s;
 }
 
@@ -136,7 +123,7 @@ function build(ctx: BenchContext, label: string, ready: number, smallEvery: numb
 function measureClaims(s: Shape, n: number, record: boolean): number[] {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
-    s.clock.advance(STEP_MS);
+    s.clock.advanceBy(STEP_MS);
     const t0 = nowNs();
     const c = s.queue.claim(WORKER);
     const ns = elapsedNs(t0);

@@ -1,42 +1,46 @@
 import { describe, it } from 'vitest';
 import { expectClean, expectViolation } from './expect-checker.ts';
-import { fakeWorld } from './fake-world.ts';
 import { i1NoDoubleClaim } from './i1-no-double-claim.ts';
+import { realRun } from './real-run.ts';
+
+/** The real queue's takeover: w0#1's lease expires, its stop is confirmed, w1#1 claims and finishes. */
+async function takeover() {
+  const run = realRun();
+  const task = (await run.enqueue())!;
+  await run.claim('w0#1', task);
+  run.advance(31_000);
+  await run.expireLeases();
+  run.note('kill', 'w0#1');
+  await run.confirmStopped(task);
+  await run.claim('w1#1', task);
+  await run.runToDone('w1#1', task);
+  return { world: await run.build(), task };
+}
 
 describe('I1 no double claim', () => {
-  it('passes a takeover: the second claim comes after the first holder was confirmed stopped', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    fw.claim('w0#1', task);
-    fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
-    fw.claim('w1#1', task);
-    fw.runToDone('w1#1', task);
-    expectClean(i1NoDoubleClaim, fw.build());
+  it('passes a takeover: the second claim comes after the first holder was confirmed stopped', async () => {
+    expectClean(i1NoDoubleClaim, (await takeover()).world);
   });
 
-  it('fails when a task is claimed again while its first holder is still running', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    fw.claim('w0#1', task);
-    fw.claim('w1#1', task);
-    expectViolation(i1NoDoubleClaim, fw.build(), /task 1: claimed by w1#1 at generation 2 while running \(held by w0#1@g1\)/);
+  it('fails when a task is claimed again while its first holder is still running', async () => {
+    const { world } = await takeover();
+    // The bad edit: the expiry and the confirmation never happened, so w1#1 claimed a running task.
+    world.events = world.events.filter((event) => event.type !== 'lease_expired' && event.type !== 'stop_confirmed');
+    expectViolation(i1NoDoubleClaim, world, /task 1: claimed by w1#1 at generation 2 while running \(held by w0#1@g1\)/);
   });
 
-  it('fails when a generation is skipped', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    fw.claim('w0#1', task);
-    const world = fw.build();
-    world.events[1]!.data.generation = 2;
-    world.events[1]!.generation = 2;
-    expectViolation(i1NoDoubleClaim, world, /granted generation 2, expected 1/);
+  it('fails when a generation is skipped', async () => {
+    const { world } = await takeover();
+    const second = world.events.filter((event) => event.type === 'claimed')[1]!;
+    second.data.generation = 3;
+    second.generation = 3;
+    expectViolation(i1NoDoubleClaim, world, /granted generation 3, expected 2/);
   });
 
-  it('fails when the history hands one generation to two workers', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    fw.claim('w0#1', task);
-    fw.call('w1#1', 'claim', {}, () => ({ ok: true, fields: { taskId: task, generation: 1 } }));
-    expectViolation(i1NoDoubleClaim, fw.build(), /generation 1 was handed to w1#1 by a second claim/);
+  it('fails when the history hands one generation to two workers', async () => {
+    const { world, task } = await takeover();
+    const invoke = world.history.invoke('w2#1', 'claim', {});
+    world.history.ok(invoke, { taskId: task, generation: 1, data: { ev: world.events.length } });
+    expectViolation(i1NoDoubleClaim, world, /generation 1 was handed to w2#1 by a second claim/);
   });
 });

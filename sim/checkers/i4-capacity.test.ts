@@ -1,49 +1,56 @@
 import { describe, it } from 'vitest';
+import type { QueueConfig } from '../../src/queue/types.ts';
+import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './expect-checker.ts';
-import { fakeWorld } from './fake-world.ts';
 import { i4Capacity } from './i4-capacity.ts';
+import { realRun } from './real-run.ts';
+
+/** `count` enqueues of new topics into the real queue under `config`. */
+async function enqueued(config: Partial<QueueConfig>, count: number): Promise<WorldResult> {
+  const run = realRun(config);
+  for (let index = 0; index < count; index++) await run.enqueue();
+  return await run.build();
+}
+
+/** The same books judged against another configuration (a new object: analyses are memoised). */
+function judgedUnder(world: WorldResult, queue: Partial<QueueConfig>): WorldResult {
+  return { ...world, scenario: { ...world.scenario, queue } };
+}
 
 describe('I4 capacity and recorded rejections', () => {
-  it('passes a full queue that refuses a new topic and records it, and accepts a replacement', () => {
-    const fw = fakeWorld({ capacity: 2, globalLimit: 2 });
-    fw.enqueue({ topic: 'topic-1' });
-    fw.enqueue({ topic: 'topic-2' });
-    fw.enqueue({ topic: 'topic-3' });
-    fw.enqueue({ topic: 'topic-2', version: 2 });
-    const world = fw.build();
+  it('passes a full queue that refuses a new topic and records it, and accepts a replacement', async () => {
+    const run = realRun({ capacity: 2, globalLimit: 2 });
+    await run.enqueue({ topic: 'topic-1' });
+    await run.enqueue({ topic: 'topic-2' });
+    await run.enqueue({ topic: 'topic-3' });
+    await run.enqueue({ topic: 'topic-2', version: 2 });
+    const world = await run.build();
     expectClean(i4Capacity, world);
+    // The run really was full and really replaced: one refusal, one replacement.
+    expectViolation(i4Capacity, { ...world, final: { ...world.final, rejections: [] } }, /topic-3 .*refused 1 time\(s\) but rejections record 0/);
   });
 
-  it('fails when more tasks are live than the capacity', () => {
-    const fw = fakeWorld({ capacity: 3, globalLimit: 2 });
-    fw.enqueue();
-    fw.enqueue();
-    fw.enqueue();
-    const world = fw.build();
-    world.scenario = { ...world.scenario, queue: { capacity: 2, globalLimit: 2 } };
-    expectViolation(i4Capacity, world, /3 tasks are live, capacity 2/);
+  it('fails when more tasks are live than the capacity', async () => {
+    const world = await enqueued({ capacity: 3, globalLimit: 2 }, 3);
+    expectClean(i4Capacity, world);
+    expectViolation(i4Capacity, judgedUnder(world, { capacity: 2, globalLimit: 2 }), /3 tasks are live, capacity 2/);
   });
 
-  it('fails when a queue_full refusal is not in the rejections', () => {
-    const fw = fakeWorld({ capacity: 2, globalLimit: 2 });
-    fw.enqueue();
-    fw.enqueue();
-    fw.enqueue();
-    const world = fw.build();
-    world.final = { ...world.final, rejections: [] };
-    expectViolation(i4Capacity, world, /refused 1 time\(s\) but rejections record 0/);
+  it('fails when a queue_full refusal is not in the rejections', async () => {
+    const world = await enqueued({ capacity: 2, globalLimit: 2 }, 3);
+    expectClean(i4Capacity, world);
+    expectViolation(i4Capacity, { ...world, final: { ...world.final, rejections: [] } }, /refused 1 time\(s\) but rejections record 0/);
   });
 
-  it('fails when a new topic is refused queue_full while there was room', () => {
-    const fw = fakeWorld({ capacity: 5, globalLimit: 2 });
-    fw.enqueue();
-    const request = { tenant: 'acme', topic: 'topic-9', version: 1, priority: 1, input: null };
-    fw.arrivals.push({ atMs: 0, request });
-    fw.call('client', 'enqueue', {}, () => {
-      fw.rejections.push({ tenant: 'acme', topic: 'topic-9', version: 1, reason: 'queue_full', at: fw.now });
-      fw.enqueued.push({ arrival: { atMs: 0, request }, result: { ok: false, error: 'queue_full', message: 'full' } });
-      return { ok: false, reason: 'queue_full' };
-    });
-    expectViolation(i4Capacity, fw.build(), /refused queue_full with 1 live tasks, capacity 5/);
+  it('fails when a rejection is recorded that no client was given', async () => {
+    const world = await enqueued({ capacity: 2, globalLimit: 2 }, 2);
+    const phantom = { tenant: 'acme', topic: 'topic-9', version: 1, reason: 'queue_full', at: world.final.at } as WorldResult['final']['rejections'][number];
+    expectViolation(i4Capacity, { ...world, final: { ...world.final, rejections: [phantom] } }, /rejections record acme \/ topic-9 \/ 1 \/ queue_full 1 time\(s\) but the client was refused 0/);
+  });
+
+  it('fails when a new topic is refused queue_full while there was room', async () => {
+    const world = await enqueued({ capacity: 1, globalLimit: 1 }, 2);
+    expectClean(i4Capacity, world);
+    expectViolation(i4Capacity, judgedUnder(world, { capacity: 5, globalLimit: 1 }), /refused queue_full with 1 live tasks, capacity 5/);
   });
 });

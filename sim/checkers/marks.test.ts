@@ -1,26 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { fakeWorld } from './fake-world.ts';
 import { ALL_MARKS, coverageMarks, REQUIRED_MARKS } from './marks.ts';
+import { realRun } from './real-run.ts';
 
 describe('S8 coverage marks', () => {
-  it('reports every mark, zero when not reached, and requires only marks it knows', () => {
-    const marks = coverageMarks(fakeWorld().build());
+  it('reports every mark, zero when not reached, and requires only marks it knows', async () => {
+    const marks = coverageMarks(await realRun().build());
     expect(Object.keys(marks).sort()).toEqual([...ALL_MARKS].sort());
     expect(Object.values(marks).every((count) => count === 0)).toBe(true);
     for (const mark of REQUIRED_MARKS) expect(ALL_MARKS).toContain(mark);
   });
 
-  it('counts a zombie: paused, taken over, refused on waking, resumed from its checkpoint A', () => {
-    const fw = fakeWorld();
-    const task = fw.enqueue()!;
-    fw.claim('w0#1', task);
-    fw.checkpoint('w0#1', task, 'A', 0, { inputTokens: 1_000, outputTokens: 200 });
-    fw.note('pause', 'w0#1').advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
-    fw.claim('w1#1', task);
-    fw.rawEvent(task, 'task_resumed', { checkpointKind: 'A', checkpointSeq: 1 }, { workerId: 'w1#1', generation: 2 });
-    fw.staleWrite('w0#1', task, 1, 'checkpoint');
-    fw.runToDone('w1#1', task);
-    const marks = coverageMarks(fw.build());
+  it('counts a zombie: paused, taken over, refused on waking, resumed from its checkpoint A', async () => {
+    const run = realRun();
+    const task = (await run.enqueue())!;
+    await run.claim('w0#1', task);
+    await run.checkpoint('w0#1', task, 'A', 0, { inputTokens: 1_000, outputTokens: 200 });
+    run.note('pause', 'w0#1').advance(31_000);
+    await run.expireLeases();
+    run.note('kill', 'w0#1');
+    await run.confirmStopped(task);
+    await run.claim('w1#1', task);
+    // The zombie wakes and writes with its old generation: the real queue refuses it.
+    expect(await run.checkpoint('w0#1', task, 'B', 1)).toMatchObject({ ok: false, error: 'stale_lease' });
+    await run.runToDone('w1#1', task);
+    const marks = coverageMarks(await run.build());
     expect(marks).toMatchObject({
       stale_lease_rejected: 1,
       zombie_write_rejected: 1,
@@ -35,15 +38,18 @@ describe('S8 coverage marks', () => {
     });
   });
 
-  it('counts a fresh takeover, a supersede and a queue_full refusal', () => {
-    const fw = fakeWorld({ capacity: 2, globalLimit: 2 });
-    const task = fw.enqueue({ topic: 'topic-1' })!;
-    fw.claim('w0#1', task);
-    fw.advance(31_000).expireLeases().note('kill', 'w0#1').confirmStopped(task);
-    fw.claim('w1#1', task);
-    fw.enqueue({ topic: 'topic-2' });
-    fw.enqueue({ topic: 'topic-3' });
-    fw.enqueue({ topic: 'topic-2', version: 2 });
-    expect(coverageMarks(fw.build())).toMatchObject({ takeover_fresh: 1, superseded: 1, queue_full: 1, hold_released: 1 });
+  it('counts a fresh takeover, a supersede and a queue_full refusal', async () => {
+    const run = realRun({ capacity: 2, globalLimit: 2 });
+    const task = (await run.enqueue({ topic: 'topic-1' }))!;
+    await run.claim('w0#1', task);
+    run.advance(31_000);
+    await run.expireLeases();
+    run.note('kill', 'w0#1');
+    await run.confirmStopped(task);
+    await run.claim('w1#1', task);
+    await run.enqueue({ topic: 'topic-2' });
+    await run.enqueue({ topic: 'topic-3' });
+    await run.enqueue({ topic: 'topic-2', version: 2 });
+    expect(coverageMarks(await run.build())).toMatchObject({ takeover_fresh: 1, superseded: 1, queue_full: 1, hold_released: 1 });
   });
 });

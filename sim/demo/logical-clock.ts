@@ -1,29 +1,14 @@
-import type { Clock } from '../../src/ports.ts';
+import { VirtualClock } from '../clock.ts';
 
 /**
- * A clock the demo moves by hand, as seed 000's logical-clock replay does. Nothing else moves it, so
- * every wait and score the demo prints follows from the script alone and is the same on every machine.
+ * The demo's clock is the one virtual clock, moved by hand (`advanceBy`) as seed 000's logical-clock
+ * replay does. Nothing else moves it, so every wait and score the demo prints follows from the script
+ * alone and is the same on every machine. Only the name of its start is the demo's own.
  */
-export class LogicalClock implements Clock {
-  private currentMs: number;
-
-  constructor(readonly startMs: number) {
-    if (!Number.isSafeInteger(startMs)) throw new RangeError(`startMs must be integer milliseconds, got ${startMs}`);
-    this.currentMs = startMs;
-  }
-
-  now(): number {
-    return this.currentMs;
-  }
-
-  /** Milliseconds since the demo started. */
-  get elapsedMs(): number {
-    return this.currentMs - this.startMs;
-  }
-
-  advanceBy(deltaMs: number): void {
-    if (!Number.isSafeInteger(deltaMs) || deltaMs < 0) throw new RangeError(`time only moves forward by whole ms, got ${deltaMs}`);
-    this.currentMs += deltaMs;
+export class LogicalClock extends VirtualClock {
+  /** When the demo started: the clock's epoch. */
+  get startMs(): number {
+    return this.epochMs;
   }
 }
 

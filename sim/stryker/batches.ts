@@ -34,7 +34,7 @@ import { isoTime, wallClockEpochMs } from '../check/wall-clock.ts';
  * batches.ts would re-measure its files under the new name).
  */
 export const GROUPS: readonly { name: string; files: readonly string[] }[] = [
-  { name: 'root', files: ['src/canonical-json.ts', 'src/index.ts', 'src/ports.ts', 'src/adapters/crypto-random.ts', 'src/adapters/system-clock.ts', 'src/adapters/timer-waiter.ts'] },
+  { name: 'root', files: ['src/canonical-json.ts', 'src/index.ts', 'src/ports.ts', 'src/adapters/random.ts', 'src/adapters/clock.ts', 'src/adapters/waiter.ts'] },
   { name: 'store', files: ['src/store/migrations.ts', 'src/store/statements.ts'] },
   { name: 'runs', files: ['src/runs/dead-letters.ts', 'src/runs/effects.ts', 'src/runs/reconciler.ts', 'src/runs/settlement.ts', 'src/runs/terminal.ts'] },
   { name: 'worker-run', files: ['src/worker/run.ts'] },

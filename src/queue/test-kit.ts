@@ -5,7 +5,8 @@
  */
 import { expect } from 'vitest';
 import type { Database } from 'better-sqlite3';
-import type { Clock, Random } from '../ports.ts';
+import { VirtualClock } from '../../sim/clock.ts';
+import type { Random } from '../ports.ts';
 import { ClosedError } from './errors.ts';
 import { canTransition } from './states.ts';
 import { openWorkQueue } from './work-queue.ts';
@@ -13,14 +14,29 @@ import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } f
 
 export const T0 = 1_700_000_000_000;
 
-/** A clock that moves only when the test says so. */
-export class ManualClock implements Clock {
-  constructor(public t: number = T0) {}
-  now(): number {
-    return this.t;
+/**
+ * The one virtual clock (sim/clock.ts), moved only when the test says so. Tests are not shipped, so
+ * they may use the simulator's clock; the queue under test still sees nothing but the Clock port.
+ * `t` and `advance` are the wall reading these suites were written against: a step back (a negative
+ * advance, or setting `t` lower) is a clock jump, since the timeline itself never goes back.
+ */
+export class ManualClock extends VirtualClock {
+  constructor(startMs: number = T0) {
+    super(startMs);
   }
+
+  get t(): number {
+    return this.now();
+  }
+
+  set t(wallMs: number) {
+    const deltaMs = wallMs - this.now();
+    if (deltaMs >= 0) this.advanceBy(deltaMs);
+    else this.jump(deltaMs);
+  }
+
   advance(ms: number): number {
-    this.t += ms;
+    this.t = this.now() + ms;
     return this.t;
   }
 }

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { CryptoRandom } from '../adapters/crypto-random.ts';
+import { CryptoRandom } from '../adapters/random.ts';
 import type { Clock, Random } from '../ports.ts';
 import { migrate } from '../store/migrations.ts';
 import { prepareStatements, tasksInState, type TaskRow } from '../store/statements.ts';
