@@ -47,11 +47,11 @@ function breakQueue(queue: WorkQueue, overrides: Partial<WorkQueue>): WorkQueue 
 /** Q8 broken: a refused complete() is retried as whoever holds the task now. */
 function completeIgnoringFence(queue: WorkQueue): WorkQueue {
   return breakQueue(queue, {
-    complete(taskId, workerId, generation, result) {
-      const answer = queue.complete(taskId, workerId, generation, result);
-      const view = queue.get(taskId);
+    async complete(taskId, workerId, generation, result) {
+      const answer = await queue.complete(taskId, workerId, generation, result);
+      const view = await queue.get(taskId);
       if (answer.ok || view?.state !== 'running' || view.workerId === undefined) return answer;
-      return queue.complete(taskId, view.workerId, view.generation, result);
+      return await queue.complete(taskId, view.workerId, view.generation, result);
     },
   });
 }
@@ -59,10 +59,10 @@ function completeIgnoringFence(queue: WorkQueue): WorkQueue {
 /** Q13 broken: cancelling a running task ends it at once instead of recording the request. */
 function cancelEndingRunningTasks(queue: WorkQueue): WorkQueue {
   return breakQueue(queue, {
-    cancel(taskId) {
-      const answer = queue.cancel(taskId);
-      const view = queue.get(taskId);
-      if (answer.ok && view?.state === 'running' && view.workerId !== undefined) queue.acknowledgeCancel(taskId, view.workerId, view.generation);
+    async cancel(taskId) {
+      const answer = await queue.cancel(taskId);
+      const view = await queue.get(taskId);
+      if (answer.ok && view?.state === 'running' && view.workerId !== undefined) await queue.acknowledgeCancel(taskId, view.workerId, view.generation);
       return answer;
     },
   });
@@ -72,9 +72,9 @@ describe('the model-based test can fail', () => {
   it.each([
     ['complete() ignores the generation fence', completeIgnoringFence],
     ['cancel() ends a running task at once', cancelEndingRunningTasks],
-  ])('catches a queue whose %s', (_name, wrap) => {
+  ])('catches a queue whose %s', async (_name, wrap) => {
     // No shrinking: that the property fails is the point here, not the smallest example.
-    const details = fc.check(queueModelProperty({ wrap }), { numRuns: 300, seed: 20240601, endOnFailure: true });
+    const details = await fc.check(queueModelProperty({ wrap }), { numRuns: 300, seed: 20240601, endOnFailure: true });
     expect(details.failed).toBe(true);
     expect(String(details.errorInstance)).toMatch(/the queue and the reference model disagree/);
   });

@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import type { ClaimedTask, EnqueueResult, WorkQueue } from '../src/queue/types.ts';
 import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
-import { openWorkQueue } from '../src/queue/work-queue.ts';
+import { SqliteStore } from '../src/store/sqlite-store.ts';
+import { openWorkQueue } from '../src/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
+import { started } from './actors/cursor.ts';
 import { ExternalProvider } from './actors/provider.ts';
 import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
 import { SimWorker } from './actors/sim-worker.ts';
@@ -36,17 +38,17 @@ export interface WorldResult {
   enqueued: { arrival: Arrival; result: EnqueueResult }[];
   history: History;
   provider: ExternalProvider;
-  final: ReturnType<WorkQueue['snapshot']>;
-  events: ReturnType<WorkQueue['allEvents']>;
-  checkpoints: Map<number, ReturnType<WorkQueue['lastCheckpoint']>>;
-  holds: ReturnType<WorkQueue['holds']>;
-  deadLetters: ReturnType<WorkQueue['deadLetters']>;
-  effects: ReturnType<WorkQueue['effects']>;
+  final: Awaited<ReturnType<WorkQueue['snapshot']>>;
+  events: Awaited<ReturnType<WorkQueue['allEvents']>>;
+  checkpoints: Map<number, Awaited<ReturnType<WorkQueue['lastCheckpoint']>>>;
+  holds: Awaited<ReturnType<WorkQueue['holds']>>;
+  deadLetters: Awaited<ReturnType<WorkQueue['deadLetters']>>;
+  effects: Awaited<ReturnType<WorkQueue['effects']>>;
   /**
    * Q17: the incident grouping of every task enqueued in the run, read from the queue at the end
    * (minGroupSize 1: groups of one included; a candidate in the SPEC's sense has two or more).
    */
-  incidents?: ReturnType<WorkQueue['incidentCandidates']>;
+  incidents?: Awaited<ReturnType<WorkQueue['incidentCandidates']>>;
   outcomes: { incarnation: string; outcome: RunOutcome }[];
   drained: boolean;
   /** Events the discrete-event loop ran: the cost of the run. */
@@ -90,6 +92,7 @@ export class World {
   private queue: WorkQueue;
   /** The database handle of a file-backed run, which the world opens and closes around the queue. */
   private handle: Database.Database | undefined;
+  private store!: SqliteStore;
   private readonly enqueuesByTenant = new Map<string, number>();
   private readonly staleWriter: StaleWriter;
   private down = false;
@@ -125,29 +128,40 @@ export class World {
       },
       runningTasks: () => this.workers.map((worker) => worker.running),
     });
-    this.staleWriter = new StaleWriter(this.loop, this.history, () => this.queue, () => !this.down, this.random.fork('stale-writes'), resolveConfig(scenario.queue).leaseMs);
+    this.staleWriter = new StaleWriter(this.loop, this.history, () => this.queue, () => !this.down, this.random.fork('stale-writes'), resolveConfig(scenario.queue).leaseMs, this.cursor);
     this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down, {
       uncertain: (taskId, generation) => this.staleWriter.noteUncertain(taskId, generation, this.faults.rates().staleWriteProbability ?? 0),
       confirmed: (taskId, generation) => this.staleWriter.noteConfirm(taskId, generation, this.faults.rates().staleWriteProbability ?? 0),
-    });
+    }, this.cursor);
     for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
   }
 
   private openQueue(): WorkQueue {
+    const config = resolveConfig(this.scenario.queue);
     const options = { clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue };
-    if (this.dbPath === ':memory:') return openWorkQueue({ ...options, db: this.dbPath });
-    // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
-    // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
-    // committed, as before. The handle is the world's; the queue adopts it (the production API).
-    const handle = new Database(this.dbPath);
-    handle.pragma('journal_mode = WAL');
-    handle.pragma('synchronous = OFF');
-    this.handle = handle;
-    return openWorkQueue({ ...options, db: handle });
+    const storeOptions = { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries };
+    let target: string | Database.Database = this.dbPath;
+    if (this.dbPath !== ':memory:') {
+      // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
+      // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
+      // committed, as before. The handle is the world's; the store adopts it (the production API).
+      const handle = new Database(this.dbPath);
+      handle.pragma('journal_mode = WAL');
+      handle.pragma('synchronous = OFF');
+      this.handle = handle;
+      target = handle;
+    }
+    // The world opens the store itself, so its history can read the event cursor at the instant each
+    // call committed (actors/cursor.ts); the queue runs on it through the production API.
+    this.store = SqliteStore.open(target, storeOptions, () => this.loop.clock.now());
+    return openWorkQueue({ ...options, db: this.store });
   }
 
-  private closeQueue(): void {
-    this.queue.close();
+  /** The event cursor now (actors/cursor.ts). */
+  private readonly cursor = (): number => this.store.readNow('eventCursor', (tx) => tx.eventCursor());
+
+  private async closeQueue(): Promise<void> {
+    await this.queue.close();
     this.handle?.close();
     this.handle = undefined;
   }
@@ -165,7 +179,7 @@ export class World {
         this.incarnations.set(incarnation.id, incarnation);
         const model = new ScriptedModel(loop.waiter, latency, scenario.model.latencyMs);
         return {
-          decide: (request) => {
+          decide: async (request) => {
             // R6: a poison task takes its worker down every time it is run, in every phase.
             if (scriptOf(request.input).poison === true) {
               this.kill(this.workers[index], 'poison', 2_000, true);
@@ -192,6 +206,7 @@ export class World {
       queueHooks: (incarnation) => ({
         unavailable: (_op, write) => this.down || (write && this.faults.busy()),
         after: (op, args, result) => this.afterQueueCall(incarnation, op, args, result),
+        cursor: this.cursor,
       }),
       // The call at the point never starts (killBefore answers true and the call never resolves); the
       // process itself dies before the loop's next event, so no other run of this incarnation that is
@@ -273,10 +288,10 @@ export class World {
     this.loop.after(durationMs, () => worker.resume());
   }
 
-  private restart(downMs: number): void {
+  private async restart(downMs: number): Promise<void> {
     if (this.down || this.dbPath === ':memory:') return;
     this.history.note('restart', 'scheduler', { downMs });
-    this.closeQueue();
+    await this.closeQueue();
     this.down = true;
     this.loop.after(downMs, () => this.reopen());
   }
@@ -299,7 +314,7 @@ export class World {
     }
   }
 
-  private enqueue(arrival: Arrival, startMs: number, attempt = 0): void {
+  private async enqueue(arrival: Arrival, startMs: number, attempt = 0): Promise<void> {
     const request = arrival.deadlineMs === undefined ? arrival.request : { ...arrival.request, deadline: startMs + arrival.deadlineMs };
     const invoke = this.history.invoke('client', 'enqueue', { data: { tenant: request.tenant, topic: request.topic, version: request.version } });
     if (this.down) {
@@ -308,12 +323,11 @@ export class World {
       this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
       return;
     }
-    const result = this.queue.enqueue(request);
+    const { result, ev } = await started(this.queue.enqueue(request), this.cursor);
     this.enqueued.push({ arrival, result });
-    const ev = this.queue.eventCursor();
     if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
-    if (result.ok) this.readAsTenant(request.tenant);
+    if (result.ok) await this.readAsTenant(request.tenant);
     if (result.ok && arrival.cancelAtMs !== undefined) {
       const taskId = result.taskId;
       this.loop.schedule(Math.max(this.loop.now(), startMs + arrival.cancelAtMs), () => this.cancel(taskId));
@@ -321,15 +335,14 @@ export class World {
   }
 
   /** The client cancels a task (Q13); while the scheduler is down it tries again. */
-  private cancel(taskId: number): void {
+  private async cancel(taskId: number): Promise<void> {
     const invoke = this.history.invoke('client', 'cancel', { taskId });
     if (this.down) {
       this.history.fail(invoke, 'unavailable');
       this.loop.after(1_000, () => this.cancel(taskId));
       return;
     }
-    const result = this.queue.cancel(taskId);
-    const ev = this.queue.eventCursor();
+    const { result, ev } = await started(this.queue.cancel(taskId), this.cursor);
     if (result.ok) this.history.ok(invoke, { data: { outcome: result.state, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
   }
@@ -339,19 +352,19 @@ export class World {
    * enqueue: I13 checks that a tenant read sees only that tenant's rows. The history keeps which
    * tenants the rows named, not the rows.
    */
-  private readAsTenant(tenant: string): void {
+  private async readAsTenant(tenant: string): Promise<void> {
     const count = (this.enqueuesByTenant.get(tenant) ?? 0) + 1;
     this.enqueuesByTenant.set(tenant, count);
     if ((count & (count - 1)) !== 0) return;
     const invoke = this.history.invoke('client', 'list-tenant', { data: { tenant } });
-    const rows = this.queue.listForTenant(tenant);
+    const rows = await this.queue.listForTenant(tenant);
     const tenants = [...new Set(rows.map((row) => row.tenant))].sort();
     this.history.ok(invoke, { data: { tenant, rows: rows.length, tenants } });
   }
 
-  private isDrained(): boolean {
+  private async isDrained(): Promise<boolean> {
     if (this.down || this.enqueued.length < this.arrivals.length) return false;
-    return this.queue.liveCount() === 0;
+    return (await this.queue.liveCount()) === 0;
   }
 
   /** Safety phase with faults, then the liveness phase (S5): faults stop, everyone recovers, it must drain. */
@@ -369,7 +382,7 @@ export class World {
       void (async () => {
         while (!drainedEarly && this.crash === undefined && loop.now() < startMs + scenario.phases.safetyMs) {
           await loop.sleep(1_000);
-          if (this.isDrained()) drainedEarly = true;
+          if ((await this.isDrained())) drainedEarly = true;
         }
         if (drainedEarly) loop.stop();
       })();
@@ -381,7 +394,7 @@ export class World {
       const watch = async () => {
         while (!drained && this.crash === undefined) {
           await loop.sleep(1_000);
-          drained = this.isDrained();
+          drained = await this.isDrained();
         }
         loop.stop();
       };
@@ -406,12 +419,13 @@ export class World {
     }
   }
 
-  private finish(startMs: number, safetyEndMs: number, drained: boolean): WorldResult {
+  private async finish(startMs: number, safetyEndMs: number, drained: boolean): Promise<WorldResult> {
     for (const worker of this.workers) worker.stop();
     this.supervisor.stop();
     if (this.down) this.reopen();
-    const final = this.queue.snapshot();
-    const checkpoints = new Map(final.tasks.map((task) => [task.id, this.queue.lastCheckpoint(task.id)]));
+    const final = await this.queue.snapshot();
+    const checkpoints: WorldResult['checkpoints'] = new Map();
+    for (const task of final.tasks) checkpoints.set(task.id, await this.queue.lastCheckpoint(task.id));
     const result: WorldResult = {
       scenario: this.scenario,
       seed: this.random.seed,
@@ -421,12 +435,12 @@ export class World {
       history: this.history,
       provider: this.provider,
       final,
-      events: this.queue.allEvents(),
+      events: await this.queue.allEvents(),
       checkpoints,
-      holds: this.queue.holds(),
-      deadLetters: this.queue.deadLetters(),
-      effects: this.queue.effects(),
-      incidents: this.queue.incidentCandidates({ from: 0, to: Number.MAX_SAFE_INTEGER, minGroupSize: 1 }),
+      holds: await this.queue.holds(),
+      deadLetters: await this.queue.deadLetters(),
+      effects: await this.queue.effects(),
+      incidents: await this.queue.incidentCandidates({ from: 0, to: Number.MAX_SAFE_INTEGER, minGroupSize: 1 }),
       outcomes: this.outcomes,
       drained,
       loopEvents: this.loopEvents,
@@ -439,7 +453,7 @@ export class World {
     // database too, so nondeterminism that reaches only stored data (an event time, a result) shows.
     const stored = { tasks: final.tasks, events: result.events, checkpoints: [...checkpoints].map(([id, checkpoint]) => [id, checkpoint ?? null]), holds: result.holds, deadLetters: result.deadLetters, effects: result.effects };
     this.history.note('final-database', 'sim', { sha256: sha256Hex(canonicalJson(stored)) });
-    this.closeQueue();
+    await this.closeQueue();
     if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
     return result;
   }

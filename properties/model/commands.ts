@@ -14,9 +14,9 @@ function enqueueCall(model: ReferenceQueue, real: RealQueue, request: ReferenceR
   return {
     label: `@${model.now - T0} enqueue(${tenant}/${topic} v${version} p${priority} ${payload}${deadlineText})`,
     model: () => model.enqueue(request),
-    real: () =>
+    real: async () =>
       observe.enqueue(
-        real.queue.enqueue({ tenant, topic, version, priority, input: { payload }, ...(deadline === undefined ? {} : { deadline }) }),
+        await real.queue.enqueue({ tenant, topic, version, priority, input: { payload }, ...(deadline === undefined ? {} : { deadline }) }),
       ),
   };
 }
@@ -107,7 +107,7 @@ export class Claim extends QueueStep {
     return {
       label: `@${model.now - T0} ${this.toString()}`,
       model: () => model.claim(this.workerId),
-      real: () => observe.claim(real.queue.claim(this.workerId)),
+      real: async () => observe.claim(await real.queue.claim(this.workerId)),
     };
   }
 
@@ -122,7 +122,7 @@ export class Heartbeat extends LeaseStep {
     return {
       label: `@${model.now - T0} ${this.describe('heartbeat', lease)}`,
       model: () => model.heartbeat(lease),
-      real: () => observe.heartbeat(real.queue.heartbeat(lease.taskId, lease.workerId, lease.generation)),
+      real: async () => observe.heartbeat(await real.queue.heartbeat(lease.taskId, lease.workerId, lease.generation)),
     };
   }
 
@@ -137,7 +137,7 @@ export class Complete extends LeaseStep {
     return {
       label: `@${model.now - T0} ${this.describe('complete', lease)}`,
       model: () => model.complete(lease),
-      real: () => observe.complete(real.queue.complete(lease.taskId, lease.workerId, lease.generation, { answer: 42 })),
+      real: async () => observe.complete(await real.queue.complete(lease.taskId, lease.workerId, lease.generation, { answer: 42 })),
     };
   }
 
@@ -161,9 +161,9 @@ export class Fail extends LeaseStep {
     return {
       label: `@${model.now - T0} ${this.describe('fail', lease)} ${this.errorClass} jitter ${this.jitterUnit}`,
       model: () => model.fail(lease, this.errorClass, this.jitterUnit),
-      real: () => {
+      real: async () => {
         real.random.unit = this.jitterUnit;
-        return observe.fail(real.queue.fail(lease.taskId, lease.workerId, lease.generation, { errorClass: this.errorClass, message: 'boom' }));
+        return observe.fail(await real.queue.fail(lease.taskId, lease.workerId, lease.generation, { errorClass: this.errorClass, message: 'boom' }));
       },
     };
   }
@@ -183,7 +183,7 @@ export class AcknowledgeCancel extends LeaseStep {
     return {
       label: `@${model.now - T0} ${this.describe('acknowledgeCancel', lease)}`,
       model: () => model.acknowledgeCancel(lease),
-      real: () => observe.acknowledgeCancel(real.queue.acknowledgeCancel(lease.taskId, lease.workerId, lease.generation)),
+      real: async () => observe.acknowledgeCancel(await real.queue.acknowledgeCancel(lease.taskId, lease.workerId, lease.generation)),
     };
   }
 
@@ -198,7 +198,7 @@ export class AppendEvent extends LeaseStep {
     return {
       label: `@${model.now - T0} ${this.describe('appendEvent', lease)}`,
       model: () => model.appendEvent(lease),
-      real: () => observe.appendEvent(real.queue.appendEvent(lease.taskId, lease.workerId, lease.generation, 'tool_called', { tool: 'lookup' })),
+      real: async () => observe.appendEvent(await real.queue.appendEvent(lease.taskId, lease.workerId, lease.generation, 'tool_called', { tool: 'lookup' })),
     };
   }
 
@@ -214,7 +214,7 @@ export class Checkpoint extends LeaseStep {
     return {
       label: `@${model.now - T0} ${this.describe('checkpoint', lease)}`,
       model: () => model.checkpoint(lease),
-      real: () => observe.checkpoint(real.queue.checkpoint(lease.taskId, lease.workerId, lease.generation, write)),
+      real: async () => observe.checkpoint(await real.queue.checkpoint(lease.taskId, lease.workerId, lease.generation, write)),
     };
   }
 
@@ -255,7 +255,7 @@ export class ConfirmStopped extends QueueStep {
     return {
       label: `@${model.now - T0} confirmStopped(task ${task.id}, gen ${generation}, ${this.source})`,
       model: () => model.confirmStopped(task.id, generation, this.source),
-      real: () => observe.confirmStopped(real.queue.confirmStopped(task.id, generation, this.source)),
+      real: async () => observe.confirmStopped(await real.queue.confirmStopped(task.id, generation, this.source)),
     };
   }
 
@@ -281,7 +281,7 @@ export class Cancel extends QueueStep {
     return {
       label: `@${model.now - T0} cancel(task ${task.id})`,
       model: () => model.cancel(task.id),
-      real: () => observe.cancel(real.queue.cancel(task.id)),
+      real: async () => observe.cancel(await real.queue.cancel(task.id)),
     };
   }
 
@@ -299,7 +299,7 @@ export class AdvanceClock extends QueueStep {
     return {
       label: `advance(${this.ms} ms) to @${model.now - T0 + this.ms}`,
       model: () => model.advance(this.ms),
-      real: () => {
+      real: async () => {
         real.clock.advanceBy(this.ms);
       },
     };

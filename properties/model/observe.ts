@@ -41,7 +41,7 @@ export const observe = {
     if (!r.ok) return failure(r.error);
     return r.next === 'retry' ? { ok: true, next: r.next, notBefore: r.notBefore } : { ok: true, next: r.next };
   },
-  acknowledgeCancel(r: ReturnType<WorkQueue['acknowledgeCancel']>) {
+  acknowledgeCancel(r: Awaited<ReturnType<WorkQueue['acknowledgeCancel']>>) {
     return r.ok ? { ok: true } : failure(r.error);
   },
   appendEvent(r: AppendEventResult) {
@@ -95,10 +95,10 @@ function modelView(task: ReferenceTask) {
   };
 }
 
-function realView(real: RealQueue, id: number) {
-  const view = real.queue.get(id);
+async function realView(real: RealQueue, id: number) {
+  const view = await real.queue.get(id);
   if (view === undefined) return undefined;
-  const events = real.queue.events(id);
+  const events = await real.queue.events(id);
   // Q15: each task's sequences run 1, 2, 3, ... with no gap and no repeat.
   events.forEach((event, index) => {
     if (event.seq !== index + 1) throw new Error(`task ${id}: event ${index} has seq ${event.seq}, expected ${index + 1}\n${real.trace.join('\n')}`);
@@ -126,16 +126,16 @@ function realView(real: RealQueue, id: number) {
  * After every command: each task the model knows looks the same through get() and events(), no other
  * task exists, and the same refusals were recorded.
  */
-export function expectSameState(model: ReferenceQueue, real: RealQueue): void {
-  for (const task of model.tasks) expectSame(realView(real, task.id), modelView(task), `task ${task.id}`, real);
+export async function expectSameState(model: ReferenceQueue, real: RealQueue): Promise<void> {
+  for (const task of model.tasks) expectSame(await realView(real, task.id), modelView(task), `task ${task.id}`, real);
   const extra = model.tasks.length + 1;
-  expectSame(real.queue.get(extra) === undefined ? 'absent' : 'present', 'absent', `task ${extra} (unknown to the model)`, real);
-  expectSame(real.queue.rejections(), model.rejections, 'rejections()', real);
+  expectSame((await real.queue.get(extra)) === undefined ? 'absent' : 'present', 'absent', `task ${extra} (unknown to the model)`, real);
+  expectSame(await real.queue.rejections(), model.rejections, 'rejections()', real);
 }
 
 /** At the end of a run: the admin and tenant views agree with the model too (Q19). */
-export function expectSameViews(model: ReferenceQueue, real: RealQueue): void {
-  const snapshot = real.queue.snapshot();
+export async function expectSameViews(model: ReferenceQueue, real: RealQueue): Promise<void> {
+  const snapshot = await real.queue.snapshot();
   const counts = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
   for (const task of model.tasks) counts[task.state]++;
   expectSame(snapshot.countsByState, counts, 'snapshot().countsByState', real);
@@ -143,6 +143,6 @@ export function expectSameViews(model: ReferenceQueue, real: RealQueue): void {
   expectSame(snapshot.occupied.global, counts.running + counts.uncertain, 'snapshot().occupied.global', real);
   for (const tenant of new Set(model.tasks.map((task) => task.tenant))) {
     const ids = model.tasks.filter((task) => task.tenant === tenant).map((task) => task.id);
-    expectSame(real.queue.listForTenant(tenant).map((view) => view.id), ids, `listForTenant(${tenant})`, real);
+    expectSame((await real.queue.listForTenant(tenant)).map((view) => view.id), ids, `listForTenant(${tenant})`, real);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The model-based property of the core API, and how a failure of it is replayed. Each run opens a
  * fresh ':memory:' queue with a hand clock, runs the generated commands against it and the reference
- * model together (fc.modelRun), and closes it.
+ * model together (fc.asyncModelRun), and closes it.
  */
 import fc from 'fast-check';
 import { BROAD_MIX, queueCommands, type CommandMix } from './mixes.ts';
@@ -19,16 +19,16 @@ export interface QueueModelConstraints {
   replayPath?: string;
 }
 
-export function queueModelProperty(constraints: QueueModelConstraints = {}): fc.IProperty<[Iterable<QueueCommand>]> {
+export function queueModelProperty(constraints: QueueModelConstraints = {}): fc.IAsyncProperty<[Iterable<QueueCommand>]> {
   const { wrap, mix = BROAD_MIX, maxCommands = 80, replayPath } = constraints;
   const commands = fc.commands(queueCommands(mix), { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
-  return fc.property(commands, (cmds) => {
+  return fc.asyncProperty(commands, async (cmds) => {
     const pair = openPair(wrap);
     try {
-      fc.modelRun(() => pair, cmds);
-      expectSameViews(pair.model, pair.real);
+      await fc.asyncModelRun(() => pair, cmds);
+      await expectSameViews(pair.model, pair.real);
     } finally {
-      pair.real.queue.close();
+      await pair.real.queue.close();
     }
   });
 }

@@ -9,7 +9,7 @@ import { expectSame, expectSameState } from './observe.ts';
 import type { Lease, ReferenceQueue, ReferenceTask } from './reference-queue.ts';
 import { WORKERS, type RealQueue } from './universe.ts';
 
-export type QueueCommand = fc.Command<ReferenceQueue, RealQueue>;
+export type QueueCommand = fc.AsyncCommand<ReferenceQueue, RealQueue>;
 
 /** How a fenced write presents a lease: as its holder, or as one of the stale callers Q8 must refuse. */
 export type Presenter = 'holder' | 'otherWorker' | 'olderGeneration' | 'newerGeneration';
@@ -18,7 +18,8 @@ export type Presenter = 'holder' | 'otherWorker' | 'olderGeneration' | 'newerGen
 export interface Call {
   label: string;
   model: () => unknown;
-  real: () => unknown;
+  /** The real queue's answer: every call of its API returns a promise (SPEC P2). */
+  real: () => Promise<unknown>;
 }
 
 export abstract class QueueStep implements QueueCommand {
@@ -26,19 +27,19 @@ export abstract class QueueStep implements QueueCommand {
     return true;
   }
 
-  run(model: ReferenceQueue, real: RealQueue): void {
+  async run(model: ReferenceQueue, real: RealQueue): Promise<void> {
     const call = this.resolve(model, real);
     const expected = call.model();
     real.trace.push(`${call.label} -> ${JSON.stringify(expected)}`);
     let actual: unknown;
     try {
-      actual = call.real();
+      actual = await call.real();
     } catch (error) {
       // A throw is an answer too, and one the model never gives: report it with the calls that led to it.
       actual = { threw: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
     }
     expectSame(actual, expected, call.label, real);
-    expectSameState(model, real);
+    await expectSameState(model, real);
   }
 
   protected abstract resolve(model: ReferenceQueue, real: RealQueue): Call;

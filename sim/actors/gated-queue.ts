@@ -1,6 +1,7 @@
 import { BusyError } from '../../src/queue/errors.ts';
 import type { WorkQueue } from '../../src/queue/types.ts';
 import type { History, OperationFields } from '../history.ts';
+import type { CursorReader } from './cursor.ts';
 import { DeadIncarnationError, type Incarnation } from './incarnation.ts';
 
 /** Calls that write, and so can meet a transient SQLITE_BUSY (S4). */
@@ -12,6 +13,8 @@ export interface QueueFaultHooks {
   unavailable(op: string, write: boolean): boolean;
   /** Called after a call returned, to fire kill points such as 'after_terminal_write'. */
   after(op: string, args: readonly unknown[], result: unknown): void;
+  /** The event cursor now, read synchronously (cursor.ts). */
+  cursor: CursorReader;
 }
 
 /**
@@ -24,7 +27,7 @@ export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, h
     get(_target, property) {
       const name = String(property);
       if (name === 'config') return current().config;
-      return (...args: unknown[]) => {
+      return async (...args: unknown[]) => {
         if (!incarnation.alive) throw new DeadIncarnationError(incarnation.id, name);
         const queue = current() as unknown as Record<string, (...a: unknown[]) => unknown>;
         if (!RECORDED.has(name)) return queue[name]!(...args);
@@ -35,13 +38,17 @@ export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, h
           throw new BusyError(name, 1);
         }
         let result: unknown;
+        let ev = 0;
         try {
-          result = queue[name]!(...args);
+          const pending = queue[name]!(...args) as Promise<unknown>;
+          // The transaction has committed by now (cursor.ts); read where it landed before anything else runs.
+          ev = hooks.cursor();
+          result = await pending;
         } catch (error) {
           history.fail(invoke, (error as { code?: string }).code ?? String(error));
           throw error;
         }
-        recordResult(history, invoke, name, result, current().eventCursor());
+        recordResult(history, invoke, name, result, ev);
         hooks.after(name, args, result);
         return result;
       };

@@ -1,4 +1,5 @@
 import type { WorkQueue } from '../../src/queue/types.ts';
+import { started, type CursorReader } from './cursor.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
 import type { SeededRandom } from '../random.ts';
@@ -35,6 +36,8 @@ export class StaleWriter {
     private readonly up: () => boolean,
     private readonly random: SeededRandom,
     private readonly leaseMs: number,
+    /** The event cursor, read synchronously right after each call (cursor.ts). */
+    private readonly cursor: CursorReader = () => 0,
   ) {}
 
   /** Called on every successful claim; `probability` is the plan's staleWriteProbability right now. */
@@ -60,45 +63,45 @@ export class StaleWriter {
    * confirmed stopped before, the late duplicate of that confirmation is delivered now, with
    * `probability` (once per older confirmation): the moment it can do the most harm.
    */
-  noteUncertain(taskId: number, generation: number, probability: number): void {
+  async noteUncertain(taskId: number, generation: number, probability: number): Promise<void> {
     const older = this.confirmations.get(taskId);
     if (older === undefined || older >= generation || probability <= 0) return;
     this.confirmations.delete(taskId);
-    if (this.random.chance(probability)) this.replayConfirm(taskId, older, WAITS_MAX);
+    if (this.random.chance(probability)) await this.replayConfirm(taskId, older, WAITS_MAX);
   }
 
-  private replayConfirm(taskId: number, generation: number, wait: number): void {
+  private async replayConfirm(taskId: number, generation: number, wait: number): Promise<void> {
     if (!this.up()) {
       if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.replayConfirm(taskId, generation, wait + 1));
       return;
     }
     const queue = this.queue();
     const invoke = this.history.invoke('supervisor', 'confirmStopped', { taskId, generation, data: { replayed: true } });
-    const result = queue.confirmStopped(taskId, generation, 'supervisor');
-    if (result.ok) this.history.ok(invoke, { data: { outcome: result.next, ev: queue.eventCursor() } });
-    else this.history.fail(invoke, result.error, { data: { ev: queue.eventCursor() } });
+    const { result, ev } = await started(queue.confirmStopped(taskId, generation, 'supervisor'), this.cursor);
+    if (result.ok) this.history.ok(invoke, { data: { outcome: result.next, ev } });
+    else this.history.fail(invoke, result.error, { data: { ev } });
   }
 
-  private attempt(taskId: number, workerId: string, generation: number, wait: number): void {
-    if (!this.up() || this.stillHolds(taskId, workerId, generation)) {
+  private async attempt(taskId: number, workerId: string, generation: number, wait: number): Promise<void> {
+    if (!this.up() || (await this.stillHolds(taskId, workerId, generation))) {
       if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.attempt(taskId, workerId, generation, wait + 1));
       return;
     }
-    this.replay(taskId, workerId, generation);
+    await this.replay(taskId, workerId, generation);
   }
 
   /** The harness's own look at the database, outside the history: only to time the replay. */
-  private stillHolds(taskId: number, workerId: string, generation: number): boolean {
-    const task = this.queue().get(taskId);
+  private async stillHolds(taskId: number, workerId: string, generation: number): Promise<boolean> {
+    const task = await this.queue().get(taskId);
     return task !== undefined && task.state === 'running' && task.generation === generation && task.workerId === workerId && (task.leaseUntil ?? 0) >= this.loop.now();
   }
 
-  private replay(taskId: number, workerId: string, generation: number): void {
+  private async replay(taskId: number, workerId: string, generation: number): Promise<void> {
     this.history.note('stale-write', 'faults', { taskId, workerId, generation });
     // Recorded like any worker's calls, under the worker id the queue knew: `ev` cursors and all.
     const sender = new Incarnation(workerId, -1);
-    const queue = gatedQueue(this.queue, sender, this.history, { unavailable: () => !this.up(), after: () => {} });
-    const last = this.queue().lastCheckpoint(taskId);
+    const queue = gatedQueue(this.queue, sender, this.history, { unavailable: () => !this.up(), after: () => {}, cursor: this.cursor });
+    const last = await this.queue().lastCheckpoint(taskId);
     const writes: (() => unknown)[] = [
       () => queue.heartbeat(taskId, workerId, generation),
       () => queue.appendEvent(taskId, workerId, generation, 'tool_result', { toolCallId: 'stale-replay', ok: true }),

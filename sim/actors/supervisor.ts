@@ -1,6 +1,7 @@
 import type { WorkQueue } from '../../src/queue/types.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
+import { started, type CursorReader } from './cursor.ts';
 import type { Incarnation } from './incarnation.ts';
 
 export interface SupervisorConstraints {
@@ -34,6 +35,8 @@ export class Supervisor {
     private readonly available: () => boolean,
     /** Told of every uncertain task a scan looks at, and of every successful confirmation: the world replays some confirmations late, as stale writes. */
     private readonly observers: SupervisorObservers = { uncertain: () => {}, confirmed: () => {} },
+    /** The event cursor, read synchronously right after each call (cursor.ts). */
+    private readonly cursor: CursorReader = () => 0,
   ) {}
 
   start(): void {
@@ -56,19 +59,19 @@ export class Supervisor {
   private async scanLoop(): Promise<void> {
     while (this.active) {
       await this.loop.sleep(this.constraints.scanMs);
-      if (this.active && this.available()) this.scan();
+      if (this.active && this.available()) await this.scan();
     }
   }
 
-  scan(): void {
+  async scan(): Promise<void> {
     const queue = this.queue();
     const invoke = this.history.invoke('supervisor', 'expireLeases');
-    const expired = queue.expireLeases();
-    this.history.ok(invoke, { data: { expired, ev: queue.eventCursor() } });
+    const expiry = await started(queue.expireLeases(), this.cursor);
+    this.history.ok(invoke, { data: { expired: expiry.result, ev: expiry.ev } });
     const reconciling = this.history.invoke('supervisor', 'reconcile');
-    const reconciled = queue.reconcile();
-    this.history.ok(reconciling, { data: { ...reconciled, ev: queue.eventCursor() } });
-    for (const task of queue.tasksInState('uncertain')) {
+    const reconciled = await started(queue.reconcile(), this.cursor);
+    this.history.ok(reconciling, { data: { ...reconciled.result, ev: reconciled.ev } });
+    for (const task of (await queue.tasksInState('uncertain'))) {
       this.observers.uncertain(task.id, task.generation);
       const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
       if (holder === undefined || holder.state === 'paused') continue;
@@ -80,12 +83,11 @@ export class Supervisor {
         generation: task.generation,
         data: { holder: holder.id, holderState: holder.state, reported },
       });
-      const result = queue.confirmStopped(task.id, task.generation, 'supervisor');
+      const { result, ev } = await started(queue.confirmStopped(task.id, task.generation, 'supervisor'), this.cursor);
       if (result.ok) {
-        this.history.ok(confirm, { data: { outcome: result.next, ev: queue.eventCursor() } });
+        this.history.ok(confirm, { data: { outcome: result.next, ev } });
         this.observers.confirmed(task.id, task.generation);
-      }
-      else this.history.fail(confirm, result.error, { data: { ev: queue.eventCursor() } });
+      } else this.history.fail(confirm, result.error, { data: { ev } });
     }
   }
 }

@@ -67,19 +67,19 @@ interface Shape {
   roundMediansNs: number[];
 }
 
-function enqueueOne(s: Shape, tenant: string, priority = Math.floor((tenant === BIG ? s.bigRng : s.smallRng)() * 31)): void {
+async function enqueueOne(s: Shape, tenant: string, priority = Math.floor((tenant === BIG ? s.bigRng : s.smallRng)() * 31)): Promise<void> {
   const n = s.seq++;
-  const r = s.queue.enqueue({
-    tenant,
-    topic: `${tenant}-topic-${n}`,
-    version: 1,
-    priority,
-    input: { n, text: 'customer asks about order 1234' },
-  });
+  const r = await s.queue.enqueue({
+      tenant,
+      topic: `${tenant}-topic-${n}`,
+      version: 1,
+      priority,
+      input: { n, text: 'customer asks about order 1234' },
+    });
   if (!r.ok || r.status !== 'enqueued') throw new Error(`${s.label}: enqueue failed: ${JSON.stringify(r)}`);
 }
 
-function build(ctx: BenchContext, label: string, ready: number, smallEvery: number): Shape {
+async function build(ctx: BenchContext, label: string, ready: number, smallEvery: number): Promise<Shape> {
   const db = openWalDatabase(join(ctx.tmpDir, `latency-${label.replace('%', 'pc')}.sqlite`));
   const clock = new VirtualClock(EPOCH);
   const queue = openWorkQueue({ db, clock, config: { ...LATENCY_CONFIG } });
@@ -99,8 +99,8 @@ function build(ctx: BenchContext, label: string, ready: number, smallEvery: numb
   };
 
   // The big tenant's one running task, held by another worker: big is at its quota from here on.
-  enqueueOne(s, BIG);
-  const held = queue.claim('holder');
+  await enqueueOne(s, BIG);
+  const held = await queue.claim('holder');
   if (!held.ok || held.task.tenant !== BIG) throw new Error(`${label}: could not put ${BIG} at quota: ${JSON.stringify(held)}`);
 
   const start = nowNs();
@@ -108,7 +108,7 @@ function build(ctx: BenchContext, label: string, ready: number, smallEvery: numb
   for (let i = 0; i < ready; i++) {
     clock.advanceTo(EPOCH + 1 + Math.floor((i * SPAN_MS) / ready));
     const small = i % smallEvery === Math.floor(smallEvery / 2);
-    enqueueOne(s, small ? SMALL[Math.floor(i / smallEvery) % SMALL.length]! : BIG);
+    await enqueueOne(s, small ? SMALL[Math.floor(i / smallEvery) % SMALL.length]! : BIG);
     if ((i + 1) % every === 0 && ready >= 10_000) {
       const secs = elapsedNs(start) / 1e9;
       ctx.progress(`  fill ${label}: ${i + 1}/${ready} (${fmtRate((i + 1) / secs)})`);
@@ -120,20 +120,20 @@ function build(ctx: BenchContext, label: string, ready: number, smallEvery: numb
 }
 
 /** One timed claim, then (untimed) complete it and enqueue a replacement for the same tenant. */
-function measureClaims(s: Shape, n: number, record: boolean): number[] {
+async function measureClaims(s: Shape, n: number, record: boolean): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     s.clock.advanceBy(STEP_MS);
     const t0 = nowNs();
-    const c = s.queue.claim(WORKER);
+    const c = await s.queue.claim(WORKER);
     const ns = elapsedNs(t0);
     if (!c.ok) throw new Error(`${s.label}: claim failed: ${c.reason}`);
     if (c.task.tenant === BIG) throw new Error(`${s.label}: claim returned a task of ${BIG}, which is at its quota`);
-    const done = s.queue.complete(c.task.id, WORKER, c.task.generation, RESULT);
+    const done = await s.queue.complete(c.task.id, WORKER, c.task.generation, RESULT);
     if (!done.ok || done.outcome !== 'done') throw new Error(`${s.label}: complete failed: ${JSON.stringify(done)}`);
     // Same tenant and same base priority: the set of (tenant, priority) levels, which is what a claim
     // walks, stays as it was filled (a random priority here would drain the high levels over the run).
-    enqueueOne(s, c.task.tenant, c.task.priority);
+    await enqueueOne(s, c.task.tenant, c.task.priority);
     if (record) out.push(ns);
   }
   return out;
@@ -163,7 +163,7 @@ function eligibleTasks(db: Database.Database): number | undefined {
   }
 }
 
-function run(ctx: BenchContext): SectionResult {
+async function run(ctx: BenchContext): Promise<SectionResult> {
   const quick = ctx.options.quick;
   const bigSize = quick ? 20_000 : 100_000;
   const smallSize = 1_000;
@@ -172,18 +172,18 @@ function run(ctx: BenchContext): SectionResult {
   const bigLabel = bigSize === 100_000 ? '100k' : `${bigSize / 1000}k`;
 
   ctx.progress(`  filling ${smallSize} ready tasks, all eligible`);
-  const small = build(ctx, '1k', smallSize, 1);
+  const small = await build(ctx, '1k', smallSize, 1);
   ctx.progress(`  filling ${smallSize} ready tasks, 99% ineligible (context)`);
-  const mixedSmall = build(ctx, '1k-99%', smallSize, 100);
+  const mixedSmall = await build(ctx, '1k-99%', smallSize, 100);
   // The large queue keeps the small queue's 1,000 eligible tasks (one in every bigSize/1000).
   const every = bigSize / smallSize;
   ctx.progress(`  filling ${bigSize} ready tasks, one in ${every} eligible (progress every 10%)`);
-  const big = build(ctx, bigLabel, bigSize, every);
+  const big = await build(ctx, bigLabel, bigSize, every);
   const shapes = [small, mixedSmall, big];
   try {
     // Shape check: the backlog is what the section says it is.
     for (const s of shapes) {
-      const snap = s.queue.snapshot();
+      const snap = await s.queue.snapshot();
       if ((snap.countsByState.ready ?? 0) !== s.ready || (snap.countsByState.running ?? 0) !== 1) {
         throw new Error(`${s.label}: expected ${s.ready} ready + 1 running, got ${JSON.stringify(snap.countsByState)}`);
       }
@@ -194,14 +194,14 @@ function run(ctx: BenchContext): SectionResult {
     }
 
     // Warm-up, then rounds that rotate which queue goes first.
-    for (const s of shapes) measureClaims(s, quick ? 30 : 100, false);
+    for (const s of shapes) await measureClaims(s, quick ? 30 : 100, false);
     const ratios: number[] = [];
     const mixedRatios: number[] = [];
     for (let r = 0; r < rounds; r++) {
       const order = [0, 1, 2].map((k) => shapes[(k + r) % shapes.length]!);
       for (const s of order) {
         ctx.gc();
-        const xs = measureClaims(s, perRound, true);
+        const xs = await measureClaims(s, perRound, true);
         s.samplesNs.push(...xs);
         s.roundMediansNs.push(median(xs));
       }
@@ -269,7 +269,7 @@ function run(ctx: BenchContext): SectionResult {
     };
   } finally {
     for (const s of shapes) {
-      s.queue.close();
+      await s.queue.close();
       if (s.db.open) s.db.close();
     }
   }

@@ -20,11 +20,11 @@ export const CYCLE_TARGETS = {
   plainjobCycleRatio: { op: '>=', value: 1.0 },
 } as const;
 
-function run(ctx: BenchContext): SectionResult {
+async function run(ctx: BenchContext): Promise<SectionResult> {
   const backlog = ctx.options.quick ? 200 : 1000;
   const raw = new RawSqliteContender(ctx.tmpDir);
-  const ours = new QueueCycleContender(ctx.tmpDir, backlog, 'mixed');
-  const oursFlat = new QueueCycleContender(ctx.tmpDir, backlog, 'flat');
+  const ours = await new QueueCycleContender(ctx.tmpDir, backlog, 'mixed').init();
+  const oursFlat = await new QueueCycleContender(ctx.tmpDir, backlog, 'flat').init();
   const pj = new PlainjobCycleContender(ctx.tmpDir, backlog, false);
   const pjBare = new PlainjobCycleContender(ctx.tmpDir, backlog, true);
   const floor = new FloorCycleContender(ctx.tmpDir, backlog);
@@ -47,12 +47,12 @@ function run(ctx: BenchContext): SectionResult {
   for (const w of warnings) ctx.progress(`  WARNING: ${w}`);
 
   try {
-    const res = runInterleaved(ctx, contenders, {
+    const res = await runInterleaved(ctx, contenders, {
       rounds: ctx.options.rounds,
       sliceMs: ctx.options.sliceMs,
       warmupMs: ctx.options.quick ? 150 : 400,
     });
-    for (const c of all) c.verify();
+    for (const c of all) await c.verify();
 
     const r = res.ratesPerRound;
     /** Per-round ratios of `a`'s rate over `b`'s, paired round by round. */
@@ -140,7 +140,7 @@ function run(ctx: BenchContext): SectionResult {
       },
     };
   } finally {
-    for (const c of all) c.close();
+    for (const c of all) await c.close();
   }
 }
 

@@ -10,9 +10,13 @@ import { elapsedNs, median, nowNs } from './timing.ts';
 export interface Contender {
   name: string;
   /** Untimed set-up before a slice of `n` operations (e.g. enqueue the n tasks the slice will consume). */
-  prepare(n: number): void;
-  /** Timed: run `n` operations. Must throw if any operation failed, so failures are never measured. */
-  run(n: number): void;
+  prepare(n: number): void | Promise<void>;
+  /**
+   * Timed: run `n` operations. Must throw if any operation failed, so failures are never measured. A
+   * contender whose operations return promises (the work queue, SPEC P2) awaits each one, so what it
+   * pays for them is in its rate.
+   */
+  run(n: number): void | Promise<void>;
   /** Operations that completed and were checked ok, over the contender's life. */
   okCount(): number;
 }
@@ -27,20 +31,20 @@ export interface InterleavedResult {
   warmupRates: Record<string, number>;
 }
 
-function timeSlice(ctx: BenchContext, c: Contender, n: number): number {
-  c.prepare(n);
+async function timeSlice(ctx: BenchContext, c: Contender, n: number): Promise<number> {
+  await c.prepare(n);
   ctx.gc();
   const start = nowNs();
-  c.run(n);
+  await c.run(n);
   const ns = elapsedNs(start);
   return (n * 1e9) / ns;
 }
 
-export function runInterleaved(
+export async function runInterleaved(
   ctx: BenchContext,
   contenders: readonly Contender[],
   opts: { rounds: number; sliceMs: number; warmupMs: number; minOps?: number; maxOps?: number },
-): InterleavedResult {
+): Promise<InterleavedResult> {
   const minOps = opts.minOps ?? 200;
   const maxOps = opts.maxOps ?? 200_000;
   const opsPerSlice: Record<string, number> = {};
@@ -52,7 +56,7 @@ export function runInterleaved(
     let spentNs = 0;
     let rate = 0;
     while (spentNs < opts.warmupMs * 1e6) {
-      rate = timeSlice(ctx, c, n);
+      rate = await timeSlice(ctx, c, n);
       spentNs += (n * 1e9) / rate;
       n = Math.min(maxOps, n * 2);
     }
@@ -70,7 +74,7 @@ export function runInterleaved(
     // Every other round also reverses, so each contender runs both before and after each other one.
     const roundOrder = r % 2 === 1 ? rotated.reverse() : rotated;
     order.push(roundOrder.map((c) => c.name));
-    for (const c of roundOrder) ratesPerRound[c.name]!.push(timeSlice(ctx, c, opsPerSlice[c.name]!));
+    for (const c of roundOrder) ratesPerRound[c.name]!.push(await timeSlice(ctx, c, opsPerSlice[c.name]!));
     ctx.progress(
       `  round ${r + 1}/${opts.rounds}: ` +
         contenders.map((c) => `${c.name} ${Math.round(ratesPerRound[c.name]![r]!)}/s`).join(', '),

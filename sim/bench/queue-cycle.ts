@@ -43,33 +43,38 @@ export class QueueCycleContender implements Contender {
     this.name = shape === 'mixed' ? 'leasehold' : 'leasehold-flat';
     this.db = openWalDatabase(join(dir, `${this.name}.sqlite`));
     this.queue = openWorkQueue({ db: this.db, clock: new SystemClock(), config: { ...CYCLE_CONFIG } });
-    this.enqueue(backlog);
   }
 
-  private enqueue(n: number): void {
+  /** Enqueues the standing backlog; call once before the first slice. */
+  async init(): Promise<this> {
+    await this.enqueue(this.backlog);
+    return this;
+  }
+
+  private async enqueue(n: number): Promise<void> {
     for (let i = 0; i < n; i++) {
       const s = this.seq++;
-      const r = this.queue.enqueue({
-        tenant: this.shape === 'mixed' ? MIXED_TENANTS[s % MIXED_TENANTS.length]! : 'acme',
-        topic: `topic-${s}`,
-        version: 1,
-        priority: this.shape === 'mixed' ? s % 31 : 0,
-        input: { n: s, text: 'please look at order 1234' },
-      });
+      const r = await this.queue.enqueue({
+              tenant: this.shape === 'mixed' ? MIXED_TENANTS[s % MIXED_TENANTS.length]! : 'acme',
+              topic: `topic-${s}`,
+              version: 1,
+              priority: this.shape === 'mixed' ? s % 31 : 0,
+              input: { n: s, text: 'please look at order 1234' },
+            });
       if (!r.ok || r.status !== 'enqueued') throw new Error(`leasehold enqueue failed: ${JSON.stringify(r)}`);
     }
   }
 
-  prepare(n: number): void {
-    this.enqueue(n);
+  async prepare(n: number): Promise<void> {
+    await this.enqueue(n);
   }
 
-  run(n: number): void {
+  async run(n: number): Promise<void> {
     const q = this.queue;
     for (let i = 0; i < n; i++) {
-      const c = q.claim(WORKER);
+      const c = await q.claim(WORKER);
       if (!c.ok) throw new Error(`leasehold claim failed: ${c.reason}`);
-      const r = q.complete(c.task.id, WORKER, c.task.generation, RESULT);
+      const r = await q.complete(c.task.id, WORKER, c.task.generation, RESULT);
       if (!r.ok) throw new Error(`leasehold complete failed: ${r.error}`);
       if (r.outcome !== 'done') this.staleInput++;
     }
@@ -81,8 +86,8 @@ export class QueueCycleContender implements Contender {
   }
 
   /** After the run: every claimed task is done, and the backlog is what was left. */
-  verify(): void {
-    const snap = this.queue.snapshot();
+  async verify(): Promise<void> {
+    const snap = await this.queue.snapshot();
     const done = snap.countsByState.done ?? 0;
     const ready = snap.countsByState.ready ?? 0;
     if (done !== this.ok) throw new Error(`leasehold: ${done} tasks done, but ${this.ok} cycles counted`);
@@ -94,8 +99,8 @@ export class QueueCycleContender implements Contender {
     return readSettings(this.db);
   }
 
-  close(): void {
-    this.queue.close();
+  async close(): Promise<void> {
+    await this.queue.close();
     if (this.db.open) this.db.close();
   }
 }

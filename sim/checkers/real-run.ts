@@ -1,4 +1,5 @@
-import { openWorkQueue } from '../../src/queue/work-queue.ts';
+import { SqliteStore } from '../../src/store/sqlite-store.ts';
+import { openWorkQueue } from '../../src/work-queue.ts';
 import type { ClaimedTask, QueueConfig, Tier, Usage, WorkQueue } from '../../src/queue/types.ts';
 import { requestKey } from '../../src/worker/fingerprint.ts';
 import { gatedQueue } from '../actors/gated-queue.ts';
@@ -65,9 +66,15 @@ export class RealRun {
   private readonly incarnations = new Map<string, Incarnation>();
   private readonly held = new Map<string, Held>();
 
+  private readonly store: SqliteStore;
+
   constructor(readonly config: Partial<QueueConfig> = {}) {
-    this.queue = openWorkQueue({ db: ':memory:', clock: this.clock, random: new SeededRandom('checker-tests').fork('core'), config });
+    // The run opens the store itself, as the world does, so worker calls record their event cursor.
+    this.store = SqliteStore.open(':memory:', { busyTimeoutMs: 1_000, busyRetries: 0 }, () => this.clock.now());
+    this.queue = openWorkQueue({ db: this.store, clock: this.clock, random: new SeededRandom('checker-tests').fork('core'), config });
   }
+
+  private readonly cursor = (): number => this.store.readNow('eventCursor', (tx) => tx.eventCursor());
 
   /** Lets `ms` of virtual time pass. */
   advance(ms: number): this {
@@ -94,7 +101,7 @@ export class RealRun {
       incarnation = new Incarnation(workerId, Number(/^w(\d+)/.exec(workerId)?.[1] ?? 0));
       this.incarnations.set(workerId, incarnation);
     }
-    return gatedQueue(() => this.queue, incarnation, this.history, { unavailable: () => false, after: () => {} });
+    return gatedQueue(() => this.queue, incarnation, this.history, { unavailable: () => false, after: () => {}, cursor: this.cursor });
   }
 
   /** The client's enqueue, recorded as `World.enqueue` records it. */
@@ -283,7 +290,7 @@ export class RealRun {
   async build(overrides: Partial<WorldResult> = {}): Promise<WorldResult> {
     const queue = this.queue;
     const final = await queue.snapshot();
-    const checkpoints = new Map<number, Awaited<ReturnType<WorkQueue['lastCheckpoint']>>>();
+    const checkpoints = new Map<number, Awaited<Awaited<ReturnType<WorkQueue['lastCheckpoint']>>>>();
     for (const task of final.tasks) checkpoints.set(task.id, await queue.lastCheckpoint(task.id));
     const result: WorldResult = {
       scenario: { ...mixed, name: 'real-run', queue: this.config },

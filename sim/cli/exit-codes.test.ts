@@ -88,8 +88,8 @@ function mixedFile(directory: string, name: string, faults: ScenarioSpec['faults
 }
 
 /** `leasehold check` in `project` with a fixed root seed (a copy has no git commit to derive one from), one thread. */
-function check(project: string, out: string, argv: string[]): Promise<Ran> {
-  return leasehold(project, ['check', ...argv, '--jobs', '1', '--out', out]);
+async function check(project: string, out: string, argv: string[]): Promise<Ran> {
+  return await leasehold(project, ['check', ...argv, '--jobs', '1', '--out', out]);
 }
 
 function summaryOf(out: string): { exitCode: number; coverage: { enforced: boolean; missing?: string[] } } {

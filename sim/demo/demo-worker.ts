@@ -22,11 +22,11 @@ export interface DemoClaim {
  * score and wait are read back from the `claimed` event, so the demo shows what the queue recorded
  * rather than what the demo expects.
  */
-export function claimNext(queue: WorkQueue, clock: LogicalClock, workerId: string, order: number): DemoClaim | undefined {
-  const claimed = queue.claim(workerId);
+export async function claimNext(queue: WorkQueue, clock: LogicalClock, workerId: string, order: number): Promise<DemoClaim | undefined> {
+  const claimed = await queue.claim(workerId);
   if (!claimed.ok) return undefined;
   const { task } = claimed;
-  const event = queue.events(task.id).findLast((candidate) => candidate.type === 'claimed');
+  const event = (await queue.events(task.id)).findLast((candidate) => candidate.type === 'claimed');
   if (event === undefined) throw new Error(`task ${task.id} was claimed without a claimed event (Q15)`);
   return {
     order,

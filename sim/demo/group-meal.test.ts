@@ -3,9 +3,9 @@ import { runGroupMealDemo } from './group-meal.ts';
 import { runSupersedeDemo } from './supersede.ts';
 import { DEMO_TOPICS } from './topics.ts';
 
-describe("seed 000's four-topic example on the real queue", () => {
+describe("seed 000's four-topic example on the real queue", async () => {
   const lines: string[] = [];
-  const result = runGroupMealDemo((line) => lines.push(line));
+  const result = await runGroupMealDemo((line) => lines.push(line));
   const idOf = (topic: string) => result.tasks.find((task) => task.topic === topic)?.taskId;
   const groupMeal = DEMO_TOPICS.find((topic) => topic.priority === 30)?.topic as string;
   const paid = DEMO_TOPICS.filter((topic) => topic.paid).map((topic) => idOf(topic.topic));
@@ -44,13 +44,13 @@ describe("seed 000's four-topic example on the real queue", () => {
     expect(lines.filter((line) => line.startsWith('  ok'))).toHaveLength(result.checks.length);
   });
 
-  it('is deterministic: a second run gives the same result', () => {
-    expect(runGroupMealDemo()).toEqual(result);
+  it('is deterministic: a second run gives the same result', async () => {
+    expect(await runGroupMealDemo()).toEqual(result);
   });
 });
 
-describe('supersede: a correction replaces the waiting version', () => {
-  const result = runSupersedeDemo();
+describe('supersede: a correction replaces the waiting version', async () => {
+  const result = await runSupersedeDemo();
 
   it('accepts the corrected version as a replacement, and the old one never runs', () => {
     expect(result.replaced).toMatchObject({ version: 1, state: 'superseded', everClaimed: false, enqueueStatus: 'replaced' });

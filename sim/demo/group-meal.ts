@@ -39,17 +39,17 @@ export interface GroupMealDemoResult {
   checks: DemoCheck[];
 }
 
-export function runGroupMealDemo(log: (line: string) => void = () => {}): GroupMealDemoResult {
+export async function runGroupMealDemo(log: (line: string) => void = () => {}): Promise<GroupMealDemoResult> {
   const clock = new LogicalClock(epochMsDefault);
   const queue = openWorkQueue({ db: ':memory:', clock, random: new SeededRandom(DEMO_SEED) });
   try {
     log(`Seed 000, the four-topic example, on the real queue (SQLite :memory:, a logical clock moved by hand, seed '${DEMO_SEED}').`);
-    const topicOf = enqueueAll(queue, clock, log);
+    const topicOf = await enqueueAll(queue, clock, log);
     log(`One worker; limits: ${queue.config.globalLimit} running globally, ${queue.config.perTenantLimit} per tenant, so this one tenant runs one task at a time.`);
     clock.advanceBy(FIRST_CLAIM_AFTER_MS);
-    const claims = workThrough(queue, clock, topicOf, log);
-    const tasks = finalStates(queue, topicOf);
-    const { candidates, standingApart } = incidentView(queue, clock, topicOf);
+    const claims = await workThrough(queue, clock, topicOf, log);
+    const tasks = await finalStates(queue, topicOf);
+    const { candidates, standingApart } = await incidentView(queue, clock, topicOf);
     logOutcome(tasks, candidates, standingApart, log);
     const checks = checkArticle(claims, tasks, candidates, standingApart, topicOf);
     log('Checks against the article:');
@@ -57,14 +57,14 @@ export function runGroupMealDemo(log: (line: string) => void = () => {}): GroupM
     log('The waits come from moving a logical clock by hand; they measure nothing about speed.');
     return { claims, tasks, incidentCandidates: candidates, standingApart, checks };
   } finally {
-    queue.close();
+    await queue.close();
   }
 }
 
-function enqueueAll(queue: WorkQueue, clock: LogicalClock, log: (line: string) => void): Map<number, DemoTopic> {
+async function enqueueAll(queue: WorkQueue, clock: LogicalClock, log: (line: string) => void): Promise<Map<number, DemoTopic>> {
   const topicOf = new Map<number, DemoTopic>();
   for (const topic of DEMO_TOPICS) {
-    const enqueued = queue.enqueue(enqueueRequest(topic));
+    const enqueued = await queue.enqueue(enqueueRequest(topic));
     if (!enqueued.ok) throw new Error(`enqueue of ${topic.topic} failed: ${enqueued.message}`);
     topicOf.set(enqueued.taskId, topic);
     log(`${since(clock.elapsedMs)}  enqueued task ${enqueued.taskId} ${topic.topic} (base priority ${topic.priority}, ${topic.paid ? 'paid' : 'unpaid'}): ${topic.summary}`);
@@ -73,37 +73,37 @@ function enqueueAll(queue: WorkQueue, clock: LogicalClock, log: (line: string) =
 }
 
 /** One worker: claim, run for RUN_MS of logical time, complete with a needs_human result; until empty. */
-function workThrough(queue: WorkQueue, clock: LogicalClock, topicOf: Map<number, DemoTopic>, log: (line: string) => void): DemoClaim[] {
+async function workThrough(queue: WorkQueue, clock: LogicalClock, topicOf: Map<number, DemoTopic>, log: (line: string) => void): Promise<DemoClaim[]> {
   const claims: DemoClaim[] = [];
   // Bounded: four topics, four claims; a fifth would mean the queue handed out a finished task.
   for (let order = 1; order <= topicOf.size + 1; order++) {
-    const claim = claimNext(queue, clock, WORKER_ID, order);
+    const claim = await claimNext(queue, clock, WORKER_ID, order);
     if (claim === undefined) break;
     claims.push(claim);
     log(`${since(clock.elapsedMs)}  ${describeClaim(claim)}`);
     clock.advanceBy(RUN_MS);
     const topic = topicOf.get(claim.taskId) as DemoTopic;
-    const completed = queue.complete(claim.taskId, WORKER_ID, claim.generation, investigationResult(topic));
+    const completed = await queue.complete(claim.taskId, WORKER_ID, claim.generation, investigationResult(topic));
     if (!completed.ok) throw new Error(`complete of task ${claim.taskId} failed: ${completed.message}`);
     log(`${since(clock.elapsedMs)}  task ${claim.taskId} completed: outcome ${completed.outcome}; result says needs_human, with ${investigationResult(topic).evidence.length} pieces of evidence`);
   }
   return claims;
 }
 
-function finalStates(queue: WorkQueue, topicOf: Map<number, DemoTopic>): DemoTaskOutcome[] {
-  return [...topicOf.keys()].map((taskId) => {
-    const view = queue.get(taskId);
+async function finalStates(queue: WorkQueue, topicOf: Map<number, DemoTopic>): Promise<DemoTaskOutcome[]> {
+  return Promise.all([...topicOf.keys()].map(async (taskId) => {
+    const view = await queue.get(taskId);
     if (view === undefined) throw new Error(`task ${taskId} vanished`);
     const result = view.result as { status?: string } | undefined;
     const outcome: DemoTaskOutcome = { taskId, topic: view.topic, state: view.state, businessStatus: result?.status ?? 'none' };
     if (view.outcome !== undefined) outcome.outcome = view.outcome;
     return outcome;
-  });
+  }));
 }
 
 /** Q17: candidates of two or more; everything else stands apart and is investigated on its own. */
-function incidentView(queue: WorkQueue, clock: LogicalClock, topicOf: Map<number, DemoTopic>) {
-  const candidates = queue.incidentCandidates({ from: clock.startMs, to: clock.now() });
+async function incidentView(queue: WorkQueue, clock: LogicalClock, topicOf: Map<number, DemoTopic>) {
+  const candidates = await queue.incidentCandidates({ from: clock.startMs, to: clock.now() });
   const grouped = new Set(candidates.flatMap((candidate) => candidate.taskIds));
   const standingApart = [...topicOf]
     .filter(([taskId]) => !grouped.has(taskId))

@@ -55,11 +55,11 @@ export const SABOTAGES: readonly Sabotage[] = [
       'A stalled-job sweep that judges by claim time, not by the renewed lease: expireLeases() treats every task claimed more than 30 s ago as stalled, so a live worker that heartbeats on time loses its task and the run is retried (Q10).',
     file: 'src/store/statements.ts',
     find: lines(
-      "    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks",
+      "    overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks",
       "                      WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),",
     ),
     replace: lines(
-      "    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, claimed_at + 30000 AS lease_until FROM tasks",
+      "    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, claimed_at + 30000 AS lease_until, hold_state FROM tasks",
       "                      WHERE ${OCCUPYING} AND state = 'running' AND claimed_at + 30000 <= ? ORDER BY lease_until, id`),",
     ),
     expectedInvariant: 'I2',
@@ -88,18 +88,16 @@ export const SABOTAGES: readonly Sabotage[] = [
       "Completion keyed by task id alone after the lock moved on: complete() looks the task up by id and completes it as its current holder, whoever asked, so a stale worker's result replaces the new holder's run.",
     file: 'src/queue/holder-writes.ts',
     find: lines(
-      '  const who = holder(taskId, workerId, generation);',
-      '  const resultJson = serialiseResult(result);',
-      "  return context.write('complete', (at) => {",
-      '    const { statements } = context;',
-      '    const row = statements.completingRow.get(who.taskId) as CompletingRow | undefined;',
+      "  const who = holder(taskId, workerId, generation);",
+      "  const resultJson = serialise(result);",
+      "  return write(context, 'complete', function* (tx, at): Step<CompleteResult> {",
+      "    const row = yield* tx.completingRow(who.taskId);",
     ),
     replace: lines(
-      '  const asked = holder(taskId, workerId, generation);',
-      '  const resultJson = serialiseResult(result);',
-      "  return context.write('complete', (at) => {",
-      '    const { statements } = context;',
-      '    const row = statements.completingRow.get(asked.taskId) as CompletingRow | undefined;',
+      "  const asked = holder(taskId, workerId, generation);",
+      "  const resultJson = serialise(result);",
+      "  return write(context, 'complete', function* (tx, at): Step<CompleteResult> {",
+      "    const row = yield* tx.completingRow(asked.taskId);",
       "    const who = row?.state === 'running' ? { taskId: asked.taskId, workerId: row.worker_id ?? asked.workerId, generation: row.generation } : asked;",
     ),
     expectedInvariant: 'I2',
@@ -107,11 +105,13 @@ export const SABOTAGES: readonly Sabotage[] = [
   {
     id: 'checkpoint-unfenced',
     description:
-      "An unfenced checkpoint write: the checkpoint bumps the task's event sequence by id only, so a zombie that wakes after a takeover still saves its state (and its usage) over the new holder's run.",
-    file: 'src/queue/checkpoints.ts',
-    find: 'const bumped = statements.bumpEventSeqFenced.get({ id: taskId, workerId, generation, now: at }) as { event_seq: number } | undefined;',
-    replace:
-      "const bumped = context.db.prepare('UPDATE tasks SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq').get(taskId) as { event_seq: number } | undefined;",
+      "An unfenced checkpoint write: the checkpoint bumps the task's event sequence under whoever holds the task now, not under the writer's own lease, so a zombie that wakes after a takeover still saves its state (and its usage) over the new holder's run.",
+    file: 'src/runs/checkpoints.ts',
+    find: "    const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));",
+    replace: lines(
+      "    const current = yield* tx.completingRow(who.taskId);",
+      "    const eventSeq = yield* tx.bumpEventSeqFenced(current?.state === 'running' ? { id: who.taskId, workerId: current.worker_id ?? who.workerId, generation: current.generation, now: at } : fence(who, at));",
+    ),
     expectedInvariant: 'I2',
   },
 
@@ -120,8 +120,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "A lock-renewal loop that shrugs off a refused renewal and keeps going: the run is never told it lost the lease, so it keeps calling tools and writing until some later write is refused too (R9: stop at once, no further writes).",
     file: 'src/worker/lease-keeper.ts',
-    find: "      if (!renewed.ok) this.markLost('heartbeat');",
-    replace: '      if (!renewed.ok) continue;',
+    find: "      if (answer?.ok === false && answer.error === 'stale_lease') this.markLost(during);",
+    replace: "      if (answer?.ok === false && answer.error === 'stale_lease' && during !== 'heartbeat') this.markLost(during);",
     expectedInvariant: 'I2',
   },
 
@@ -159,8 +159,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'A concurrency limit computed over a positional window of rows (like LRANGE 0 1): the claim counts occupied slots among the first two holding rows by id, not all of them.',
     file: 'src/store/statements.ts',
-    find: 'holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING}`),',
-    replace: 'holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING} ORDER BY id LIMIT 2`),',
+    find: "holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),",
+    replace: "holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY id LIMIT 2`),",
     expectedInvariant: 'I3',
   },
   {
@@ -175,8 +175,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'global-quota-off-by-one',
     description: 'Global limit off by one: the claim refuses only when more than globalLimit slots are held, so one more task runs than the limit allows.',
     file: 'src/queue/claim.ts',
-    find: 'if (holding.length >= config.globalLimit) {',
-    replace: 'if (holding.length > config.globalLimit) {',
+    find: "if (holding.length >= config.globalLimit) return",
+    replace: "if (holding.length > config.globalLimit) return",
     expectedInvariant: 'I3',
   },
 
@@ -186,16 +186,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Capacity counted with COUNT(*) over the whole table instead of ready + running + uncertain: finished tasks keep counting, and the queue refuses new topics as full while it is nearly empty.',
     file: 'src/queue/enqueue.ts',
-    find: 'if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity) throw new QueueFull();',
-    replace: 'if (replaced.length === 0 && statements.allTasks.all().length > config.capacity) throw new QueueFull();',
+    find: "if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();",
+    replace: "if (replaced.length === 0 && (yield* tx.allTasks()).length > config.capacity) throw new QueueFull();",
     expectedInvariant: 'I4',
   },
   {
     id: 'capacity-overrun-by-one',
     description: 'Capacity check off by one: a new topic is refused only when the queue would exceed capacity by two, so capacity + 1 tasks are live.',
     file: 'src/queue/enqueue.ts',
-    find: 'if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity) throw new QueueFull();',
-    replace: 'if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity + 1) throw new QueueFull();',
+    find: "if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();",
+    replace: "if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity + 1) throw new QueueFull();",
     expectedInvariant: 'I4',
   },
 
@@ -291,19 +291,20 @@ export const SABOTAGES: readonly Sabotage[] = [
   },
   {
     id: 'hold-kept-on-failure',
-    description: 'Settlement on the success path only: a run that ends failed never closes its hold, so the credits stay reserved for ever.',
-    file: 'src/runs/terminal.ts',
-    find: 'const settlement = closeHold(context, taskId, at, reason);',
-    replace: "const settlement = to === 'failed' ? 'kept' : closeHold(context, taskId, at, reason);",
+    description:
+      "Settlement on the success path only: a run that ends failed never closes its hold, so the credits stay reserved for ever. (Since migration 5 the schema refuses an ended task that still holds, so the gate sees this as a crash before any checker runs.)",
+    file: 'src/queue/transition.ts',
+    find: "const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;",
+    replace: "const hold: HoldClosure | null = ends && row.hold_state === 'held' && to !== 'failed' ? yield* closureFor(context, tx, row.id, why) : null;",
     expectedInvariant: 'I7',
   },
   {
     id: 'settlement-ignores-hold-state',
     description:
       "Settlement without its state condition: the closing UPDATE drops `hold_state = 'held'`, so a run that ends after the reconciler released its hold (holdTtlMs) closes it a second time, with a second ledger row, instead of finding it already closed.",
-    file: 'src/store/statements.ts',
-    find: "                  WHERE id = :id AND hold_state = 'held'\n                  RETURNING tenant`),",
-    replace: '                  WHERE id = :id\n                  RETURNING tenant`),',
+    file: 'src/queue/transition.ts',
+    find: "const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;",
+    replace: "const hold: HoldClosure | null = ends && row.hold_state !== null ? yield* closureFor(context, tx, row.id, why) : null;",
     expectedInvariant: 'I7',
   },
 
@@ -322,8 +323,12 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'A write effect made without consulting the ledger: a takeover calls the write tool again even when the ledger already holds its result (R2), relying on the external system to deduplicate.',
     file: 'src/worker/run.ts',
-    find: lines('    const recorded = deps.queue.effectResult(context.requestKey);', '    if (recorded !== undefined) return recorded;', ''),
-    replace: '',
+    find: lines(
+      "    const recorded = await deps.queue.effectResult(context.requestKey);",
+      "    if (recorded !== undefined) return recorded;",
+      "",
+    ),
+    replace: "",
     expectedInvariant: 'I8',
   },
 
@@ -343,8 +348,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'An upsert that answers with the id of the row it replaced: enqueueing a newer version of a waiting topic returns the superseded task\'s id, so the client tracks a task that will never run.',
     file: 'src/queue/enqueue.ts',
-    find: "return { taskId, status: replaced.length > 0 ? ('replaced' as const) : ('enqueued' as const) };",
-    replace: "return { taskId: replaced[0]?.id ?? taskId, status: replaced.length > 0 ? ('replaced' as const) : ('enqueued' as const) };",
+    find: "return { taskId: created.taskId, status: replaced.length > 0 ? 'replaced' : 'enqueued' };",
+    replace: "return { taskId: replaced[0]?.id ?? created.taskId, status: replaced.length > 0 ? 'replaced' : 'enqueued' };",
     expectedInvariant: 'I9',
   },
   {
@@ -363,8 +368,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Supersede that also supersedes running tasks: a newer version turns the older version superseded even while a worker runs it, instead of letting it finish as stale_input.',
     file: 'src/store/statements.ts',
-    find: "WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready' AND generation = 0",
-    replace: "WHERE tenant = :tenant AND topic = :topic AND version < :version AND state IN ('ready', 'running')",
+    find: "WHERE tenant = ? AND topic = ? AND version < ? AND state = 'ready' AND generation = 0 ORDER BY id",
+    replace: "WHERE tenant = ? AND topic = ? AND version < ? AND state IN ('ready', 'running') ORDER BY id",
     expectedInvariant: 'I10',
   },
 
@@ -372,8 +377,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'late-older-version-runs',
     description: 'A version older than one already queued is accepted as a new ready task instead of being superseded on arrival (Q2): a late duplicate of an old correction runs after the newer input.',
     file: 'src/queue/enqueue.ts',
-    find: '  const arrivedLate = latest !== null && latest > task.version;',
-    replace: '  const arrivedLate = false && latest !== null;',
+    find: "  if (latest !== null && latest > task.version) {",
+    replace: "  if (false && latest !== null) {",
     expectedInvariant: 'I10',
   },
   {
@@ -381,8 +386,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Supersede by state alone: a newer version supersedes every ready older version, including one that already ran and waits for a retry, so a started task ends superseded instead of finishing as stale_input.',
     file: 'src/store/statements.ts',
-    find: "AND version < :version AND state = 'ready' AND generation = 0",
-    replace: "AND version < :version AND state = 'ready'",
+    find: "AND version < ? AND state = 'ready' AND generation = 0 ORDER BY id",
+    replace: "AND version < ? AND state = 'ready' ORDER BY id",
     expectedInvariant: 'I10',
   },
 
@@ -392,8 +397,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'A units bug in the retry backoff: the delay (milliseconds) is applied as seconds, so a retried task waits half an hour or more and is effectively lost.',
     file: 'src/queue/holder-writes.ts',
-    find: '        notBefore: at + decision.backoffMs,\n',
-    replace: '        notBefore: at + decision.backoffMs * 1000,\n',
+    find: "      const notBefore = at + decision.backoffMs;",
+    replace: "      const notBefore = at + decision.backoffMs * 1000;",
     expectedInvariant: 'I11',
   },
 
@@ -401,10 +406,10 @@ export const SABOTAGES: readonly Sabotage[] = [
   {
     id: 'lease-expiry-to-ready',
     description:
-      'Lease expiry that goes straight back to ready: a running task past its lease is re-queued at once instead of held uncertain, so it is re-run while its worker may be paused or slow.',
+      "Lease expiry that goes straight back to ready: a running task past its lease is re-queued at once (through the re-queue edge a handed-back run takes) instead of held uncertain, so it is re-run while its worker may be paused or slow.",
     file: 'src/queue/claim.ts',
-    find: "moveTask(context, row, 'uncertain', at, 'lease_expired', {",
-    replace: "moveTask(context, row, 'ready', at, 'lease_expired', {",
+    find: "    yield* transition(context, tx, at, { by: 'other', event: 'expiry', row, to: 'uncertain' }, {",
+    replace: "    yield* transition(context, tx, at, { by: 'other', event: 'interrupt', row, to: 'ready' }, {",
     expectedInvariant: 'I12',
   },
   {
@@ -452,20 +457,20 @@ export const SABOTAGES: readonly Sabotage[] = [
       "Conversation buffers pooled across runs: a fresh run reuses (and clears) one module-level message array instead of a new one, so concurrent runs of one worker process write into each other's history and one tenant's messages end up in another tenant's checkpoints and results.",
     file: 'src/worker/resume.ts',
     find: lines(
-      "export function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): RunState & { ok: true } | { ok: false; error: 'stale_lease'; message: string } {",
-      '  // A first claim has nothing to resume: no generation before it could have checkpointed.',
-      '  const checkpoint = task.generation === 1 ? undefined : queue.lastCheckpoint(task.id);',
-      '  if (checkpoint === undefined) {',
-      '    return { ok: true, step: 0, messages: [], usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };',
+      "export async function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): Promise<(RunState & { ok: true }) | { ok: false; error: 'stale_lease'; message: string }> {",
+      "  // A first claim has nothing to resume: no generation before it could have checkpointed.",
+      "  const checkpoint = task.generation === 1 ? undefined : await queue.lastCheckpoint(task.id);",
+      "  if (checkpoint === undefined) {",
+      "    return { ok: true, step: 0, messages: [], usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };",
     ),
     replace: lines(
       "const pooledMessages: RunState['messages'] = [];",
-      "export function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): RunState & { ok: true } | { ok: false; error: 'stale_lease'; message: string } {",
-      '  // A first claim has nothing to resume: no generation before it could have checkpointed.',
-      '  const checkpoint = task.generation === 1 ? undefined : queue.lastCheckpoint(task.id);',
-      '  if (checkpoint === undefined) {',
-      '    pooledMessages.length = 0;',
-      '    return { ok: true, step: 0, messages: pooledMessages, usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };',
+      "export async function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): Promise<(RunState & { ok: true }) | { ok: false; error: 'stale_lease'; message: string }> {",
+      "  // A first claim has nothing to resume: no generation before it could have checkpointed.",
+      "  const checkpoint = task.generation === 1 ? undefined : await queue.lastCheckpoint(task.id);",
+      "  if (checkpoint === undefined) {",
+      "    pooledMessages.length = 0;",
+      "    return { ok: true, step: 0, messages: pooledMessages, usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };",
     ),
     expectedInvariant: 'I13',
   },
@@ -491,8 +496,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "The tenant filter dropped from supersede: a newer version of topic T supersedes the waiting versions of T in every tenant, so one tenant's enqueue cancels another tenant's work.",
     file: 'src/store/statements.ts',
-    find: "WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready' AND generation = 0",
-    replace: "WHERE topic = :topic AND version < :version AND state = 'ready' AND generation = 0",
+    find: "WHERE tenant = ? AND topic = ? AND version < ? AND state = 'ready'",
+    replace: "WHERE (tenant = ? OR 1) AND topic = ? AND version < ? AND state = 'ready'",
     expectedInvariant: 'I13',
   },
 

@@ -33,77 +33,80 @@ const BY_HOLDER: [string, (queue: WorkQueue, id: number, workerId: string, gener
 ];
 
 /** Calls `call`, expects an InputError naming `field`, and proves nothing was written. */
-function expectInputError(queue: WorkQueue, call: () => unknown, field: string): void {
-  const before = fingerprint(queue);
+async function expectInputError(queue: WorkQueue, call: () => unknown, field: string): Promise<void> {
+  const before = await fingerprint(queue);
   let thrown: unknown;
   try {
-    call();
+    // Every method is async: a bad argument is a rejection, never a synchronous throw.
+    const answer = call();
+    expect(answer, `${field}: the call answers with a promise`).toBeInstanceOf(Promise);
+    await answer;
   } catch (error) {
     thrown = error;
   }
   expect(thrown, `expected InputError on ${field}`).toBeInstanceOf(InputError);
   expect((thrown as InputError).field).toBe(field);
   expect((thrown as InputError).code).toBe('invalid_input');
-  expect(fingerprint(queue)).toEqual(before);
+  expect(await fingerprint(queue)).toEqual(before);
 }
 
-function runningQueue() {
+async function runningQueue() {
   const harness = openTestQueue();
-  const id = enqueueOk(harness.queue);
-  claimOk(harness.queue, 'w1');
+  const id = await enqueueOk(harness.queue);
+  await claimOk(harness.queue, 'w1');
   return { ...harness, id };
 }
 
 describe('bad arguments throw InputError naming the field and write nothing', () => {
-  it.each(BY_TASK_ID)('%s rejects a malformed task id', (_name, call) => {
-    const { queue } = runningQueue();
+  it.each(BY_TASK_ID)('%s rejects a malformed task id', async (_name, call) => {
+    const { queue } = await runningQueue();
     for (const bad of [0, -1, 1.5, Number.NaN, '1', undefined, null]) {
-      expectInputError(queue, () => call(queue, bad as never), 'taskId');
+      await expectInputError(queue, () => call(queue, bad as never), 'taskId');
     }
   });
 
-  it.each(BY_HOLDER)('%s rejects a malformed worker id', (_name, call) => {
-    const { queue, id } = runningQueue();
-    for (const bad of ['', 5, undefined, null]) expectInputError(queue, () => call(queue, id, bad as never, 1), 'workerId');
+  it.each(BY_HOLDER)('%s rejects a malformed worker id', async (_name, call) => {
+    const { queue, id } = await runningQueue();
+    for (const bad of ['', 5, undefined, null]) await expectInputError(queue, () => call(queue, id, bad as never, 1), 'workerId');
   });
 
-  it.each(BY_HOLDER)('%s rejects a malformed generation', (_name, call) => {
-    const { queue, id } = runningQueue();
-    for (const bad of [-1, 1.5, Number.NaN, '1', undefined]) expectInputError(queue, () => call(queue, id, 'w1', bad as never), 'generation');
+  it.each(BY_HOLDER)('%s rejects a malformed generation', async (_name, call) => {
+    const { queue, id } = await runningQueue();
+    for (const bad of [-1, 1.5, Number.NaN, '1', undefined]) await expectInputError(queue, () => call(queue, id, 'w1', bad as never), 'generation');
   });
 
-  it('claim rejects a malformed worker id', () => {
+  it('claim rejects a malformed worker id', async () => {
     const { queue } = openTestQueue();
-    enqueueOk(queue);
-    for (const bad of ['', 7, undefined]) expectInputError(queue, () => queue.claim(bad as never), 'workerId');
+    await enqueueOk(queue);
+    for (const bad of ['', 7, undefined]) await expectInputError(queue, () => queue.claim(bad as never), 'workerId');
   });
 
-  it('confirmStopped rejects a malformed generation', () => {
-    const { queue, id } = runningQueue();
-    expectInputError(queue, () => queue.confirmStopped(id, -1, 'supervisor'), 'generation');
+  it('confirmStopped rejects a malformed generation', async () => {
+    const { queue, id } = await runningQueue();
+    await expectInputError(queue, () => queue.confirmStopped(id, -1, 'supervisor'), 'generation');
   });
 
-  it('appendEvent rejects an empty type and data that is not JSON', () => {
-    const { queue, id } = runningQueue();
-    expectInputError(queue, () => queue.appendEvent(id, 'w1', 1, ''), 'type');
-    expectInputError(queue, () => queue.appendEvent(id, 'w1', 1, 'note', { big: 1n }), 'data');
+  it('appendEvent rejects an empty type and data that is not JSON', async () => {
+    const { queue, id } = await runningQueue();
+    await expectInputError(queue, () => queue.appendEvent(id, 'w1', 1, ''), 'type');
+    await expectInputError(queue, () => queue.appendEvent(id, 'w1', 1, 'note', { big: 1n }), 'data');
   });
 
-  it('complete rejects a result that is not JSON', () => {
-    const { queue, id } = runningQueue();
+  it('complete rejects a result that is not JSON', async () => {
+    const { queue, id } = await runningQueue();
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expectInputError(queue, () => queue.complete(id, 'w1', 1, cyclic), 'result');
-    expectInputError(queue, () => queue.complete(id, 'w1', 1, new Map()), 'result');
+    await expectInputError(queue, () => queue.complete(id, 'w1', 1, cyclic), 'result');
+    await expectInputError(queue, () => queue.complete(id, 'w1', 1, new Map()), 'result');
   });
 });
 
 describe('a closed queue', () => {
-  it('throws ClosedError from every call, and close() may be repeated', () => {
+  it('rejects every call with ClosedError, and close() may be repeated', async () => {
     const { queue } = openTestQueue();
-    const id = enqueueOk(queue);
-    queue.close();
-    queue.close();
+    const id = await enqueueOk(queue);
+    await queue.close();
+    await queue.close();
     const calls: (() => unknown)[] = [
       () => queue.enqueue(request()),
       () => queue.claim('w1'),
@@ -118,6 +121,6 @@ describe('a closed queue', () => {
       () => queue.incidentCandidates({ from: 0, to: 1 }),
       ...BY_HOLDER.map(([, call]) => () => call(queue, id, 'w1', 1)),
     ];
-    for (const call of calls) expect(call).toThrow(ClosedError);
+    for (const call of calls) await expect(call()).rejects.toThrow(ClosedError);
   });
 });

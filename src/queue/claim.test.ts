@@ -20,98 +20,98 @@ function lcg(seed: number): (n: number) => number {
 }
 
 describe('Q4 priority with aging', () => {
-  it('lets a base-0 task that waited 31 minutes outrank a base-30 task that just arrived', () => {
+  it('lets a base-0 task that waited 31 minutes outrank a base-30 task that just arrived', async () => {
     const { queue, clock } = openTestQueue({ config: WIDE });
-    const patient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    const patient = await enqueueOk(queue, { tenant: 'a', priority: 0 });
     clock.advance(31 * MINUTE);
-    const urgent = enqueueOk(queue, { tenant: 'b', priority: 30 });
-    expect(claimOk(queue, 'w1').id).toBe(patient);
-    expect(claimOk(queue, 'w2').id).toBe(urgent);
+    const urgent = await enqueueOk(queue, { tenant: 'b', priority: 30 });
+    expect((await claimOk(queue, 'w1')).id).toBe(patient);
+    expect((await claimOk(queue, 'w2')).id).toBe(urgent);
   });
 
-  it('lets the fresh base-30 task win while the base-0 task has aged less than 30 points', () => {
+  it('lets the fresh base-30 task win while the base-0 task has aged less than 30 points', async () => {
     const { queue, clock } = openTestQueue({ config: WIDE });
-    const patient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    const patient = await enqueueOk(queue, { tenant: 'a', priority: 0 });
     clock.advance(30 * MINUTE - 1);
-    const urgent = enqueueOk(queue, { tenant: 'b', priority: 30 });
-    expect(claimOk(queue, 'w1').id).toBe(urgent);
-    expect(claimOk(queue, 'w2').id).toBe(patient);
+    const urgent = await enqueueOk(queue, { tenant: 'b', priority: 30 });
+    expect((await claimOk(queue, 'w1')).id).toBe(urgent);
+    expect((await claimOk(queue, 'w2')).id).toBe(patient);
   });
 
-  it('ages by whole periods: floor(waitMs / agingPeriodMs)', () => {
+  it('ages by whole periods: floor(waitMs / agingPeriodMs)', async () => {
     const { queue, clock } = openTestQueue({ config: WIDE });
-    const older = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    const older = await enqueueOk(queue, { tenant: 'a', priority: 0 });
     clock.advance(MINUTE - 1);
-    const higher = enqueueOk(queue, { tenant: 'b', priority: 1 });
+    const higher = await enqueueOk(queue, { tenant: 'b', priority: 1 });
     // older: 0 + floor(59_999 / 60_000) = 0 < 1.
-    expect(claimOk(queue, 'w1').id).toBe(higher);
-    expect(queue.events(higher).at(-1)?.data.score).toBe(1);
-    expect(claimOk(queue, 'w2').id).toBe(older);
+    expect((await claimOk(queue, 'w1')).id).toBe(higher);
+    expect((await queue.events(higher)).at(-1)?.data.score).toBe(1);
+    expect((await claimOk(queue, 'w2')).id).toBe(older);
   });
 
-  it('breaks an exact score tie by the earlier enqueue', () => {
+  it('breaks an exact score tie by the earlier enqueue', async () => {
     const { queue, clock } = openTestQueue({ config: WIDE });
-    const older = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    const older = await enqueueOk(queue, { tenant: 'a', priority: 0 });
     clock.advance(MINUTE);
-    enqueueOk(queue, { tenant: 'b', priority: 1 });
+    await enqueueOk(queue, { tenant: 'b', priority: 1 });
     // Both score 1 now; the earlier enqueue goes first.
-    expect(claimOk(queue, 'w1').id).toBe(older);
+    expect((await claimOk(queue, 'w1')).id).toBe(older);
   });
 
-  it('breaks a tie of score and enqueue time by the smaller task id (not by tenant name)', () => {
+  it('breaks a tie of score and enqueue time by the smaller task id (not by tenant name)', async () => {
     const { queue } = openTestQueue({ config: WIDE });
-    const first = enqueueOk(queue, { tenant: 'zeta', priority: 5 });
-    const second = enqueueOk(queue, { tenant: 'alpha', priority: 5 });
-    const third = enqueueOk(queue, { tenant: 'mid', priority: 5 });
+    const first = await enqueueOk(queue, { tenant: 'zeta', priority: 5 });
+    const second = await enqueueOk(queue, { tenant: 'alpha', priority: 5 });
+    const third = await enqueueOk(queue, { tenant: 'mid', priority: 5 });
     expect(first).toBeLessThan(second);
-    expect([claimOk(queue, 'w1').id, claimOk(queue, 'w2').id, claimOk(queue, 'w3').id]).toEqual([first, second, third]);
+    expect([(await claimOk(queue, 'w1')).id, (await claimOk(queue, 'w2')).id, (await claimOk(queue, 'w3')).id]).toEqual([first, second, third]);
   });
 
-  it('prefers the earlier enqueue over the smaller id when they disagree (a producer with a lagging clock)', () => {
+  it('prefers the earlier enqueue over the smaller id when they disagree (a producer with a lagging clock)', async () => {
     const { queue, clock } = openTestQueue({ config: WIDE });
-    const smallerId = enqueueOk(queue, { tenant: 'a', priority: 5 });
+    const smallerId = await enqueueOk(queue, { tenant: 'a', priority: 5 });
     clock.advance(-MINUTE);
-    const earlier = enqueueOk(queue, { tenant: 'b', priority: 4 });
+    const earlier = await enqueueOk(queue, { tenant: 'b', priority: 4 });
     clock.advance(MINUTE);
     // Both score 5 now; the second task was enqueued a minute earlier and wins despite its larger id.
     expect(smallerId).toBeLessThan(earlier);
-    expect(claimOk(queue, 'w1').id).toBe(earlier);
-    expect(claimOk(queue, 'w2').id).toBe(smallerId);
+    expect((await claimOk(queue, 'w1')).id).toBe(earlier);
+    expect((await claimOk(queue, 'w2')).id).toBe(smallerId);
   });
 
-  it('respects agingCap: waiting never adds more than agingCap points', () => {
+  it('respects agingCap: waiting never adds more than agingCap points', async () => {
     const { queue, clock } = openTestQueue({ config: { ...WIDE, agingCap: 5 } });
-    const ancient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    const ancient = await enqueueOk(queue, { tenant: 'a', priority: 0 });
     clock.advance(1_000 * MINUTE);
-    const six = enqueueOk(queue, { tenant: 'b', priority: 6 });
-    const five = enqueueOk(queue, { tenant: 'c', priority: 5 });
-    expect(claimOk(queue, 'w1').id).toBe(six);
-    expect(queue.events(six).at(-1)?.data.score).toBe(6);
+    const six = await enqueueOk(queue, { tenant: 'b', priority: 6 });
+    const five = await enqueueOk(queue, { tenant: 'c', priority: 5 });
+    expect((await claimOk(queue, 'w1')).id).toBe(six);
+    expect((await queue.events(six)).at(-1)?.data.score).toBe(6);
     // ancient scores 0 + 5 = 5, ties with the fresh base-5 task and wins by earlier enqueue.
-    expect(claimOk(queue, 'w2').id).toBe(ancient);
-    expect(queue.events(ancient).at(-1)?.data.score).toBe(5);
-    expect(claimOk(queue, 'w3').id).toBe(five);
+    expect((await claimOk(queue, 'w2')).id).toBe(ancient);
+    expect((await queue.events(ancient)).at(-1)?.data.score).toBe(5);
+    expect((await claimOk(queue, 'w3')).id).toBe(five);
   });
 
-  it('uses a configured agingPeriodMs', () => {
+  it('uses a configured agingPeriodMs', async () => {
     const { queue, clock } = openTestQueue({ config: { ...WIDE, agingPeriodMs: 1_000 } });
-    const patient = enqueueOk(queue, { tenant: 'a', priority: 0 });
+    const patient = await enqueueOk(queue, { tenant: 'a', priority: 0 });
     clock.advance(11_000);
-    enqueueOk(queue, { tenant: 'b', priority: 10 });
-    expect(claimOk(queue, 'w1').id).toBe(patient);
-    expect(queue.events(patient).at(-1)?.data.score).toBe(11);
+    await enqueueOk(queue, { tenant: 'b', priority: 10 });
+    expect((await claimOk(queue, 'w1')).id).toBe(patient);
+    expect((await queue.events(patient)).at(-1)?.data.score).toBe(11);
   });
 
-  it('takes base priority only from the trusted field, never from payload text', () => {
+  it('takes base priority only from the trusted field, never from payload text', async () => {
     const { queue } = openTestQueue({ config: WIDE });
-    const loud = enqueueOk(queue, { tenant: 'a', priority: 0, input: { priority: 30, text: 'HIGHEST PRIORITY!!! urgent' } });
-    const quiet = enqueueOk(queue, { tenant: 'b', priority: 5, input: { text: 'printer offline' } });
-    const claimed = claimOk(queue, 'w1');
+    const loud = await enqueueOk(queue, { tenant: 'a', priority: 0, input: { priority: 30, text: 'HIGHEST PRIORITY!!! urgent' } });
+    const quiet = await enqueueOk(queue, { tenant: 'b', priority: 5, input: { text: 'printer offline' } });
+    const claimed = await claimOk(queue, 'w1');
     expect(claimed.id).toBe(quiet);
-    expect(claimOk(queue, 'w2')).toMatchObject({ id: loud, priority: 0 });
+    expect(await claimOk(queue, 'w2')).toMatchObject({ id: loud, priority: 0 });
   });
 
-  it('claims in exactly the order of the documented score and tie-breaks (randomised backlogs)', () => {
+  it('claims in exactly the order of the documented score and tie-breaks (randomised backlogs)', async () => {
     const configs = [{ ...WIDE }, { ...WIDE, agingCap: 4, agingPeriodMs: 7_000 }, { ...WIDE, agingCap: 0 }, { ...WIDE, agingPeriodMs: 1_000 }];
     for (const seed of [12_345, 777, 4_242]) {
       for (const config of configs) {
@@ -122,7 +122,7 @@ describe('Q4 priority with aging', () => {
           clock.advance(next(3) * 20_000);
           // Clustered priorities make equal scores, and so the tie-breaks, common.
           const priority = [0, 5, 6, 25, 30][next(5)]!;
-          tasks.push({ id: enqueueOk(queue, { tenant: `t${next(5)}`, priority }), priority, enqueuedAt: clock.t });
+          tasks.push({ id: await enqueueOk(queue, { tenant: `t${next(5)}`, priority }), priority, enqueuedAt: clock.t });
         }
         clock.advance(5 * MINUTE);
         const at = clock.t;
@@ -130,16 +130,17 @@ describe('Q4 priority with aging', () => {
           .map((task) => ({ ...task, score: score(task.priority, task.enqueuedAt, at, queue.config) }))
           .sort(compareCandidates)
           .map((task) => task.id);
-        const claimed = tasks.map((_, i) => claimOk(queue, `w${i}`).id);
+        const claimed: number[] = [];
+        for (let i = 0; i < tasks.length; i++) claimed.push((await claimOk(queue, `w${i}`)).id);
         expect(claimed, `seed ${seed} config ${JSON.stringify(config)}`).toEqual(expected);
         for (const task of tasks) {
-          expect(queue.events(task.id).at(-1)?.data.score).toBe(score(task.priority, task.enqueuedAt, at, queue.config));
+          expect((await queue.events(task.id)).at(-1)?.data.score).toBe(score(task.priority, task.enqueuedAt, at, queue.config));
         }
       }
     }
   });
 
-  it('picks the best task among tenants with room, claim after claim (randomised, with quotas and completions)', () => {
+  it('picks the best task among tenants with room, claim after claim (randomised, with quotas and completions)', async () => {
     for (const seed of [1, 2, 3, 4]) {
       const { queue, clock } = openTestQueue({
         config: { capacity: 500, globalLimit: 3, perTenantLimit: 1, agingCap: 5, agingPeriodMs: 10_000, leaseMs: 3_600_000, heartbeatMs: 60_000 },
@@ -152,18 +153,18 @@ describe('Q4 priority with aging', () => {
         if (next(3) === 0) {
           const tenant = `t${next(5)}`;
           const priority = next(8);
-          const id = enqueueOk(queue, { tenant, priority });
+          const id = await enqueueOk(queue, { tenant, priority });
           ready.set(id, { id, tenant, priority, enqueuedAt: clock.t });
           continue;
         }
         if (running.length > 0 && next(2) === 0) {
           const done = running.splice(next(running.length), 1)[0]!;
-          expect(queue.complete(done.id, 'w', done.generation, null)).toMatchObject({ ok: true });
+          expect(await queue.complete(done.id, 'w', done.generation, null)).toMatchObject({ ok: true });
           continue;
         }
         const busy = new Set(running.map((task) => task.tenant));
         const eligible = [...ready.values()].filter((task) => !busy.has(task.tenant));
-        const result = queue.claim('w');
+        const result = await queue.claim('w');
         if (running.length >= 3 || eligible.length === 0) {
           expect(result).toEqual({ ok: false, reason: ready.size > 0 ? 'quota' : 'empty' });
           continue;
@@ -188,161 +189,161 @@ describe('Q4 priority with aging', () => {
 });
 
 describe('Q5 atomic claim', () => {
-  it('commits before returning: no transaction is left open for the worker', () => {
+  it('commits before returning: no transaction is left open for the worker', async () => {
     const db = new Database(':memory:');
     const { queue } = openTestQueue({ db });
-    enqueueOk(queue);
-    claimOk(queue, 'w1');
+    await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     expect(db.inTransaction).toBe(false);
-    expect(queue.claim('w2')).toMatchObject({ ok: false });
+    expect(await queue.claim('w2')).toMatchObject({ ok: false });
     expect(db.inTransaction).toBe(false);
-    queue.close();
+    await queue.close();
     db.close();
   });
 
-  it('expires overdue leases inside the claim itself, before counting slots', () => {
+  it('expires overdue leases inside the claim itself, before counting slots', async () => {
     const { queue, clock } = openTestQueue();
-    const first = enqueueOk(queue, { tenant: 'a' });
-    const second = enqueueOk(queue, { tenant: 'b' });
-    const third = enqueueOk(queue, { tenant: 'c' });
-    claimOk(queue, 'w1');
-    claimOk(queue, 'w2');
+    const first = await enqueueOk(queue, { tenant: 'a' });
+    const second = await enqueueOk(queue, { tenant: 'b' });
+    const third = await enqueueOk(queue, { tenant: 'c' });
+    await claimOk(queue, 'w1');
+    await claimOk(queue, 'w2');
     clock.advance(30_000);
     // No expireLeases call: the claim moves both to uncertain, which keep their slots (Q6).
-    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
-    expect(queue.get(first)?.state).toBe('uncertain');
-    expect(queue.get(second)?.state).toBe('uncertain');
-    expect(queue.events(first).at(-1)).toMatchObject({ type: 'lease_expired', at: clock.t });
-    expect(queue.get(third)?.state).toBe('ready');
+    expect(await queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect((await queue.get(first))?.state).toBe('uncertain');
+    expect((await queue.get(second))?.state).toBe('uncertain');
+    expect((await queue.events(first)).at(-1)).toMatchObject({ type: 'lease_expired', at: clock.t });
+    expect((await queue.get(third))?.state).toBe('ready');
   });
 
-  it('never hands one task to two workers', () => {
+  it('never hands one task to two workers', async () => {
     const { queue } = openTestQueue({ config: WIDE });
-    for (let i = 0; i < 10; i++) enqueueOk(queue, { tenant: `t${i % 3}` });
-    const ids = Array.from({ length: 10 }, (_, i) => claimOk(queue, `w${i}`).id);
+    for (let i = 0; i < 10; i++) await enqueueOk(queue, { tenant: `t${i % 3}` });
+    const ids = Array.from({ length: 10 }, async (_, i) => (await claimOk(queue, `w${i}`)).id);
     expect(new Set(ids).size).toBe(10);
-    expect(queue.claim('late')).toEqual({ ok: false, reason: 'empty' });
+    expect(await queue.claim('late')).toEqual({ ok: false, reason: 'empty' });
   });
 });
 
 describe('Q6 concurrency quotas', () => {
-  it('allows at most 2 running tasks globally by default', () => {
+  it('allows at most 2 running tasks globally by default', async () => {
     const { queue } = openTestQueue();
-    for (const tenant of ['a', 'b', 'c']) enqueueOk(queue, { tenant });
-    claimOk(queue, 'w1');
-    claimOk(queue, 'w2');
-    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
-    expect(queue.snapshot().occupied.global).toBe(2);
+    for (const tenant of ['a', 'b', 'c']) await enqueueOk(queue, { tenant });
+    await claimOk(queue, 'w1');
+    await claimOk(queue, 'w2');
+    expect(await queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect((await queue.snapshot()).occupied.global).toBe(2);
   });
 
-  it('allows at most 1 running task per tenant by default, and serves other tenants meanwhile', () => {
+  it('allows at most 1 running task per tenant by default, and serves other tenants meanwhile', async () => {
     const { queue } = openTestQueue();
-    const a1 = enqueueOk(queue, { tenant: 'a', priority: 30 });
-    const a2 = enqueueOk(queue, { tenant: 'a', priority: 30 });
-    expect(claimOk(queue, 'w1').id).toBe(a1);
-    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
-    const b1 = enqueueOk(queue, { tenant: 'b', priority: 0 });
-    expect(claimOk(queue, 'w2').id).toBe(b1);
-    expect(queue.get(a2)?.state).toBe('ready');
-    expect(queue.snapshot().occupied.byTenant).toEqual({ a: 1, b: 1 });
+    const a1 = await enqueueOk(queue, { tenant: 'a', priority: 30 });
+    const a2 = await enqueueOk(queue, { tenant: 'a', priority: 30 });
+    expect((await claimOk(queue, 'w1')).id).toBe(a1);
+    expect(await queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
+    const b1 = await enqueueOk(queue, { tenant: 'b', priority: 0 });
+    expect((await claimOk(queue, 'w2')).id).toBe(b1);
+    expect((await queue.get(a2))?.state).toBe('ready');
+    expect((await queue.snapshot()).occupied.byTenant).toEqual({ a: 1, b: 1 });
   });
 
-  it('applies the default per-tenant limit to tenants named like Object.prototype members', () => {
+  it('applies the default per-tenant limit to tenants named like Object.prototype members', async () => {
     // A plain-object lookup would find Object.prototype.constructor and compare a count against a function.
     const { queue } = openTestQueue({ config: { globalLimit: 10, perTenantLimit: 1 } });
-    for (const tenant of ['constructor', 'constructor', 'toString', 'toString', '__proto__', '__proto__']) enqueueOk(queue, { tenant });
-    for (const worker of ['w1', 'w2', 'w3']) claimOk(queue, worker);
-    expect(queue.claim('w4')).toEqual({ ok: false, reason: 'quota' });
-    const byTenant = queue.snapshot().occupied.byTenant;
+    for (const tenant of ['constructor', 'constructor', 'toString', 'toString', '__proto__', '__proto__']) await enqueueOk(queue, { tenant });
+    for (const worker of ['w1', 'w2', 'w3']) await claimOk(queue, worker);
+    expect(await queue.claim('w4')).toEqual({ ok: false, reason: 'quota' });
+    const byTenant = (await queue.snapshot()).occupied.byTenant;
     expect(Object.entries(byTenant).sort()).toEqual([['__proto__', 1], ['constructor', 1], ['toString', 1]]);
   });
 
-  it('counts occupied slots, not a window of rows: a long high-priority backlog of a busy tenant does not hide others', () => {
+  it('counts occupied slots, not a window of rows: a long high-priority backlog of a busy tenant does not hide others', async () => {
     const { queue } = openTestQueue({ config: { capacity: 200 } });
-    for (let i = 0; i < 80; i++) enqueueOk(queue, { tenant: 'busy', priority: 30 });
-    claimOk(queue, 'w1');
-    const small = enqueueOk(queue, { tenant: 'small', priority: 0 });
-    expect(claimOk(queue, 'w2').id).toBe(small);
+    for (let i = 0; i < 80; i++) await enqueueOk(queue, { tenant: 'busy', priority: 30 });
+    await claimOk(queue, 'w1');
+    const small = await enqueueOk(queue, { tenant: 'small', priority: 0 });
+    expect((await claimOk(queue, 'w2')).id).toBe(small);
   });
 
-  it('does not count finished tasks of a tenant', () => {
+  it('does not count finished tasks of a tenant', async () => {
     const { queue } = openTestQueue();
     for (let i = 0; i < 3; i++) {
-      const id = enqueueOk(queue, { tenant: 'a' });
-      const task = claimOk(queue, 'w1');
+      const id = await enqueueOk(queue, { tenant: 'a' });
+      const task = await claimOk(queue, 'w1');
       expect(task.id).toBe(id);
-      expect(queue.complete(id, 'w1', task.generation, null)).toMatchObject({ ok: true });
+      expect(await queue.complete(id, 'w1', task.generation, null)).toMatchObject({ ok: true });
     }
   });
 
-  it('keeps the slot of an uncertain task until it is confirmed stopped', () => {
+  it('keeps the slot of an uncertain task until it is confirmed stopped', async () => {
     const { queue, clock } = openTestQueue();
-    const a1 = enqueueOk(queue, { tenant: 'a' });
-    const a2 = enqueueOk(queue, { tenant: 'a' });
-    claimOk(queue, 'w1');
+    const a1 = await enqueueOk(queue, { tenant: 'a' });
+    const a2 = await enqueueOk(queue, { tenant: 'a' });
+    await claimOk(queue, 'w1');
     clock.advance(30_000);
-    expect(queue.expireLeases()).toBe(1);
-    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
-    expect(queue.snapshot().occupied).toEqual({ global: 1, byTenant: { a: 1 } });
-    expect(queue.confirmStopped(a1, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
-    expect(claimOk(queue, 'w2').id).toBe(a1);
-    expect(queue.get(a2)?.state).toBe('ready');
+    expect(await queue.expireLeases()).toBe(1);
+    expect(await queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
+    expect((await queue.snapshot()).occupied).toEqual({ global: 1, byTenant: { a: 1 } });
+    expect(await queue.confirmStopped(a1, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
+    expect((await claimOk(queue, 'w2')).id).toBe(a1);
+    expect((await queue.get(a2))?.state).toBe('ready');
   });
 
-  it('counts uncertain tasks against the global limit too', () => {
+  it('counts uncertain tasks against the global limit too', async () => {
     const { queue, clock } = openTestQueue();
-    enqueueOk(queue, { tenant: 'a' });
-    enqueueOk(queue, { tenant: 'b' });
-    enqueueOk(queue, { tenant: 'c' });
-    claimOk(queue, 'w1');
-    claimOk(queue, 'w2');
+    await enqueueOk(queue, { tenant: 'a' });
+    await enqueueOk(queue, { tenant: 'b' });
+    await enqueueOk(queue, { tenant: 'c' });
+    await claimOk(queue, 'w1');
+    await claimOk(queue, 'w2');
     clock.advance(3_600_000);
-    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
-    expect(queue.snapshot().countsByState.uncertain).toBe(2);
+    expect(await queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect((await queue.snapshot()).countsByState.uncertain).toBe(2);
   });
 
-  it('lets tenantLimits raise one tenant above perTenantLimit', () => {
+  it('lets tenantLimits raise one tenant above perTenantLimit', async () => {
     const { queue } = openTestQueue({ config: { globalLimit: 3, tenantLimits: { big: 2 } } });
-    for (let i = 0; i < 3; i++) enqueueOk(queue, { tenant: 'big' });
-    enqueueOk(queue, { tenant: 'small' });
-    enqueueOk(queue, { tenant: 'small' });
-    const claimed = [claimOk(queue, 'w1'), claimOk(queue, 'w2'), claimOk(queue, 'w3')].map((task) => task.tenant).sort();
+    for (let i = 0; i < 3; i++) await enqueueOk(queue, { tenant: 'big' });
+    await enqueueOk(queue, { tenant: 'small' });
+    await enqueueOk(queue, { tenant: 'small' });
+    const claimed = [await claimOk(queue, 'w1'), await claimOk(queue, 'w2'), await claimOk(queue, 'w3')].map((task) => task.tenant).sort();
     expect(claimed).toEqual(['big', 'big', 'small']);
-    expect(queue.claim('w4')).toEqual({ ok: false, reason: 'quota' });
+    expect(await queue.claim('w4')).toEqual({ ok: false, reason: 'quota' });
   });
 
-  it('treats a tenant limit of 0 as paused: no new leases for it, others go on', () => {
+  it('treats a tenant limit of 0 as paused: no new leases for it, others go on', async () => {
     const { queue } = openTestQueue({ config: { tenantLimits: { paused: 0 } } });
-    const held = enqueueOk(queue, { tenant: 'paused', priority: 30 });
-    expect(queue.claim('w1')).toEqual({ ok: false, reason: 'quota' });
-    const other = enqueueOk(queue, { tenant: 'other', priority: 0 });
-    expect(claimOk(queue, 'w1').id).toBe(other);
-    expect(queue.get(held)?.state).toBe('ready');
+    const held = await enqueueOk(queue, { tenant: 'paused', priority: 30 });
+    expect(await queue.claim('w1')).toEqual({ ok: false, reason: 'quota' });
+    const other = await enqueueOk(queue, { tenant: 'other', priority: 0 });
+    expect((await claimOk(queue, 'w1')).id).toBe(other);
+    expect((await queue.get(held))?.state).toBe('ready');
   });
 
-  it("answers 'empty' when nothing is ready and 'quota' when ready work waits for a slot", () => {
+  it("answers 'empty' when nothing is ready and 'quota' when ready work waits for a slot", async () => {
     const { queue } = openTestQueue();
-    expect(queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
-    const a1 = enqueueOk(queue, { tenant: 'a' });
-    claimOk(queue, 'w1');
-    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
-    enqueueOk(queue, { tenant: 'a' });
-    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
-    enqueueOk(queue, { tenant: 'b' });
-    claimOk(queue, 'w2');
-    expect(queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
-    expect(queue.complete(a1, 'w1', 1, null)).toMatchObject({ ok: true });
-    expect(claimOk(queue, 'w3').tenant).toBe('a');
+    expect(await queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+    const a1 = await enqueueOk(queue, { tenant: 'a' });
+    await claimOk(queue, 'w1');
+    expect(await queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
+    await enqueueOk(queue, { tenant: 'a' });
+    expect(await queue.claim('w2')).toEqual({ ok: false, reason: 'quota' });
+    await enqueueOk(queue, { tenant: 'b' });
+    await claimOk(queue, 'w2');
+    expect(await queue.claim('w3')).toEqual({ ok: false, reason: 'quota' });
+    expect(await queue.complete(a1, 'w1', 1, null)).toMatchObject({ ok: true });
+    expect((await claimOk(queue, 'w3')).tenant).toBe('a');
   });
 });
 
 describe('Q7 claim bookkeeping', () => {
-  it('records worker, generation + 1, attempts + 1, leaseUntil = now + leaseMs and the queue wait', () => {
+  it('records worker, generation + 1, attempts + 1, leaseUntil = now + leaseMs and the queue wait', async () => {
     const { queue, clock } = openTestQueue({ config: { leaseMs: 45_000, heartbeatMs: 15_000 } });
     const enqueuedAt = clock.t;
-    const id = enqueueOk(queue, { tenant: 'acme', topic: 'order-9', version: 3, priority: 12, input: { text: 'paid, no receipt' } });
+    const id = await enqueueOk(queue, { tenant: 'acme', topic: 'order-9', version: 3, priority: 12, input: { text: 'paid, no receipt' } });
     clock.advance(7_000);
-    const task = claimOk(queue, 'worker-a');
+    const task = await claimOk(queue, 'worker-a');
     expect(task).toMatchObject({
       id,
       tenant: 'acme',
@@ -355,7 +356,7 @@ describe('Q7 claim bookkeeping', () => {
       leaseUntil: clock.t + 45_000,
       cancelRequested: false,
     });
-    expect(queue.get(id)).toMatchObject({
+    expect(await queue.get(id)).toMatchObject({
       state: 'running',
       workerId: 'worker-a',
       generation: 1,
@@ -364,25 +365,25 @@ describe('Q7 claim bookkeeping', () => {
       enqueuedAt,
       queueWaitMs: 7_000,
     });
-    expect(queue.events(id).at(-1)).toMatchObject({
+    expect((await queue.events(id)).at(-1)).toMatchObject({
       type: 'claimed',
       at: clock.t,
       data: { from: 'ready', to: 'running', workerId: 'worker-a', generation: 1, attempt: 1, leaseUntil: clock.t + 45_000, queueWaitMs: 7_000 },
     });
   });
 
-  it('counts attempts at claim and bumps the generation on every claim', () => {
+  it('counts attempts at claim and bumps the generation on every claim', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    expect(claimOk(queue, 'w1')).toMatchObject({ generation: 1, attempt: 1 });
+    const id = await enqueueOk(queue);
+    expect(await claimOk(queue, 'w1')).toMatchObject({ generation: 1, attempt: 1 });
     clock.advance(30_000);
-    queue.expireLeases();
-    expect(queue.get(id)).toMatchObject({ state: 'uncertain', generation: 1, attempts: 1 });
-    queue.confirmStopped(id, 1, 'supervisor');
-    expect(queue.get(id)).toMatchObject({ state: 'ready', generation: 1, attempts: 1 });
+    await queue.expireLeases();
+    expect(await queue.get(id)).toMatchObject({ state: 'uncertain', generation: 1, attempts: 1 });
+    await queue.confirmStopped(id, 1, 'supervisor');
+    expect(await queue.get(id)).toMatchObject({ state: 'ready', generation: 1, attempts: 1 });
     clock.advance(2_000);
-    const second = claimOk(queue, 'w2');
+    const second = await claimOk(queue, 'w2');
     expect(second).toMatchObject({ generation: 2, attempt: 2, leaseUntil: clock.t + 30_000 });
-    expect(queue.get(id)).toMatchObject({ workerId: 'w2', generation: 2, attempts: 2, queueWaitMs: 32_000 });
+    expect(await queue.get(id)).toMatchObject({ workerId: 'w2', generation: 2, attempts: 2, queueWaitMs: 32_000 });
   });
 });

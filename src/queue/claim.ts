@@ -1,7 +1,8 @@
-import type { CandidateRow, HoldingRow, LevelHeadRow } from '../store/statements.ts';
-import { emit, moveTask, requireWorkerId, type QueueContext } from './context.ts';
+import type { CandidateRow, HoldingRow, LevelHeadRow, Step, StoreTx } from '../store/store.ts';
+import { requireWorkerId, write, type QueueContext } from './context.ts';
 import { InvariantError } from './errors.ts';
 import { compareCandidates, score } from './scoring.ts';
+import { transition } from './transition.ts';
 import type { ClaimResult, ClaimedTask, Tier } from './types.ts';
 
 /** A bound on tasks skipped in one claim (expired deadlines, exhausted retry age); the rest wait for the next. */
@@ -11,25 +12,23 @@ const MAX_SKIPS_PER_CLAIM = 64;
 const TOP_PRIORITY = 30;
 
 /**
- * Q5: one BEGIN IMMEDIATE transaction expires overdue leases, counts occupied slots, picks the best
- * eligible task and marks it running. It commits before the caller does any model or tool work.
+ * Q5: one write transaction expires overdue leases, counts occupied slots, picks the best eligible
+ * task and marks it running. It commits before the caller does any model or tool work.
  */
-export function claim(context: QueueContext, workerIdArgument: string): ClaimResult {
+export function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {
   const workerId = requireWorkerId(workerIdArgument);
-  return context.write('claim', (at) => {
-    const { statements, config } = context;
-    const holding = statements.holding.all() as HoldingRow[];
-    expireOverdue(context, holding, at);
+  return write(context, 'claim', function* (tx, at): Step<ClaimResult> {
+    const { config } = context;
+    const holding = yield* tx.holding();
+    yield* expireOverdue(context, tx, holding, at);
     // Q6: a claim needs room in the global limit and in its tenant's limit; uncertain keeps its slot.
-    if (holding.length >= config.globalLimit) {
-      return { ok: false, reason: statements.anyReady.get() === undefined ? 'empty' : 'quota' };
-    }
+    if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };
     const blocked = blockedTenants(context, holding);
     for (let skipped = 0; skipped <= MAX_SKIPS_PER_CLAIM; skipped++) {
-      const { candidate, quotaBound } = bestCandidate(context, blocked, at);
+      const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at);
       if (candidate === undefined) return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
-      if (retireIfUnclaimable(context, candidate, at)) continue;
-      return { ok: true, task: markRunning(context, candidate, workerId, at) };
+      if (yield* retireIfUnclaimable(context, tx, candidate, at)) continue;
+      return { ok: true, task: yield* markRunning(context, tx, candidate, workerId, at) };
     }
     return { ok: false, reason: 'empty' };
   });
@@ -44,11 +43,16 @@ export function claim(context: QueueContext, workerIdArgument: string): ClaimRes
  * best, never with the backlog. (An index on each tenant's oldest ready task would prune harder, but
  * it costs every claim a page write, and the WAL pages of a commit are what a cycle mostly pays for.)
  */
-function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: number): { candidate?: CandidateRow; quotaBound: boolean } {
-  const { statements, config } = context;
+function* bestCandidate(
+  context: QueueContext,
+  tx: StoreTx,
+  blocked: ReadonlySet<string>,
+  at: number,
+): Step<{ candidate?: CandidateRow; quotaBound: boolean }> {
+  const { config } = context;
   let best: LevelHeadRow | undefined;
   let quotaBound = false;
-  for (let tenant = statements.firstReadyTenant.get() as string | undefined; tenant !== undefined; tenant = statements.nextReadyTenant.get(tenant) as string | undefined) {
+  for (let tenant = yield* tx.firstReadyTenant(); tenant !== undefined; tenant = yield* tx.nextReadyTenant(tenant)) {
     if (blocked.has(tenant)) {
       quotaBound = true;
       continue;
@@ -56,7 +60,7 @@ function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: 
     for (let maxPriority = TOP_PRIORITY; ; ) {
       const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
       if (maxPriority < minPriority) break;
-      const head = statements.levelHead.get({ tenant, maxPriority, minPriority, now: at }) as LevelHeadRow | undefined;
+      const head = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
       if (head === undefined) break;
       head.score = score(head.priority, head.enqueued_at, at, config);
       if (best === undefined || compareCandidates(toOrder(head), toOrder(best)) < 0) best = head;
@@ -64,7 +68,7 @@ function bestCandidate(context: QueueContext, blocked: ReadonlySet<string>, at: 
     }
   }
   if (best === undefined) return { quotaBound };
-  const candidate = statements.candidateById.get(best.id) as CandidateRow | undefined;
+  const candidate = yield* tx.candidateById(best.id);
   if (candidate === undefined) throw new InvariantError(`task ${best.id} was a level head but has no row`);
   candidate.score = best.score;
   return { candidate, quotaBound };
@@ -75,35 +79,31 @@ function toOrder(row: LevelHeadRow) {
 }
 
 /** Q14 at claim: an expired task becomes expired instead of running. Q16: retry age is bounded. */
-function retireIfUnclaimable(context: QueueContext, row: CandidateRow, at: number): boolean {
+function* retireIfUnclaimable(context: QueueContext, tx: StoreTx, row: CandidateRow, at: number): Step<boolean> {
   if (row.deadline !== null && row.deadline <= at) {
-    moveTask(context, row, 'expired', at, 'expired', { when: 'claim', deadline: row.deadline });
+    yield* transition(context, tx, at, { by: 'other', event: 'retire', row, to: 'expired' }, { when: 'claim', deadline: row.deadline }, 'expired');
     return true;
   }
   if (row.first_claimed_at !== null && at - row.first_claimed_at > context.config.maxRetryAgeMs) {
-    moveTask(context, row, 'failed', at, 'failed', { reason: 'retry_age_exceeded', firstClaimedAt: row.first_claimed_at });
+    yield* transition(context, tx, at, { by: 'other', event: 'retire', row, to: 'failed' }, { reason: 'retry_age_exceeded', firstClaimedAt: row.first_claimed_at });
     return true;
   }
   return false;
 }
 
-function markRunning(context: QueueContext, row: CandidateRow, workerId: string, at: number): ClaimedTask {
+function* markRunning(context: QueueContext, tx: StoreTx, row: CandidateRow, workerId: string, at: number): Step<ClaimedTask> {
   const leaseUntil = at + context.config.leaseMs;
   // Q7: generation + 1 and attempts + 1 at claim; the wait is recorded per task (Q15).
   const generation = row.generation + 1;
   const attempt = row.attempts + 1;
-  const eventSeq = row.event_seq + 1;
-  const claimed = context.statements.claimTask.run({ id: row.id, workerId, generation, previousGeneration: row.generation, leaseUntil, eventSeq, now: at });
-  if (claimed.changes !== 1) throw new InvariantError(`task ${row.id} changed between its read and its claim in one transaction`);
-  emit(
-    context,
-    row.id,
-    eventSeq,
-    'claimed',
-    at,
-    { from: 'ready', to: 'running', workerId, generation, attempt, leaseUntil, score: row.score, queueWaitMs: at - row.enqueued_at },
-    { workerId, generation },
-  );
+  yield* transition(context, tx, at, { by: 'claim', row, workerId, leaseUntil }, {
+    workerId,
+    generation,
+    attempt,
+    leaseUntil,
+    score: row.score,
+    queueWaitMs: at - row.enqueued_at,
+  });
   const task: ClaimedTask = {
     id: row.id,
     tenant: row.tenant,
@@ -138,11 +138,15 @@ function blockedTenants(context: QueueContext, holding: readonly HoldingRow[]): 
  * Q10: a running task past its lease becomes uncertain and keeps its slot. Its worker may be dead,
  * slow or paused, so nothing re-runs it until a confirmation or a reconciliation decision (Q11, R5).
  */
-function expireOverdue(context: QueueContext, holding: readonly HoldingRow[], at: number): number {
+function* expireOverdue(context: QueueContext, tx: StoreTx, holding: readonly HoldingRow[], at: number): Step<number> {
   let expired = 0;
   for (const row of holding) {
     if (row.state !== 'running' || row.lease_until === null || row.lease_until > at) continue;
-    moveTask(context, row, 'uncertain', at, 'lease_expired', { workerId: row.worker_id, generation: row.generation, leaseUntil: row.lease_until });
+    yield* transition(context, tx, at, { by: 'other', event: 'expiry', row, to: 'uncertain' }, {
+      workerId: row.worker_id,
+      generation: row.generation,
+      leaseUntil: row.lease_until,
+    });
     row.state = 'uncertain';
     expired++;
   }
@@ -150,6 +154,8 @@ function expireOverdue(context: QueueContext, holding: readonly HoldingRow[], at
 }
 
 /** expireLeases(): the same expiry, for a supervisor or sweeper that does not claim. */
-export function expireOverdueLeases(context: QueueContext, at: number): number {
-  return expireOverdue(context, context.statements.overdueLeases.all(at) as HoldingRow[], at);
+export function expireLeases(context: QueueContext): Promise<number> {
+  return write(context, 'expireLeases', function* (tx, at) {
+    return yield* expireOverdue(context, tx, yield* tx.overdueLeases(at), at);
+  });
 }

@@ -2,17 +2,17 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, LeaseholdError } from './errors.ts';
 import { DEFAULT_CONFIG, resolveConfig } from './config.ts';
-import { openWorkQueue } from './work-queue.ts';
+import { openWorkQueue } from '../work-queue.ts';
 import { ManualClock, checkAndCloseQueues, openTestQueue } from './test-kit.ts';
 import type { QueueConfig } from './types.ts';
 
 afterEach(checkAndCloseQueues);
 
 /** Opens a queue with `config` and returns the ConfigError it threw (failing the test if none). */
-function configError(config: Record<string, unknown>): ConfigError {
+async function configError(config: Record<string, unknown>): Promise<ConfigError> {
   try {
     const queue = openWorkQueue({ db: ':memory:', clock: new ManualClock(), config: config as Partial<QueueConfig> });
-    queue.close();
+    await queue.close();
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
     return error as ConfigError;
@@ -47,15 +47,15 @@ describe('config defaults', () => {
 });
 
 describe('Q9 lease must cover three heartbeats', () => {
-  it('rejects leaseMs < 3 * heartbeatMs, naming leaseMs', () => {
-    const error = configError({ leaseMs: 29_999, heartbeatMs: 10_000 });
+  it('rejects leaseMs < 3 * heartbeatMs, naming leaseMs', async () => {
+    const error = await configError({ leaseMs: 29_999, heartbeatMs: 10_000 });
     expect(error.field).toBe('leaseMs');
     expect(error.code).toBe('invalid_config');
     expect(error).toBeInstanceOf(LeaseholdError);
   });
 
-  it('rejects a heartbeat raised above a third of the default lease', () => {
-    expect(configError({ heartbeatMs: 10_001 }).field).toBe('leaseMs');
+  it('rejects a heartbeat raised above a third of the default lease', async () => {
+    expect((await configError({ heartbeatMs: 10_001 })).field).toBe('leaseMs');
   });
 
   it('accepts leaseMs exactly 3 * heartbeatMs', () => {
@@ -81,55 +81,55 @@ describe('config validation names the bad field', () => {
     'incidentBucketMs',
   ];
 
-  it.each(positiveFields)('rejects %s = 0 and negative values', (field) => {
-    expect(configError({ [field]: 0 }).field).toBe(field);
-    expect(configError({ [field]: -5 }).field).toBe(field);
+  it.each(positiveFields)('rejects %s = 0 and negative values', async (field) => {
+    expect((await configError({ [field]: 0 })).field).toBe(field);
+    expect((await configError({ [field]: -5 })).field).toBe(field);
   });
 
-  it.each(positiveFields)('rejects a non-integer %s', (field) => {
+  it.each(positiveFields)('rejects a non-integer %s', async (field) => {
     for (const bad of [1.5, Number.NaN, Number.POSITIVE_INFINITY, '10', null, true]) {
-      expect(configError({ [field]: bad }).field, `${field} = ${String(bad)}`).toBe(field);
+      expect((await configError({ [field]: bad })).field, `${field} = ${String(bad)}`).toBe(field);
     }
   });
 
-  it('rejects capacity 0 in particular', () => {
-    const error = configError({ capacity: 0 });
+  it('rejects capacity 0 in particular', async () => {
+    const error = await configError({ capacity: 0 });
     expect(error.field).toBe('capacity');
     expect(error.message).toContain('capacity');
   });
 
-  it.each(['agingCap', 'busyTimeoutMs', 'busyRetries'])('allows %s = 0 but rejects a negative or fractional one', (field) => {
+  it.each(['agingCap', 'busyTimeoutMs', 'busyRetries'])('allows %s = 0 but rejects a negative or fractional one', async (field) => {
     expect(() => resolveConfig({ [field]: 0 } as Partial<QueueConfig>)).not.toThrow();
-    expect(configError({ [field]: -1 }).field).toBe(field);
-    expect(configError({ [field]: 0.5 }).field).toBe(field);
+    expect((await configError({ [field]: -1 })).field).toBe(field);
+    expect((await configError({ [field]: 0.5 })).field).toBe(field);
   });
 
-  it('rejects an unknown field by its name', () => {
-    expect(configError({ leaseMillis: 30_000 }).field).toBe('leaseMillis');
-    expect(configError({ capacity: 5, globalLimit: 2, nonsense: 1 }).field).toBe('nonsense');
+  it('rejects an unknown field by its name', async () => {
+    expect((await configError({ leaseMillis: 30_000 })).field).toBe('leaseMillis');
+    expect((await configError({ capacity: 5, globalLimit: 2, nonsense: 1 })).field).toBe('nonsense');
   });
 
-  it('rejects a per-tenant limit above the global limit', () => {
-    expect(configError({ globalLimit: 2, perTenantLimit: 3 }).field).toBe('perTenantLimit');
+  it('rejects a per-tenant limit above the global limit', async () => {
+    expect((await configError({ globalLimit: 2, perTenantLimit: 3 })).field).toBe('perTenantLimit');
   });
 
-  it('rejects a global limit above the capacity', () => {
-    expect(configError({ capacity: 1, globalLimit: 2 }).field).toBe('globalLimit');
+  it('rejects a global limit above the capacity', async () => {
+    expect((await configError({ capacity: 1, globalLimit: 2 })).field).toBe('globalLimit');
   });
 
-  it('rejects maxDelayMs below baseDelayMs', () => {
-    expect(configError({ baseDelayMs: 5_000, maxDelayMs: 4_999 }).field).toBe('maxDelayMs');
+  it('rejects maxDelayMs below baseDelayMs', async () => {
+    expect((await configError({ baseDelayMs: 5_000, maxDelayMs: 4_999 })).field).toBe('maxDelayMs');
   });
 
-  it('rejects a negative or fractional tenant limit, naming the tenant', () => {
-    expect(configError({ tenantLimits: { acme: -1 } }).field).toBe('tenantLimits.acme');
-    expect(configError({ tenantLimits: { ok: 1, globex: 0.5 } }).field).toBe('tenantLimits.globex');
+  it('rejects a negative or fractional tenant limit, naming the tenant', async () => {
+    expect((await configError({ tenantLimits: { acme: -1 } })).field).toBe('tenantLimits.acme');
+    expect((await configError({ tenantLimits: { ok: 1, globex: 0.5 } })).field).toBe('tenantLimits.globex');
   });
 
-  it('rejects tenantLimits or tierHolds that are not objects', () => {
-    expect(configError({ tenantLimits: 5 }).field).toBe('tenantLimits');
-    expect(configError({ tenantLimits: [1] }).field).toBe('tenantLimits');
-    expect(configError({ tierHolds: 'standard' }).field).toBe('tierHolds');
+  it('rejects tenantLimits or tierHolds that are not objects', async () => {
+    expect((await configError({ tenantLimits: 5 })).field).toBe('tenantLimits');
+    expect((await configError({ tenantLimits: [1] })).field).toBe('tenantLimits');
+    expect((await configError({ tierHolds: 'standard' })).field).toBe('tierHolds');
   });
 
   it('rejects a config that is not an object', () => {
@@ -140,25 +140,25 @@ describe('config validation names the bad field', () => {
     expect(resolveConfig({ tenantLimits: { acme: 0 } }).tenantLimits).toEqual({ acme: 0 });
   });
 
-  it('rejects a negative tier hold', () => {
-    expect(configError({ tierHolds: { standard: -1, long: 60 } }).field).toBe('tierHolds.standard');
+  it('rejects a negative tier hold', async () => {
+    expect((await configError({ tierHolds: { standard: -1, long: 60 } })).field).toBe('tierHolds.standard');
   });
 
-  it('rejects a missing clock, a bad random and an empty db path', () => {
-    const attempt = (options: Record<string, unknown>) => {
+  it('rejects a missing clock, a bad random and an empty db path', async () => {
+    const attempt = async (options: Record<string, unknown>) => {
       try {
-        openWorkQueue(options as never).close();
+        await openWorkQueue(options as never).close();
       } catch (error) {
         expect(error).toBeInstanceOf(ConfigError);
         return (error as ConfigError).field;
       }
       return 'accepted';
     };
-    expect(attempt({ db: ':memory:' })).toBe('clock');
-    expect(attempt({ db: ':memory:', clock: { now: 5 } })).toBe('clock');
-    expect(attempt({ db: ':memory:', clock: new ManualClock(), random: { next: 1 } })).toBe('random');
-    expect(attempt({ db: '', clock: new ManualClock() })).toBe('db');
-    expect(attempt({ db: 42, clock: new ManualClock() })).toBe('db');
+    expect(await attempt({ db: ':memory:' })).toBe('clock');
+    expect(await attempt({ db: ':memory:', clock: { now: 5 } })).toBe('clock');
+    expect(await attempt({ db: ':memory:', clock: new ManualClock(), random: { next: 1 } })).toBe('random');
+    expect(await attempt({ db: '', clock: new ManualClock() })).toBe('db');
+    expect(await attempt({ db: 42, clock: new ManualClock() })).toBe('db');
   });
 
   it('touches nothing in a handed-in database when the config is bad', () => {

@@ -1,24 +1,14 @@
-import type { Database } from 'better-sqlite3';
 import type { Clock, Random } from '../ports.ts';
-import type { Statements, TaskRow } from '../store/statements.ts';
+import type { Store, StoreTx, Step } from '../store/store.ts';
 import { InputError, InvariantError } from './errors.ts';
-import { afterEnd, endRun } from '../runs/terminal.ts';
-import { assertTransition } from './states.ts';
-import type { QueueConfig, TaskState } from './types.ts';
+import type { QueueConfig } from './types.ts';
 
-/** What every queue operation needs: the handle, its prepared statements, config and ports. */
+/** What every queue operation needs: the store, config and ports. */
 export interface QueueContext {
-  db: Database;
-  statements: Statements;
+  store: Store;
   config: QueueConfig;
   clock: Clock;
   random: Random;
-  /**
-   * Runs `work` in one BEGIN IMMEDIATE transaction and hands it the time, read after the write lock
-   * was taken: a lease is judged at commit time, and events are stamped in commit order (Q8, Q15).
-   */
-  write<T>(operation: string, work: (at: number) => T): T;
-  read<T>(operation: string, read: () => T): T;
 }
 
 /** Reads the injected clock once per operation and insists on integer milliseconds. */
@@ -29,65 +19,36 @@ export function now(context: QueueContext): number {
 }
 
 /**
- * Appends one event in the caller's transaction (Q15: transactional outbox). The caller's UPDATE
- * already bumped `event_seq` and returned it, so sequences stay contiguous from 1 per task.
+ * Runs `body` as one write transaction of the store, handing it the time read after the write lock was
+ * taken: a lease is judged at commit time, and events are stamped in commit order (Q8, Q15).
  */
-export function emit(
-  context: QueueContext,
+export function write<T>(context: QueueContext, operation: string, body: (tx: StoreTx, at: number) => Step<T>): Promise<T> {
+  return context.store.write(operation, () => now(context), body);
+}
+
+export function read<T>(context: QueueContext, operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+  return context.store.read(operation, body);
+}
+
+/**
+ * Appends one event that is not a state change in the caller's transaction (Q15: transactional
+ * outbox); transition() appends those of state changes. The caller's statement already bumped
+ * `event_seq` and returned it, so sequences stay contiguous from 1 per task.
+ */
+export function* emit(
+  tx: StoreTx,
   taskId: number,
   seq: number,
   type: string,
   at: number,
   data: Record<string, unknown> = {},
   by?: { workerId: string; generation: number },
-): void {
-  context.statements.insertEvent.run(taskId, seq, type, at, JSON.stringify(data), by?.workerId ?? null, by?.generation ?? null);
-}
-
-/**
- * Moves a task that is not being written by its lease holder (expiry, confirmation, cancel, claim-time
- * checks). The state machine is checked first; the UPDATE re-checks state and generation so that a
- * row changed under us is never overwritten.
- */
-export function moveTask(
-  context: QueueContext,
-  row: Pick<TaskRow, 'id' | 'state' | 'generation'>,
-  to: TaskState,
-  at: number,
-  eventType: string,
-  data: Record<string, unknown>,
-  outcome: string | null = null,
-): void {
-  assertTransition(row.id, row.state as TaskState, to);
-  const terminal = to !== 'ready' && to !== 'uncertain';
-  const reason = String(data.reason ?? eventType);
-  const ending = terminal ? endRun(context, row.id, to, at, reason) : {};
-  const moved = context.statements.moveTask.get({
-    id: row.id,
-    fromState: row.state,
-    generation: row.generation,
-    state: to,
-    outcome,
-    finishedAt: terminal ? at : null,
-  }) as { event_seq: number } | undefined;
-  if (moved === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction`);
-  noteLiveness(context, row.state as TaskState, to);
-  emit(context, row.id, moved.event_seq, eventType, at, { from: row.state, to, ...data, ...ending });
-  if (terminal) afterEnd(context, row.id, to, at, reason);
-}
-
-/** Q3: keeps the live count (ready + running + uncertain) exact in the transaction that changes it. */
-export function noteLiveness(context: QueueContext, from: TaskState | undefined, to: TaskState): void {
-  const delta = (isLive(to) ? 1 : 0) - (from !== undefined && isLive(from) ? 1 : 0);
-  if (delta !== 0) context.statements.adjustLive.run(delta);
-}
-
-function isLive(state: TaskState): boolean {
-  return state === 'ready' || state === 'running' || state === 'uncertain';
+): Step<void> {
+  yield* tx.insertEvent(taskId, seq, type, at, JSON.stringify(data), by?.workerId ?? null, by?.generation ?? null);
 }
 
 /** Q8: does this (worker, generation) hold a live lease on this row right now? */
-export function holdsLease<Row extends Pick<TaskRow, 'state' | 'worker_id' | 'generation' | 'lease_until'>>(
+export function holdsLease<Row extends { state: string; worker_id: string | null; generation: number; lease_until: number | null }>(
   row: Row | undefined,
   workerId: string,
   generation: number,
@@ -120,6 +81,22 @@ export function requireGeneration(generation: unknown): number {
     throw new InputError('generation', `expected a non-negative integer, got ${String(generation)}`);
   }
   return generation;
+}
+
+/** A lease holder's identity, checked (Q8). */
+export interface Holder {
+  taskId: number;
+  workerId: string;
+  generation: number;
+}
+
+export function holder(taskId: unknown, workerId: unknown, generation: unknown): Holder {
+  return { taskId: requireTaskId(taskId), workerId: requireWorkerId(workerId), generation: requireGeneration(generation) };
+}
+
+/** The fence of a holder's statement at `at` (Q8). */
+export function fence(who: Holder, at: number) {
+  return { id: who.taskId, workerId: who.workerId, generation: who.generation, now: at };
 }
 
 export const STALE_LEASE = Object.freeze({

@@ -10,12 +10,12 @@ import { ManualClock, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, open
 const directories: string[] = [];
 const rawConnections: Database.Database[] = [];
 
-afterEach(() => {
+afterEach(async () => {
   for (const connection of rawConnections.splice(0)) {
     if (connection.inTransaction) connection.exec('ROLLBACK');
     connection.close();
   }
-  checkAndCloseQueues();
+  await checkAndCloseQueues();
   for (const directory of directories.splice(0)) fs.rmSync(directory, { recursive: true, force: true });
 });
 
@@ -32,124 +32,127 @@ function rawConnection(file: string): Database.Database {
 }
 
 describe('Q18 durability', () => {
-  it('keeps ready, running and uncertain tasks (and their events) across close and reopen', () => {
+  it('keeps ready, running and uncertain tasks (and their events) across close and reopen', async () => {
     const file = databaseFile();
     const clock = new ManualClock();
     const first = openTestQueue({ db: file, clock });
-    const running = enqueueOk(first.queue, { tenant: 'a', input: { text: 'running' } });
-    const uncertain = enqueueOk(first.queue, { tenant: 'b' });
-    const ready = enqueueOk(first.queue, { tenant: 'c', deadline: clock.t + 3_600_000, store: 's1', context: { brand: 'x' } });
-    claimOk(first.queue, 'w1');
-    claimOk(first.queue, 'w2');
+    const running = await enqueueOk(first.queue, { tenant: 'a', input: { text: 'running' } });
+    const uncertain = await enqueueOk(first.queue, { tenant: 'b' });
+    const ready = await enqueueOk(first.queue, { tenant: 'c', deadline: clock.t + 3_600_000, store: 's1', context: { brand: 'x' } });
+    await claimOk(first.queue, 'w1');
+    await claimOk(first.queue, 'w2');
     clock.advance(20_000);
-    first.queue.heartbeat(running, 'w1', 1);
+    await first.queue.heartbeat(running, 'w1', 1);
     clock.advance(15_000);
-    expect(first.queue.expireLeases()).toBe(1);
-    first.queue.enqueue(request({ tenant: 'c', topic: 'expired-at-enqueue', deadline: 1 }));
-    const tasks = first.queue.snapshot().tasks;
-    const events = first.queue.allEvents();
-    const rejections = first.queue.rejections();
+    expect(await first.queue.expireLeases()).toBe(1);
+    await first.queue.enqueue(request({ tenant: 'c', topic: 'expired-at-enqueue', deadline: 1 }));
+    const tasks = (await first.queue.snapshot()).tasks;
+    const events = await first.queue.allEvents();
+    const rejections = await first.queue.rejections();
     expect(tasks.map((task) => task.state)).toEqual(['running', 'uncertain', 'ready']);
-    first.queue.close();
+    await first.queue.close();
 
     const second = openTestQueue({ db: file, clock });
-    expect(second.queue.snapshot().tasks).toEqual(tasks);
-    expect(second.queue.allEvents()).toEqual(events);
-    expect(second.queue.rejections()).toEqual(rejections);
+    expect((await second.queue.snapshot()).tasks).toEqual(tasks);
+    expect(await second.queue.allEvents()).toEqual(events);
+    expect(await second.queue.rejections()).toEqual(rejections);
     // The work goes on where it stopped: the lease holder still holds, the fence still fences.
-    expect(second.queue.heartbeat(running, 'w1', 1)).toMatchObject({ ok: true });
-    expect(second.queue.complete(uncertain, 'w2', 1, 'late')).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(second.queue.confirmStopped(uncertain, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
-    expect(claimOk(second.queue, 'w3')).toMatchObject({ id: uncertain, generation: 2, attempt: 2 });
-    expect(second.queue.complete(running, 'w1', 1, { status: 'needs_human' })).toEqual({ ok: true, outcome: 'done' });
-    expect(claimOk(second.queue, 'w4').id).toBe(ready);
+    expect(await second.queue.heartbeat(running, 'w1', 1)).toMatchObject({ ok: true });
+    expect(await second.queue.complete(uncertain, 'w2', 1, 'late')).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(await second.queue.confirmStopped(uncertain, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
+    expect(await claimOk(second.queue, 'w3')).toMatchObject({ id: uncertain, generation: 2, attempt: 2 });
+    expect(await second.queue.complete(running, 'w1', 1, { status: 'needs_human' })).toEqual({ ok: true, outcome: 'done' });
+    expect((await claimOk(second.queue, 'w4')).id).toBe(ready);
   });
 
-  it('migrates idempotently: repeated opens apply each migration once and keep the data', () => {
+  it('migrates idempotently: repeated opens apply each migration once and keep the data', async () => {
     const file = databaseFile();
     const clock = new ManualClock();
     const first = openTestQueue({ db: file, clock });
-    const id = enqueueOk(first.queue);
-    first.queue.close();
+    const id = await enqueueOk(first.queue);
+    await first.queue.close();
     for (let open = 0; open < 3; open++) {
       clock.advance(1_000);
       const again = openTestQueue({ db: file, clock });
-      expect(again.queue.get(id)?.state).toBe('ready');
-      again.queue.close();
+      expect((await again.queue.get(id))?.state).toBe('ready');
+      await again.queue.close();
     }
     // Two queues open on one file at once also agree.
     const a = openTestQueue({ db: file, clock });
     const b = openTestQueue({ db: file, clock });
-    expect(b.queue.get(id)).toEqual(a.queue.get(id));
+    expect(await b.queue.get(id)).toEqual(await a.queue.get(id));
     const raw = rawConnection(file);
     const versions = raw.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
     expect(versions).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
   });
 
-  it('migrates a handed-in handle once and leaves the handle open for its owner', () => {
+  it('migrates a handed-in handle once and leaves the handle open for its owner', async () => {
     const db = new Database(':memory:');
     const clock = new ManualClock();
     const first = openTestQueue({ db, clock });
-    const id = enqueueOk(first.queue);
-    first.queue.close();
+    const id = await enqueueOk(first.queue);
+    await first.queue.close();
     const second = openTestQueue({ db, clock });
-    expect(second.queue.get(id)?.state).toBe('ready');
+    expect((await second.queue.get(id))?.state).toBe('ready');
     expect(db.open).toBe(true);
     expect(db.prepare('SELECT COUNT(*) FROM schema_migrations').pluck().get()).toBe(LATEST_SCHEMA_VERSION);
-    second.queue.close();
+    await second.queue.close();
     db.close();
   });
 
-  it('upgrades a version-3 database: the covering holding index replaces the old one, running tasks still hold their slots', () => {
+  it('upgrades a version-3 database: the covering holding index replaces the old one, running tasks still hold their slots', async () => {
     const file = databaseFile();
     const clock = new ManualClock();
     const old = openTestQueue({ db: file, clock, config: { globalLimit: 2, perTenantLimit: 1 } });
-    const running = enqueueOk(old.queue, { tenant: 'a' });
-    enqueueOk(old.queue, { tenant: 'a' });
-    expect(claimOk(old.queue, 'w1').id).toBe(running);
-    old.queue.close();
-    // Turn the file back into what version 3 left: its index definition, no version-4 row.
+    const running = await enqueueOk(old.queue, { tenant: 'a' });
+    await enqueueOk(old.queue, { tenant: 'a' });
+    expect((await claimOk(old.queue, 'w1')).id).toBe(running);
+    await old.queue.close();
+    // Turn the file back into what version 3 left: its index definition, no row of version 4 or later.
     const raw = rawConnection(file);
     raw.exec(`DROP INDEX tasks_holding;
       CREATE INDEX tasks_holding ON tasks (tenant, lease_until) WHERE state IN ('running', 'uncertain');
-      DELETE FROM schema_migrations WHERE version = 4;`);
+      DELETE FROM schema_migrations WHERE version >= 4;`);
 
     const upgraded = openTestQueue({ db: file, clock, config: { globalLimit: 2, perTenantLimit: 1 } });
     const index = raw.prepare(`SELECT sql FROM sqlite_master WHERE name = 'tasks_holding'`).pluck().get() as string;
     expect(index).toContain('(tenant, lease_until, state, generation, worker_id, hold_state)');
     expect(raw.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(LATEST_SCHEMA_VERSION);
+    // Migration 5 rebuilt the table with the state machine's CHECK, and kept every row.
+    const table = raw.prepare(`SELECT sql FROM sqlite_master WHERE name = 'tasks'`).pluck().get() as string;
+    expect(table).toContain('CONSTRAINT task_state_machine CHECK');
     // Tenant a's one slot is still taken by the running task: the index was rebuilt from the rows.
-    expect(upgraded.queue.claim('w2')).toMatchObject({ ok: false, reason: 'quota' });
-    expect(upgraded.queue.tasksInState('running').map((task) => task.id)).toEqual([running]);
+    expect(await upgraded.queue.claim('w2')).toMatchObject({ ok: false, reason: 'quota' });
+    expect((await upgraded.queue.tasksInState('running')).map((task) => task.id)).toEqual([running]);
   });
 
-  it('shares one truth between two connections: a task claimed through one is not claimable through the other', () => {
+  it('shares one truth between two connections: a task claimed through one is not claimable through the other', async () => {
     const file = databaseFile();
     const clock = new ManualClock();
     const one = openTestQueue({ db: file, clock });
     const two = openTestQueue({ db: file, clock });
-    const id = enqueueOk(one.queue, { tenant: 'a' });
-    expect(claimOk(two.queue, 'w2').id).toBe(id);
-    expect(one.queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
-    expect(one.queue.complete(id, 'w1', 1, 'thief')).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(one.queue.complete(id, 'w2', 1, 'owner')).toEqual({ ok: true, outcome: 'done' });
+    const id = await enqueueOk(one.queue, { tenant: 'a' });
+    expect((await claimOk(two.queue, 'w2')).id).toBe(id);
+    expect(await one.queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+    expect(await one.queue.complete(id, 'w1', 1, 'thief')).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(await one.queue.complete(id, 'w2', 1, 'owner')).toEqual({ ok: true, outcome: 'done' });
   });
 });
 
 describe('Q18 SQLITE_BUSY surfaces as a typed BusyError and writes nothing', () => {
-  function lockedQueue() {
+  async function lockedQueue() {
     const file = databaseFile();
     const harness = openTestQueue({ db: file, config: { busyTimeoutMs: 10, busyRetries: 1 } });
-    const held = enqueueOk(harness.queue, { tenant: 'a' });
-    claimOk(harness.queue, 'w1');
-    enqueueOk(harness.queue, { tenant: 'a' });
+    const held = await enqueueOk(harness.queue, { tenant: 'a' });
+    await claimOk(harness.queue, 'w1');
+    await enqueueOk(harness.queue, { tenant: 'a' });
     const locker = rawConnection(file);
     locker.exec('BEGIN IMMEDIATE');
     return { ...harness, locker, held };
   }
 
-  const calls: [string, (harness: ReturnType<typeof lockedQueue>) => unknown][] = [
+  const calls: [string, (harness: Awaited<ReturnType<typeof lockedQueue>>) => Promise<unknown>][] = [
     ['enqueue', ({ queue }) => queue.enqueue(request({ tenant: 'b' }))],
     ['claim', ({ queue }) => queue.claim('w2')],
     ['heartbeat', ({ queue, held }) => queue.heartbeat(held, 'w1', 1)],
@@ -159,12 +162,12 @@ describe('Q18 SQLITE_BUSY surfaces as a typed BusyError and writes nothing', () 
     ['expireLeases', ({ queue }) => queue.expireLeases()],
   ];
 
-  it.each(calls)('%s throws BusyError (code db_busy) while another connection holds the write lock', (_name, call) => {
-    const harness = lockedQueue();
-    const before = fingerprint(harness.queue);
+  it.each(calls)('%s throws BusyError (code db_busy) while another connection holds the write lock', async (_name, call) => {
+    const harness = await lockedQueue();
+    const before = await fingerprint(harness.queue);
     let thrown: unknown;
     try {
-      call(harness);
+      await call(harness);
     } catch (error) {
       thrown = error;
     }
@@ -173,18 +176,18 @@ describe('Q18 SQLITE_BUSY surfaces as a typed BusyError and writes nothing', () 
     expect((thrown as BusyError).code).toBe('db_busy');
     expect((thrown as BusyError).attempts).toBe(2);
     harness.locker.exec('ROLLBACK');
-    expect(fingerprint(harness.queue)).toEqual(before);
+    expect(await fingerprint(harness.queue)).toEqual(before);
     // Once the lock is gone the same call goes through.
-    expect(() => call(harness)).not.toThrow();
+    await call(harness);
   });
 
-  it('takes the write lock up front even for a claim that finds nothing (BEGIN IMMEDIATE)', () => {
+  it('takes the write lock up front even for a claim that finds nothing (BEGIN IMMEDIATE)', async () => {
     const file = databaseFile();
     const { queue } = openTestQueue({ db: file, config: { busyTimeoutMs: 10, busyRetries: 0 } });
     const locker = rawConnection(file);
     locker.exec('BEGIN IMMEDIATE');
-    expect(() => queue.claim('w1')).toThrow(BusyError);
+    await expect(queue.claim('w1')).rejects.toThrow(BusyError);
     locker.exec('ROLLBACK');
-    expect(queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+    expect(await queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
   });
 });

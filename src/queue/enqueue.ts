@@ -1,40 +1,37 @@
-import type { TaskRow } from '../store/statements.ts';
-import { emit, noteLiveness, type QueueContext } from './context.ts';
-import { endRun } from '../runs/terminal.ts';
-import { holdCreditsFor } from '../runs/settlement.ts';
+import type { Step, StoreTx } from '../store/store.ts';
+import { write, type QueueContext } from './context.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
+import { createTask, transition } from './transition.ts';
 import type { EnqueueRequest, EnqueueResult } from './types.ts';
 
-/** Thrown inside the insert savepoint to undo the insert when a new topic meets a full queue. */
+/** Thrown inside the insert's savepoint to undo the insert when a new topic meets a full queue. */
 class QueueFull extends Error {}
 
 /**
  * Q1-Q3, Q14 at enqueue. The insert goes first and the unique key decides duplicates (never
  * check-then-insert); a queue_full rolls the insert back to its savepoint and records the rejection.
  */
-export function enqueue(context: QueueContext, request: EnqueueRequest): EnqueueResult {
+export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {
   const checked = validateEnqueue(request, context.config);
   if (!checked.ok) return { ok: false, error: 'invalid_input', field: checked.field, message: checked.message };
   const task = checked.value;
-  return context.write('enqueue', (at) => {
+  return write(context, 'enqueue', function* (tx, at): Step<EnqueueResult> {
     // Q1 before Q14: a resend of a stored task is a duplicate (or a conflict) even once its deadline passed.
-    if (task.deadline !== null && task.deadline <= at && context.statements.taskByKey.get(task.tenant, task.topic, task.version) === undefined) {
-      context.statements.insertRejection.run(task.tenant, task.topic, task.version, 'expired', at);
+    if (task.deadline !== null && task.deadline <= at && (yield* tx.taskByKey(task.tenant, task.topic, task.version)) === undefined) {
+      yield* tx.insertRejection(task.tenant, task.topic, task.version, 'expired', at);
       return { ok: false, error: 'expired', message: `deadline ${task.deadline} is not after now (${at})` };
     }
-    return insertOrExplain(context, task, at);
+    return yield* insertOrExplain(context, tx, task, at);
   });
 }
 
-function insertOrExplain(context: QueueContext, task: ValidEnqueue, at: number): EnqueueResult {
-  const { statements } = context;
-  const insertAtSavepoint = context.db.transaction(() => insertNew(context, task, at));
+function* insertOrExplain(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: number): Step<EnqueueResult> {
   let inserted: { taskId: number; status: 'enqueued' | 'replaced' | 'superseded' } | undefined;
   try {
-    inserted = insertAtSavepoint();
+    inserted = yield* tx.savepoint(() => insertNew(context, tx, task, at));
   } catch (error) {
     if (!(error instanceof QueueFull)) throw error;
-    statements.insertRejection.run(task.tenant, task.topic, task.version, 'queue_full', at);
+    yield* tx.insertRejection(task.tenant, task.topic, task.version, 'queue_full', at);
     return {
       ok: false,
       error: 'queue_full',
@@ -42,9 +39,10 @@ function insertOrExplain(context: QueueContext, task: ValidEnqueue, at: number):
     };
   }
   if (inserted !== undefined) return { ok: true, ...inserted };
-  const existing = statements.taskByKey.get(task.tenant, task.topic, task.version) as TaskRow;
+  const existing = yield* tx.taskByKey(task.tenant, task.topic, task.version);
+  if (existing === undefined) throw new TypeError(`the insert of (${task.tenant}, ${task.topic}, v${task.version}) was refused but no row holds the key`);
   if (existing.input_hash === task.inputHash) return { ok: true, taskId: existing.id, status: 'duplicate' };
-  statements.insertRejection.run(task.tenant, task.topic, task.version, 'idempotency_conflict', at);
+  yield* tx.insertRejection(task.tenant, task.topic, task.version, 'idempotency_conflict', at);
   return {
     ok: false,
     error: 'idempotency_conflict',
@@ -54,39 +52,27 @@ function insertOrExplain(context: QueueContext, task: ValidEnqueue, at: number):
 }
 
 /** Returns undefined when the key already exists (the unique constraint said no). */
-function insertNew(context: QueueContext, task: ValidEnqueue, at: number) {
-  const { statements, config } = context;
-  const latest = statements.latestVersionOfTopic.get(task.tenant, task.topic) as number | null;
-  // Q2: a version older than one already queued arrives late; it must never run.
-  const arrivedLate = latest !== null && latest > task.version;
+function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: number): Step<{ taskId: number; status: 'enqueued' | 'replaced' | 'superseded' } | undefined> {
+  const { config } = context;
+  const latest = yield* tx.latestVersionOfTopic(task.tenant, task.topic);
   // R4: the hold is written with the task, in the same row and statement.
-  const holdCredits = holdCreditsFor(context, task.tier);
-  const taskId = statements.insertTask.get({ ...task, state: arrivedLate ? 'superseded' : 'ready', now: at, holdCredits }) as number | undefined;
-  if (taskId === undefined) return undefined;
-  if (arrivedLate) {
-    const ending = endRun(context, taskId, 'superseded', at, 'newer_version_queued');
-    emit(context, taskId, 1, 'superseded', at, { to: 'superseded', reason: 'newer_version_queued', latestVersion: latest, ...ending });
-    return { taskId, status: 'superseded' as const };
+  const columns = { ...task, holdCredits: config.tierHolds[task.tier] };
+  // Q2: a version older than one already queued arrives late; it is stored superseded and never runs.
+  if (latest !== null && latest > task.version) {
+    const created = yield* createTask(tx, at, columns, 'superseded', { reason: 'newer_version_queued', latestVersion: latest }, 'newer_version_queued');
+    if (created === undefined) return undefined;
+    yield* created.announce();
+    return { taskId: created.taskId, status: 'superseded' };
   }
+  const replaced = yield* tx.olderUnstartedVersions(task.tenant, task.topic, task.version);
+  const created = yield* createTask(tx, at, columns, 'ready', { version: task.version, priority: task.priority, tier: task.tier, replaced: replaced.map((old) => old.id) }, 'enqueued');
+  if (created === undefined) return undefined;
   // Q2: older versions that have not started never run; running ones finish as stale_input.
-  const replaced = statements.supersedeOlderReady.all({ tenant: task.tenant, topic: task.topic, version: task.version, now: at }) as {
-    id: number;
-    event_seq: number;
-  }[];
-  noteLiveness(context, undefined, 'ready');
   for (const old of replaced) {
-    noteLiveness(context, 'ready', 'superseded');
-    const ending = endRun(context, old.id, 'superseded', at, 'replaced');
-    emit(context, old.id, old.event_seq, 'superseded', at, { from: 'ready', to: 'superseded', byTaskId: taskId, ...ending });
+    yield* transition(context, tx, at, { by: 'other', event: 'supersede', row: old, to: 'superseded' }, { byTaskId: created.taskId }, 'replaced');
   }
   // Q3: a replacement frees the slot it takes, so it is accepted even when the queue is full.
-  if (replaced.length === 0 && (statements.liveCount.get() as number) > config.capacity) throw new QueueFull();
-  emit(context, taskId, 1, 'enqueued', at, {
-    to: 'ready',
-    version: task.version,
-    priority: task.priority,
-    tier: task.tier,
-    replaced: replaced.map((old) => old.id),
-  });
-  return { taskId, status: replaced.length > 0 ? ('replaced' as const) : ('enqueued' as const) };
+  if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();
+  yield* created.announce();
+  return { taskId: created.taskId, status: replaced.length > 0 ? 'replaced' : 'enqueued' };
 }

@@ -5,7 +5,7 @@ import type { WorkQueue } from './types.ts';
 afterEach(checkAndCloseQueues);
 
 /** The fenced writes of a lease holder (Q8), each called as (taskId, workerId, generation). */
-const WRITES: [string, (queue: WorkQueue, taskId: number, workerId: string, generation: number) => unknown][] = [
+const WRITES: [string, (queue: WorkQueue, taskId: number, workerId: string, generation: number) => Promise<unknown>][] = [
   ['heartbeat', (queue, id, worker, generation) => queue.heartbeat(id, worker, generation)],
   ['complete', (queue, id, worker, generation) => queue.complete(id, worker, generation, { status: 'resolved' })],
   ['fail (retryable)', (queue, id, worker, generation) => queue.fail(id, worker, generation, { errorClass: 'rate_limited', message: 'slow down' })],
@@ -23,7 +23,7 @@ const WRITES: [string, (queue: WorkQueue, taskId: number, workerId: string, gene
  * Stale situations, each built from a fresh queue with the task claimed by 'w1' at generation 1 and a
  * second tenant's task running beside it. Returns the (worker, generation) to write with.
  */
-const STALE: [string, (harness: TestQueue, taskId: number) => { worker: string; generation: number }][] = [
+const STALE: [string, (harness: TestQueue, taskId: number) => { worker: string; generation: number } | Promise<{ worker: string; generation: number }>][] = [
   ['a different worker', () => ({ worker: 'intruder', generation: 1 })],
   ['a newer generation', () => ({ worker: 'w1', generation: 2 })],
   ['an older generation', () => ({ worker: 'w1', generation: 0 })],
@@ -36,54 +36,54 @@ const STALE: [string, (harness: TestQueue, taskId: number) => { worker: string; 
   ],
   [
     'a lease that expired into uncertain',
-    ({ queue, clock }, id) => {
+    async ({ queue, clock }, id) => {
       clock.advance(30_000);
-      queue.expireLeases();
-      expect(queue.get(id)?.state).toBe('uncertain');
+      await queue.expireLeases();
+      expect((await queue.get(id))?.state).toBe('uncertain');
       return { worker: 'w1', generation: 1 };
     },
   ],
   [
     'an uncertain task whose old lease looks live again to a clock that stepped back',
-    ({ queue, clock }, id) => {
+    async ({ queue, clock }, id) => {
       clock.advance(30_000);
-      queue.expireLeases();
-      expect(queue.get(id)?.state).toBe('uncertain');
+      await queue.expireLeases();
+      expect((await queue.get(id))?.state).toBe('uncertain');
       clock.advance(-20_000);
       return { worker: 'w1', generation: 1 };
     },
   ],
   [
     'a task that already completed',
-    ({ queue }, id) => {
-      expect(queue.complete(id, 'w1', 1, { status: 'first' })).toMatchObject({ ok: true });
+    async ({ queue }, id) => {
+      expect(await queue.complete(id, 'w1', 1, { status: 'first' })).toMatchObject({ ok: true });
       return { worker: 'w1', generation: 1 };
     },
   ],
   [
     'a task sent back to ready by a retry',
-    ({ queue }, id) => {
-      expect(queue.fail(id, 'w1', 1, { errorClass: 'transient_network', message: 'reset' })).toMatchObject({ ok: true, next: 'retry' });
+    async ({ queue }, id) => {
+      expect(await queue.fail(id, 'w1', 1, { errorClass: 'transient_network', message: 'reset' })).toMatchObject({ ok: true, next: 'retry' });
       return { worker: 'w1', generation: 1 };
     },
   ],
   [
     'a task taken over by another worker after confirmStopped',
-    ({ queue, clock }, id) => {
+    async ({ queue, clock }, id) => {
       clock.advance(30_000);
-      queue.expireLeases();
-      expect(queue.confirmStopped(id, 1, 'supervisor')).toMatchObject({ ok: true, next: 'ready' });
-      expect(claimOk(queue, 'w2')).toMatchObject({ id, generation: 2 });
+      await queue.expireLeases();
+      expect(await queue.confirmStopped(id, 1, 'supervisor')).toMatchObject({ ok: true, next: 'ready' });
+      expect(await claimOk(queue, 'w2')).toMatchObject({ id, generation: 2 });
       return { worker: 'w1', generation: 1 };
     },
   ],
   [
     'the new generation written by the old worker',
-    ({ queue, clock }, id) => {
+    async ({ queue, clock }, id) => {
       clock.advance(30_000);
-      queue.expireLeases();
-      queue.confirmStopped(id, 1, 'supervisor');
-      claimOk(queue, 'w2');
+      await queue.expireLeases();
+      await queue.confirmStopped(id, 1, 'supervisor');
+      await claimOk(queue, 'w2');
       return { worker: 'w1', generation: 2 };
     },
   ],
@@ -92,230 +92,230 @@ const STALE: [string, (harness: TestQueue, taskId: number) => { worker: string; 
 
 describe('Q8 fenced writes', () => {
   for (const [writeName, write] of WRITES) {
-    it.each(STALE)(`${writeName} from %s answers stale_lease and changes nothing anywhere`, (situation, setUp) => {
+    it.each(STALE)(`${writeName} from %s answers stale_lease and changes nothing anywhere`, async (situation, setUp) => {
       const harness = openTestQueue();
       const { queue } = harness;
-      const id = enqueueOk(queue, { tenant: 'a' });
-      enqueueOk(queue, { tenant: 'b' });
-      expect(claimOk(queue, 'w1')).toMatchObject({ id, generation: 1 });
-      claimOk(queue, 'other');
+      const id = await enqueueOk(queue, { tenant: 'a' });
+      await enqueueOk(queue, { tenant: 'b' });
+      expect(await claimOk(queue, 'w1')).toMatchObject({ id, generation: 1 });
+      await claimOk(queue, 'other');
       const target = situation === 'a task that does not exist' ? 999 : id;
-      const { worker, generation } = setUp(harness, id);
-      const before = fingerprint(queue);
-      const view = queue.get(id);
-      const events = queue.events(id);
-      const checkpoint = queue.lastCheckpoint(id);
-      const result = write(queue, target, worker, generation);
+      const { worker, generation } = await setUp(harness, id);
+      const before = await fingerprint(queue);
+      const view = await queue.get(id);
+      const events = await queue.events(id);
+      const checkpoint = await queue.lastCheckpoint(id);
+      const result = await write(queue, target, worker, generation);
       expect(result).toMatchObject({ ok: false, error: 'stale_lease' });
-      expect(queue.get(id)).toEqual(view);
-      expect(queue.events(id)).toEqual(events);
-      expect(queue.lastCheckpoint(id)).toEqual(checkpoint);
-      expect(fingerprint(queue)).toEqual(before);
+      expect(await queue.get(id)).toEqual(view);
+      expect(await queue.events(id)).toEqual(events);
+      expect(await queue.lastCheckpoint(id)).toEqual(checkpoint);
+      expect(await fingerprint(queue)).toEqual(before);
     });
   }
 
-  it.each(WRITES)('%s succeeds for the holder one millisecond before the lease ends', (_name, write) => {
+  it.each(WRITES)('%s succeeds for the holder one millisecond before the lease ends', async (_name, write) => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    const task = claimOk(queue, 'w1');
-    queue.cancel(id);
+    const id = await enqueueOk(queue);
+    const task = await claimOk(queue, 'w1');
+    await queue.cancel(id);
     clock.t = task.leaseUntil - 1;
-    expect(write(queue, id, 'w1', 1)).toMatchObject({ ok: true });
+    expect(await write(queue, id, 'w1', 1)).toMatchObject({ ok: true });
   });
 
-  it('refuses a write at the leaseUntil instant itself', () => {
+  it('refuses a write at the leaseUntil instant itself', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    const task = claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    const task = await claimOk(queue, 'w1');
     clock.t = task.leaseUntil;
-    expect(queue.heartbeat(id, 'w1', 1)).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(queue.complete(id, 'w1', 1, 'late')).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(queue.get(id)?.result).toBeUndefined();
+    expect(await queue.heartbeat(id, 'w1', 1)).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(await queue.complete(id, 'w1', 1, 'late')).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect((await queue.get(id))?.result).toBeUndefined();
   });
 
-  it('appends a fenced event with the next seq of the task for the holder', () => {
+  it('appends a fenced event with the next seq of the task for the holder', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     clock.advance(5);
-    expect(queue.appendEvent(id, 'w1', 1, 'tool_called', { tool: 'lookup_order' })).toEqual({ ok: true, seq: 3 });
-    expect(queue.events(id).at(-1)).toEqual(
+    expect(await queue.appendEvent(id, 'w1', 1, 'tool_called', { tool: 'lookup_order' })).toEqual({ ok: true, seq: 3 });
+    expect((await queue.events(id)).at(-1)).toEqual(
       expect.objectContaining({ taskId: id, seq: 3, type: 'tool_called', at: clock.t, data: { tool: 'lookup_order' } }),
     );
-    expect(queue.get(id)?.state).toBe('running');
+    expect((await queue.get(id))?.state).toBe('running');
   });
 });
 
 describe('Q9 heartbeat', () => {
-  it('renews the lease to now + leaseMs and keeps the task running past the first lease', () => {
+  it('renews the lease to now + leaseMs and keeps the task running past the first lease', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    const task = claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    const task = await claimOk(queue, 'w1');
     for (let beat = 1; beat <= 6; beat++) {
       clock.advance(10_000);
-      expect(queue.heartbeat(id, 'w1', 1)).toEqual({ ok: true, leaseUntil: clock.t + 30_000, cancelRequested: false });
-      expect(queue.get(id)?.leaseUntil).toBe(clock.t + 30_000);
-      expect(queue.expireLeases()).toBe(0);
+      expect(await queue.heartbeat(id, 'w1', 1)).toEqual({ ok: true, leaseUntil: clock.t + 30_000, cancelRequested: false });
+      expect((await queue.get(id))?.leaseUntil).toBe(clock.t + 30_000);
+      expect(await queue.expireLeases()).toBe(0);
     }
     expect(clock.t).toBeGreaterThan(task.leaseUntil);
-    expect(queue.get(id)).toMatchObject({ state: 'running', generation: 1, attempts: 1 });
-    expect(queue.complete(id, 'w1', 1, 'finished')).toEqual({ ok: true, outcome: 'done' });
+    expect(await queue.get(id)).toMatchObject({ state: 'running', generation: 1, attempts: 1 });
+    expect(await queue.complete(id, 'w1', 1, 'finished')).toEqual({ ok: true, outcome: 'done' });
   });
 
-  it('uses the configured leaseMs', () => {
+  it('uses the configured leaseMs', async () => {
     const { queue, clock } = openTestQueue({ config: { leaseMs: 9_000, heartbeatMs: 3_000 } });
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     clock.advance(3_000);
-    expect(queue.heartbeat(id, 'w1', 1)).toMatchObject({ ok: true, leaseUntil: clock.t + 9_000 });
+    expect(await queue.heartbeat(id, 'w1', 1)).toMatchObject({ ok: true, leaseUntil: clock.t + 9_000 });
   });
 
-  it('cannot revive a lease that has already passed', () => {
+  it('cannot revive a lease that has already passed', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     clock.advance(31_000);
-    expect(queue.heartbeat(id, 'w1', 1)).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(queue.expireLeases()).toBe(1);
-    expect(queue.get(id)?.state).toBe('uncertain');
+    expect(await queue.heartbeat(id, 'w1', 1)).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(await queue.expireLeases()).toBe(1);
+    expect((await queue.get(id))?.state).toBe('uncertain');
   });
 });
 
 describe('Q10 lease expiry means uncertain', () => {
-  it('moves a running task past its lease to uncertain with an event, keeping its slot', () => {
+  it('moves a running task past its lease to uncertain with an event, keeping its slot', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue, { tenant: 'a' });
-    const task = claimOk(queue, 'w1');
+    const id = await enqueueOk(queue, { tenant: 'a' });
+    const task = await claimOk(queue, 'w1');
     clock.advance(29_999);
-    expect(queue.expireLeases()).toBe(0);
+    expect(await queue.expireLeases()).toBe(0);
     clock.advance(1);
-    expect(queue.expireLeases()).toBe(1);
-    expect(queue.expireLeases()).toBe(0);
-    expect(queue.get(id)).toMatchObject({ state: 'uncertain', workerId: 'w1', generation: 1 });
-    expect(queue.events(id).at(-1)).toMatchObject({
+    expect(await queue.expireLeases()).toBe(1);
+    expect(await queue.expireLeases()).toBe(0);
+    expect(await queue.get(id)).toMatchObject({ state: 'uncertain', workerId: 'w1', generation: 1 });
+    expect((await queue.events(id)).at(-1)).toMatchObject({
       type: 'lease_expired',
       at: clock.t,
       data: { from: 'running', to: 'uncertain', workerId: 'w1', generation: 1, leaseUntil: task.leaseUntil },
     });
-    expect(queue.snapshot().occupied).toEqual({ global: 1, byTenant: { a: 1 } });
+    expect((await queue.snapshot()).occupied).toEqual({ global: 1, byTenant: { a: 1 } });
   });
 
-  it('never re-runs an uncertain task on its own under the default policy, however long it waits', () => {
+  it('never re-runs an uncertain task on its own under the default policy, however long it waits', async () => {
     const { queue, clock } = openTestQueue();
     expect(queue.config.reconciliation).toBe('hold');
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     for (let hour = 0; hour < 24; hour++) {
       clock.advance(3_600_000);
-      queue.expireLeases();
-      expect(queue.reconcile().requeued).toBe(0);
-      expect(queue.claim(`w${hour + 2}`)).toEqual({ ok: false, reason: 'empty' });
+      await queue.expireLeases();
+      expect((await queue.reconcile()).requeued).toBe(0);
+      expect(await queue.claim(`w${hour + 2}`)).toEqual({ ok: false, reason: 'empty' });
     }
-    expect(queue.get(id)).toMatchObject({ state: 'uncertain', generation: 1, attempts: 1 });
+    expect(await queue.get(id)).toMatchObject({ state: 'uncertain', generation: 1, attempts: 1 });
   });
 
-  it('rejects the late result of the expired generation', () => {
+  it('rejects the late result of the expired generation', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     clock.advance(45_000);
-    queue.expireLeases();
-    expect(queue.complete(id, 'w1', 1, { status: 'resolved' })).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(queue.get(id)?.result).toBeUndefined();
-    expect(queue.get(id)?.state).toBe('uncertain');
+    await queue.expireLeases();
+    expect(await queue.complete(id, 'w1', 1, { status: 'resolved' })).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect((await queue.get(id))?.result).toBeUndefined();
+    expect((await queue.get(id))?.state).toBe('uncertain');
   });
 });
 
 describe('Q11 leaving uncertain', () => {
-  function uncertainTask(harness: TestQueue = openTestQueue()) {
+  async function uncertainTask(harness: TestQueue = openTestQueue()) {
     const { queue, clock } = harness;
-    const id = enqueueOk(harness.queue);
-    const task = claimOk(queue, 'w1');
+    const id = await enqueueOk(harness.queue);
+    const task = await claimOk(queue, 'w1');
     clock.advance(30_000);
-    queue.expireLeases();
+    await queue.expireLeases();
     return { ...harness, id, generation: task.generation };
   }
 
-  it('confirmStopped from the trusted layer sends the task back to ready for another attempt', () => {
-    const { queue, clock, id } = uncertainTask();
-    expect(queue.confirmStopped(id, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
-    expect(queue.get(id)).toMatchObject({ state: 'ready', generation: 1, attempts: 1 });
-    expect(queue.events(id).at(-1)).toMatchObject({
+  it('confirmStopped from the trusted layer sends the task back to ready for another attempt', async () => {
+    const { queue, clock, id } = await uncertainTask();
+    expect(await queue.confirmStopped(id, 1, 'supervisor')).toEqual({ ok: true, next: 'ready' });
+    expect(await queue.get(id)).toMatchObject({ state: 'ready', generation: 1, attempts: 1 });
+    expect((await queue.events(id)).at(-1)).toMatchObject({
       type: 'stop_confirmed',
       at: clock.t,
       data: { from: 'uncertain', to: 'ready', source: 'supervisor', generation: 1 },
     });
-    expect(queue.snapshot().occupied.global).toBe(0);
-    expect(claimOk(queue, 'w2')).toMatchObject({ id, generation: 2, attempt: 2 });
+    expect((await queue.snapshot()).occupied.global).toBe(0);
+    expect(await claimOk(queue, 'w2')).toMatchObject({ id, generation: 2, attempt: 2 });
   });
 
-  it('ends failed once attempts reached maxAttempts (default 3)', () => {
+  it('ends failed once attempts reached maxAttempts (default 3)', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
+    const id = await enqueueOk(queue);
     for (let attempt = 1; attempt <= 3; attempt++) {
-      expect(claimOk(queue, `w${attempt}`)).toMatchObject({ id, attempt, generation: attempt });
+      expect(await claimOk(queue, `w${attempt}`)).toMatchObject({ id, attempt, generation: attempt });
       clock.advance(30_000);
-      expect(queue.expireLeases()).toBe(1);
+      expect(await queue.expireLeases()).toBe(1);
       const expected = attempt < 3 ? 'ready' : 'failed';
-      expect(queue.confirmStopped(id, attempt, 'operator')).toEqual({ ok: true, next: expected });
+      expect(await queue.confirmStopped(id, attempt, 'operator')).toEqual({ ok: true, next: expected });
     }
-    expect(queue.get(id)).toMatchObject({ state: 'failed', attempts: 3 });
-    expect(queue.events(id).at(-1)).toMatchObject({ type: 'stop_confirmed', data: { to: 'failed', reason: 'attempts_exhausted' } });
-    expect(queue.claim('w9')).toEqual({ ok: false, reason: 'empty' });
+    expect(await queue.get(id)).toMatchObject({ state: 'failed', attempts: 3 });
+    expect((await queue.events(id)).at(-1)).toMatchObject({ type: 'stop_confirmed', data: { to: 'failed', reason: 'attempts_exhausted' } });
+    expect(await queue.claim('w9')).toEqual({ ok: false, reason: 'empty' });
   });
 
-  it('honours a configured maxAttempts', () => {
-    const { queue, id } = uncertainTask(openTestQueue({ config: { maxAttempts: 1 } }));
-    expect(queue.confirmStopped(id, 1, 'supervisor')).toEqual({ ok: true, next: 'failed' });
+  it('honours a configured maxAttempts', async () => {
+    const { queue, id } = await uncertainTask(openTestQueue({ config: { maxAttempts: 1 } }));
+    expect(await queue.confirmStopped(id, 1, 'supervisor')).toEqual({ ok: true, next: 'failed' });
   });
 
-  it('refuses a wrong generation and changes nothing', () => {
-    const { queue, id } = uncertainTask();
-    const before = fingerprint(queue);
-    expect(queue.confirmStopped(id, 2, 'supervisor')).toMatchObject({ ok: false, error: 'stale_generation' });
-    expect(queue.confirmStopped(id, 0, 'supervisor')).toMatchObject({ ok: false, error: 'stale_generation' });
-    expect(fingerprint(queue)).toEqual(before);
+  it('refuses a wrong generation and changes nothing', async () => {
+    const { queue, id } = await uncertainTask();
+    const before = await fingerprint(queue);
+    expect(await queue.confirmStopped(id, 2, 'supervisor')).toMatchObject({ ok: false, error: 'stale_generation' });
+    expect(await queue.confirmStopped(id, 0, 'supervisor')).toMatchObject({ ok: false, error: 'stale_generation' });
+    expect(await fingerprint(queue)).toEqual(before);
   });
 
-  it('refuses a task that is not uncertain and changes nothing', () => {
+  it('refuses a task that is not uncertain and changes nothing', async () => {
     const { queue } = openTestQueue();
-    const running = enqueueOk(queue, { tenant: 'a' });
-    const done = enqueueOk(queue, { tenant: 'b' });
-    const ready = enqueueOk(queue, { tenant: 'a' });
-    expect(claimOk(queue, 'w1').id).toBe(running);
-    expect(claimOk(queue, 'w2').id).toBe(done);
-    expect(queue.complete(done, 'w2', 1, null)).toMatchObject({ ok: true });
-    const before = fingerprint(queue);
+    const running = await enqueueOk(queue, { tenant: 'a' });
+    const done = await enqueueOk(queue, { tenant: 'b' });
+    const ready = await enqueueOk(queue, { tenant: 'a' });
+    expect((await claimOk(queue, 'w1')).id).toBe(running);
+    expect((await claimOk(queue, 'w2')).id).toBe(done);
+    expect(await queue.complete(done, 'w2', 1, null)).toMatchObject({ ok: true });
+    const before = await fingerprint(queue);
     for (const [id, generation] of [[running, 1], [done, 1], [ready, 0]] as const) {
-      expect(queue.confirmStopped(id, generation, 'supervisor')).toMatchObject({ ok: false, error: 'not_uncertain' });
+      expect(await queue.confirmStopped(id, generation, 'supervisor')).toMatchObject({ ok: false, error: 'not_uncertain' });
     }
-    expect(queue.confirmStopped(404, 1, 'supervisor')).toMatchObject({ ok: false, error: 'not_found' });
-    expect(fingerprint(queue)).toEqual(before);
+    expect(await queue.confirmStopped(404, 1, 'supervisor')).toMatchObject({ ok: false, error: 'not_found' });
+    expect(await fingerprint(queue)).toEqual(before);
   });
 
   it.each(['model', 'tool', 'Model', 'TOOL', 'tool:web_search', 'model output', '', '   '])(
     "refuses source '%s': a model or a tool can never free an uncertain slot",
-    (source) => {
-      const { queue, id } = uncertainTask();
-      const before = fingerprint(queue);
-      expect(queue.confirmStopped(id, 1, source)).toMatchObject({ ok: false, error: 'invalid_input' });
-      expect(fingerprint(queue)).toEqual(before);
-      expect(queue.get(id)?.state).toBe('uncertain');
+    async (source) => {
+      const { queue, id } = await uncertainTask();
+      const before = await fingerprint(queue);
+      expect(await queue.confirmStopped(id, 1, source)).toMatchObject({ ok: false, error: 'invalid_input' });
+      expect(await fingerprint(queue)).toEqual(before);
+      expect((await queue.get(id))?.state).toBe('uncertain');
     },
   );
 
-  it('refuses a non-string source', () => {
-    const { queue, id } = uncertainTask();
-    expect(queue.confirmStopped(id, 1, undefined as never)).toMatchObject({ ok: false, error: 'invalid_input' });
-    expect(queue.get(id)?.state).toBe('uncertain');
+  it('refuses a non-string source', async () => {
+    const { queue, id } = await uncertainTask();
+    expect(await queue.confirmStopped(id, 1, undefined as never)).toMatchObject({ ok: false, error: 'invalid_input' });
+    expect((await queue.get(id))?.state).toBe('uncertain');
   });
 
-  it('keeps the old worker fenced out after the task is re-claimed', () => {
-    const { queue, id } = uncertainTask();
-    queue.confirmStopped(id, 1, 'supervisor');
-    claimOk(queue, 'w2');
-    expect(queue.complete(id, 'w1', 1, 'old result')).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(queue.complete(id, 'w2', 2, 'new result')).toEqual({ ok: true, outcome: 'done' });
-    expect(queue.get(id)?.result).toBe('new result');
+  it('keeps the old worker fenced out after the task is re-claimed', async () => {
+    const { queue, id } = await uncertainTask();
+    await queue.confirmStopped(id, 1, 'supervisor');
+    await claimOk(queue, 'w2');
+    expect(await queue.complete(id, 'w1', 1, 'old result')).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(await queue.complete(id, 'w2', 2, 'new result')).toEqual({ ok: true, outcome: 'done' });
+    expect((await queue.get(id))?.result).toBe('new result');
   });
 });

@@ -1,20 +1,9 @@
 import { canonicalJson } from '../canonical-json.ts';
-import type { CompletingRow, TaskRow } from '../store/statements.ts';
-import {
-  STALE_LEASE,
-  emit,
-  holdsLease,
-  noteLiveness,
-  requireGeneration,
-  requireTaskId,
-  requireWorkerId,
-  type QueueContext,
-} from './context.ts';
-import { InputError, InvariantError } from './errors.ts';
+import type { CompletingRow, Step, StoreTx } from '../store/store.ts';
+import { STALE_LEASE, fence, holder, holdsLease, write, type Holder, type QueueContext } from './context.ts';
+import { InputError } from './errors.ts';
 import { retryBackoffMs } from './scoring.ts';
-import { recordCredit, settlementFor } from '../runs/settlement.ts';
-import { afterEnd, endRun } from '../runs/terminal.ts';
-import { assertTransition } from './states.ts';
+import { transition } from './transition.ts';
 import {
   FATAL_ERROR_CLASSES,
   RETRYABLE_ERROR_CLASSES,
@@ -24,37 +13,23 @@ import {
   type FailureReport,
   type HeartbeatResult,
   type StaleLease,
-  type TaskState,
 } from './types.ts';
 
 /**
  * The writes a lease holder makes. Each is fenced (Q8): it succeeds only while the task is running,
  * held by this worker, at this generation, with its lease unexpired; otherwise `stale_lease` and
  * nothing changes anywhere. The fence is in every UPDATE's WHERE clause, so it holds even if a
- * caller shares the handle with other writers.
+ * caller shares the database with other writers.
  */
-export interface Holder {
-  taskId: number;
-  workerId: string;
-  generation: number;
-}
-
-function holder(taskId: unknown, workerId: unknown, generation: unknown): Holder {
-  return { taskId: requireTaskId(taskId), workerId: requireWorkerId(workerId), generation: requireGeneration(generation) };
-}
-
-function fence(who: Holder, at: number) {
-  return { id: who.taskId, workerId: who.workerId, generation: who.generation, now: at };
-}
 
 /** Q9: renews the lease to now + leaseMs; tells the worker whether a cancel was requested (Q13). */
-export function heartbeat(context: QueueContext, taskId: number, workerId: string, generation: number): HeartbeatResult {
+export async function heartbeat(context: QueueContext, taskId: number, workerId: string, generation: number): Promise<HeartbeatResult> {
   const who = holder(taskId, workerId, generation);
-  return context.write('heartbeat', (at) => {
+  return write(context, 'heartbeat', function* (tx, at): Step<HeartbeatResult> {
     const leaseUntil = at + context.config.leaseMs;
-    const renewed = context.statements.heartbeat.get({ ...fence(who, at), leaseUntil }) as { cancel_requested: number } | undefined;
+    const renewed = yield* tx.heartbeat(fence(who, at), leaseUntil);
     if (renewed === undefined) return STALE_LEASE;
-    return { ok: true, leaseUntil, cancelRequested: renewed.cancel_requested === 1 };
+    return { ok: true, leaseUntil, cancelRequested: renewed.cancelRequested };
   });
 }
 
@@ -63,54 +38,27 @@ export function heartbeat(context: QueueContext, taskId: number, workerId: strin
  * `stale_input`. Q14: past the deadline the result is not committed and the task ends `expired`.
  * Q13: if a cancel was requested but this commit came first, completion wins and the event says so.
  */
-export function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): CompleteResult {
+export async function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): Promise<CompleteResult> {
   const who = holder(taskId, workerId, generation);
-  const resultJson = serialiseResult(result);
-  return context.write('complete', (at) => {
-    const { statements } = context;
-    const row = statements.completingRow.get(who.taskId) as CompletingRow | undefined;
+  const resultJson = serialise(result);
+  return write(context, 'complete', function* (tx, at): Step<CompleteResult> {
+    const row = yield* tx.completingRow(who.taskId);
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
     if (row.deadline !== null && row.deadline <= at) {
-      leaveRunning(context, row, who, at, 'expired', 'expired', { when: 'complete', deadline: row.deadline }, { outcome: null });
+      yield* endAsHolder(context, tx, row, who, at, 'complete', 'expired', { when: 'complete', deadline: row.deadline }, {});
       return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
     }
-    const outcome = statements.newerVersionExists.get(row.tenant, row.topic, row.version) === undefined ? 'done' : 'stale_input';
-    const eventSeq = row.event_seq + 1;
-    // R4: the hold settles here, in the statement that ends the run (held -> settled or released). A
-    // hold is closed already only if it was released while the run sat uncertain past holdTtlMs; then
-    // this run ends without a second settlement.
-    const settlement = row.hold_state === 'held' ? settlementFor(context, row.id) : undefined;
-    const written =
-      settlement === undefined
-        ? statements.completeTaskHoldClosed.run({ ...fence(who, at), result: resultJson, eventSeq, outcome })
-        : statements.completeTask.run({
-            ...fence(who, at),
-            result: resultJson,
-            eventSeq,
-            outcome,
-            holdState: settlement.state,
-            charged: settlement.charged,
-            usage: settlement.usage,
-          });
-    if (written.changes !== 1) throw new InvariantError(`task ${row.id} changed between its read and its completion in one transaction`);
-    noteLiveness(context, 'running', 'done');
-    if (settlement !== undefined) recordCredit(context, row.id, row.tenant, settlement, at);
-    emit(
+    const outcome = (yield* tx.newerVersionExists(row.tenant, row.topic, row.version)) ? 'stale_input' : 'done';
+    // R4: the hold settles here, in the statement that ends the run. A hold is closed already only if
+    // it was released while the run sat uncertain past holdTtlMs; then this run ends without a second
+    // settlement.
+    yield* transition(
       context,
-      row.id,
-      eventSeq,
-      'completed',
+      tx,
       at,
-      {
-        from: 'running',
-        to: 'done',
-        outcome,
-        workerId: who.workerId,
-        generation: who.generation,
-        cancelRequested: row.cancel_requested === 1,
-        settlement: settlement?.state ?? 'already_closed',
-      },
-      who,
+      { by: 'holder', event: 'complete', row, fence: fence(who, at), to: 'done', result: resultJson, outcome },
+      { outcome, workerId: who.workerId, generation: who.generation, cancelRequested: row.cancel_requested === 1 },
+      'completed',
     );
     return { ok: true, outcome };
   });
@@ -120,7 +68,7 @@ export function complete(context: QueueContext, taskId: number, workerId: string
  * Q16: a retryable failure goes back to ready after a jittered exponential backoff, while attempts,
  * deliveries and retry age allow; anything else ends failed. A pending cancel wins over a retry.
  */
-export function fail(context: QueueContext, taskId: number, workerId: string, generation: number, failure: FailureReport): FailResult {
+export async function fail(context: QueueContext, taskId: number, workerId: string, generation: number, failure: FailureReport): Promise<FailResult> {
   const who = holder(taskId, workerId, generation);
   const errorClass = failure?.errorClass;
   const retryable = (RETRYABLE_ERROR_CLASSES as readonly string[]).includes(errorClass);
@@ -133,28 +81,26 @@ export function fail(context: QueueContext, taskId: number, workerId: string, ge
     };
   }
   const message = typeof failure.message === 'string' ? failure.message : String(failure.message ?? '');
-  return context.write('fail', (at) => {
-    const row = context.statements.taskById.get(who.taskId) as TaskRow | undefined;
+  return write(context, 'fail', function* (tx, at): Step<FailResult> {
+    const row = yield* tx.completingRow(who.taskId);
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
-    const failure = { errorClass, errorMessage: message };
+    const recorded = { errorClass, errorMessage: message };
     if (row.cancel_requested === 1) {
-      leaveRunning(context, row, who, at, 'cancelled', 'cancelled', { errorClass, message }, { outcome: 'cancelled', ...failure });
+      yield* endAsHolder(context, tx, row, who, at, 'fail', 'cancelled', { errorClass, message }, { outcome: 'cancelled', ...recorded });
       return { ok: true, next: 'cancelled' };
     }
     const decision = retryDecision(context, row, retryable, at);
     if (decision.retry) {
-      leaveRunning(context, row, who, at, 'ready', 'retry_scheduled', { errorClass, message, backoffMs: decision.backoffMs, attempt: row.attempts }, {
-        ...failure,
-        notBefore: at + decision.backoffMs,
-      });
-      return { ok: true, next: 'retry', notBefore: at + decision.backoffMs };
+      const notBefore = at + decision.backoffMs;
+      yield* endAsHolder(context, tx, row, who, at, 'fail', 'ready', { errorClass, message, backoffMs: decision.backoffMs, attempt: row.attempts }, { ...recorded, notBefore });
+      return { ok: true, next: 'retry', notBefore };
     }
-    leaveRunning(context, row, who, at, 'failed', 'failed', { errorClass, message, reason: decision.reason }, failure);
+    yield* endAsHolder(context, tx, row, who, at, 'fail', 'failed', { errorClass, message, reason: decision.reason }, recorded);
     return { ok: true, next: 'failed' };
   });
 }
 
-function retryDecision(context: QueueContext, row: TaskRow, retryable: boolean, at: number) {
+function retryDecision(context: QueueContext, row: CompletingRow, retryable: boolean, at: number) {
   const { config } = context;
   if (!retryable) return { retry: false as const, reason: 'not_retryable' };
   if (row.attempts >= config.maxAttempts) return { retry: false as const, reason: 'attempts_exhausted' };
@@ -167,93 +113,81 @@ function retryDecision(context: QueueContext, row: TaskRow, retryable: boolean, 
 }
 
 /** A fenced event from the lease holder (Q8), e.g. a tool call it made. */
-export function appendEvent(
+export async function appendEvent(
   context: QueueContext,
   taskId: number,
   workerId: string,
   generation: number,
   type: string,
   data: Record<string, unknown> = {},
-): AppendEventResult {
+): Promise<AppendEventResult> {
   const who = holder(taskId, workerId, generation);
   if (typeof type !== 'string' || type === '') throw new InputError('type', 'expected a non-empty string');
-  const dataJson = serialiseResult(data, 'data');
-  return context.write('appendEvent', (at) => {
-    const bumped = context.statements.bumpEventSeqFenced.get(fence(who, at)) as { event_seq: number } | undefined;
-    if (bumped === undefined) return STALE_LEASE;
-    context.statements.insertEvent.run(who.taskId, bumped.event_seq, type, at, dataJson, who.workerId, who.generation);
-    return { ok: true, seq: bumped.event_seq };
+  const dataJson = serialise(data, 'data');
+  return write(context, 'appendEvent', function* (tx, at): Step<AppendEventResult> {
+    const seq = yield* tx.bumpEventSeqFenced(fence(who, at));
+    if (seq === undefined) return STALE_LEASE;
+    yield* tx.insertEvent(who.taskId, seq, type, at, dataJson, who.workerId, who.generation);
+    return { ok: true, seq };
   });
 }
 
 /** Q13: the holder saw cancelRequested at a step boundary and ends the run cancelled. */
-export function acknowledgeCancel(
+export async function acknowledgeCancel(
   context: QueueContext,
   taskId: number,
   workerId: string,
   generation: number,
-): { ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string } {
+): Promise<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
   const who = holder(taskId, workerId, generation);
-  return context.write('acknowledgeCancel', (at) => {
-    const row = context.statements.taskById.get(who.taskId) as TaskRow | undefined;
+  return write(context, 'acknowledgeCancel', function* (tx, at): Step<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
+    const row = yield* tx.completingRow(who.taskId);
     if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
     // Q13: a run ends cancelled only because someone asked; the request is what was persisted.
     if (row.cancel_requested !== 1) return { ok: false, error: 'not_requested', message: `task ${who.taskId} has no cancel request` };
-    endCancelled(context, row, who, at, { source: 'worker' });
+    yield* endAsHolder(context, tx, row, who, at, 'cancel', 'cancelled', { source: 'worker' }, { outcome: 'cancelled' });
     return { ok: true };
   });
 }
 
-/**
- * Q13: the holder's run ends `cancelled` because a cancel was requested, in the caller's transaction
- * (the caller checked the lease). Shared by acknowledgeCancel and by R8's interrupt, which must not
- * hand a task with a pending cancel back to ready.
- */
-export function endCancelled(context: QueueContext, row: Pick<TaskRow, 'id'>, who: Holder, at: number, data: Record<string, unknown>): void {
-  leaveRunning(context, row, who, at, 'cancelled', 'cancelled', data, { outcome: 'cancelled' });
-}
-
-interface LeaveFields {
+interface HolderFields {
   outcome?: string | null;
   errorClass?: string | null;
   errorMessage?: string | null;
   notBefore?: number;
 }
 
-function leaveRunning(
+/**
+ * The holder moves its running task (the caller checked the lease in this transaction). The event
+ * names the holder first, then what the caller adds; shared by fail, acknowledgeCancel and R8's
+ * interrupt (src/runs/interrupt.ts).
+ */
+export function* endAsHolder(
   context: QueueContext,
-  row: Pick<TaskRow, 'id'>,
+  tx: StoreTx,
+  row: CompletingRow,
   who: Holder,
   at: number,
-  to: TaskState,
-  eventType: string,
+  event: 'complete' | 'fail' | 'cancel' | 'interrupt',
+  to: 'ready' | 'failed' | 'cancelled' | 'expired',
   data: Record<string, unknown>,
-  fields: LeaveFields,
-): void {
-  assertTransition(row.id, 'running', to);
-  const reason = String(data.reason ?? eventType);
-  const ending = to === 'ready' ? {} : endRun(context, row.id, to, at, reason);
-  const left = context.statements.leaveRunning.get({
-    ...fence(who, at),
-    state: to,
-    outcome: fields.outcome ?? null,
-    errorClass: fields.errorClass ?? null,
-    errorMessage: fields.errorMessage ?? null,
-    // A retry sets its backoff; for every other move not_before no longer matters.
-    notBefore: fields.notBefore ?? at,
-    finishedAt: to === 'ready' ? null : at,
-  }) as { event_seq: number } | undefined;
-  if (left === undefined) throw new InvariantError(`task ${row.id}: fenced write lost its lease inside its own transaction`);
-  noteLiveness(context, 'running', to);
-  emit(context, row.id, left.event_seq, eventType, at, { from: 'running', to, workerId: who.workerId, generation: who.generation, ...data, ...ending }, who);
-  if (to !== 'ready') afterEnd(context, row.id, to, at, reason);
+  fields: HolderFields,
+): Step<void> {
+  yield* transition(
+    context,
+    tx,
+    at,
+    { by: 'holder', event, row, fence: fence(who, at), to, ...fields },
+    { workerId: who.workerId, generation: who.generation, ...data },
+  );
 }
 
 /** `field` names the argument in the InputError, so a caller can tell a bad result from bad event data. */
-function serialiseResult(value: unknown, field: 'result' | 'data' = 'result'): string {
+export function serialise(value: unknown, field: 'result' | 'data' = 'result'): string {
   try {
     return canonicalJson(value === undefined ? null : value);
   } catch (error) {
     throw new InputError(field, `is not JSON-serialisable: ${(error as Error).message}`);
   }
 }
+

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from './errors.ts';
-import { T0, checkAndCloseQueues, enqueueOk, openTestQueue } from './test-kit.ts';
+import { T0, checkAndCloseQueues, enqueueOk, openTestQueue, inOrder } from './test-kit.ts';
 import type { IncidentContext } from './types.ts';
 
 afterEach(checkAndCloseQueues);
@@ -28,22 +28,22 @@ function setUp() {
 const everything = { from: 0, to: Number.MAX_SAFE_INTEGER };
 
 describe('Q17 incident candidates', () => {
-  it('groups the three paid timeouts of seed 000 and leaves the unpaid report out', () => {
+  it('groups the three paid timeouts of seed 000 and leaves the unpaid report out', async () => {
     const { queue, clock } = setUp();
-    const slow = enqueueOk(queue, { tenant: 'acme', topic: 'slow-checkout', store: 'store-1', priority: 0, context: PAID_TIMEOUT });
+    const slow = await enqueueOk(queue, { tenant: 'acme', topic: 'slow-checkout', store: 'store-1', priority: 0, context: PAID_TIMEOUT });
     clock.advance(3_000);
-    const stale = enqueueOk(queue, { tenant: 'acme', topic: 'status-stuck', store: 'store-2', priority: 0, context: PAID_TIMEOUT });
+    const stale = await enqueueOk(queue, { tenant: 'acme', topic: 'status-stuck', store: 'store-2', priority: 0, context: PAID_TIMEOUT });
     clock.advance(3_000);
-    const groupMeal = enqueueOk(queue, { tenant: 'acme', topic: 'group-meal', store: 'store-3', priority: 30, context: PAID_TIMEOUT });
+    const groupMeal = await enqueueOk(queue, { tenant: 'acme', topic: 'group-meal', store: 'store-3', priority: 30, context: PAID_TIMEOUT });
     clock.advance(3_000);
-    const unpaid = enqueueOk(queue, {
-      tenant: 'acme',
-      topic: 'no-order-printed',
-      store: 'store-4',
-      priority: 0,
-      context: { ...PAID_TIMEOUT, stage: 'unpaid' },
-    });
-    const groups = queue.incidentCandidates(everything);
+    const unpaid = await enqueueOk(queue, {
+          tenant: 'acme',
+          topic: 'no-order-printed',
+          store: 'store-4',
+          priority: 0,
+          context: { ...PAID_TIMEOUT, stage: 'unpaid' },
+        });
+    const groups = await queue.incidentCandidates(everything);
     expect(groups).toEqual([
       {
         tenant: 'acme',
@@ -55,136 +55,136 @@ describe('Q17 incident candidates', () => {
     ]);
     expect(groups.flatMap((group) => group.taskIds)).not.toContain(unpaid);
     // Asked for single-task groups too, the unpaid report stands alone.
-    const all = queue.incidentCandidates({ ...everything, minGroupSize: 1 });
+    const all = await queue.incidentCandidates({ ...everything, minGroupSize: 1 });
     expect(all).toHaveLength(2);
     expect(all.find((group) => group.stage === 'unpaid')?.taskIds).toEqual([unpaid]);
     expect(all.every((group) => group.confirmedIncident === false)).toBe(true);
   });
 
-  it('leaves store out of the key: different stores of one brand meet in one group', () => {
+  it('leaves store out of the key: different stores of one brand meet in one group', async () => {
     const { queue } = setUp();
-    const ids = ['s1', 's2', 's3'].map((store) => enqueueOk(queue, { tenant: 'acme', store, context: PAID_TIMEOUT }));
-    expect(queue.incidentCandidates(everything).map((group) => group.taskIds)).toEqual([ids]);
+    const ids = await inOrder(['s1', 's2', 's3'], (store) => enqueueOk(queue, { tenant: 'acme', store, context: PAID_TIMEOUT }));
+    expect((await queue.incidentCandidates(everything)).map((group) => group.taskIds)).toEqual([ids]);
   });
 
-  it.each(Object.keys(PAID_TIMEOUT))('excludes a task whose %s is missing or unknown', (field) => {
+  it.each(Object.keys(PAID_TIMEOUT))('excludes a task whose %s is missing or unknown', async (field) => {
     const { queue } = setUp();
-    const counted = [enqueueOk(queue, { context: PAID_TIMEOUT }), enqueueOk(queue, { context: PAID_TIMEOUT })];
-    enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: undefined } });
-    enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: 'unknown' } });
-    enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: 'UNKNOWN' } });
-    enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: '' } });
-    enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: null as never } });
-    const groups = queue.incidentCandidates({ ...everything, minGroupSize: 1 });
+    const counted = [await enqueueOk(queue, { context: PAID_TIMEOUT }), await enqueueOk(queue, { context: PAID_TIMEOUT })];
+    await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: undefined } });
+    await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: 'unknown' } });
+    await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: 'UNKNOWN' } });
+    await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: '' } });
+    await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: null as never } });
+    const groups = await queue.incidentCandidates({ ...everything, minGroupSize: 1 });
     expect(groups.map((group) => group.taskIds)).toEqual([counted]);
   });
 
-  it('excludes a task without any context', () => {
+  it('excludes a task without any context', async () => {
     const { queue } = setUp();
-    enqueueOk(queue);
-    enqueueOk(queue);
-    expect(queue.incidentCandidates({ ...everything, minGroupSize: 1 })).toEqual([]);
+    await enqueueOk(queue);
+    await enqueueOk(queue);
+    expect(await queue.incidentCandidates({ ...everything, minGroupSize: 1 })).toEqual([]);
   });
 
-  it('splits groups on each key field', () => {
+  it('splits groups on each key field', async () => {
     const { queue } = setUp();
     for (const field of Object.keys(PAID_TIMEOUT)) {
-      enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: `other-${field}` } });
-      enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: `other-${field}` } });
+      await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: `other-${field}` } });
+      await enqueueOk(queue, { context: { ...PAID_TIMEOUT, [field]: `other-${field}` } });
     }
-    const groups = queue.incidentCandidates(everything);
+    const groups = await queue.incidentCandidates(everything);
     expect(groups).toHaveLength(6);
     expect(groups.every((group) => group.taskIds.length === 2)).toBe(true);
   });
 
-  it('counts only the latest version of each topic', () => {
+  it('counts only the latest version of each topic', async () => {
     const { queue, clock } = setUp();
-    const other = enqueueOk(queue, { tenant: 'acme', topic: 'other', context: PAID_TIMEOUT });
-    const v1 = enqueueOk(queue, { tenant: 'acme', topic: 'chat', version: 1, context: PAID_TIMEOUT });
+    const other = await enqueueOk(queue, { tenant: 'acme', topic: 'other', context: PAID_TIMEOUT });
+    const v1 = await enqueueOk(queue, { tenant: 'acme', topic: 'chat', version: 1, context: PAID_TIMEOUT });
     clock.advance(1_000);
-    expect(queue.incidentCandidates(everything)[0]?.taskIds).toEqual([other, v1]);
+    expect((await queue.incidentCandidates(everything))[0]?.taskIds).toEqual([other, v1]);
     // The corrected report is about an unpaid order: v1 no longer counts as a paid timeout.
-    const v2 = enqueueOk(queue, { tenant: 'acme', topic: 'chat', version: 2, context: { ...PAID_TIMEOUT, stage: 'unpaid' } });
-    expect(queue.incidentCandidates(everything)).toEqual([]);
-    const singles = queue.incidentCandidates({ ...everything, minGroupSize: 1 });
+    const v2 = await enqueueOk(queue, { tenant: 'acme', topic: 'chat', version: 2, context: { ...PAID_TIMEOUT, stage: 'unpaid' } });
+    expect(await queue.incidentCandidates(everything)).toEqual([]);
+    const singles = await queue.incidentCandidates({ ...everything, minGroupSize: 1 });
     expect(singles.flatMap((group) => group.taskIds).sort()).toEqual([other, v2].sort());
   });
 
-  it('never lets a group span tenants', () => {
+  it('never lets a group span tenants', async () => {
     const { queue } = setUp();
-    const acme = [enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT }), enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT })];
-    const globex = [enqueueOk(queue, { tenant: 'globex', context: PAID_TIMEOUT }), enqueueOk(queue, { tenant: 'globex', context: PAID_TIMEOUT })];
-    enqueueOk(queue, { tenant: 'initech', context: PAID_TIMEOUT });
-    const groups = queue.incidentCandidates(everything);
+    const acme = [await enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT }), await enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT })];
+    const globex = [await enqueueOk(queue, { tenant: 'globex', context: PAID_TIMEOUT }), await enqueueOk(queue, { tenant: 'globex', context: PAID_TIMEOUT })];
+    await enqueueOk(queue, { tenant: 'initech', context: PAID_TIMEOUT });
+    const groups = await queue.incidentCandidates(everything);
     expect(groups.map((group) => [group.tenant, group.taskIds])).toEqual([
       ['acme', acme],
       ['globex', globex],
     ]);
     for (const group of groups) {
-      for (const id of group.taskIds) expect(queue.get(id)?.tenant).toBe(group.tenant);
+      for (const id of group.taskIds) expect((await queue.get(id))?.tenant).toBe(group.tenant);
     }
   });
 
-  it('buckets by 5 minutes of enqueue time: one second apart across a boundary splits a group', () => {
+  it('buckets by 5 minutes of enqueue time: one second apart across a boundary splits a group', async () => {
     const { queue, clock } = setUp();
     clock.t = BUCKET_START + BUCKET - 1_000;
-    const before = [enqueueOk(queue, { context: PAID_TIMEOUT }), enqueueOk(queue, { context: PAID_TIMEOUT })];
+    const before = [await enqueueOk(queue, { context: PAID_TIMEOUT }), await enqueueOk(queue, { context: PAID_TIMEOUT })];
     clock.t = BUCKET_START + BUCKET;
-    const after = [enqueueOk(queue, { context: PAID_TIMEOUT }), enqueueOk(queue, { context: PAID_TIMEOUT })];
-    const groups = queue.incidentCandidates(everything);
+    const after = [await enqueueOk(queue, { context: PAID_TIMEOUT }), await enqueueOk(queue, { context: PAID_TIMEOUT })];
+    const groups = await queue.incidentCandidates(everything);
     expect(groups.map((group) => [group.bucketStart, group.taskIds])).toEqual([
       [BUCKET_START, before],
       [BUCKET_START + BUCKET, after],
     ]);
   });
 
-  it('uses a configured bucket width', () => {
+  it('uses a configured bucket width', async () => {
     const { queue, clock } = openTestQueue({ config: { incidentBucketMs: 60_000 } });
     clock.t = BUCKET_START;
-    enqueueOk(queue, { context: PAID_TIMEOUT });
+    await enqueueOk(queue, { context: PAID_TIMEOUT });
     clock.advance(61_000);
-    enqueueOk(queue, { context: PAID_TIMEOUT });
-    expect(queue.incidentCandidates(everything)).toEqual([]);
-    expect(queue.incidentCandidates({ ...everything, minGroupSize: 1 }).map((group) => group.bucketStart)).toEqual([
+    await enqueueOk(queue, { context: PAID_TIMEOUT });
+    expect(await queue.incidentCandidates(everything)).toEqual([]);
+    expect((await queue.incidentCandidates({ ...everything, minGroupSize: 1 })).map((group) => group.bucketStart)).toEqual([
       BUCKET_START,
       BUCKET_START + 60_000,
     ]);
   });
 
-  it('looks only at tasks enqueued in [from, to)', () => {
+  it('looks only at tasks enqueued in [from, to)', async () => {
     const { queue, clock } = setUp();
-    const first = enqueueOk(queue, { context: PAID_TIMEOUT });
+    const first = await enqueueOk(queue, { context: PAID_TIMEOUT });
     const firstAt = clock.t;
     clock.advance(1_000);
-    const second = enqueueOk(queue, { context: PAID_TIMEOUT });
+    const second = await enqueueOk(queue, { context: PAID_TIMEOUT });
     clock.advance(1_000);
-    enqueueOk(queue, { context: PAID_TIMEOUT });
-    expect(queue.incidentCandidates({ from: firstAt, to: clock.t })[0]?.taskIds).toEqual([first, second]);
-    expect(queue.incidentCandidates({ from: firstAt + 1, to: clock.t })).toEqual([]);
+    await enqueueOk(queue, { context: PAID_TIMEOUT });
+    expect((await queue.incidentCandidates({ from: firstAt, to: clock.t }))[0]?.taskIds).toEqual([first, second]);
+    expect(await queue.incidentCandidates({ from: firstAt + 1, to: clock.t })).toEqual([]);
   });
 
-  it('counts tasks whatever their state', () => {
+  it('counts tasks whatever their state', async () => {
     const { queue } = setUp();
-    const a = enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT });
-    const b = enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT });
-    queue.cancel(a);
-    expect(queue.incidentCandidates(everything)[0]?.taskIds).toEqual([a, b]);
+    const a = await enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT });
+    const b = await enqueueOk(queue, { tenant: 'acme', context: PAID_TIMEOUT });
+    await queue.cancel(a);
+    expect((await queue.incidentCandidates(everything))[0]?.taskIds).toEqual([a, b]);
   });
 
-  it('throws InputError for a malformed range', () => {
+  it('throws InputError for a malformed range', async () => {
     const { queue } = setUp();
-    const field = (range: unknown) => {
+    const field = async (range: unknown) => {
       try {
-        queue.incidentCandidates(range as never);
+        await queue.incidentCandidates(range as never);
       } catch (error) {
         expect(error).toBeInstanceOf(InputError);
         return (error as InputError).field;
       }
       return 'accepted';
     };
-    expect(field({ from: Number.NaN, to: 1 })).toBe('from');
-    expect(field({ from: 10, to: 5 })).toBe('to');
-    expect(field({ from: 0, to: 1, minGroupSize: 0 })).toBe('minGroupSize');
-    expect(field(undefined)).toBe('from');
+    expect(await field({ from: Number.NaN, to: 1 })).toBe('from');
+    expect(await field({ from: 10, to: 5 })).toBe('to');
+    expect(await field({ from: 0, to: 1, minGroupSize: 0 })).toBe('minGroupSize');
+    expect(await field(undefined)).toBe('from');
   });
 });

@@ -1,4 +1,4 @@
-import type { TaskRow } from '../store/statements.ts';
+import type { TaskRow } from '../store/store.ts';
 import type { IncidentCandidate, IncidentContext } from './types.ts';
 
 const KEY_FIELDS = ['brand', 'service', 'stage', 'errorCode', 'deployVersion', 'campaign'] as const;

@@ -1,7 +1,8 @@
-import type { TaskRow } from '../store/statements.ts';
-import { emit, moveTask, requireGeneration, requireTaskId, type QueueContext } from './context.ts';
+import type { Step } from '../store/store.ts';
+import { emit, requireGeneration, requireTaskId, write, type QueueContext } from './context.ts';
 import { isTerminal } from './states.ts';
-import type { CancelResult, ConfirmStoppedResult, TaskState } from './types.ts';
+import { transition } from './transition.ts';
+import type { CancelResult, ConfirmStoppedResult } from './types.ts';
 
 /** Sources that must never be able to free an uncertain slot (Q11): they run inside the task. */
 const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
@@ -11,7 +12,7 @@ const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
  * The task goes back to ready for another attempt, or ends failed once attempts or deliveries are
  * spent; a pending cancel or a passed deadline ends it there instead.
  */
-export function confirmStopped(context: QueueContext, taskIdArgument: number, generationArgument: number, source: string): ConfirmStoppedResult {
+export async function confirmStopped(context: QueueContext, taskIdArgument: number, generationArgument: number, source: string): Promise<ConfirmStoppedResult> {
   const taskId = requireTaskId(taskIdArgument);
   const generation = requireGeneration(generationArgument);
   if (typeof source !== 'string' || source.trim() === '' || UNTRUSTED_SOURCES.test(source)) {
@@ -21,9 +22,9 @@ export function confirmStopped(context: QueueContext, taskIdArgument: number, ge
       message: `source must name the trusted execution layer (e.g. 'supervisor', 'operator'), got ${JSON.stringify(source)}`,
     };
   }
-  return context.write('confirmStopped', (at) => {
-    const { config, statements } = context;
-    const row = statements.taskById.get(taskId) as TaskRow | undefined;
+  return write(context, 'confirmStopped', function* (tx, at): Step<ConfirmStoppedResult> {
+    const { config } = context;
+    const row = yield* tx.taskById(taskId);
     if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
     if (row.state !== 'uncertain') return { ok: false, error: 'not_uncertain', message: `task ${taskId} is ${row.state}` };
     if (row.generation !== generation) {
@@ -35,7 +36,13 @@ export function confirmStopped(context: QueueContext, taskIdArgument: number, ge
     else if (row.deadline !== null && row.deadline <= at) next = 'expired';
     else if (row.attempts >= config.maxAttempts) [next, reason] = ['failed', 'attempts_exhausted'];
     else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];
-    moveTask(context, row, next, at, 'stop_confirmed', { source, generation, reason }, next === 'cancelled' ? 'cancelled' : null);
+    yield* transition(
+      context,
+      tx,
+      at,
+      { by: 'other', event: 'confirmStopped', row, to: next, outcome: next === 'cancelled' ? 'cancelled' : null },
+      { source, generation, reason },
+    );
     return { ok: true, next };
   });
 }
@@ -45,20 +52,19 @@ export function confirmStopped(context: QueueContext, taskIdArgument: number, ge
  * which the holder sees at its next step boundary (or confirmStopped applies). A task that already
  * ended is not changed and the caller is told which state won.
  */
-export function cancel(context: QueueContext, taskIdArgument: number): CancelResult {
+export async function cancel(context: QueueContext, taskIdArgument: number): Promise<CancelResult> {
   const taskId = requireTaskId(taskIdArgument);
-  return context.write('cancel', (at) => {
-    const { statements } = context;
-    const row = statements.taskById.get(taskId) as TaskRow | undefined;
+  return write(context, 'cancel', function* (tx, at): Step<CancelResult> {
+    const row = yield* tx.taskById(taskId);
     if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
-    const state = row.state as TaskState;
+    const { state } = row;
     if (isTerminal(state)) return { ok: false, error: 'already_terminal', state, message: `task ${taskId} already ended ${state}` };
     if (state === 'ready') {
-      moveTask(context, row, 'cancelled', at, 'cancelled', { source: 'cancel' }, 'cancelled');
+      yield* transition(context, tx, at, { by: 'other', event: 'cancel', row, to: 'cancelled', outcome: 'cancelled' }, { source: 'cancel' });
       return { ok: true, state: 'cancelled' };
     }
-    const requested = statements.requestCancel.get(taskId) as { event_seq: number } | undefined;
-    if (requested !== undefined) emit(context, taskId, requested.event_seq, 'cancel_requested', at, { state });
+    const seq = yield* tx.requestCancel(taskId);
+    if (seq !== undefined) yield* emit(tx, taskId, seq, 'cancel_requested', at, { state });
     return { ok: true, state: 'cancel_requested' };
   });
 }

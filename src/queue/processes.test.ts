@@ -153,8 +153,8 @@ async function expectCleanExit(child: Child): Promise<void> {
 }
 
 /** Every task id from 1 to the highest (task ids are an AUTOINCREMENT, never reused). */
-function allTasks(queue: WorkQueue): TaskView[] {
-  return queue.snapshot().tasks.slice().sort((a, b) => a.id - b.id);
+async function allTasks(queue: WorkQueue): Promise<TaskView[]> {
+  return (await queue.snapshot()).tasks.slice().sort((a, b) => a.id - b.id);
 }
 
 function integrityCheck(databasePath: string): unknown[] {
@@ -205,7 +205,7 @@ interface ReplayReport {
 }
 
 /** Reads every task's events through the public API and places each by its global id. */
-function placedEvents(queue: WorkQueue, databasePath: string, tasks: TaskView[]): PlacedEvent[] {
+async function placedEvents(queue: WorkQueue, databasePath: string, tasks: TaskView[]): Promise<PlacedEvent[]> {
   const raw = new Database(databasePath, { readonly: true });
   const orderOf = new Map<string, number>();
   try {
@@ -217,7 +217,7 @@ function placedEvents(queue: WorkQueue, databasePath: string, tasks: TaskView[])
   }
   const placed: PlacedEvent[] = [];
   for (const task of tasks) {
-    const events = queue.events(task.id);
+    const events = await queue.events(task.id);
     expectContiguousSeq(task.id, events);
     let previousOrder = 0;
     for (const event of events) {
@@ -356,9 +356,9 @@ describe('the queue across real processes', () => {
     const config: Partial<QueueConfig> = { globalLimit: 2, perTenantLimit: 2, busyTimeoutMs: 5_000 };
     const setup = openWorkQueue({ db: databasePath, clock: new SystemClock(), config });
     for (let i = 0; i < 20; i++) {
-      expect(setup.enqueue({ tenant: `tenant-${i % 6}`, topic: `topic-${i}`, version: 1, priority: i % 3, input: { i } })).toMatchObject({ ok: true });
+      expect(await setup.enqueue({ tenant: `tenant-${i % 6}`, topic: `topic-${i}`, version: 1, priority: i % 3, input: { i } })).toMatchObject({ ok: true });
     }
-    setup.close();
+    await setup.close();
 
     const claimers = Array.from(
       { length: 6 },
@@ -377,14 +377,14 @@ describe('the queue across real processes', () => {
 
     // The database agrees: exactly those two are running, each held by the worker that was told so.
     const check = openWorkQueue({ db: databasePath, clock: new SystemClock(), config });
-    const running = allTasks(check).filter((task) => task.state === 'running');
+    const running = (await allTasks(check)).filter((task) => task.state === 'running');
     expect(running.map((task) => task.id).sort()).toEqual(won.map((result) => result.task?.id).sort());
     for (const [i, message] of claims.entries()) {
       const result = message.result as { ok: boolean; task?: { id: number } };
-      if (result.ok) expect(check.get(result.task?.id as number)?.workerId).toBe(`w${i}`);
+      if (result.ok) expect((await check.get(result.task?.id as number))?.workerId).toBe(`w${i}`);
     }
-    expect(check.snapshot().occupied.global).toBe(2);
-    check.close();
+    expect((await check.snapshot()).occupied.global).toBe(2);
+    await check.close();
 
     for (const child of claimers) child.send('exit');
     await Promise.all(claimers.map(expectCleanExit));
@@ -406,10 +406,10 @@ describe('the queue across real processes', () => {
     };
     const setup = openWorkQueue({ db: databasePath, clock: new SystemClock(), config });
     for (let i = 0; i < taskCount; i++) {
-      const enqueued = setup.enqueue({ tenant: tenants[i % tenants.length] as string, topic: `topic-${i}`, version: 1, priority: i % 7, input: { i } });
+      const enqueued = await setup.enqueue({ tenant: tenants[i % tenants.length] as string, topic: `topic-${i}`, version: 1, priority: i % 7, input: { i } });
       expect(enqueued.ok).toBe(true);
     }
-    setup.close();
+    await setup.close();
 
     const seed = `drain-${Date.now()}`;
     const claimers = Array.from(
@@ -456,16 +456,16 @@ describe('the queue across real processes', () => {
     expect(new Set(completed.map((message) => message.taskId)).size).toBe(taskCount);
 
     const check = openWorkQueue({ db: databasePath, clock: new SystemClock(), config });
-    const tasks = allTasks(check);
+    const tasks = await allTasks(check);
     expect(tasks).toHaveLength(taskCount);
     expect(tasks.filter((task) => task.state !== 'done').map((task) => `${task.id}:${task.state}`)).toEqual([]);
 
-    const events = placedEvents(check, databasePath, tasks);
+    const events = await placedEvents(check, databasePath, tasks);
     const replay = replayOccupancy(events, { globalLimit: 2, perTenantLimit: 1 });
     // For the report only: the same replay ordered by timestamp (ties by commit order) instead.
     const byTime = [...events].sort((a, b) => a.at - b.at || a.order - b.order);
     const timeOrderedPhantoms = replayOccupancy(byTime, { globalLimit: 2, perTenantLimit: 1 }).violations.length;
-    check.close();
+    await check.close();
     expect(replay.violations.slice(0, 20)).toEqual([]);
     expect(replay.maxGlobal).toBe(2); // six eager claimers do fill both slots
     expect(replay.maxByTenant).toBe(1);
@@ -497,9 +497,9 @@ describe('the queue across real processes', () => {
     };
     const setup = openWorkQueue({ db: databasePath, clock: new SystemClock(), config });
     for (let i = 0; i < taskCount; i++) {
-      expect(setup.enqueue({ tenant: `tenant-${i % 4}`, topic: `topic-${i}`, version: 1, priority: i % 5, input: { i } }).ok).toBe(true);
+      expect((await setup.enqueue({ tenant: `tenant-${i % 4}`, topic: `topic-${i}`, version: 1, priority: i % 5, input: { i } })).ok).toBe(true);
     }
-    setup.close();
+    await setup.close();
 
     const committedClaims: Message[] = [];
     const moments: string[] = [];
@@ -527,12 +527,12 @@ describe('the queue across real processes', () => {
     let at = Date.now();
     const clock: Clock = { now: () => at };
     const queue = openWorkQueue({ db: databasePath, clock, config });
-    const tasks = allTasks(queue);
+    const tasks = await allTasks(queue);
     expect(tasks).toHaveLength(taskCount);
     const allowed: TaskState[] = ['ready', 'running', 'uncertain', 'done', 'failed', 'cancelled', 'expired', 'superseded'];
     expect(tasks.filter((task) => !allowed.includes(task.state))).toEqual([]);
     for (const task of tasks) {
-      const events = queue.events(task.id);
+      const events = await queue.events(task.id);
       expectContiguousSeq(task.id, events);
       const claims = events.filter((event) => event.type === 'claimed');
       expect(claims.map((event) => event.data.generation), `generations of task ${task.id}`).toEqual(claims.map((_, i) => i + 1));
@@ -540,23 +540,23 @@ describe('the queue across real processes', () => {
     }
     // Every claim a killed child saw commit is in the database (a commit survives SIGKILL).
     for (const claim of committedClaims) {
-      const claimedEvent = queue.events(claim.taskId as number).find((event) => event.type === 'claimed' && event.data.generation === claim.generation);
+      const claimedEvent = (await queue.events(claim.taskId as number)).find((event) => event.type === 'claimed' && event.data.generation === claim.generation);
       expect(claimedEvent?.data.workerId, `claim ${JSON.stringify(claim)}`).toBe(claim.worker);
     }
-    const snapshot = queue.snapshot();
+    const snapshot = await queue.snapshot();
     expect(snapshot.live).toBe(tasks.filter((task) => ['ready', 'running', 'uncertain'].includes(task.state)).length);
     const running = tasks.filter((task) => task.state === 'running');
     expect(running.length).toBeGreaterThan(0);
 
     // Far past every lease: the dead holders' running tasks become uncertain, keeping generation and slot.
     at += 10 * 24 * 3_600_000;
-    expect(queue.expireLeases()).toBe(running.length);
+    expect(await queue.expireLeases()).toBe(running.length);
     for (const task of running) {
-      expect(queue.get(task.id)).toMatchObject({ state: 'uncertain', generation: task.generation });
+      expect(await queue.get(task.id)).toMatchObject({ state: 'uncertain', generation: task.generation });
     }
-    expect(allTasks(queue).filter((task) => task.state === 'running')).toEqual([]);
-    expect(queue.snapshot().occupied.global).toBe(snapshot.occupied.global);
-    queue.close();
+    expect((await allTasks(queue)).filter((task) => task.state === 'running')).toEqual([]);
+    expect((await queue.snapshot()).occupied.global).toBe(snapshot.occupied.global);
+    await queue.close();
     expect(integrityCheck(databasePath)).toEqual([{ integrity_check: 'ok' }]);
     console.info(`kill: ${committedClaims.length} claims by killed holders, ${running.length} tasks left running; moments: ${moments.join(', ')}`);
   });
@@ -566,7 +566,7 @@ describe('the queue across real processes', () => {
     const config: Partial<QueueConfig> = { busyTimeoutMs: 20, busyRetries: 2, globalLimit: 10, perTenantLimit: 10, capacity: 10_000 };
     const ops = 250;
     // Create the schema first, so both children only ever contend on writes.
-    openWorkQueue({ db: databasePath, clock: new SystemClock(), config }).close();
+    await openWorkQueue({ db: databasePath, clock: new SystemClock(), config }).close();
     const holder = new Child('writer', [`--db=${databasePath}`, '--worker=holder', `--ops=${ops}`, '--holdEvery=80', '--holdMs=400', `--config=${JSON.stringify(config)}`]);
     const plain = new Child('writer', [`--db=${databasePath}`, '--worker=plain', `--ops=${ops}`, `--config=${JSON.stringify(config)}`]);
     const writers = [holder, plain];
@@ -591,23 +591,23 @@ describe('the queue across real processes', () => {
     expect(completed.filter((message) => (message.outcome as { ok: boolean; outcome?: string }).outcome !== 'done')).toEqual([]);
 
     const queue = openWorkQueue({ db: databasePath, clock: new SystemClock(), config });
-    const tasks = allTasks(queue);
+    const tasks = await allTasks(queue);
     expect(tasks).toHaveLength(2 * ops);
     for (const message of enqueued) {
       const taskId = (message.result as { taskId: number }).taskId;
-      expect(queue.get(taskId), `enqueued ${message.key}`).toMatchObject({ topic: message.key, tenant: message.tenant, version: 1 });
+      expect(await queue.get(taskId), `enqueued ${message.key}`).toMatchObject({ topic: message.key, tenant: message.tenant, version: 1 });
     }
     // Every task was claimed and completed exactly once, and each reported result is the stored one.
     expect(completed.map((message) => message.taskId).sort()).toEqual(tasks.map((task) => task.id).sort());
     for (const message of completed) {
-      expect(queue.get(message.taskId as number), `completed task ${message.taskId}`).toMatchObject({
+      expect(await queue.get(message.taskId as number), `completed task ${message.taskId}`).toMatchObject({
         state: 'done',
         generation: 1,
         result: message.result,
       });
-      expectContiguousSeq(message.taskId as number, queue.events(message.taskId as number));
+      expectContiguousSeq(message.taskId as number, await queue.events(message.taskId as number));
     }
-    queue.close();
+    await queue.close();
     expect(integrityCheck(databasePath)).toEqual([{ integrity_check: 'ok' }]);
     console.info(`busy: holder saw ${(holder.ofType('finished')[0] as Message).busy} BusyErrors, plain saw ${plainFinished.busy} (longest ${plainFinished.maxBusyWaitMs} ms)`);
   });
@@ -620,31 +620,33 @@ describe('the queue across real processes', () => {
     const first = openWorkQueue({ db: databasePath, clock, config });
     const ids: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const enqueued = first.enqueue({ tenant: i % 2 ? 'odd' : 'even', topic: `topic-${i}`, version: 1, priority: 10 - i, input: { i } });
+      const enqueued = await first.enqueue({ tenant: i % 2 ? 'odd' : 'even', topic: `topic-${i}`, version: 1, priority: 10 - i, input: { i } });
       if (!enqueued.ok) throw new Error(JSON.stringify(enqueued));
       ids.push(enqueued.taskId);
     }
     // Two claims whose leases then pass: uncertain.
-    const lapsed = [first.claim('w-lapsed-1'), first.claim('w-lapsed-2')];
+    const lapsed = [await first.claim('w-lapsed-1'), await first.claim('w-lapsed-2')];
     at += 61_000;
-    expect(first.expireLeases()).toBe(2);
+    expect(await first.expireLeases()).toBe(2);
     // Two live claims (one heartbeated), one retried back to ready, one done, one cancelled.
-    const live1 = first.claim('w-live-1');
-    const live2 = first.claim('w-live-2');
-    const retried = first.claim('w-retry');
-    const finished = first.claim('w-done');
+    const live1 = await first.claim('w-live-1');
+    const live2 = await first.claim('w-live-2');
+    const retried = await first.claim('w-retry');
+    const finished = await first.claim('w-done');
     if (!live1.ok || !live2.ok || !retried.ok || !finished.ok || !lapsed.every((claim) => claim.ok)) throw new Error('setup claims failed');
     at += 1_000;
-    expect(first.heartbeat(live1.task.id, 'w-live-1', live1.task.generation)).toMatchObject({ ok: true, leaseUntil: at + 60_000 });
-    expect(first.fail(retried.task.id, 'w-retry', retried.task.generation, { errorClass: 'rate_limited', message: 'slow down' })).toMatchObject({ ok: true, next: 'retry' });
-    expect(first.complete(finished.task.id, 'w-done', finished.task.generation, { answer: 42 })).toMatchObject({ ok: true, outcome: 'done' });
-    const toCancel = ids.find((id) => first.get(id)?.state === 'ready' && id !== retried.task.id) as number;
-    expect(first.cancel(toCancel)).toMatchObject({ ok: true, state: 'cancelled' });
-    const before = ids.map((id) => first.get(id));
-    const eventsBefore = ids.map((id) => first.events(id));
+    expect(await first.heartbeat(live1.task.id, 'w-live-1', live1.task.generation)).toMatchObject({ ok: true, leaseUntil: at + 60_000 });
+    expect(await first.fail(retried.task.id, 'w-retry', retried.task.generation, { errorClass: 'rate_limited', message: 'slow down' })).toMatchObject({ ok: true, next: 'retry' });
+    expect(await first.complete(finished.task.id, 'w-done', finished.task.generation, { answer: 42 })).toMatchObject({ ok: true, outcome: 'done' });
+    const readyIds: number[] = [];
+    for (const id of ids) if ((await first.get(id))?.state === 'ready' && id !== retried.task.id) readyIds.push(id);
+    const toCancel = readyIds[0] as number;
+    expect(await first.cancel(toCancel)).toMatchObject({ ok: true, state: 'cancelled' });
+    const before = await Promise.all(ids.map((id) => first.get(id)));
+    const eventsBefore = await Promise.all(ids.map((id) => first.events(id)));
     const states = before.map((view) => view?.state).sort();
     expect(states).toEqual(['cancelled', 'done', 'ready', 'ready', 'ready', 'ready', 'running', 'running', 'uncertain', 'uncertain']);
-    first.close();
+    await first.close();
     const fingerprint = schemaFingerprint(databasePath);
 
     // A new process, a new connection: the same tasks, states, generations, leases and workers.
@@ -658,8 +660,8 @@ describe('the queue across real processes', () => {
     for (let i = 0; i < 20; i++) {
       const handle = i === 10 ? new Database(databasePath) : undefined;
       const again = openWorkQueue({ db: handle ?? databasePath, clock, config });
-      expect(ids.map((id) => again.get(id))).toEqual(before);
-      again.close();
+      expect(await Promise.all(ids.map((id) => again.get(id)))).toEqual(before);
+      await again.close();
       handle?.close();
       expect(schemaFingerprint(databasePath)).toBe(fingerprint);
     }
@@ -667,18 +669,18 @@ describe('the queue across real processes', () => {
     // Two open at once: each sees the other's writes, and leases granted before the reopen still fence.
     const one = openWorkQueue({ db: databasePath, clock, config });
     const two = openWorkQueue({ db: databasePath, clock, config });
-    const added = one.enqueue({ tenant: 'even', topic: 'late', version: 1, priority: 0, input: {} });
+    const added = await one.enqueue({ tenant: 'even', topic: 'late', version: 1, priority: 0, input: {} });
     if (!added.ok) throw new Error(JSON.stringify(added));
-    expect(two.get(added.taskId)?.state).toBe('ready');
-    expect(two.heartbeat(live2.task.id, 'w-live-2', live2.task.generation + 1)).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(two.heartbeat(live2.task.id, 'w-live-2', live2.task.generation)).toMatchObject({ ok: true });
-    expect(two.complete(live2.task.id, 'w-live-2', live2.task.generation, { after: 'reopen' })).toMatchObject({ ok: true, outcome: 'done' });
-    expect(one.get(live2.task.id)).toMatchObject({ state: 'done', result: { after: 'reopen' } });
+    expect((await two.get(added.taskId))?.state).toBe('ready');
+    expect(await two.heartbeat(live2.task.id, 'w-live-2', live2.task.generation + 1)).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect(await two.heartbeat(live2.task.id, 'w-live-2', live2.task.generation)).toMatchObject({ ok: true });
+    expect(await two.complete(live2.task.id, 'w-live-2', live2.task.generation, { after: 'reopen' })).toMatchObject({ ok: true, outcome: 'done' });
+    expect(await one.get(live2.task.id)).toMatchObject({ state: 'done', result: { after: 'reopen' } });
     const lapsedTask = lapsed[0] as { ok: true; task: { id: number; generation: number } };
-    expect(one.complete(lapsedTask.task.id, 'w-lapsed-1', lapsedTask.task.generation, {})).toMatchObject({ ok: false, error: 'stale_lease' });
-    expect(two.get(lapsedTask.task.id)?.state).toBe('uncertain');
-    one.close();
-    two.close();
+    expect(await one.complete(lapsedTask.task.id, 'w-lapsed-1', lapsedTask.task.generation, {})).toMatchObject({ ok: false, error: 'stale_lease' });
+    expect((await two.get(lapsedTask.task.id))?.state).toBe('uncertain');
+    await one.close();
+    await two.close();
     expect(schemaFingerprint(databasePath)).toBe(fingerprint);
 
     // Four processes opening one fresh file at the same instant: migrations race, and all succeed once.

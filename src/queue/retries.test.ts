@@ -6,19 +6,19 @@ import { FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES, type ErrorClass } from '.
 afterEach(checkAndCloseQueues);
 
 describe('Q16 retries', () => {
-  it.each(RETRYABLE_ERROR_CLASSES)('sends a %s failure back to ready after a backoff, recording the reason', (errorClass) => {
+  it.each(RETRYABLE_ERROR_CLASSES)('sends a %s failure back to ready after a backoff, recording the reason', async (errorClass) => {
     const { queue, clock } = openTestQueue({ random: new SequenceRandom([0.5]) });
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
     clock.advance(1_000);
     const failedAt = clock.t;
     // attempts = 1: min(1_000 * 2^1, 60_000) * (0.8 + 0.4 * 0.5) = 2_000.
-    expect(queue.fail(id, 'w1', 1, { errorClass, message: `${errorClass} happened` })).toEqual({
+    expect(await queue.fail(id, 'w1', 1, { errorClass, message: `${errorClass} happened` })).toEqual({
       ok: true,
       next: 'retry',
       notBefore: failedAt + 2_000,
     });
-    expect(queue.get(id)).toMatchObject({
+    expect(await queue.get(id)).toMatchObject({
       state: 'ready',
       notBefore: failedAt + 2_000,
       errorClass,
@@ -26,21 +26,21 @@ describe('Q16 retries', () => {
       attempts: 1,
       generation: 1,
     });
-    expect(queue.get(id)?.leaseUntil).toBeUndefined();
-    expect(queue.events(id).at(-1)).toMatchObject({
+    expect((await queue.get(id))?.leaseUntil).toBeUndefined();
+    expect((await queue.events(id)).at(-1)).toMatchObject({
       type: 'retry_scheduled',
       at: failedAt,
       data: { from: 'running', to: 'ready', errorClass, message: `${errorClass} happened`, backoffMs: 2_000, attempt: 1 },
     });
   });
 
-  it('draws the jitter from the injected Random: factor 0.8 at 0 and 1.2 just below 1', () => {
+  it('draws the jitter from the injected Random: factor 0.8 at 0 and 1.2 just below 1', async () => {
     const low = openTestQueue({ random: new SequenceRandom([0]) });
     const high = openTestQueue({ random: new SequenceRandom([0.999_999]) });
     for (const { queue, clock, random } of [low, high]) {
-      const id = enqueueOk(queue);
-      claimOk(queue, 'w1');
-      const result = queue.fail(id, 'w1', 1, { errorClass: 'rate_limited', message: '429' });
+      const id = await enqueueOk(queue);
+      await claimOk(queue, 'w1');
+      const result = await queue.fail(id, 'w1', 1, { errorClass: 'rate_limited', message: '429' });
       const expected = random === low.random ? 1_600 : 2_400;
       expect(result).toEqual({ ok: true, next: 'retry', notBefore: clock.t + expected });
       expect(random.calls).toBeGreaterThan(0);
@@ -58,17 +58,17 @@ describe('Q16 retries', () => {
     }
   });
 
-  it('doubles the backoff per attempt and caps it at maxDelayMs', () => {
+  it('doubles the backoff per attempt and caps it at maxDelayMs', async () => {
     const { queue, clock } = openTestQueue({
       config: { maxAttempts: 10, maxDeliveries: 10, baseDelayMs: 1_000, maxDelayMs: 5_000 },
       random: new SequenceRandom([0.5]),
     });
-    const id = enqueueOk(queue);
+    const id = await enqueueOk(queue);
     const backoffs: number[] = [];
     for (let attempt = 1; attempt <= 4; attempt++) {
-      const task = claimOk(queue, `w${attempt}`);
+      const task = await claimOk(queue, `w${attempt}`);
       expect(task).toMatchObject({ id, attempt, generation: attempt });
-      const result = queue.fail(id, `w${attempt}`, attempt, { errorClass: 'transient_network', message: 'reset' });
+      const result = await queue.fail(id, `w${attempt}`, attempt, { errorClass: 'transient_network', message: 'reset' });
       if (!result.ok || result.notBefore === undefined) throw new Error('expected a retry');
       backoffs.push(result.notBefore - clock.t);
       clock.t = result.notBefore;
@@ -76,95 +76,95 @@ describe('Q16 retries', () => {
     expect(backoffs).toEqual([2_000, 4_000, 5_000, 5_000]);
   });
 
-  it('does not hand the task out again before notBefore', () => {
+  it('does not hand the task out again before notBefore', async () => {
     const { queue, clock } = openTestQueue({ random: new SequenceRandom([0.5]) });
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
-    const result = queue.fail(id, 'w1', 1, { errorClass: 'db_busy', message: 'busy' });
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
+    const result = await queue.fail(id, 'w1', 1, { errorClass: 'db_busy', message: 'busy' });
     if (!result.ok || result.notBefore === undefined) throw new Error('expected a retry');
     clock.t = result.notBefore - 1;
-    expect(queue.claim('w2')).toMatchObject({ ok: false });
-    expect(queue.get(id)?.state).toBe('ready');
+    expect(await queue.claim('w2')).toMatchObject({ ok: false });
+    expect((await queue.get(id))?.state).toBe('ready');
     clock.t = result.notBefore;
-    expect(claimOk(queue, 'w2')).toMatchObject({ id, generation: 2, attempt: 2 });
+    expect(await claimOk(queue, 'w2')).toMatchObject({ id, generation: 2, attempt: 2 });
   });
 
-  it('lets other ready work through while a retry waits', () => {
+  it('lets other ready work through while a retry waits', async () => {
     const { queue } = openTestQueue();
-    const retrying = enqueueOk(queue, { tenant: 'a', priority: 30 });
-    claimOk(queue, 'w1');
-    queue.fail(retrying, 'w1', 1, { errorClass: 'tool_timeout', message: 'slow' });
-    const other = enqueueOk(queue, { tenant: 'a', priority: 0 });
-    expect(claimOk(queue, 'w2').id).toBe(other);
+    const retrying = await enqueueOk(queue, { tenant: 'a', priority: 30 });
+    await claimOk(queue, 'w1');
+    await queue.fail(retrying, 'w1', 1, { errorClass: 'tool_timeout', message: 'slow' });
+    const other = await enqueueOk(queue, { tenant: 'a', priority: 0 });
+    expect((await claimOk(queue, 'w2')).id).toBe(other);
   });
 
-  it.each(FATAL_ERROR_CLASSES)('fails a %s at once, with the reason recorded', (errorClass) => {
+  it.each(FATAL_ERROR_CLASSES)('fails a %s at once, with the reason recorded', async (errorClass) => {
     const random = new SequenceRandom([0.5]);
     const { queue, clock } = openTestQueue({ random });
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
-    expect(queue.fail(id, 'w1', 1, { errorClass, message: 'denied' })).toEqual({ ok: true, next: 'failed' });
-    expect(queue.get(id)).toMatchObject({ state: 'failed', errorClass, errorMessage: 'denied', attempts: 1 });
-    expect(queue.events(id).at(-1)).toMatchObject({
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
+    expect(await queue.fail(id, 'w1', 1, { errorClass, message: 'denied' })).toEqual({ ok: true, next: 'failed' });
+    expect(await queue.get(id)).toMatchObject({ state: 'failed', errorClass, errorMessage: 'denied', attempts: 1 });
+    expect((await queue.events(id)).at(-1)).toMatchObject({
       type: 'failed',
       at: clock.t,
       data: { from: 'running', to: 'failed', errorClass, message: 'denied', reason: 'not_retryable' },
     });
-    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
+    expect(await queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
   });
 
-  it('stops retrying once attempts reach maxAttempts (default 3)', () => {
+  it('stops retrying once attempts reach maxAttempts (default 3)', async () => {
     const { queue, clock } = openTestQueue();
-    const id = enqueueOk(queue);
+    const id = await enqueueOk(queue);
     const outcomes: string[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) {
       clock.advance(120_000);
-      claimOk(queue, `w${attempt}`);
-      const result = queue.fail(id, `w${attempt}`, attempt, { errorClass: 'rate_limited', message: '429' });
+      await claimOk(queue, `w${attempt}`);
+      const result = await queue.fail(id, `w${attempt}`, attempt, { errorClass: 'rate_limited', message: '429' });
       outcomes.push(result.ok ? result.next : result.error);
     }
     expect(outcomes).toEqual(['retry', 'retry', 'failed']);
-    expect(queue.get(id)).toMatchObject({ state: 'failed', attempts: 3 });
-    expect(queue.events(id).at(-1)).toMatchObject({ type: 'failed', data: { reason: 'attempts_exhausted', errorClass: 'rate_limited' } });
+    expect(await queue.get(id)).toMatchObject({ state: 'failed', attempts: 3 });
+    expect((await queue.events(id)).at(-1)).toMatchObject({ type: 'failed', data: { reason: 'attempts_exhausted', errorClass: 'rate_limited' } });
   });
 
-  it('does not schedule a retry that would land beyond maxRetryAgeMs after the first claim', () => {
+  it('does not schedule a retry that would land beyond maxRetryAgeMs after the first claim', async () => {
     const { queue, clock } = openTestQueue({ config: { maxRetryAgeMs: 10_000 }, random: new SequenceRandom([0.5]) });
-    const early = enqueueOk(queue, { tenant: 'a' });
-    const late = enqueueOk(queue, { tenant: 'b' });
-    claimOk(queue, 'w1');
-    claimOk(queue, 'w2');
+    const early = await enqueueOk(queue, { tenant: 'a' });
+    const late = await enqueueOk(queue, { tenant: 'b' });
+    await claimOk(queue, 'w1');
+    await claimOk(queue, 'w2');
     clock.advance(8_000);
     // 8_000 + 2_000 = 10_000: still within the age.
-    expect(queue.fail(early, 'w1', 1, { errorClass: 'rate_limited', message: '429' })).toMatchObject({ ok: true, next: 'retry' });
+    expect(await queue.fail(early, 'w1', 1, { errorClass: 'rate_limited', message: '429' })).toMatchObject({ ok: true, next: 'retry' });
     clock.advance(1);
     // 8_001 + 2_000 > 10_000.
-    expect(queue.fail(late, 'w2', 1, { errorClass: 'rate_limited', message: '429' })).toEqual({ ok: true, next: 'failed' });
-    expect(queue.events(late).at(-1)).toMatchObject({ type: 'failed', data: { reason: 'retry_age_exceeded' } });
+    expect(await queue.fail(late, 'w2', 1, { errorClass: 'rate_limited', message: '429' })).toEqual({ ok: true, next: 'failed' });
+    expect((await queue.events(late)).at(-1)).toMatchObject({ type: 'failed', data: { reason: 'retry_age_exceeded' } });
   });
 
-  it('fails a waiting retry at claim once the retry age has passed', () => {
+  it('fails a waiting retry at claim once the retry age has passed', async () => {
     const { queue, clock } = openTestQueue({ config: { maxRetryAgeMs: 10_000 }, random: new SequenceRandom([0.5]) });
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
-    queue.fail(id, 'w1', 1, { errorClass: 'rate_limited', message: '429' });
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
+    await queue.fail(id, 'w1', 1, { errorClass: 'rate_limited', message: '429' });
     clock.advance(10_001);
-    expect(queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
-    expect(queue.get(id)).toMatchObject({ state: 'failed', attempts: 1 });
-    expect(queue.events(id).at(-1)).toMatchObject({ type: 'failed', data: { from: 'ready', to: 'failed', reason: 'retry_age_exceeded' } });
+    expect(await queue.claim('w2')).toEqual({ ok: false, reason: 'empty' });
+    expect(await queue.get(id)).toMatchObject({ state: 'failed', attempts: 1 });
+    expect((await queue.events(id)).at(-1)).toMatchObject({ type: 'failed', data: { from: 'ready', to: 'failed', reason: 'retry_age_exceeded' } });
   });
 
-  it('refuses an unknown error class as invalid_input and changes nothing', () => {
+  it('refuses an unknown error class as invalid_input and changes nothing', async () => {
     const { queue } = openTestQueue();
-    const id = enqueueOk(queue);
-    claimOk(queue, 'w1');
-    const before = fingerprint(queue);
-    expect(queue.fail(id, 'w1', 1, { errorClass: 'oops' as ErrorClass, message: 'x' })).toMatchObject({
+    const id = await enqueueOk(queue);
+    await claimOk(queue, 'w1');
+    const before = await fingerprint(queue);
+    expect(await queue.fail(id, 'w1', 1, { errorClass: 'oops' as ErrorClass, message: 'x' })).toMatchObject({
       ok: false,
       error: 'invalid_input',
       field: 'errorClass',
     });
-    expect(queue.fail(id, 'w1', 1, null as never)).toMatchObject({ ok: false, error: 'invalid_input', field: 'errorClass' });
-    expect(fingerprint(queue)).toEqual(before);
+    expect(await queue.fail(id, 'w1', 1, null as never)).toMatchObject({ ok: false, error: 'invalid_input', field: 'errorClass' });
+    expect(await fingerprint(queue)).toEqual(before);
   });
 });

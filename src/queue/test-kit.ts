@@ -9,7 +9,7 @@ import { VirtualClock } from '../../sim/clock.ts';
 import type { Random } from '../ports.ts';
 import { ClosedError } from './errors.ts';
 import { canTransition } from './states.ts';
-import { openWorkQueue } from './work-queue.ts';
+import { openWorkQueue } from '../work-queue.ts';
 import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from './types.ts';
 
 export const T0 = 1_700_000_000_000;
@@ -75,18 +75,18 @@ export function openTestQueue(
  * Run after every test: checks the event log of every queue the test opened (Q15) and closes it.
  * Register with `afterEach(checkAndCloseQueues)`.
  */
-export function checkAndCloseQueues(): void {
+export async function checkAndCloseQueues(): Promise<void> {
   const queues = opened.splice(0);
   try {
     for (const queue of queues) {
       try {
-        assertEventLogConsistent(queue);
+        await assertEventLogConsistent(queue);
       } catch (error) {
         if (!(error instanceof ClosedError)) throw error;
       }
     }
   } finally {
-    for (const queue of queues) queue.close();
+    for (const queue of queues) await queue.close();
   }
 }
 
@@ -98,22 +98,29 @@ export function request(overrides: Partial<EnqueueRequest> = {}): EnqueueRequest
   return { tenant: 'acme', topic: `topic-${topicCounter}`, version: 1, priority: 0, input: { text: 'hello' }, ...overrides };
 }
 
-export function enqueueOk(queue: WorkQueue, overrides: Partial<EnqueueRequest> = {}): number {
-  const result = queue.enqueue(request(overrides));
+/** Runs `call` on each item one after another (each queue call is its own transaction) and collects the answers. */
+export async function inOrder<T, R>(items: readonly T[], call: (item: T) => Promise<R>): Promise<R[]> {
+  const answers: R[] = [];
+  for (const item of items) answers.push(await call(item));
+  return answers;
+}
+
+export async function enqueueOk(queue: WorkQueue, overrides: Partial<EnqueueRequest> = {}): Promise<number> {
+  const result = await queue.enqueue(request(overrides));
   if (!result.ok) throw new Error(`enqueue failed: ${result.error}: ${result.message}`);
   return result.taskId;
 }
 
-export function claimOk(queue: WorkQueue, workerId: string): ClaimedTask {
-  const result = queue.claim(workerId);
+export async function claimOk(queue: WorkQueue, workerId: string): Promise<ClaimedTask> {
+  const result = await queue.claim(workerId);
   if (!result.ok) throw new Error(`claim by ${workerId} found nothing: ${result.reason}`);
   return result.task;
 }
 
 /** Everything an observer can read: used to prove that a refused call changed nothing anywhere. */
-export function fingerprint(queue: WorkQueue): unknown {
-  const snapshot = queue.snapshot();
-  return { snapshot, events: queue.allEvents(), rejections: queue.rejections() };
+export async function fingerprint(queue: WorkQueue): Promise<unknown> {
+  const snapshot = await queue.snapshot();
+  return { snapshot, events: await queue.allEvents(), rejections: await queue.rejections() };
 }
 
 /** The event types that record a state change, each carrying `to` (and `from`, except the first). */
@@ -134,9 +141,9 @@ export const TRANSITION_EVENT_TYPES = new Set([
 ]);
 
 /** Every (from, to) pair recorded by the transition events of all tasks. */
-export function recordedTransitions(queue: WorkQueue): Set<string> {
+export async function recordedTransitions(queue: WorkQueue): Promise<Set<string>> {
   const edges = new Set<string>();
-  for (const event of queue.allEvents()) {
+  for (const event of (await queue.allEvents())) {
     if (!TRANSITION_EVENT_TYPES.has(event.type) || event.data.from === undefined) continue;
     edges.add(`${String(event.data.from)}->${String(event.data.to)}`);
   }
@@ -147,10 +154,10 @@ export function recordedTransitions(queue: WorkQueue): Set<string> {
  * Q15: per task, seq runs 1..n without gaps; the transition events form one path through the state
  * machine (each `from` is the previous `to`, each edge is legal) that ends in the task's current state.
  */
-export function assertEventLogConsistent(queue: WorkQueue): void {
-  const snapshot = queue.snapshot();
+export async function assertEventLogConsistent(queue: WorkQueue): Promise<void> {
+  const snapshot = await queue.snapshot();
   for (const task of snapshot.tasks) {
-    const events = queue.events(task.id);
+    const events = await queue.events(task.id);
     expect(
       events.map((event) => event.seq),
       `task ${task.id} seq`,

@@ -278,53 +278,57 @@ export interface EffectView {
   at: number;
 }
 
+/**
+ * The work queue (SPEC Core API). Every method returns a promise (P2): each is one transaction of the
+ * store (or one read), so every call is an await point, which the simulator uses to interleave actors.
+ */
 export interface WorkQueue {
   readonly config: Readonly<QueueConfig>;
-  enqueue(request: EnqueueRequest): EnqueueResult;
-  claim(workerId: string): ClaimResult;
-  heartbeat(taskId: number, workerId: string, generation: number): HeartbeatResult;
-  complete(taskId: number, workerId: string, generation: number, result: unknown): CompleteResult;
-  fail(taskId: number, workerId: string, generation: number, failure: FailureReport): FailResult;
+  enqueue(request: EnqueueRequest): Promise<EnqueueResult>;
+  claim(workerId: string): Promise<ClaimResult>;
+  heartbeat(taskId: number, workerId: string, generation: number): Promise<HeartbeatResult>;
+  complete(taskId: number, workerId: string, generation: number, result: unknown): Promise<CompleteResult>;
+  fail(taskId: number, workerId: string, generation: number, failure: FailureReport): Promise<FailResult>;
   /** A fenced event append from the holder of the lease (Q8). */
-  appendEvent(taskId: number, workerId: string, generation: number, type: string, data?: Record<string, unknown>): AppendEventResult;
+  appendEvent(taskId: number, workerId: string, generation: number, type: string, data?: Record<string, unknown>): Promise<AppendEventResult>;
   /** The holder ends the run `cancelled` after seeing cancelRequested at a step boundary (Q13). */
-  acknowledgeCancel(taskId: number, workerId: string, generation: number): { ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string };
+  acknowledgeCancel(taskId: number, workerId: string, generation: number): Promise<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }>;
   /** R1: a fenced checkpoint from the lease holder. */
-  checkpoint(taskId: number, workerId: string, generation: number, write: CheckpointWrite): CheckpointResult;
+  checkpoint(taskId: number, workerId: string, generation: number, write: CheckpointWrite): Promise<CheckpointResult>;
   /** R2: the newest checkpoint of a run, whichever generation wrote it. */
-  lastCheckpoint(taskId: number): Checkpoint | undefined;
+  lastCheckpoint(taskId: number): Promise<Checkpoint | undefined>;
   /** R3: the first recorded result of an effect, or undefined. */
-  effectResult(requestKey: string): unknown | undefined;
+  effectResult(requestKey: string): Promise<unknown | undefined>;
   /** R3: fenced; records an effect once per request key and returns the first result. */
-  recordEffect(taskId: number, workerId: string, generation: number, effect: EffectRecord): EffectRecordResult;
+  recordEffect(taskId: number, workerId: string, generation: number, effect: EffectRecord): Promise<EffectRecordResult>;
   /** R5: one reconciler pass (re-queue under 'auto'; release stale holds under both). */
-  reconcile(): { requeued: number; releasedHolds: number };
+  reconcile(): Promise<{ requeued: number; releasedHolds: number }>;
   /**
    * R8: the holder hands an unfinished run back to ready with an `interrupted` event; a run with a
    * pending cancel ends `cancelled` instead (Q13), and `next` says which.
    */
-  interrupt(taskId: number, workerId: string, generation: number, reason: string): { ok: true; next: 'ready' | 'cancelled' } | StaleLease;
+  interrupt(taskId: number, workerId: string, generation: number, reason: string): Promise<{ ok: true; next: 'ready' | 'cancelled' } | StaleLease>;
   /** Admin views of holds (R4), dead letters (R6) and the effect ledger (R3). */
-  holds(): HoldView[];
-  deadLetters(): DeadLetter[];
-  effects(): EffectView[];
-  expireLeases(): number;
-  confirmStopped(taskId: number, generation: number, source: string): ConfirmStoppedResult;
-  cancel(taskId: number): CancelResult;
-  get(taskId: number): TaskView | undefined;
-  events(taskId: number): TaskEvent[];
+  holds(): Promise<HoldView[]>;
+  deadLetters(): Promise<DeadLetter[]>;
+  effects(): Promise<EffectView[]>;
+  expireLeases(): Promise<number>;
+  confirmStopped(taskId: number, generation: number, source: string): Promise<ConfirmStoppedResult>;
+  cancel(taskId: number): Promise<CancelResult>;
+  get(taskId: number): Promise<TaskView | undefined>;
+  events(taskId: number): Promise<TaskEvent[]>;
   /** Every event of every task in commit order (for checkers and audits; admin only). */
-  allEvents(): TaskEvent[];
+  allEvents(): Promise<TaskEvent[]>;
   /** Q15 outbox: the id of the newest committed event, and the events after a cursor in commit order. */
-  eventCursor(): number;
-  eventsSince(cursor: number, limit?: number): TaskEvent[];
-  listForTenant(tenant: string): TaskView[];
+  eventCursor(): Promise<number>;
+  eventsSince(cursor: number, limit?: number): Promise<TaskEvent[]>;
+  listForTenant(tenant: string): Promise<TaskView[]>;
   /** A5 queue depth: tasks counted against capacity (ready + running + uncertain), from a kept counter. */
-  liveCount(): number;
+  liveCount(): Promise<number>;
   /** Admin view of the tasks in one state (e.g. the uncertain ones a supervisor must look at). */
-  tasksInState(state: TaskState): TaskView[];
-  snapshot(): Snapshot;
-  rejections(): Rejection[];
-  incidentCandidates(range: { from: number; to: number; minGroupSize?: number }): IncidentCandidate[];
-  close(): void;
+  tasksInState(state: TaskState): Promise<TaskView[]>;
+  snapshot(): Promise<Snapshot>;
+  rejections(): Promise<Rejection[]>;
+  incidentCandidates(range: { from: number; to: number; minGroupSize?: number }): Promise<IncidentCandidate[]>;
+  close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { TaskRow } from '../store/statements.ts';
+import type { EventRow, TaskRow } from '../store/store.ts';
 import type { TaskEvent, TaskState, TaskView, Tier } from './types.ts';
 
 /** Turns a stored row into the public view (get, listForTenant, snapshot). */
@@ -31,16 +31,6 @@ export function toTaskView(row: TaskRow): TaskView {
   return view;
 }
 
-export interface EventRow {
-  id: number;
-  task_id: number;
-  seq: number;
-  type: string;
-  at: number;
-  data: string;
-  worker_id: string | null;
-  generation: number | null;
-}
 
 export function toTaskEvent(row: EventRow): TaskEvent {
   const event: TaskEvent = { id: row.id, taskId: row.task_id, seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };

@@ -1,22 +1,13 @@
 import { canonicalJson } from '../canonical-json.ts';
-import { STALE_LEASE, emit, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from '../queue/context.ts';
-import { InputError } from '../queue/errors.ts';
-import type { EffectRecordResult, EffectRecord } from '../queue/types.ts';
-
-interface EffectRow {
-  request_key: string;
-  task_id: number;
-  tenant: string;
-  action: string;
-  generation: number;
-  result: string;
-  at: number;
-}
+import { STALE_LEASE, emit, fence, holder, read, write, type QueueContext } from '../queue/context.ts';
+import { InputError, InvariantError } from '../queue/errors.ts';
+import type { EffectRecord, EffectRecordResult, EffectView } from '../queue/types.ts';
+import type { Step } from '../store/store.ts';
 
 /** R3: the first recorded result of an effect, if any; a takeover asks before acting again. */
-export function effectResult(context: QueueContext, requestKey: string): unknown | undefined {
+export async function effectResult(context: QueueContext, requestKey: string): Promise<unknown | undefined> {
   if (typeof requestKey !== 'string' || requestKey === '') throw new InputError('requestKey', 'expected a non-empty string');
-  const row = context.read('effectResult', () => context.statements.effectByKey.get(requestKey) as EffectRow | undefined);
+  const row = await read(context, 'effectResult', (tx) => tx.effectByKey(requestKey));
   return row === undefined ? undefined : JSON.parse(row.result);
 }
 
@@ -24,16 +15,14 @@ export function effectResult(context: QueueContext, requestKey: string): unknown
  * R3: records an effect's result under its request key, fenced (Q8) so a zombie cannot write the
  * ledger. The unique key makes a repeat return the first result instead of a second row.
  */
-export function recordEffect(
+export async function recordEffect(
   context: QueueContext,
   taskIdArgument: number,
   workerIdArgument: string,
   generationArgument: number,
   effect: EffectRecord,
-): EffectRecordResult {
-  const taskId = requireTaskId(taskIdArgument);
-  const workerId = requireWorkerId(workerIdArgument);
-  const generation = requireGeneration(generationArgument);
+): Promise<EffectRecordResult> {
+  const who = holder(taskIdArgument, workerIdArgument, generationArgument);
   if (typeof effect?.requestKey !== 'string' || effect.requestKey === '') throw new InputError('requestKey', 'expected a non-empty string');
   if (typeof effect.action !== 'string' || effect.action === '') throw new InputError('action', 'expected a non-empty string');
   let resultJson: string;
@@ -42,28 +31,27 @@ export function recordEffect(
   } catch (error) {
     throw new InputError('result', `is not JSON-serialisable: ${(error as Error).message}`);
   }
-  return context.write('recordEffect', (at) => {
-    const { statements } = context;
-    const bumped = statements.bumpEventSeqFenced.get({ id: taskId, workerId, generation, now: at }) as { event_seq: number } | undefined;
-    if (bumped === undefined) return STALE_LEASE;
-    const tenant = (statements.taskById.get(taskId) as { tenant: string }).tenant;
-    const inserted = statements.insertEffect.run({ requestKey: effect.requestKey, id: taskId, tenant, action: effect.action, generation, result: resultJson, now: at });
-    const first = statements.effectByKey.get(effect.requestKey) as EffectRow;
-    const repeated = inserted.changes === 0;
-    emit(context, taskId, bumped.event_seq, 'effect_recorded', at, { requestKey: effect.requestKey, action: effect.action, repeated }, { workerId, generation });
-    return { ok: true, repeated, result: JSON.parse(first.result) };
+  return write(context, 'recordEffect', function* (tx, at): Step<EffectRecordResult> {
+    const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
+    if (eventSeq === undefined) return STALE_LEASE;
+    const task = yield* tx.taskById(who.taskId);
+    if (task === undefined) throw new InvariantError(`task ${who.taskId} passed its fence but has no row`);
+    const inserted = yield* tx.insertEffect({ requestKey: effect.requestKey, id: who.taskId, tenant: task.tenant, action: effect.action, generation: who.generation, result: resultJson, now: at });
+    const first = yield* tx.effectByKey(effect.requestKey);
+    if (first === undefined) throw new InvariantError(`effect ${effect.requestKey} was recorded but cannot be read back`);
+    yield* emit(tx, who.taskId, eventSeq, 'effect_recorded', at, { requestKey: effect.requestKey, action: effect.action, repeated: !inserted }, who);
+    return { ok: true, repeated: !inserted, result: JSON.parse(first.result) };
   });
 }
 
-export function listEffects(context: QueueContext) {
-  return context.read('effects', () =>
-    (context.statements.effects.all() as Omit<EffectRow, 'result'>[]).map((row) => ({
-      requestKey: row.request_key,
-      taskId: row.task_id,
-      tenant: row.tenant,
-      action: row.action,
-      generation: row.generation,
-      at: row.at,
-    })),
-  );
+export async function listEffects(context: QueueContext): Promise<EffectView[]> {
+  const rows = await read(context, 'effects', (tx) => tx.effects());
+  return rows.map((row) => ({
+    requestKey: row.request_key,
+    taskId: row.task_id,
+    tenant: row.tenant,
+    action: row.action,
+    generation: row.generation,
+    at: row.at,
+  }));
 }

@@ -6,64 +6,64 @@ afterEach(checkAndCloseQueues);
 const MINUTE = 60_000;
 
 /** A task whose first run went uncertain and sat there, with no live worker, past holdTtlMs. */
-function holdReleasedWhileUncertain(config: { holdTtlMs?: number } = {}) {
+async function holdReleasedWhileUncertain(config: { holdTtlMs?: number } = {}) {
   const harness = openTestQueue({ config });
   const { queue, clock } = harness;
-  const id = enqueueOk(queue);
-  claimOk(queue, 'w1');
+  const id = await enqueueOk(queue);
+  await claimOk(queue, 'w1');
   clock.advance(30_000);
-  queue.expireLeases();
-  expect(queue.get(id)?.state).toBe('uncertain');
+  await queue.expireLeases();
+  expect((await queue.get(id))?.state).toBe('uncertain');
   return { ...harness, id };
 }
 
 describe('R4 a hold with no live run for holdTtlMs is released', () => {
-  it('keeps the hold while the run has been uncertain for less than holdTtlMs', () => {
-    const { queue, clock, id } = holdReleasedWhileUncertain();
+  it('keeps the hold while the run has been uncertain for less than holdTtlMs', async () => {
+    const { queue, clock, id } = await holdReleasedWhileUncertain();
     clock.advance(15 * MINUTE - 1);
-    expect(queue.reconcile().releasedHolds).toBe(0);
-    expect(queue.holds().find((hold) => hold.taskId === id)?.state).toBe('held');
+    expect((await queue.reconcile()).releasedHolds).toBe(0);
+    expect((await queue.holds()).find((hold) => hold.taskId === id)?.state).toBe('held');
   });
 
-  it('releases it once the lease has been gone for holdTtlMs (default 15 min), once', () => {
-    const { queue, clock, id } = holdReleasedWhileUncertain();
+  it('releases it once the lease has been gone for holdTtlMs (default 15 min), once', async () => {
+    const { queue, clock, id } = await holdReleasedWhileUncertain();
     clock.advance(15 * MINUTE);
-    expect(queue.reconcile().releasedHolds).toBe(1);
-    expect(queue.holds().find((hold) => hold.taskId === id)).toMatchObject({ state: 'released', chargedCredits: 0, reason: 'hold_ttl', closedAt: clock.t });
+    expect((await queue.reconcile()).releasedHolds).toBe(1);
+    expect((await queue.holds()).find((hold) => hold.taskId === id)).toMatchObject({ state: 'released', chargedCredits: 0, reason: 'hold_ttl', closedAt: clock.t });
     clock.advance(15 * MINUTE);
-    expect(queue.reconcile().releasedHolds).toBe(0);
+    expect((await queue.reconcile()).releasedHolds).toBe(0);
   });
 
-  it('uses a configured holdTtlMs', () => {
-    const { queue, clock } = holdReleasedWhileUncertain({ holdTtlMs: MINUTE });
+  it('uses a configured holdTtlMs', async () => {
+    const { queue, clock } = await holdReleasedWhileUncertain({ holdTtlMs: MINUTE });
     clock.advance(MINUTE - 1);
-    expect(queue.reconcile().releasedHolds).toBe(0);
+    expect((await queue.reconcile()).releasedHolds).toBe(0);
     clock.advance(1);
-    expect(queue.reconcile().releasedHolds).toBe(1);
+    expect((await queue.reconcile()).releasedHolds).toBe(1);
   });
 
-  it('lets the next run of a task whose hold was released complete: the settlement finds it already closed', () => {
-    const { queue, clock, id } = holdReleasedWhileUncertain();
+  it('lets the next run of a task whose hold was released complete: the settlement finds it already closed', async () => {
+    const { queue, clock, id } = await holdReleasedWhileUncertain();
     clock.advance(20 * MINUTE);
-    queue.reconcile();
-    expect(queue.confirmStopped(id, 1, 'supervisor')).toMatchObject({ ok: true, next: 'ready' });
-    const rerun = claimOk(queue, 'w2');
+    await queue.reconcile();
+    expect(await queue.confirmStopped(id, 1, 'supervisor')).toMatchObject({ ok: true, next: 'ready' });
+    const rerun = await claimOk(queue, 'w2');
     expect(rerun.id).toBe(id);
-    expect(queue.complete(id, 'w2', rerun.generation, { outcome: 'resolved' })).toMatchObject({ ok: true, outcome: 'done' });
-    expect(queue.get(id)).toMatchObject({ state: 'done', result: { outcome: 'resolved' } });
+    expect(await queue.complete(id, 'w2', rerun.generation, { outcome: 'resolved' })).toMatchObject({ ok: true, outcome: 'done' });
+    expect(await queue.get(id)).toMatchObject({ state: 'done', result: { outcome: 'resolved' } });
     // One release, no second settlement (R4: zero rows affected means already settled).
-    expect(queue.holds().find((hold) => hold.taskId === id)).toMatchObject({ state: 'released', reason: 'hold_ttl' });
-    expect(queue.events(id).at(-1)).toMatchObject({ type: 'completed', data: { settlement: 'already_closed' } });
+    expect((await queue.holds()).find((hold) => hold.taskId === id)).toMatchObject({ state: 'released', reason: 'hold_ttl' });
+    expect((await queue.events(id)).at(-1)).toMatchObject({ type: 'completed', data: { settlement: 'already_closed' } });
   });
 
-  it('lets that next run fail or be cancelled without closing the hold a second time', () => {
-    const { queue, clock, id } = holdReleasedWhileUncertain({ holdTtlMs: MINUTE });
+  it('lets that next run fail or be cancelled without closing the hold a second time', async () => {
+    const { queue, clock, id } = await holdReleasedWhileUncertain({ holdTtlMs: MINUTE });
     clock.advance(2 * MINUTE);
-    queue.reconcile();
-    queue.confirmStopped(id, 1, 'supervisor');
-    const rerun = claimOk(queue, 'w2');
-    expect(queue.fail(id, 'w2', rerun.generation, { errorClass: 'business_error', message: 'order not found' })).toMatchObject({ ok: true });
-    expect(queue.get(id)?.state).toBe('failed');
-    expect(queue.holds().find((hold) => hold.taskId === id)).toMatchObject({ state: 'released', reason: 'hold_ttl' });
+    await queue.reconcile();
+    await queue.confirmStopped(id, 1, 'supervisor');
+    const rerun = await claimOk(queue, 'w2');
+    expect(await queue.fail(id, 'w2', rerun.generation, { errorClass: 'business_error', message: 'order not found' })).toMatchObject({ ok: true });
+    expect((await queue.get(id))?.state).toBe('failed');
+    expect((await queue.holds()).find((hold) => hold.taskId === id)).toMatchObject({ state: 'released', reason: 'hold_ttl' });
   });
 });

@@ -1,15 +1,8 @@
-import { tasksInState, type CompletingRow } from '../store/statements.ts';
-import { STALE_LEASE, emit, holdsLease, moveTask, requireGeneration, requireTaskId, requireWorkerId, type QueueContext } from '../queue/context.ts';
+import { write, type QueueContext } from '../queue/context.ts';
 import { InvariantError } from '../queue/errors.ts';
-import { endCancelled } from '../queue/holder-writes.ts';
-import type { StaleLease } from '../queue/types.ts';
-import { assertTransition } from '../queue/states.ts';
-import { releaseStaleHolds } from './settlement.ts';
-
-interface CheckpointFlags {
-  kind: 'A' | 'B';
-  requeue_safe: number;
-}
+import { closeHold } from '../queue/run-end.ts';
+import { transition } from '../queue/transition.ts';
+import type { Step, StoreTx } from '../store/store.ts';
 
 /**
  * R5: one pass of the reconciler, on the injected clock. Under 'auto', an uncertain task whose lease
@@ -18,64 +11,42 @@ interface CheckpointFlags {
  * 'hold' nothing leaves uncertain here: only confirmStopped frees it (Q11). Fencing still refuses every
  * write of the old generation either way. Also releases holds left without a live run (R4).
  */
-export function reconcile(context: QueueContext): { requeued: number; releasedHolds: number } {
-  return context.write('reconcile', (at) => {
+export function reconcile(context: QueueContext): Promise<{ requeued: number; releasedHolds: number }> {
+  return write(context, 'reconcile', function* (tx, at) {
     let requeued = 0;
-    const { statements, config } = context;
+    const { config } = context;
     if (config.reconciliation === 'auto') {
-      for (const row of tasksInState(statements, 'uncertain')) {
+      for (const row of yield* tx.tasksInState('uncertain')) {
         if (row.lease_until === null || row.lease_until + config.graceMs > at) continue;
-        const checkpoint = statements.lastCheckpointFlags.get(row.id) as CheckpointFlags | undefined;
+        const checkpoint = yield* tx.lastCheckpointFlags(row.id);
         if (checkpoint === undefined || (checkpoint.kind === 'A' && checkpoint.requeue_safe !== 1)) continue;
         const exhausted = row.attempts >= config.maxAttempts || row.deliveries >= config.maxDeliveries;
-        if (row.cancel_requested === 1) moveTask(context, row, 'cancelled', at, 'reconciled', { decision: 'cancel', reason: 'cancel_requested' }, 'cancelled');
-        else if (exhausted) moveTask(context, row, 'failed', at, 'reconciled', { decision: 'fail', reason: 'attempts_exhausted' });
-        else moveTask(context, row, 'ready', at, 'reconciled', { decision: 'requeue', checkpointKind: checkpoint.kind, generation: row.generation });
+        if (row.cancel_requested === 1) {
+          yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'cancelled', outcome: 'cancelled' }, { decision: 'cancel', reason: 'cancel_requested' });
+        } else if (exhausted) {
+          yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'failed' }, { decision: 'fail', reason: 'attempts_exhausted' });
+        } else {
+          yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'ready' }, { decision: 'requeue', checkpointKind: checkpoint.kind, generation: row.generation });
+        }
         requeued++;
       }
     }
-    return { requeued, releasedHolds: releaseStaleHolds(context, at) };
+    return { requeued, releasedHolds: yield* releaseStaleHolds(context, tx, at) };
   });
 }
 
 /**
- * R8: a draining worker hands back a run it will not finish: fenced, the task goes back to ready with
- * an `interrupted` event, and the next claim resumes it from its last checkpoint. Q13: a run with a
- * pending cancel is not handed back; it ends `cancelled` there, as its next step boundary would have.
+ * R4: a hold whose run has sat uncertain with no live worker for holdTtlMs is released, so the credits
+ * do not stay reserved forever. (Every end closes its hold in its own transaction, so no other task
+ * can hold one with no live run.)
  */
-export function interrupt(
-  context: QueueContext,
-  taskIdArgument: number,
-  workerIdArgument: string,
-  generationArgument: number,
-  reason: string,
-): { ok: true; next: 'ready' | 'cancelled' } | StaleLease {
-  const taskId = requireTaskId(taskIdArgument);
-  const workerId = requireWorkerId(workerIdArgument);
-  const generation = requireGeneration(generationArgument);
-  // running -> ready is an edge of the state machine; the fenced UPDATE below only moves a running task.
-  assertTransition(taskId, 'running', 'ready');
-  return context.write('interrupt', (at) => {
-    const row = context.statements.completingRow.get(taskId) as CompletingRow | undefined;
-    if (!holdsLease(row, workerId, generation, at)) return STALE_LEASE;
-    if (row.cancel_requested === 1) {
-      endCancelled(context, row, { taskId, workerId, generation }, at, { source: 'interrupt', reason });
-      return { ok: true as const, next: 'cancelled' as const };
-    }
-    const left = context.statements.leaveRunning.get({
-      id: taskId,
-      workerId,
-      generation,
-      now: at,
-      state: 'ready',
-      outcome: 'interrupted',
-      errorClass: null,
-      errorMessage: reason,
-      notBefore: at,
-      finishedAt: null,
-    }) as { event_seq: number } | undefined;
-    if (left === undefined) throw new InvariantError(`task ${taskId}: fenced write lost its lease inside its own transaction`);
-    emit(context, taskId, left.event_seq, 'interrupted', at, { from: 'running', to: 'ready', reason, workerId, generation }, { workerId, generation });
-    return { ok: true as const, next: 'ready' as const };
-  });
+function* releaseStaleHolds(context: QueueContext, tx: StoreTx, at: number): Step<number> {
+  const stale = yield* tx.staleHolds(at - context.config.holdTtlMs);
+  let released = 0;
+  for (const hold of stale) {
+    const result = yield* closeHold(context, tx, hold.task_id, at, hold.state === 'uncertain' ? 'hold_ttl' : 'orphaned');
+    if (result === 'already_closed') throw new InvariantError(`hold of task ${hold.task_id} listed as open but already closed`);
+    released++;
+  }
+  return released;
 }

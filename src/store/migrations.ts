@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { stateCheckSql } from '../queue/states.ts';
 
 /**
  * Versioned migrations (Q18). Each runs once, inside the transaction that records it, so a crash
@@ -164,6 +165,67 @@ const MIGRATIONS: readonly Migration[] = [
       DROP INDEX tasks_holding;
       CREATE INDEX tasks_holding ON tasks (tenant, lease_until, state, generation, worker_id, hold_state)
         WHERE state IN ('running', 'uncertain');
+    `,
+  },
+  {
+    version: 5,
+    name: 'the state machine in the schema',
+    // The tasks table is rebuilt (SQLite adds a CHECK no other way) with the CHECK that states.ts
+    // derives from the state machine: a row the table forbids (a running task without a worker or a
+    // lease, an uncertain one without a generation, an ended one that still holds its credits) cannot
+    // be stored, so a half-done transition cannot be committed. The text is pinned by a test
+    // (migrations.test.ts): a change to the state machine's rules needs a new migration, not an edit here.
+    sql: `
+      CREATE TABLE tasks_v5 (
+        id INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        input_hash TEXT NOT NULL,
+        priority INTEGER NOT NULL CHECK (priority BETWEEN 0 AND 30),
+        input TEXT NOT NULL,
+        store TEXT,
+        tier TEXT NOT NULL,
+        deadline INTEGER,
+        context TEXT,
+        state TEXT NOT NULL,
+        generation INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        deliveries INTEGER NOT NULL DEFAULT 0,
+        worker_id TEXT,
+        lease_until INTEGER,
+        enqueued_at INTEGER NOT NULL,
+        not_before INTEGER NOT NULL,
+        first_claimed_at INTEGER,
+        claimed_at INTEGER,
+        finished_at INTEGER,
+        queue_wait_ms INTEGER,
+        run_ms INTEGER,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        outcome TEXT,
+        result TEXT,
+        error_class TEXT,
+        error_message TEXT,
+        event_seq INTEGER NOT NULL DEFAULT 0,
+        hold_credits INTEGER NOT NULL DEFAULT 0,
+        hold_state TEXT CHECK (hold_state IN ('held', 'settled', 'released')),
+        hold_charged_credits INTEGER,
+        hold_usage TEXT,
+        hold_reason TEXT,
+        hold_closed_at INTEGER,
+        UNIQUE (tenant, topic, version),
+        CONSTRAINT task_state_machine ${stateCheckSql()}
+      );
+      INSERT INTO tasks_v5 SELECT id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
+        state, generation, attempts, deliveries, worker_id, lease_until, enqueued_at, not_before, first_claimed_at,
+        claimed_at, finished_at, queue_wait_ms, run_ms, cancel_requested, outcome, result, error_class, error_message,
+        event_seq, hold_credits, hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at FROM tasks;
+      DROP TABLE tasks;
+      ALTER TABLE tasks_v5 RENAME TO tasks;
+      CREATE INDEX tasks_ready ON tasks (tenant, priority DESC, enqueued_at, id, not_before) WHERE state = 'ready';
+      CREATE INDEX tasks_holding ON tasks (tenant, lease_until, state, generation, worker_id, hold_state)
+        WHERE state IN ('running', 'uncertain');
+      CREATE INDEX tasks_enqueued_at ON tasks (enqueued_at);
     `,
   },
 ];

@@ -1,76 +1,35 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { TaskState } from '../queue/types.ts';
+import type {
+  CandidateRow,
+  CheckpointRow,
+  CompletingRow,
+  DeadLetterRow,
+  EffectRow,
+  EventRow,
+  Fence,
+  HoldClosure,
+  HoldRow,
+  HoldingRow,
+  LevelHeadRow,
+  MovableRow,
+  NewCheckpoint,
+  NewEffect,
+  NewTask,
+  RejectionRow,
+  StateWrite,
+  Step,
+  StoreTx,
+  TaskRow,
+} from './store.ts';
 
 /**
- * Every SQL statement of the work queue, prepared once when the queue opens. Time is always a bound
- * parameter (`:now`), never SQLite's clock, so the simulator's virtual time reaches every decision.
- * Integer maths uses CAST because better-sqlite3 binds JavaScript numbers as REAL.
+ * SQLite's statements of the store interface, prepared once when the store opens. Time is always a
+ * bound parameter (`:now`), never SQLite's clock, so the simulator's virtual time reaches every
+ * decision. Integer maths uses CAST because better-sqlite3 binds JavaScript numbers as REAL. Every
+ * method is a generator that returns at once: better-sqlite3 is synchronous, so a transaction body
+ * runs to its end without yielding (store.ts).
  */
-
-/** A row of `tasks` as SQLite returns it. */
-export interface TaskRow {
-  id: number;
-  tenant: string;
-  topic: string;
-  version: number;
-  input_hash: string;
-  priority: number;
-  input: string;
-  store: string | null;
-  tier: string;
-  deadline: number | null;
-  context: string | null;
-  state: string;
-  generation: number;
-  attempts: number;
-  deliveries: number;
-  worker_id: string | null;
-  lease_until: number | null;
-  enqueued_at: number;
-  not_before: number;
-  first_claimed_at: number | null;
-  claimed_at: number | null;
-  finished_at: number | null;
-  queue_wait_ms: number | null;
-  run_ms: number | null;
-  cancel_requested: number;
-  outcome: string | null;
-  result: string | null;
-  error_class: string | null;
-  error_message: string | null;
-  event_seq: number;
-}
-
-/** A task holding a slot, as the claim reads it. */
-export type HoldingRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'worker_id' | 'lease_until'>;
-
-/** A ready task with its aged score at claim time. */
-export type CandidateRow = Pick<
-  TaskRow,
-  | 'id'
-  | 'tenant'
-  | 'topic'
-  | 'version'
-  | 'state'
-  | 'generation'
-  | 'attempts'
-  | 'priority'
-  | 'input'
-  | 'tier'
-  | 'enqueued_at'
-  | 'deadline'
-  | 'first_claimed_at'
-  | 'cancel_requested'
-  | 'event_seq'
-> & { score: number };
-
-/** A level head as the claim's walk reads it from the index alone. */
-export type LevelHeadRow = Pick<TaskRow, 'id' | 'priority' | 'enqueued_at'> & { score: number };
-
-/** A running task as complete() reads it. */
-export type CompletingRow = Pick<
-  TaskRow,
-  'id' | 'tenant' | 'topic' | 'version' | 'state' | 'worker_id' | 'generation' | 'lease_until' | 'deadline' | 'cancel_requested' | 'event_seq'
-> & { hold_state: string | null };
 
 const OCCUPYING = `state IN ('running', 'uncertain')`;
 
@@ -79,9 +38,12 @@ const OCCUPYING = `state IN ('running', 'uncertain')`;
  * forty columns of a task that costs more than the SQL itself.
  */
 const CANDIDATE_COLUMNS =
-  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq';
-/** What complete needs to check the fence, the deadline and the hold in JavaScript before its UPDATE. */
-const COMPLETING_COLUMNS = 'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state';
+  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state';
+/** What a holder's terminal writes need to check the fence, the deadline, the retry bounds and the hold. */
+const COMPLETING_COLUMNS =
+  'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
+/** The holding index (migration 4) covers these, so the claim's read of occupied slots needs no task rows. */
+const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
 
 /**
  * Q4/Q5: the head of the highest eligible priority level of one tenant, within [minPriority,
@@ -99,7 +61,10 @@ const LEVEL_HEAD_SQL = `
 /** Q8: the fence shared by every write from a lease holder. */
 const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;
 
-export function prepareStatements(db: Database) {
+/** R4: the hold's columns, closed in the statement that ends the run. */
+const CLOSE_HOLD = `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = :now`;
+
+function prepare(db: Database) {
   const p = (sql: string): Statement => db.prepare(sql);
   return {
     // ---- reads
@@ -119,14 +84,14 @@ export function prepareStatements(db: Database) {
     liveCount: p(`SELECT value FROM counters WHERE name = 'live'`).pluck(),
     adjustLive: p(`UPDATE counters SET value = value + ? WHERE name = 'live'`),
     occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),
-    holding: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks WHERE ${OCCUPYING}`),
+    holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),
     newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1').pluck(),
     anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`).pluck(),
     firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`).pluck(),
     nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`).pluck(),
     levelHead: p(LEVEL_HEAD_SQL),
     candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
-    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, lease_until FROM tasks
+    overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
     eventsForTask: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE task_id = ? ORDER BY seq'),
     allEvents: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events ORDER BY id'),
@@ -141,13 +106,21 @@ export function prepareStatements(db: Database) {
                      :state, :now, :now, 1, :holdCredits, 'held')
                    ON CONFLICT (tenant, topic, version) DO NOTHING
                    RETURNING id`).pluck(),
-    supersedeOlderReady: p(`UPDATE tasks SET state = 'superseded', finished_at = :now, event_seq = event_seq + 1
-                            -- Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
-                            WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'ready' AND generation = 0
-                            RETURNING id, event_seq`),
+    // Q2: a late version is stored ended, its hold released in the same insert (the schema allows no
+    // ended task that still holds).
+    insertEndedTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
+                          state, enqueued_at, not_before, finished_at, event_seq, hold_credits,
+                          hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at)
+                        VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
+                          :state, :now, :now, :now, 1, :holdCredits, :holdState, :charged, :usage, :holdReason, :now)
+                        ON CONFLICT (tenant, topic, version) DO NOTHING
+                        RETURNING id`).pluck(),
+    // Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
+    olderUnstartedVersions: p(`SELECT id, tenant, state, generation, hold_state FROM tasks
+                               WHERE tenant = ? AND topic = ? AND version < ? AND state = 'ready' AND generation = 0 ORDER BY id`),
     insertRejection: p('INSERT INTO rejections (tenant, topic, version, reason, at) VALUES (?, ?, ?, ?, ?)'),
 
-    // ---- claim (Q5-Q7)
+    // ---- the state writes: only writeState() below runs these.
     // No RETURNING on the hot writes: SQLite buffers RETURNING rows in an ephemeral table, which cost
     // more than the UPDATE. The caller read the row in this transaction and computes the new values.
     claimTask: p(`UPDATE tasks SET state = 'running', worker_id = :workerId, generation = :generation,
@@ -155,37 +128,39 @@ export function prepareStatements(db: Database) {
                     claimed_at = :now, first_claimed_at = COALESCE(first_claimed_at, :now),
                     queue_wait_ms = :now - enqueued_at, event_seq = :eventSeq
                   WHERE id = :id AND state = 'ready' AND generation = :previousGeneration`),
-
-    // ---- fenced writes (Q8, Q9, Q13, Q16)
-    heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
-    bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`),
-    completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
     completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome,
-                       -- R4: the settlement, in the same statement as the state change.
-                       hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage,
-                       hold_reason = 'completed', hold_closed_at = :now
+                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${CLOSE_HOLD}
                      WHERE ${FENCE} AND hold_state = 'held'`),
     // R4: a run whose hold was released while it sat uncertain (holdTtlMs) ends without a settlement.
     completeTaskHoldClosed: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
                                  lease_until = NULL, event_seq = :eventSeq, outcome = :outcome
-                               WHERE ${FENCE} AND hold_state <> 'held'`),
-    // A fenced write that moves a running task: the caller has checked the transition and the fence.
+                               WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held')`),
     leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                        not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = event_seq + 1
-                     WHERE ${FENCE}
-                     RETURNING event_seq`),
-
-    // ---- transitions that are not the holder's (expiry, confirmation, cancel, claim-time checks)
+                       lease_until = NULL, event_seq = :eventSeq
+                     WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held' OR :state = 'ready')`),
+    leaveRunningClosingHold: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
+                                  not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
+                                  lease_until = NULL, event_seq = :eventSeq, ${CLOSE_HOLD}
+                                WHERE ${FENCE} AND hold_state = 'held'`),
+    // Moves that are not the holder's read rows from indexes that do not carry event_seq (the holding
+    // index), so these bump it in SQL; they are off the hot path, where RETURNING's cost matters little.
     moveTask: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
-                   lease_until = CASE WHEN :state = 'uncertain' THEN lease_until ELSE NULL END,
-                   event_seq = event_seq + 1
+                   lease_until = CASE WHEN :keepLease = 1 THEN lease_until ELSE NULL END, event_seq = event_seq + 1
                  WHERE id = :id AND state = :fromState AND generation = :generation
-                 RETURNING event_seq`),
+                 RETURNING event_seq`).pluck(),
+    moveTaskClosingHold: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
+                              lease_until = NULL, event_seq = event_seq + 1, ${CLOSE_HOLD}
+                            WHERE id = :id AND state = :fromState AND generation = :generation AND hold_state = 'held'
+                            RETURNING event_seq`).pluck(),
+
+    // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
+    heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
+    bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`).pluck(),
+    completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
     requestCancel: p(`UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
                       WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0
-                      RETURNING event_seq`),
+                      RETURNING event_seq`).pluck(),
 
     // ---- checkpoints (R1, R2)
     insertCheckpoint: p(`INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq, requeue_safe)
@@ -196,18 +171,15 @@ export function prepareStatements(db: Database) {
     lastCheckpointFlags: p('SELECT kind, requeue_safe FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
 
     // ---- holds and settlement (R4)
-    closeHold: p(`UPDATE tasks SET hold_state = :state, hold_charged_credits = :charged, hold_usage = :usage,
-                    hold_reason = :reason, hold_closed_at = :now
-                  WHERE id = :id AND hold_state = 'held'
-                  RETURNING tenant`),
+    closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND hold_state = 'held' RETURNING tenant`).pluck(),
     insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
     lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1').pluck(),
     holds: p(`SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
                 hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
                 enqueued_at AS held_at, hold_closed_at AS closed_at
               FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`),
-    // Every terminal transition closes its hold in the same transaction, so only uncertain tasks can
-    // hold one with no live run; they are found through tasks_holding.
+    // Every end closes its hold in the same transaction, so only uncertain tasks can hold one with no
+    // live run; they are found through tasks_holding.
     staleHolds: p(`SELECT id AS task_id, state, lease_until FROM tasks
                    WHERE ${OCCUPYING} AND state = 'uncertain' AND hold_state = 'held' AND lease_until <= :cutoff`),
 
@@ -227,6 +199,10 @@ export function prepareStatements(db: Database) {
     failureReasons: p(`SELECT type, data FROM events WHERE task_id = ?
                        AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`),
 
+    savepoint: p('SAVEPOINT leasehold_step'),
+    releaseSavepoint: p('RELEASE leasehold_step'),
+    rollbackToSavepoint: p('ROLLBACK TO leasehold_step'),
+
     // ---- the event log (Q15)
     insertEvent: p('INSERT INTO events (task_id, seq, type, at, data, worker_id, generation) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     eventCursor: p('SELECT COALESCE(MAX(id), 0) FROM events').pluck(),
@@ -234,17 +210,226 @@ export function prepareStatements(db: Database) {
   };
 }
 
-export type Statements = ReturnType<typeof prepareStatements>;
+type Prepared = ReturnType<typeof prepare>;
 
-/** Tasks in one state, by id, through the partial index that covers the state when there is one. */
-export function tasksInState(statements: Statements, state: string): TaskRow[] {
-  const byId = (a: TaskRow, b: TaskRow) => a.id - b.id;
-  if (state === 'running' || state === 'uncertain') {
-    const ids = (statements.idsOccupyingInState.all(state) as number[]).sort((a, b) => a - b);
-    // Outside a transaction another connection may move a task between the two reads: keep only rows
-    // still in the state asked for, so the answer never holds a task in another state.
-    return ids.map((id) => statements.taskById.get(id) as TaskRow | undefined).filter((row): row is TaskRow => row?.state === state);
+function holdParameters(hold: HoldClosure) {
+  return { holdState: hold.state, charged: hold.charged, usage: hold.usage, holdReason: hold.reason };
+}
+
+/** The statements of the store interface over one better-sqlite3 connection. */
+export class SqliteStatements implements StoreTx {
+  private readonly s: Prepared;
+
+  constructor(db: Database) {
+    this.s = prepare(db);
   }
-  if (state === 'ready') return (statements.readyTasks.all() as TaskRow[]).sort(byId);
-  return statements.tasksInState.all(state) as TaskRow[];
+
+  *savepoint<T>(body: () => Step<T>): Step<T> {
+    this.s.savepoint.run();
+    let result: T;
+    try {
+      result = yield* body();
+    } catch (error) {
+      this.s.rollbackToSavepoint.run();
+      this.s.releaseSavepoint.run();
+      throw error;
+    }
+    this.s.releaseSavepoint.run();
+    return result;
+  }
+
+  *taskById(id: number): Step<TaskRow | undefined> {
+    return this.s.taskById.get(id) as TaskRow | undefined;
+  }
+  *taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined> {
+    return this.s.taskByKey.get(tenant, topic, version) as TaskRow | undefined;
+  }
+  *tasksForTenant(tenant: string): Step<TaskRow[]> {
+    return this.s.tasksForTenant.all(tenant) as TaskRow[];
+  }
+  *allTasks(): Step<TaskRow[]> {
+    return this.s.allTasks.all() as TaskRow[];
+  }
+  /** Tasks in one state, by id, through the partial index that covers the state when there is one. */
+  *tasksInState(state: TaskState): Step<TaskRow[]> {
+    if (state === 'running' || state === 'uncertain') {
+      const ids = (this.s.idsOccupyingInState.all(state) as number[]).sort((a, b) => a - b);
+      // Outside a transaction another connection may move a task between the two reads: keep only rows
+      // still in the state asked for, so the answer never holds a task in another state.
+      return ids.map((id) => this.s.taskById.get(id) as TaskRow | undefined).filter((row): row is TaskRow => row?.state === state);
+    }
+    if (state === 'ready') return (this.s.readyTasks.all() as TaskRow[]).sort((a, b) => a.id - b.id);
+    return this.s.tasksInState.all(state) as TaskRow[];
+  }
+  *countsByState(): Step<{ state: TaskState; n: number }[]> {
+    return this.s.countsByState.all() as { state: TaskState; n: number }[];
+  }
+  *occupiedByTenant(): Step<{ tenant: string; n: number }[]> {
+    return this.s.occupiedByTenant.all() as { tenant: string; n: number }[];
+  }
+  *tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]> {
+    return this.s.tasksEnqueuedBetween.all(from, to) as TaskRow[];
+  }
+  *latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
+    return this.s.latestVersionOfTopic.get(tenant, topic) as number | null;
+  }
+  *newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
+    return this.s.newerVersionExists.get(tenant, topic, version) !== undefined;
+  }
+  *olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
+    return this.s.olderUnstartedVersions.all(tenant, topic, version) as MovableRow[];
+  }
+  *insertTask(task: NewTask): Step<number | undefined> {
+    const { hold, ...columns } = task;
+    if (hold === null) return this.s.insertTask.get(columns) as number | undefined;
+    return this.s.insertEndedTask.get({ ...columns, ...holdParameters(hold) }) as number | undefined;
+  }
+
+  /** The only code of this store that writes tasks.state; transition() is its only caller. */
+  *writeState(change: StateWrite): Step<number | undefined> {
+    const { s } = this;
+    if (change.kind === 'claim') {
+      const { kind: _kind, ...parameters } = change;
+      return s.claimTask.run(parameters).changes === 1 ? change.eventSeq : undefined;
+    }
+    if (change.kind === 'holder') {
+      const { fence, hold } = change;
+      let written;
+      if (change.to === 'done') {
+        const parameters = { ...fence, result: change.result, eventSeq: change.eventSeq, outcome: change.outcome };
+        written = hold === null ? s.completeTaskHoldClosed.run(parameters) : s.completeTask.run({ ...parameters, ...holdParameters(hold) });
+      } else {
+        const parameters = {
+          ...fence,
+          state: change.to,
+          outcome: change.outcome,
+          errorClass: change.errorClass,
+          errorMessage: change.errorMessage,
+          notBefore: change.notBefore,
+          finishedAt: change.finishedAt,
+          eventSeq: change.eventSeq,
+        };
+        written = hold === null ? s.leaveRunning.run(parameters) : s.leaveRunningClosingHold.run({ ...parameters, ...holdParameters(hold) });
+      }
+      return written.changes === 1 ? change.eventSeq : undefined;
+    }
+    const parameters = {
+      id: change.id,
+      fromState: change.from,
+      generation: change.generation,
+      state: change.to,
+      outcome: change.outcome,
+      finishedAt: change.finishedAt,
+    };
+    return (
+      change.hold === null
+        ? s.moveTask.get({ ...parameters, keepLease: change.keepLease ? 1 : 0 })
+        : s.moveTaskClosingHold.get({ ...parameters, ...holdParameters(change.hold), now: change.finishedAt })
+    ) as number | undefined;
+  }
+
+  *liveCount(): Step<number> {
+    return this.s.liveCount.get() as number;
+  }
+  *adjustLive(delta: number): Step<void> {
+    this.s.adjustLive.run(delta);
+  }
+  *holding(): Step<HoldingRow[]> {
+    return this.s.holding.all() as HoldingRow[];
+  }
+  *overdueLeases(at: number): Step<HoldingRow[]> {
+    return this.s.overdueLeases.all(at) as HoldingRow[];
+  }
+  *anyReady(): Step<boolean> {
+    return this.s.anyReady.get() !== undefined;
+  }
+  *firstReadyTenant(): Step<string | undefined> {
+    return this.s.firstReadyTenant.get() as string | undefined;
+  }
+  *nextReadyTenant(after: string): Step<string | undefined> {
+    return this.s.nextReadyTenant.get(after) as string | undefined;
+  }
+  *levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
+    return this.s.levelHead.get(query) as LevelHeadRow | undefined;
+  }
+  *candidateById(id: number): Step<CandidateRow | undefined> {
+    return this.s.candidateById.get(id) as CandidateRow | undefined;
+  }
+  *completingRow(id: number): Step<CompletingRow | undefined> {
+    return this.s.completingRow.get(id) as CompletingRow | undefined;
+  }
+  *heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
+    const renewed = this.s.heartbeat.get({ ...fence, leaseUntil }) as { cancel_requested: number } | undefined;
+    return renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 };
+  }
+  *bumpEventSeqFenced(fence: Fence): Step<number | undefined> {
+    return this.s.bumpEventSeqFenced.get(fence) as number | undefined;
+  }
+  *requestCancel(id: number): Step<number | undefined> {
+    return this.s.requestCancel.get(id) as number | undefined;
+  }
+  *insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
+    this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation);
+  }
+  *eventsForTask(id: number): Step<EventRow[]> {
+    return this.s.eventsForTask.all(id) as EventRow[];
+  }
+  *allEvents(): Step<EventRow[]> {
+    return this.s.allEvents.all() as EventRow[];
+  }
+  *eventCursor(): Step<number> {
+    return this.s.eventCursor.get() as number;
+  }
+  *eventsSince(cursor: number, limit: number): Step<EventRow[]> {
+    return this.s.eventsSince.all(cursor, limit) as EventRow[];
+  }
+  *insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
+    this.s.insertRejection.run(tenant, topic, version, reason, at);
+  }
+  *rejections(): Step<RejectionRow[]> {
+    return this.s.rejections.all() as RejectionRow[];
+  }
+  *insertCheckpoint(checkpoint: NewCheckpoint): Step<number> {
+    return this.s.insertCheckpoint.get(checkpoint) as number;
+  }
+  *lastCheckpoint(id: number): Step<CheckpointRow | undefined> {
+    return this.s.lastCheckpoint.get(id) as CheckpointRow | undefined;
+  }
+  *lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined> {
+    return this.s.lastCheckpointFlags.get(id) as { kind: 'A' | 'B'; requeue_safe: number } | undefined;
+  }
+  *lastCheckpointUsage(id: number): Step<string | undefined> {
+    return this.s.lastCheckpointUsage.get(id) as string | undefined;
+  }
+  *closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
+    return this.s.closeHold.get({ id, ...holdParameters(hold), now: at }) as string | undefined;
+  }
+  *insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
+    this.s.insertCredit.run(taskId, tenant, kind, credits, at);
+  }
+  *holds(): Step<HoldRow[]> {
+    return this.s.holds.all() as HoldRow[];
+  }
+  *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
+    return this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[];
+  }
+  *effectByKey(requestKey: string): Step<EffectRow | undefined> {
+    return this.s.effectByKey.get(requestKey) as EffectRow | undefined;
+  }
+  *insertEffect(effect: NewEffect): Step<boolean> {
+    return this.s.insertEffect.run(effect).changes === 1;
+  }
+  *effects(): Step<Omit<EffectRow, 'result'>[]> {
+    return this.s.effects.all() as Omit<EffectRow, 'result'>[];
+  }
+  *failureReasons(id: number): Step<{ type: string; data: string }[]> {
+    return this.s.failureReasons.all(id) as { type: string; data: string }[];
+  }
+  *insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
+    this.s.insertDeadLetter.run({ id, reason, reasons: reasonsJson, now: at });
+    this.s.trimDeadLetters.run({ keep });
+  }
+  *deadLetters(): Step<DeadLetterRow[]> {
+    return this.s.deadLetters.all() as DeadLetterRow[];
+  }
 }

@@ -7,14 +7,14 @@ import type { RunState } from './types.ts';
  * task_resumed event naming the checkpoint's event sequence, so clients can fold the half-done step.
  * Returns the fenced event's result so the caller can stop on stale_lease.
  */
-export function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): RunState & { ok: true } | { ok: false; error: 'stale_lease'; message: string } {
+export async function resumeState(queue: WorkQueue, workerId: string, task: ClaimedTask): Promise<(RunState & { ok: true }) | { ok: false; error: 'stale_lease'; message: string }> {
   // A first claim has nothing to resume: no generation before it could have checkpointed.
-  const checkpoint = task.generation === 1 ? undefined : queue.lastCheckpoint(task.id);
+  const checkpoint = task.generation === 1 ? undefined : await queue.lastCheckpoint(task.id);
   if (checkpoint === undefined) {
     return { ok: true, step: 0, messages: [], usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };
   }
   const saved = checkpoint.state as RunState;
-  const announced = queue.appendEvent(task.id, workerId, task.generation, 'task_resumed', {
+  const announced = await queue.appendEvent(task.id, workerId, task.generation, 'task_resumed', {
     checkpointKind: checkpoint.kind,
     checkpointSeq: checkpoint.seq,
     checkpointEventSeq: checkpoint.eventSeq,

@@ -30,7 +30,8 @@ function scriptedRun(options: { model: RunDependencies['model']; tools?: Tool[];
   const writes: string[] = [];
   const heartbeatTimer = deferred<void>();
   let sleeps = 0;
-  const refused = (name: string, then?: () => void) => () => {
+  // Every method answers through a promise, as the work queue's do (SPEC P2).
+  const refused = (name: string, then?: () => void) => async () => {
     writes.push(name);
     then?.();
     return STALE;
@@ -41,7 +42,7 @@ function scriptedRun(options: { model: RunDependencies['model']; tools?: Tool[];
     appendEvent: refused('appendEvent'),
     fail: refused('fail'),
     complete: refused('complete', onComplete === undefined ? undefined : () => onComplete(heartbeatTimer)),
-    checkpoint: () => {
+    checkpoint: async () => {
       writes.push('checkpoint');
       return { ok: true, seq: writes.length, eventSeq: writes.length };
     },

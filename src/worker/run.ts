@@ -38,7 +38,7 @@ export interface RunDependencies {
  * each (R1), a heartbeat alongside (Q9). It stops at once, with no terminal write, when any fenced
  * write says the lease is gone (R9); it honours cancel at step boundaries (Q13) and the deadline
  * before each tool call (Q14). It never holds a transaction across an await: every queue call is a
- * short synchronous transaction of its own.
+ * short transaction of its own, and the run awaits its answer before it acts on it.
  */
 export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): Promise<RunOutcome> {
   const say = (message: string) => deps.log({ workerId: deps.workerId, taskId: task.id, generation: task.generation, message });
@@ -154,7 +154,7 @@ class Run {
    */
   private async callWriteTool(tool: Tool, call: ToolCall, context: ToolContext): Promise<unknown> {
     const { deps, task } = this;
-    const recorded = deps.queue.effectResult(context.requestKey);
+    const recorded = await deps.queue.effectResult(context.requestKey);
     if (recorded !== undefined) return recorded;
     await this.fenced(`before effect ${call.tool}`, () => deps.queue.heartbeat(task.id, deps.workerId, task.generation));
     const result = await this.withTimeout(tool.call(call.args, context), call.tool);
@@ -244,14 +244,13 @@ class Run {
     if (this.lease.lost) throw new StopRun('lost_lease', during);
   }
 
-  /** A fenced write: stale_lease stops the run (R9); a busy database is retried a bounded number of times. */
-  private async fenced<T>(during: string, write: () => T): Promise<Exclude<T, { ok: false }>> {
-    const result = (await this.retryBusy(during, () => {
-      const outcome = write() as T & { ok?: boolean; error?: string };
-      // Marked in the same tick as the refusal, so the heartbeat loop cannot slip in another write.
-      if (outcome?.ok === false && outcome.error === 'stale_lease') this.lease.markLost(during);
-      return outcome;
-    })) as T & { ok?: boolean; error?: string };
+  /**
+   * A fenced write: stale_lease stops the run (R9); a busy database is retried a bounded number of times.
+   * The write goes through the lease's one lane (LeaseKeeper.write), so a refusal is seen before the
+   * run or its heartbeat can send another write.
+   */
+  private async fenced<T>(during: string, write: () => Promise<T>): Promise<Exclude<T, { ok: false }>> {
+    const result = (await this.retryBusy(during, () => this.lease.write(during, write))) as T & { ok?: boolean; error?: string };
     if (result !== null && typeof result === 'object' && result.ok === false) {
       if (result.error === 'stale_lease') throw new StopRun('lost_lease', during);
       throw new Error(`${during} refused: ${JSON.stringify(result)}`);
@@ -259,25 +258,20 @@ class Run {
     return result as Exclude<T, { ok: false }>;
   }
 
-  private async fencedOrExpired<T extends { ok: boolean; error?: string }>(during: string, write: () => T) {
-    const result = await this.retryBusy(during, () => {
-      const outcome = write();
-      // As in fenced(): marked in the same tick as the refusal, so the heartbeat loop cannot slip in a write.
-      if (!outcome.ok && outcome.error === 'stale_lease') this.lease.markLost(during);
-      return outcome;
-    });
+  private async fencedOrExpired<T extends { ok: boolean; error?: string }>(during: string, write: () => Promise<T>) {
+    const result = await this.retryBusy(during, () => this.lease.write(during, write));
     if (!result.ok && result.error === 'expired') return 'expired' as const;
-    return this.fenced(during, () => result);
+    return this.fenced(during, async () => result);
   }
 
   /**
    * A busy database is retried busyWaitMs apart, a bounded number of times. Waiting is safe: each
    * attempt is its own short transaction, and the fence decides whether the lease survived the wait.
    */
-  private async retryBusy<T>(during: string, write: () => T): Promise<T> {
+  private async retryBusy<T>(during: string, write: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return write();
+        return await write();
       } catch (error) {
         if (!(error instanceof BusyError) || attempt >= this.deps.busyRetries) throw error;
         this.deps.log({ workerId: this.deps.workerId, taskId: this.task.id, message: `${during}: database busy, retrying` });

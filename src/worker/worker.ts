@@ -73,7 +73,7 @@ export class Worker {
     // An idle queue is polled less and less often, so a fleet of idle workers costs little.
     let idleWaitMs = this.idleWaitMs;
     while (!this.stopping) {
-      if (this.active.size < this.slots && this.claimOne()) {
+      if (this.active.size < this.slots && (await this.claimOne())) {
         idleWaitMs = this.idleWaitMs;
         continue;
       }
@@ -83,10 +83,10 @@ export class Worker {
   }
 
   /** Claims one task and starts its run; false when the queue had nothing for us. */
-  claimOne(): boolean {
+  async claimOne(): Promise<boolean> {
     let claimed;
     try {
-      claimed = this.options.queue.claim(this.options.workerId);
+      claimed = await this.options.queue.claim(this.options.workerId);
     } catch (error) {
       if (error instanceof BusyError) return false;
       throw error;
@@ -100,13 +100,13 @@ export class Worker {
    * Starts the run of a delivered task. A delivery of a run this worker already has in flight is
    * ignored, and R7: a redelivery of a run that already finished done or cancelled is skipped.
    */
-  deliver(task: ClaimedTask): Promise<RunOutcome> {
+  async deliver(task: ClaimedTask): Promise<RunOutcome> {
     const key = `${task.id}:${task.generation}`;
     const inFlight = this.active.get(key);
     if (inFlight !== undefined) return inFlight.run;
     let state: string | undefined;
     try {
-      state = this.options.queue.get(task.id)?.state;
+      state = (await this.options.queue.get(task.id))?.state;
     } catch (error) {
       // Unknown is safe: the run's first fenced write decides whether this delivery is current.
       if (!(error instanceof BusyError)) throw error;
@@ -114,7 +114,7 @@ export class Worker {
     if (state === 'done' || state === 'cancelled') {
       const skipped: RunOutcome = { kind: 'skipped', taskId: task.id, state };
       this.options.onOutcome?.(skipped);
-      return Promise.resolve(skipped);
+      return skipped;
     }
     return this.start(task);
   }
@@ -150,7 +150,7 @@ export class Worker {
     let interrupted = 0;
     for (const { task } of this.active.values()) {
       try {
-        if (this.options.queue.interrupt(task.id, this.options.workerId, task.generation, 'shutdown').ok) interrupted++;
+        if ((await this.options.queue.interrupt(task.id, this.options.workerId, task.generation, 'shutdown')).ok) interrupted++;
       } catch (error) {
         // The lease will lapse and the task will be taken over; nothing is lost by skipping it.
         if (!(error instanceof BusyError)) throw error;

@@ -11,9 +11,9 @@ import { EXIT_OK, EXIT_SAFETY } from '../exit-codes.ts';
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const json = args.boolean('json');
   const log = json ? () => {} : (line: string) => context.out(line);
-  const groupMeal = runGroupMealDemo(log);
+  const groupMeal = await runGroupMealDemo(log);
   if (!json) log('');
-  const supersede = runSupersedeDemo(log);
+  const supersede = await runSupersedeDemo(log);
   const failed = [...groupMeal.checks, ...supersede.checks].filter((check) => !check.holds);
   if (json) context.out(JSON.stringify({ groupMeal, supersede }));
   for (const check of failed) context.err(`leasehold: demo check failed: ${check.claim}`);

@@ -1,0 +1,152 @@
+import type { Fence, HoldClosure, MovableRow, NewTask, StoreTx, Step } from '../store/store.ts';
+import type { QueueContext } from './context.ts';
+import { InvariantError } from './errors.ts';
+import { closureFor, deadLetterIfExhausted, recordCredit } from './run-end.ts';
+import { edgeFor, isLive, isTerminal, type TransitionEvent } from './states.ts';
+import type { TaskState } from './types.ts';
+
+/**
+ * The one function through which every state change goes. It checks the edge against the table in
+ * states.ts, writes the change (StoreTx.writeState is the only statement that writes tasks.state),
+ * keeps the live count exact (Q3), appends the edge's event in the same transaction (Q15), and does
+ * what an end of a run does there too: the hold closes in the statement that ends the run (R4), and a
+ * task that ran out of attempts, deliveries or retry age goes to the dead-letter table (R6).
+ *
+ * Every caller has read `row` in this transaction; the write re-checks it in its WHERE clause (the
+ * fence for a holder, state and generation otherwise), so a miss is a bug, never a race.
+ */
+export type TransitionRequest =
+  | {
+      /** The lease holder moves its own running task (Q8). */
+      by: 'holder';
+      event: TransitionEvent;
+      row: MovableRow & { event_seq: number };
+      fence: Fence;
+      to: TaskState;
+      /** Written only by complete (Q12), kept otherwise. */
+      result?: string;
+      outcome?: string | null;
+      errorClass?: string | null;
+      errorMessage?: string | null;
+      notBefore?: number;
+    }
+  | {
+      /** A claim of a ready task (Q5, Q7). */
+      by: 'claim';
+      row: MovableRow & { event_seq: number };
+      workerId: string;
+      leaseUntil: number;
+    }
+  | {
+      /** Anyone else: expiry, confirmation, cancel, reconciliation, claim-time ends, supersede. */
+      by: 'other';
+      event: TransitionEvent;
+      row: MovableRow;
+      to: TaskState;
+      outcome?: string | null;
+    };
+
+export interface TransitionOutcome {
+  eventSeq: number;
+  /** For an end: what happened to the hold (R4). */
+  settlement?: 'settled' | 'released' | 'already_closed';
+}
+
+export function* transition(
+  context: QueueContext,
+  tx: StoreTx,
+  at: number,
+  request: TransitionRequest,
+  data: Record<string, unknown>,
+  /** Why the run ended, for the hold and the dead letter; defaults to data.reason, then the edge's event. */
+  reason?: string,
+): Step<TransitionOutcome> {
+  const { row } = request;
+  const to = request.by === 'claim' ? 'running' : request.to;
+  const event = request.by === 'claim' ? 'claim' : request.event;
+  const edge = edgeFor(row.id, event, row.state, to);
+  const ends = isTerminal(to);
+  const why = reason ?? String(data.reason ?? edge.records);
+  const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;
+  const eventSeq = yield* write(tx, at, request, to, ends, hold);
+  if (eventSeq === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction (${event} ${row.state} -> ${to})`);
+  const delta = (isLive(to) ? 1 : 0) - (isLive(row.state) ? 1 : 0);
+  if (delta !== 0) yield* tx.adjustLive(delta);
+  if (hold !== null) yield* recordCredit(tx, row.id, row.tenant, hold, at);
+  const settlement = ends ? (hold?.state ?? 'already_closed') : undefined;
+  const logged = settlement === undefined ? { from: row.state, to, ...data } : { from: row.state, to, ...data, settlement };
+  const by = request.by === 'holder' ? request.fence : request.by === 'claim' ? { workerId: request.workerId, generation: row.generation + 1 } : undefined;
+  yield* tx.insertEvent(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);
+  if (to === 'failed') yield* deadLetterIfExhausted(tx, row.id, why, at);
+  return settlement === undefined ? { eventSeq } : { eventSeq, settlement };
+}
+
+function write(tx: StoreTx, at: number, request: TransitionRequest, to: TaskState, ends: boolean, hold: HoldClosure | null): Step<number | undefined> {
+  if (request.by === 'claim') {
+    const { row } = request;
+    return tx.writeState({
+      kind: 'claim',
+      id: row.id,
+      previousGeneration: row.generation,
+      workerId: request.workerId,
+      generation: row.generation + 1,
+      leaseUntil: request.leaseUntil,
+      eventSeq: row.event_seq + 1,
+      now: at,
+    });
+  }
+  if (request.by === 'holder') {
+    const { row } = request;
+    return tx.writeState({
+      kind: 'holder',
+      fence: request.fence,
+      to,
+      eventSeq: row.event_seq + 1,
+      result: request.result ?? null,
+      outcome: request.outcome ?? null,
+      errorClass: request.errorClass ?? null,
+      errorMessage: request.errorMessage ?? null,
+      // A retry sets its backoff; for every other move not_before no longer matters.
+      notBefore: request.notBefore ?? at,
+      finishedAt: to === 'ready' ? null : at,
+      hold,
+    });
+  }
+  const { row } = request;
+  return tx.writeState({
+    kind: 'other',
+    id: row.id,
+    from: row.state,
+    generation: row.generation,
+    to,
+    outcome: request.outcome ?? null,
+    finishedAt: ends ? at : null,
+    keepLease: to === 'uncertain',
+    hold,
+  });
+}
+
+/**
+ * Creates a task (Q1): the enqueue edge, or a late version that is stored already superseded (Q2),
+ * its hold closed in the same insert. Returns undefined when the key exists (the unique key said no).
+ * The creation's event is appended by `announce()`, which the caller runs once the versions this task
+ * replaces have ended, so the log reads in the order the changes were decided.
+ */
+export function* createTask(
+  tx: StoreTx,
+  at: number,
+  task: Omit<NewTask, 'state' | 'now' | 'hold'>,
+  to: 'ready' | 'superseded',
+  data: Record<string, unknown>,
+  reason: string,
+): Step<{ taskId: number; announce: () => Step<void> } | undefined> {
+  const edge = edgeFor(0, to === 'ready' ? 'enqueue' : 'supersede', null, to);
+  // A task created ended never checkpointed, so its hold is released with nothing charged (R4).
+  const hold: HoldClosure | null = to === 'ready' ? null : { state: 'released', charged: 0, usage: null, reason };
+  const taskId = yield* tx.insertTask({ ...task, state: to, now: at, hold });
+  if (taskId === undefined) return undefined;
+  if (isLive(to)) yield* tx.adjustLive(1);
+  if (hold !== null) yield* recordCredit(tx, taskId, task.tenant, hold, at);
+  const logged = hold === null ? { to, ...data } : { to, ...data, settlement: hold.state };
+  return { taskId, announce: () => tx.insertEvent(taskId, 1, edge.records, at, JSON.stringify(logged), null, null) };
+}

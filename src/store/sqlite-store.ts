@@ -1,0 +1,118 @@
+import Database from 'better-sqlite3';
+import type { Database as DatabaseHandle } from 'better-sqlite3';
+import { BusyError, ConfigError } from '../queue/errors.ts';
+import { migrate } from './migrations.ts';
+import { SqliteStatements } from './statements.ts';
+import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
+
+const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY', 'SQLITE_LOCKED']);
+
+export function isBusy(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && BUSY_CODES.has((error as { code?: string }).code ?? '');
+}
+
+export interface SqliteStoreOptions {
+  busyTimeoutMs: number;
+  busyRetries: number;
+}
+
+/**
+ * The embedded store: one SQLite file (or ':memory:'), many processes on one host. A path gets WAL with
+ * synchronous NORMAL: a commit survives a process crash, and readers never block the single writer. A
+ * handle passed in keeps its own settings except the busy timeout, which the queue needs (Q18).
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  private readonly statements: StoreTx;
+  private readonly runner: ReturnType<DatabaseHandle['transaction']>;
+  private closed = false;
+
+  private constructor(
+    readonly db: DatabaseHandle,
+    private readonly owned: boolean,
+    private readonly options: SqliteStoreOptions,
+  ) {
+    this.runner = db.transaction((work: () => unknown) => work());
+    this.statements = new SqliteStatements(db);
+  }
+
+  /**
+   * Opens (or adopts) the handle and brings its schema up to date with `at` as the migration time.
+   * Synchronous: better-sqlite3 is, and a queue that opens without an await is simpler to hold.
+   */
+  static open(target: string | DatabaseHandle, options: SqliteStoreOptions, at: () => number): SqliteStore {
+    const { db, owned } = openHandle(target, options.busyTimeoutMs);
+    try {
+      migrate(db, at());
+      return new SqliteStore(db, owned, options);
+    } catch (error) {
+      if (owned) db.close();
+      throw error;
+    }
+  }
+
+  /**
+   * One BEGIN IMMEDIATE transaction (Q5): the write lock is taken up front, so two claimers can never
+   * both read the same ready row and then both write it. SQLite already waits up to the busy timeout
+   * for the lock; on top of that a bounded number of retries (Q18). When they are spent the caller gets
+   * a BusyError; the transaction was rolled back, so nothing was half-written.
+   */
+  async write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+    return this.writeNow(operation, readClock, body);
+  }
+
+  /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. */
+  writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+        if (attempt > this.options.busyRetries) throw new BusyError(operation, attempt);
+      }
+    }
+  }
+
+  /** Reads need no write lock, but a WAL read can still meet SQLITE_BUSY during recovery. */
+  async read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    return this.readNow(operation, body);
+  }
+
+  /** The same, synchronously (an observer that must read at an exact instant, like the simulator's history). */
+  readNow<T>(operation: string, body: (tx: StoreTx) => Step<T>): T {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return runToEnd(body(this.statements));
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+        if (attempt > this.options.busyRetries) throw new BusyError(operation, attempt);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.owned) this.db.close();
+  }
+}
+
+function openHandle(target: string | DatabaseHandle, busyTimeoutMs: number): { db: DatabaseHandle; owned: boolean } {
+  if (typeof target === 'string') {
+    if (target === '') throw new ConfigError('db', 'expected a path, ":memory:" or a better-sqlite3 handle');
+    if (target.startsWith('file:')) {
+      throw new ConfigError('db', 'better-sqlite3 cannot open file: URIs; pass a plain path so several connections share a real file');
+    }
+    const db = new Database(target, { timeout: busyTimeoutMs });
+    if (target !== ':memory:') {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    return { db, owned: true };
+  }
+  if (target === null || typeof target !== 'object' || typeof (target as DatabaseHandle).prepare !== 'function') {
+    throw new ConfigError('db', 'expected a path, ":memory:" or a better-sqlite3 handle');
+  }
+  target.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  return { db: target, owned: false };
+}

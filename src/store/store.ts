@@ -1,0 +1,377 @@
+/**
+ * The store interface: the one seam between the queue's decisions (scoring, quotas, aging, fencing
+ * rules, the state machine: src/queue, src/runs) and the SQL that keeps them (SQLite here; PostgreSQL
+ * is a second implementation of this file's interfaces, not a fork of the decisions). River's driver
+ * interface is the model: each method is one statement, named for what it does.
+ *
+ * A transaction body is a generator over `StoreTx`: every statement is `yield* tx.someStatement(...)`.
+ * A synchronous driver (better-sqlite3) runs the body to its end in one go inside BEGIN IMMEDIATE; an
+ * asynchronous driver (pg, PGlite) yields a promise per statement and resumes the body when it settles.
+ * A body can therefore do nothing but run its own statements: there is no way to await a model or tool
+ * call inside a transaction (Q5). Time is always a parameter (`at`), never the database's clock.
+ */
+import type { TaskState } from '../queue/types.ts';
+
+/** One step of a transaction body: yields only to an asynchronous driver, returns the statement's result. */
+export type Step<T> = Generator<unknown, T, unknown>;
+
+/** A row of `tasks` as the store returns it. */
+export interface TaskRow {
+  id: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  input_hash: string;
+  priority: number;
+  input: string;
+  store: string | null;
+  tier: string;
+  deadline: number | null;
+  context: string | null;
+  state: TaskState;
+  generation: number;
+  attempts: number;
+  deliveries: number;
+  worker_id: string | null;
+  lease_until: number | null;
+  enqueued_at: number;
+  not_before: number;
+  first_claimed_at: number | null;
+  claimed_at: number | null;
+  finished_at: number | null;
+  queue_wait_ms: number | null;
+  run_ms: number | null;
+  cancel_requested: number;
+  outcome: string | null;
+  result: string | null;
+  error_class: string | null;
+  error_message: string | null;
+  event_seq: number;
+  hold_state: 'held' | 'settled' | 'released' | null;
+}
+
+/** What every transition needs to know of the row it moves. */
+export type MovableRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'hold_state'>;
+
+/** A task holding a slot, as the claim reads it (from the holding index alone). */
+export type HoldingRow = Pick<TaskRow, 'id' | 'tenant' | 'state' | 'generation' | 'worker_id' | 'lease_until' | 'hold_state'>;
+
+/** A ready task as the claim reads it once it has won, with its aged score at claim time. */
+export type CandidateRow = Pick<
+  TaskRow,
+  | 'id'
+  | 'tenant'
+  | 'topic'
+  | 'version'
+  | 'state'
+  | 'generation'
+  | 'attempts'
+  | 'priority'
+  | 'input'
+  | 'tier'
+  | 'enqueued_at'
+  | 'deadline'
+  | 'first_claimed_at'
+  | 'cancel_requested'
+  | 'event_seq'
+  | 'hold_state'
+> & { score: number };
+
+/** A level head as the claim's walk reads it from the index alone. */
+export type LevelHeadRow = Pick<TaskRow, 'id' | 'priority' | 'enqueued_at'> & { score: number };
+
+/** A running task as the holder's terminal writes read it. */
+export type CompletingRow = Pick<
+  TaskRow,
+  | 'id'
+  | 'tenant'
+  | 'topic'
+  | 'version'
+  | 'state'
+  | 'worker_id'
+  | 'generation'
+  | 'lease_until'
+  | 'deadline'
+  | 'cancel_requested'
+  | 'event_seq'
+  | 'hold_state'
+  | 'attempts'
+  | 'deliveries'
+  | 'first_claimed_at'
+>;
+
+export interface EventRow {
+  id: number;
+  task_id: number;
+  seq: number;
+  type: string;
+  at: number;
+  data: string;
+  worker_id: string | null;
+  generation: number | null;
+}
+
+export interface CheckpointRow {
+  task_id: number;
+  seq: number;
+  generation: number;
+  kind: 'A' | 'B';
+  step: number;
+  state: string;
+  usage: string;
+  at: number;
+  event_seq: number;
+}
+
+export interface HoldRow {
+  task_id: number;
+  tenant: string;
+  tier: string;
+  credits: number;
+  state: 'held' | 'settled' | 'released';
+  charged_credits: number | null;
+  usage: string | null;
+  reason: string | null;
+  held_at: number;
+  closed_at: number | null;
+}
+
+export interface DeadLetterRow {
+  task_id: number;
+  tenant: string;
+  topic: string;
+  version: number;
+  reason: string;
+  reasons: string;
+  at: number;
+}
+
+export interface EffectRow {
+  request_key: string;
+  task_id: number;
+  tenant: string;
+  action: string;
+  generation: number;
+  result: string;
+  at: number;
+}
+
+export interface RejectionRow {
+  tenant: string;
+  topic: string;
+  version: number;
+  reason: string;
+  at: number;
+}
+
+/** Q8: the lease holder a fenced statement is for, and the instant its lease is judged at. */
+export interface Fence {
+  id: number;
+  workerId: string;
+  generation: number;
+  now: number;
+}
+
+/** R4: how a hold closes, written in the same statement as the end of its run. */
+export interface HoldClosure {
+  state: 'settled' | 'released';
+  charged: number;
+  /** The checkpointed usage as stored, or null when the run never checkpointed. */
+  usage: string | null;
+  reason: string;
+}
+
+/**
+ * One state change, as the store writes it. Only `transition()` (src/queue/transition.ts) builds
+ * these, and `StoreTx.writeState` is the only statement of a store that writes `tasks.state`. Each
+ * kind re-checks, in its WHERE clause, that the row is still what the transition read: the fence for
+ * a holder's writes (Q8), state and generation for everyone else's.
+ */
+export type StateWrite =
+  | {
+      kind: 'claim';
+      id: number;
+      previousGeneration: number;
+      workerId: string;
+      generation: number;
+      leaseUntil: number;
+      eventSeq: number;
+      now: number;
+    }
+  | {
+      /** A fenced write that moves the holder's running task (complete, fail, cancel, interrupt). */
+      kind: 'holder';
+      fence: Fence;
+      to: TaskState;
+      eventSeq: number;
+      result: string | null;
+      outcome: string | null;
+      errorClass: string | null;
+      errorMessage: string | null;
+      notBefore: number;
+      finishedAt: number | null;
+      hold: HoldClosure | null;
+    }
+  | {
+      /** A move that is not the holder's: expiry, confirmation, cancel, reconciliation, claim-time ends, supersede. */
+      kind: 'other';
+      id: number;
+      from: TaskState;
+      generation: number;
+      to: TaskState;
+      outcome: string | null;
+      finishedAt: number | null;
+      /** Whether the lease column is kept (expiry to uncertain) or cleared. */
+      keepLease: boolean;
+      hold: HoldClosure | null;
+    };
+
+export interface NewTask {
+  tenant: string;
+  topic: string;
+  version: number;
+  inputHash: string;
+  priority: number;
+  inputJson: string;
+  store: string | null;
+  tier: string;
+  deadline: number | null;
+  contextJson: string | null;
+  state: TaskState;
+  now: number;
+  holdCredits: number;
+  /** Set when the task is created already ended (a late version): its hold is closed in the insert. */
+  hold: HoldClosure | null;
+}
+
+export interface NewCheckpoint {
+  id: number;
+  generation: number;
+  kind: 'A' | 'B';
+  step: number;
+  state: string;
+  usage: string;
+  now: number;
+  eventSeq: number;
+  requeueSafe: 0 | 1;
+}
+
+export interface NewEffect {
+  requestKey: string;
+  id: number;
+  tenant: string;
+  action: string;
+  generation: number;
+  result: string;
+  now: number;
+}
+
+/** The statements of one transaction. */
+export interface StoreTx {
+  /** Runs `body` inside a savepoint: a throw undoes what the body wrote and rethrows; the rest stays. */
+  savepoint<T>(body: () => Step<T>): Step<T>;
+
+  // ---- tasks
+  taskById(id: number): Step<TaskRow | undefined>;
+  taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined>;
+  tasksForTenant(tenant: string): Step<TaskRow[]>;
+  allTasks(): Step<TaskRow[]>;
+  /** Tasks in one state, in id order. */
+  tasksInState(state: TaskState): Step<TaskRow[]>;
+  countsByState(): Step<{ state: TaskState; n: number }[]>;
+  occupiedByTenant(): Step<{ tenant: string; n: number }[]>;
+  tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]>;
+  latestVersionOfTopic(tenant: string, topic: string): Step<number | null>;
+  newerVersionExists(tenant: string, topic: string, version: number): Step<boolean>;
+  /** Q2: the ids of older versions of a topic that never started. */
+  olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]>;
+  /** Q1: inserts unless the (tenant, topic, version) key exists; the new id, or undefined. */
+  insertTask(task: NewTask): Step<number | undefined>;
+  /** The only statement that changes `tasks.state`; the new event_seq, or undefined if the row moved. */
+  writeState(change: StateWrite): Step<number | undefined>;
+  /** Q3: the kept count of ready + running + uncertain tasks. */
+  liveCount(): Step<number>;
+  adjustLive(delta: number): Step<void>;
+
+  // ---- claim (Q4-Q7)
+  holding(): Step<HoldingRow[]>;
+  overdueLeases(at: number): Step<HoldingRow[]>;
+  anyReady(): Step<boolean>;
+  firstReadyTenant(): Step<string | undefined>;
+  nextReadyTenant(after: string): Step<string | undefined>;
+  levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined>;
+  candidateById(id: number): Step<CandidateRow | undefined>;
+
+  // ---- a lease holder's writes (Q8, Q9, Q13)
+  completingRow(id: number): Step<CompletingRow | undefined>;
+  /** Q9: renews the lease under the fence; whether a cancel was requested, or undefined if stale. */
+  heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined>;
+  /** The next event_seq of the holder's task under the fence, or undefined if stale. */
+  bumpEventSeqFenced(fence: Fence): Step<number | undefined>;
+  /** Q13: records a cancel request of a running or uncertain task; the new event_seq, or undefined. */
+  requestCancel(id: number): Step<number | undefined>;
+
+  // ---- events (Q15)
+  insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void>;
+  eventsForTask(id: number): Step<EventRow[]>;
+  allEvents(): Step<EventRow[]>;
+  eventCursor(): Step<number>;
+  eventsSince(cursor: number, limit: number): Step<EventRow[]>;
+
+  // ---- rejections (Q3, I4)
+  insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void>;
+  rejections(): Step<RejectionRow[]>;
+
+  // ---- checkpoints (R1, R2, R5)
+  insertCheckpoint(checkpoint: NewCheckpoint): Step<number>;
+  lastCheckpoint(id: number): Step<CheckpointRow | undefined>;
+  lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined>;
+  lastCheckpointUsage(id: number): Step<string | undefined>;
+
+  // ---- holds and credits (R4)
+  /** Closes a hold that is still held; the task's tenant, or undefined if it was closed already. */
+  closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined>;
+  insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void>;
+  holds(): Step<HoldRow[]>;
+  staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]>;
+
+  // ---- the effect ledger (R3)
+  effectByKey(requestKey: string): Step<EffectRow | undefined>;
+  /** Records the effect unless its key exists; whether it was inserted. */
+  insertEffect(effect: NewEffect): Step<boolean>;
+  effects(): Step<Omit<EffectRow, 'result'>[]>;
+
+  // ---- dead letters (R6)
+  failureReasons(id: number): Step<{ type: string; data: string }[]>;
+  insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void>;
+  deadLetters(): Step<DeadLetterRow[]>;
+}
+
+/** A body of one transaction: statements only, given the time read once the transaction began. */
+export type TransactionBody<T> = (tx: StoreTx, at: number) => Step<T>;
+
+/** A store: one database, its schema, and transactions over it. */
+export interface Store {
+  /** 'sqlite' | 'postgres' | 'pglite': which implementation, for messages and reports. */
+  readonly kind: string;
+  /**
+   * Runs `body` in one write transaction. `readClock` is read once the write lock is held, so a lease
+   * is judged at commit time and events are stamped in commit order (Q8, Q15). A busy database is
+   * retried a bounded number of times, then surfaces as BusyError with nothing written (Q18).
+   */
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T>;
+  /** Runs `body` as a read (no write lock); the time it gets is 0 and must not be used. */
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs a body whose statements all complete synchronously: a synchronous driver's statements never
+ * yield, so one `next()` finishes the body. A yield here would mean an asynchronous statement reached a
+ * synchronous transaction, which is a bug.
+ */
+export function runToEnd<T>(body: Step<T>): T {
+  const step = body.next();
+  if (step.done !== true) throw new TypeError('a synchronous store met a statement that yields');
+  return step.value;
+}

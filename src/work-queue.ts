@@ -1,0 +1,202 @@
+import type { Database } from 'better-sqlite3';
+import { CryptoRandom } from './adapters/random.ts';
+import type { Clock, Random } from './ports.ts';
+import { claim, expireLeases } from './queue/claim.ts';
+import { resolveConfig } from './queue/config.ts';
+import { now, read, requireTaskId, type QueueContext } from './queue/context.ts';
+import { enqueue } from './queue/enqueue.ts';
+import { ClosedError, ConfigError, InputError } from './queue/errors.ts';
+import { acknowledgeCancel, appendEvent, complete, fail, heartbeat } from './queue/holder-writes.ts';
+import { groupIncidentCandidates } from './queue/incidents.ts';
+import { cancel, confirmStopped } from './queue/operator.ts';
+import { STATES } from './queue/states.ts';
+import type { DeadLetter, HoldView, QueueConfig, Snapshot, TaskState, Tier, Usage, WorkQueue } from './queue/types.ts';
+import { toTaskEvent, toTaskView } from './queue/views.ts';
+import { lastCheckpoint, writeCheckpoint } from './runs/checkpoints.ts';
+import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
+import { interrupt } from './runs/interrupt.ts';
+import { reconcile } from './runs/reconciler.ts';
+import { SqliteStore } from './store/sqlite-store.ts';
+import type { Store } from './store/store.ts';
+
+export interface OpenWorkQueueOptions {
+  /** A file path, ':memory:', a better-sqlite3 handle (which the caller keeps and closes), or a Store. */
+  db: string | Database | Store;
+  clock: Clock;
+  /** Defaults to the OS CSPRNG; the simulator passes a seeded stream. */
+  random?: Random;
+  config?: Partial<QueueConfig>;
+}
+
+/**
+ * Opens a durable work queue. The schema is migrated idempotently, statements are prepared once, and
+ * every decision reads time from `clock` and randomness from `random`, never from the system. Every
+ * method returns a promise (SPEC P2): each transaction of the core is an await point.
+ */
+export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
+  if (options === null || typeof options !== 'object') throw new ConfigError('options', 'expected { db, clock, random?, config? }');
+  const config = resolveConfig(options.config ?? {});
+  if (options.clock === null || typeof options.clock?.now !== 'function') throw new ConfigError('clock', 'expected a Clock with now()');
+  if (options.random !== undefined && typeof options.random?.next !== 'function') {
+    throw new ConfigError('random', 'expected a Random with next()');
+  }
+  const partial = { config, clock: options.clock, random: options.random ?? new CryptoRandom() };
+  const store = isStore(options.db)
+    ? options.db
+    : SqliteStore.open(options.db, { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries }, () => now(partial as QueueContext));
+  return new StoreWorkQueue({ ...partial, store });
+}
+
+function isStore(db: unknown): db is Store {
+  return typeof db === 'object' && db !== null && typeof (db as Store).write === 'function' && typeof (db as Store).read === 'function' && typeof (db as Store).kind === 'string';
+}
+
+/** The public API over any store: argument checks here, decisions in queue/ and runs/, SQL in the store. */
+class StoreWorkQueue implements WorkQueue {
+  private closed = false;
+
+  constructor(private readonly context: QueueContext) {}
+
+  get config(): Readonly<QueueConfig> {
+    return this.context.config;
+  }
+
+  /** The context, or ClosedError. Every method is async, so a bad argument or a closed queue rejects. */
+  private open(): QueueContext {
+    if (this.closed) throw new ClosedError();
+    return this.context;
+  }
+
+  enqueue: WorkQueue['enqueue'] = async (request) => enqueue(this.open(), request);
+  claim: WorkQueue['claim'] = async (workerId) => claim(this.open(), workerId);
+  heartbeat: WorkQueue['heartbeat'] = async (taskId, workerId, generation) => heartbeat(this.open(), taskId, workerId, generation);
+  complete: WorkQueue['complete'] = async (taskId, workerId, generation, result) => complete(this.open(), taskId, workerId, generation, result);
+  fail: WorkQueue['fail'] = async (taskId, workerId, generation, failure) => fail(this.open(), taskId, workerId, generation, failure);
+  appendEvent: WorkQueue['appendEvent'] = async (taskId, workerId, generation, type, data) => appendEvent(this.open(), taskId, workerId, generation, type, data);
+  acknowledgeCancel: WorkQueue['acknowledgeCancel'] = async (taskId, workerId, generation) => acknowledgeCancel(this.open(), taskId, workerId, generation);
+  checkpoint: WorkQueue['checkpoint'] = async (taskId, workerId, generation, checkpoint) => writeCheckpoint(this.open(), taskId, workerId, generation, checkpoint);
+  lastCheckpoint: WorkQueue['lastCheckpoint'] = async (taskId) => lastCheckpoint(this.open(), taskId);
+  effectResult: WorkQueue['effectResult'] = async (requestKey) => effectResult(this.open(), requestKey);
+  recordEffect: WorkQueue['recordEffect'] = async (taskId, workerId, generation, effect) => recordEffect(this.open(), taskId, workerId, generation, effect);
+  reconcile: WorkQueue['reconcile'] = async () => reconcile(this.open());
+  interrupt: WorkQueue['interrupt'] = async (taskId, workerId, generation, reason) => interrupt(this.open(), taskId, workerId, generation, reason);
+  effects: WorkQueue['effects'] = async () => listEffects(this.open());
+  confirmStopped: WorkQueue['confirmStopped'] = async (taskId, generation, source) => confirmStopped(this.open(), taskId, generation, source);
+  cancel: WorkQueue['cancel'] = async (taskId) => cancel(this.open(), taskId);
+  expireLeases: WorkQueue['expireLeases'] = async () => expireLeases(this.open());
+
+  async holds(): Promise<HoldView[]> {
+    const rows = await read(this.open(), 'holds', (tx) => tx.holds());
+    return rows.map((row) => ({
+      taskId: row.task_id,
+      tenant: row.tenant,
+      tier: row.tier as Tier,
+      credits: row.credits,
+      state: row.state,
+      chargedCredits: row.charged_credits,
+      usage: row.usage === null ? null : (JSON.parse(row.usage) as Usage),
+      reason: row.reason,
+      heldAt: row.held_at,
+      closedAt: row.closed_at,
+    }));
+  }
+
+  async deadLetters(): Promise<DeadLetter[]> {
+    const rows = await read(this.open(), 'deadLetters', (tx) => tx.deadLetters());
+    return rows.map((row) => ({
+      taskId: row.task_id,
+      tenant: row.tenant,
+      topic: row.topic,
+      version: row.version,
+      reason: row.reason,
+      reasons: JSON.parse(row.reasons) as string[],
+      at: row.at,
+    }));
+  }
+
+  get: WorkQueue['get'] = async (taskId) => {
+    const context = this.open();
+    const id = requireTaskId(taskId);
+    const row = await read(context, 'get', (tx) => tx.taskById(id));
+    return row === undefined ? undefined : toTaskView(row);
+  };
+
+  events: WorkQueue['events'] = async (taskId) => {
+    const context = this.open();
+    const id = requireTaskId(taskId);
+    return (await read(context, 'events', (tx) => tx.eventsForTask(id))).map(toTaskEvent);
+  };
+
+  eventCursor: WorkQueue['eventCursor'] = async () => read(this.open(), 'eventCursor', (tx) => tx.eventCursor());
+
+  eventsSince: WorkQueue['eventsSince'] = async (cursor, limit = 1_000) => {
+    const context = this.open();
+    if (!Number.isSafeInteger(cursor) || cursor < 0) throw new InputError('cursor', 'expected a non-negative integer');
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new InputError('limit', 'expected a positive integer');
+    return (await read(context, 'eventsSince', (tx) => tx.eventsSince(cursor, limit))).map(toTaskEvent);
+  };
+
+  allEvents: WorkQueue['allEvents'] = async () => (await read(this.open(), 'allEvents', (tx) => tx.allEvents())).map(toTaskEvent);
+
+  /** Q19: only this tenant's rows, selected by the tenant key in SQL, never filtered afterwards. */
+  listForTenant: WorkQueue['listForTenant'] = async (tenant) => {
+    const context = this.open();
+    if (typeof tenant !== 'string' || tenant === '') throw new InputError('tenant', 'expected a non-empty string');
+    return (await read(context, 'listForTenant', (tx) => tx.tasksForTenant(tenant))).map(toTaskView);
+  };
+
+  liveCount: WorkQueue['liveCount'] = async () => read(this.open(), 'liveCount', (tx) => tx.liveCount());
+
+  tasksInState: WorkQueue['tasksInState'] = async (state: TaskState) => {
+    const context = this.open();
+    if (!STATES.includes(state)) throw new InputError('state', `expected one of ${STATES.join(', ')}`);
+    return (await read(context, 'tasksInState', (tx) => tx.tasksInState(state))).map(toTaskView);
+  };
+
+  rejections: WorkQueue['rejections'] = async () => read(this.open(), 'rejections', (tx) => tx.rejections());
+
+  /** Q19: the admin view across tenants. Never hand it to a tenant. */
+  snapshot: WorkQueue['snapshot'] = async () => {
+    const context = this.open();
+    const at = now(context);
+    return read(context, 'snapshot', function* (tx) {
+      const tasks = (yield* tx.allTasks()).map(toTaskView);
+      const countsByState = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
+      for (const { state, n } of yield* tx.countsByState()) countsByState[state] = n;
+      // fromEntries defines own properties, so a tenant called "__proto__" is kept as a key.
+      const byTenant: Record<string, number> = Object.fromEntries((yield* tx.occupiedByTenant()).map(({ tenant, n }) => [tenant, n]));
+      const snapshot: Snapshot = {
+        at,
+        tasks,
+        countsByState,
+        live: yield* tx.liveCount(),
+        occupied: { global: countsByState.running + countsByState.uncertain, byTenant },
+        rejections: yield* tx.rejections(),
+      };
+      return snapshot;
+    });
+  };
+
+  incidentCandidates: WorkQueue['incidentCandidates'] = async (range) => {
+    const context = this.open();
+    const { from, to, minGroupSize = 2 } = range ?? ({} as never);
+    if (!Number.isFinite(from)) throw new InputError('from', 'expected a time in ms');
+    if (!Number.isFinite(to) || to < from) throw new InputError('to', 'expected a time in ms not before from');
+    if (!Number.isSafeInteger(minGroupSize) || minGroupSize < 1) throw new InputError('minGroupSize', 'expected a positive integer');
+    return read(context, 'incidentCandidates', function* (tx) {
+      const rows = yield* tx.tasksEnqueuedBetween(from, to);
+      const latest = new Map<string, number | null>();
+      for (const row of rows) {
+        const key = JSON.stringify([row.tenant, row.topic]);
+        if (!latest.has(key)) latest.set(key, yield* tx.latestVersionOfTopic(row.tenant, row.topic));
+      }
+      return groupIncidentCandidates(rows, (tenant, topic) => latest.get(JSON.stringify([tenant, topic])) as number, context.config.incidentBucketMs, minGroupSize);
+    });
+  };
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.context.store.close();
+  }
+}
