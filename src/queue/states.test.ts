@@ -1,0 +1,160 @@
+import Database from 'better-sqlite3';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvariantError } from './errors.ts';
+import {
+  EDGES,
+  LIVE_STATES,
+  OCCUPYING_STATES,
+  ROW_RULES,
+  STATES,
+  TERMINAL_STATES,
+  TRANSITIONS,
+  canTransition,
+  edgeFor,
+  stateCheckSql,
+} from './states.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './test-kit.ts';
+
+afterEach(checkAndCloseQueues);
+
+const SRC = join(import.meta.dirname, '..');
+
+describe('the state machine table', () => {
+  it('derives the live, occupying and terminal sets and TRANSITIONS from its edges', () => {
+    expect(LIVE_STATES).toEqual(['ready', 'running', 'uncertain']);
+    expect(OCCUPYING_STATES).toEqual(['running', 'uncertain']);
+    expect(TERMINAL_STATES).toEqual(['done', 'failed', 'superseded', 'cancelled', 'expired']);
+    for (const state of STATES) {
+      const targets = new Set(EDGES.filter((edge) => edge.from === state).map((edge) => edge.to));
+      expect(new Set(TRANSITIONS[state]), state).toEqual(targets);
+    }
+    expect(canTransition('running', 'uncertain')).toBe(true);
+    expect(canTransition('uncertain', 'running')).toBe(false);
+    expect(canTransition('done', 'ready')).toBe(false);
+  });
+
+  it('names the edge of every (event, from, to) it allows, and refuses any other with an InvariantError', () => {
+    expect(edgeFor(1, 'claim', 'ready', 'running')).toMatchObject({ records: 'claimed', slot: 'take' });
+    expect(edgeFor(1, 'expiry', 'running', 'uncertain')).toMatchObject({ records: 'lease_expired', slot: 'keep' });
+    expect(edgeFor(1, 'enqueue', null, 'ready')).toMatchObject({ records: 'enqueued' });
+    // Q10: a passed lease never means ready; Q11: only a confirmation or the reconciler frees uncertain.
+    expect(() => edgeFor(7, 'expiry', 'running', 'ready')).toThrow(InvariantError);
+    expect(() => edgeFor(7, 'claim', 'uncertain', 'running')).toThrow(/task 7: claim cannot move it uncertain -> running/);
+    expect(() => edgeFor(7, 'complete', 'done', 'done')).toThrow(InvariantError);
+    expect(() => edgeFor(7, 'cancel', null, 'cancelled')).toThrow(/\(new\) -> cancelled/);
+  });
+
+  it('gives every edge into or out of a slot-holding state the slot change that state implies', () => {
+    for (const edge of EDGES) {
+      const from = edge.from !== null && OCCUPYING_STATES.includes(edge.from);
+      const to = OCCUPYING_STATES.includes(edge.to);
+      expect(edge.slot, `${edge.event} ${edge.from} -> ${edge.to}`).toBe(from ? (to ? 'keep' : 'free') : to ? 'take' : undefined);
+    }
+  });
+
+  // Migration 5 stores this text in every database; a change to the rules needs a new migration
+  // that rebuilds the table again, never an edit of migration 5 (store/migrations.ts).
+  it('derives the schema CHECK from the states and their row rules (pinned: changing it needs a new migration)', () => {
+    expect(stateCheckSql()).toBe(
+      "CHECK (CASE state WHEN 'ready' THEN (lease_until IS NULL) " +
+        "WHEN 'running' THEN (worker_id IS NOT NULL AND lease_until IS NOT NULL AND generation >= 1 AND claimed_at IS NOT NULL) " +
+        "WHEN 'uncertain' THEN (worker_id IS NOT NULL AND lease_until IS NOT NULL AND generation >= 1) " +
+        "WHEN 'done' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held') AND result IS NOT NULL AND outcome IS NOT NULL) " +
+        "WHEN 'failed' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        "WHEN 'superseded' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        "WHEN 'cancelled' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        "WHEN 'expired' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        'ELSE FALSE END)',
+    );
+    expect(Object.keys(ROW_RULES)).toEqual([...STATES]);
+  });
+});
+
+describe('the schema refuses rows the state machine forbids (migration 5)', () => {
+  /** A queue on a handle the test keeps, with one task claimed by w1 and one waiting. */
+  async function queueWithRows() {
+    const db = new Database(':memory:');
+    const { queue } = openTestQueue({ db });
+    const running = await enqueueOk(queue, { tenant: 'a' });
+    const ready = await enqueueOk(queue, { tenant: 'b' });
+    await claimOk(queue, 'w1');
+    return { db, queue, running, ready };
+  }
+
+  const forbidden: [string, string][] = [
+    ['a running task without a worker', `UPDATE tasks SET worker_id = NULL WHERE state = 'running'`],
+    ['a running task without a lease', `UPDATE tasks SET lease_until = NULL WHERE state = 'running'`],
+    ['an uncertain task without a generation', `UPDATE tasks SET state = 'uncertain', generation = 0 WHERE state = 'running'`],
+    ['a ready task that still holds a lease', `UPDATE tasks SET state = 'ready' WHERE state = 'running'`],
+    ['a running task never claimed', `UPDATE tasks SET state = 'running', worker_id = 'w9', lease_until = 1 WHERE state = 'ready'`],
+    ['a done task without its result', `UPDATE tasks SET state = 'done', lease_until = NULL, finished_at = 1, outcome = 'done' WHERE state = 'running'`],
+    ['an ended task that still holds its credits', `UPDATE tasks SET state = 'failed', lease_until = NULL, finished_at = 1 WHERE state = 'running'`],
+    ['an ended task with no end time', `UPDATE tasks SET state = 'cancelled', hold_state = 'released' WHERE state = 'ready'`],
+    ['a state the machine does not have', `UPDATE tasks SET state = 'paused' WHERE state = 'ready'`],
+  ];
+
+  it.each(forbidden)('refuses %s', async (_name, sql) => {
+    const { db, queue } = await queueWithRows();
+    const before = db.prepare('SELECT * FROM tasks ORDER BY id').all();
+    expect(() => db.exec(sql)).toThrow(/CHECK constraint failed: task_state_machine/);
+    expect(db.prepare('SELECT * FROM tasks ORDER BY id').all()).toEqual(before);
+    await queue.close();
+    db.close();
+  });
+
+  it('accepts the rows each edge writes (a whole life, through the queue)', async () => {
+    const { db, queue, running, ready } = await queueWithRows();
+    expect(await queue.complete(running, 'w1', 1, { status: 'resolved' })).toMatchObject({ ok: true });
+    expect(await queue.cancel(ready)).toMatchObject({ ok: true, state: 'cancelled' });
+    const rows = db.prepare('SELECT state, hold_state, finished_at FROM tasks ORDER BY id').all() as { state: string; hold_state: string; finished_at: number }[];
+    expect(rows.map((row) => [row.state, row.hold_state])).toEqual([
+      ['done', 'released'],
+      ['cancelled', 'released'],
+    ]);
+    await queue.close();
+    db.close();
+  });
+});
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+describe('nothing but transition() writes tasks.state', () => {
+  const files = sourceFiles(SRC).map((path) => ({ path: relative(SRC, path), text: readFileSync(path, 'utf8') }));
+
+  it('keeps every SQL text that sets or inserts a state in the store’s state-write block', () => {
+    const writers = files.flatMap(({ path, text }) =>
+      [...text.matchAll(/(UPDATE\s+tasks\s+SET[^`]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\()/g)].map((match) => {
+        const line = text.slice(0, match.index).split('\n').length;
+        return `${path}:${line}`;
+      }),
+    );
+    expect(writers.length).toBeGreaterThan(0);
+    for (const writer of writers) expect(writer, 'a state write outside store/statements.ts').toMatch(/^store\/statements\.ts:/);
+    // Within statements.ts: each of those statements is run only by writeState or insertTask.
+    const statements = files.find((file) => file.path === 'store/statements.ts')!.text;
+    const names = [...statements.matchAll(/^\s{4}(\w+): p\(`(?:UPDATE\s+tasks\s+SET[^`]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\()/gm)].map((match) => match[1]!);
+    expect(names.sort()).toEqual(['claimTask', 'completeTask', 'completeTaskHoldClosed', 'insertEndedTask', 'insertTask', 'leaveRunning', 'leaveRunningClosingHold', 'moveTask', 'moveTaskClosingHold']);
+    const body = (method: string) => {
+      const start = statements.indexOf(`  *${method}(`);
+      return statements.slice(start, statements.indexOf('\n  }\n', start));
+    };
+    const runners = `${body('writeState')}\n${body('insertTask')}`;
+    for (const name of names) {
+      const uses = [...statements.matchAll(new RegExp(`\\bs(?:\\.s)?\\.${name}\\b|this\\.s\\.${name}\\b`, 'g'))].length;
+      expect(uses, `${name} is run outside writeState/insertTask`).toBe([...runners.matchAll(new RegExp(`\\.${name}\\b`, 'g'))].length);
+    }
+  });
+
+  it('calls the store’s state writes from queue/transition.ts alone', () => {
+    const callers = files.filter(({ text }) => /\.(writeState|insertTask)\(/.test(text)).map(({ path }) => path);
+    expect(callers).toEqual(['queue/transition.ts']);
+  });
+});
