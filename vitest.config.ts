@@ -1,12 +1,34 @@
+import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The contract suite (SPEC P1): every Q and R requirement, written once against the WorkQueue API, and
+ * the model-based test. It runs once per store of TEST_STORES (src/queue/test-kit.ts), whose helpers
+ * open the store LEASEHOLD_TEST_STORE names. Everything else (the harness, the worker runtime, the
+ * real-process tests, which open files of their own) runs once.
+ */
+const inFolder = (folder: string) => readdirSync(folder).filter((name) => name.endsWith('.test.ts')).map((name) => `${folder}/${name}`);
+const CONTRACT = [...inFolder('src/queue'), ...inFolder('src/runs'), 'properties/queue-model.test.ts'].filter(
+  (file) => file !== 'src/queue/processes.test.ts',
+);
+const STORES = ['sqlite-memory', 'sqlite-file'];
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'sim/**/*.test.ts', 'properties/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
     // Both cores: the default (cores - 1) runs the simulation suites one file at a time on a 2-core machine.
     maxWorkers: 2,
+    projects: [
+      ...STORES.map((store) => ({
+        extends: true as const,
+        test: { name: `contract:${store}`, include: CONTRACT, env: { LEASEHOLD_TEST_STORE: store } },
+      })),
+      {
+        extends: true as const,
+        test: { name: 'harness', include: ['src/**/*.test.ts', 'sim/**/*.test.ts', 'properties/**/*.test.ts'], exclude: [...CONTRACT, '**/node_modules/**'] },
+      },
+    ],
   },
 });

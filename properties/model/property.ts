@@ -28,7 +28,7 @@ export function queueModelProperty(constraints: QueueModelConstraints = {}): fc.
       await fc.asyncModelRun(() => pair, cmds);
       await expectSameViews(pair.model, pair.real);
     } finally {
-      await pair.real.queue.close();
+      await pair.close();
     }
   });
 }

@@ -3,6 +3,9 @@
  * workers, and a tiny queue configuration so that capacity, quotas, leases, aging and retry bounds are
  * all reached within a few dozen calls. The real queue and the reference model are built from it together.
  */
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { testStoreTarget } from '../../src/queue/test-kit.ts';
 import { openWorkQueue, type QueueConfig, type WorkQueue } from '../../src/index.ts';
 import { VirtualClock } from '../../sim/clock.ts';
 import { ReferenceQueue, type ReferenceConfig } from './reference-queue.ts';
@@ -69,9 +72,18 @@ export interface RealQueue {
 /** Lets a test hand the real queue to a wrapper (a deliberately broken one, to prove the test can fail). */
 export type QueueWrapper = (queue: WorkQueue) => WorkQueue;
 
-export function openPair(wrap: QueueWrapper = (queue) => queue): { model: ReferenceQueue; real: RealQueue } {
+/**
+ * The reference model and a real queue on this run's store (LEASEHOLD_TEST_STORE, src/queue/test-kit.ts:
+ * the model-based test runs against every store). `close()` closes the queue and removes its files.
+ */
+export function openPair(wrap: QueueWrapper = (queue) => queue): { model: ReferenceQueue; real: RealQueue; close: () => Promise<void> } {
   const clock = new VirtualClock(T0);
   const random = new HandRandom();
-  const queue = wrap(openWorkQueue({ db: ':memory:', clock, random, config: CONFIG }));
-  return { model: new ReferenceQueue(CONFIG, T0), real: { queue, clock, random, trace: [] } };
+  const target = testStoreTarget();
+  const queue = wrap(openWorkQueue({ db: target, clock, random, config: CONFIG }));
+  const close = async () => {
+    await queue.close();
+    if (target !== ':memory:') rmSync(dirname(target), { recursive: true, force: true });
+  };
+  return { model: new ReferenceQueue(CONFIG, T0), real: { queue, clock, random, trace: [] }, close };
 }

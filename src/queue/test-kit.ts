@@ -3,6 +3,9 @@
  * imports this file. Time comes from a hand-driven clock and randomness from a fixed sequence, so every
  * test is exact: the queue reads time and randomness only through its ports.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Database } from 'better-sqlite3';
 import { VirtualClock } from '../../sim/clock.ts';
@@ -60,13 +63,45 @@ export interface TestQueue {
 
 const opened: WorkQueue[] = [];
 
-/** Opens a queue on ':memory:' (or the given target) with a manual clock and a fixed random sequence. */
+/**
+ * The stores the contract suite runs against (SPEC P1): vitest.config.ts runs the contract files once
+ * per entry, with LEASEHOLD_TEST_STORE naming it. Each gives a fresh, empty database target. A second
+ * store (PostgreSQL) is one more entry here and one more project there.
+ */
+export const TEST_STORES = {
+  /** SQLite in memory: the default, and what a test without a store name gets. */
+  'sqlite-memory': () => ':memory:',
+  /** SQLite on a WAL file: the embedded store as production opens it. */
+  'sqlite-file': () => {
+    const directory = mkdtempSync(join(tmpdir(), 'leasehold-contract-'));
+    scratch.push(directory);
+    return join(directory, 'queue.sqlite');
+  },
+} as const satisfies Record<string, () => string>;
+
+export type TestStoreName = keyof typeof TEST_STORES;
+
+const scratch: string[] = [];
+
+/** The store this run of the contract suite is for (LEASEHOLD_TEST_STORE), or an error naming the choices. */
+export function testStoreName(env: NodeJS.ProcessEnv = process.env): TestStoreName {
+  const name = env.LEASEHOLD_TEST_STORE ?? 'sqlite-memory';
+  if (!Object.hasOwn(TEST_STORES, name)) throw new Error(`LEASEHOLD_TEST_STORE=${name}: expected one of ${Object.keys(TEST_STORES).join(', ')}`);
+  return name as TestStoreName;
+}
+
+/** A fresh database target on this run's store. */
+export function testStoreTarget(): string {
+  return TEST_STORES[testStoreName()]();
+}
+
+/** Opens a queue on this run's store (or the given target) with a manual clock and a fixed random sequence. */
 export function openTestQueue(
   options: { config?: Partial<QueueConfig>; random?: SequenceRandom; db?: string | Database; clock?: ManualClock } = {},
 ): TestQueue {
   const clock = options.clock ?? new ManualClock();
   const random = options.random ?? new SequenceRandom();
-  const queue = openWorkQueue({ db: options.db ?? ':memory:', clock, random, ...(options.config ? { config: options.config } : {}) });
+  const queue = openWorkQueue({ db: options.db ?? testStoreTarget(), clock, random, ...(options.config ? { config: options.config } : {}) });
   opened.push(queue);
   return { queue, clock, random };
 }
@@ -87,6 +122,7 @@ export async function checkAndCloseQueues(): Promise<void> {
     }
   } finally {
     for (const queue of queues) await queue.close();
+    for (const directory of scratch.splice(0)) rmSync(directory, { recursive: true, force: true });
   }
 }
 
