@@ -214,6 +214,9 @@ export class World {
       killBefore: (point, incarnation) => this.killAtPoint(point, incarnation, true),
       onOutcome: (incarnation, outcome) => {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
+        // A run that met an error it did not expect is a bug of the core or of the world; the worker
+        // survives it (src/worker/worker.ts), and the world ends the run as a harness crash (S9 exit 3).
+        if (outcome.kind === 'crashed') this.fail(new Error(`run of task ${outcome.taskId} (generation ${outcome.generation}) on ${incarnation.id} crashed: ${outcome.error}`));
         const stopped = outcome.kind === 'lost_lease' || outcome.kind === 'abandoned';
         if (stopped && incarnation.state === 'alive') this.supervisor.reportStopped(outcome.taskId, outcome.generation, incarnation.id);
       },

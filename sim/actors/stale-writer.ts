@@ -102,7 +102,7 @@ export class StaleWriter {
     const sender = new Incarnation(workerId, -1);
     const queue = gatedQueue(this.queue, sender, this.history, { unavailable: () => !this.up(), after: () => {}, cursor: this.cursor });
     const last = await this.queue().lastCheckpoint(taskId);
-    const writes: (() => unknown)[] = [
+    const writes: (() => Promise<unknown>)[] = [
       () => queue.heartbeat(taskId, workerId, generation),
       () => queue.appendEvent(taskId, workerId, generation, 'tool_result', { toolCallId: 'stale-replay', ok: true }),
       () => queue.recordEffect(taskId, workerId, generation, { requestKey: `${taskId}:stale-replay`, action: 'stale-replay', result: { replayed: true } }),
@@ -115,7 +115,7 @@ export class StaleWriter {
     }
     for (const write of writes) {
       try {
-        write();
+        await write();
       } catch {
         // A refusal by exception (busy, a bad argument) is in the history already; the next write goes on.
       }

@@ -89,6 +89,12 @@ export type RunOutcome =
   | { kind: 'lost_lease'; taskId: number; generation: number; during: string }
   /** The database stayed busy past every retry: the run stopped with no terminal write; its lease will lapse. */
   | { kind: 'abandoned'; taskId: number; generation: number; reason: string }
+  /**
+   * An error the run did not expect (a bug in the core, say an InvariantError, or in a tool adapter)
+   * ended it with no terminal write; its lease will lapse and the task is taken over as after a crash.
+   * The worker logs it and goes on with its other runs.
+   */
+  | { kind: 'crashed'; taskId: number; generation: number; error: string }
   /** R7: a redelivered run that had already finished. */
   | { kind: 'skipped'; taskId: number; state: string };
 

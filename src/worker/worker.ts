@@ -122,7 +122,15 @@ export class Worker {
   /** Runs a task this worker just claimed itself (no redelivery check needed). */
   private start(task: ClaimedTask): Promise<RunOutcome> {
     const key = `${task.id}:${task.generation}`;
-    const run = runClaimedTask(this.deps, task).then((outcome) => {
+    const run = runClaimedTask(this.deps, task)
+      .catch((error: unknown): RunOutcome => {
+        // A run must never take the worker down with it: the error is logged, the run ends with no
+        // terminal write, and its lease lapses as if the process had died.
+        const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        this.deps.log({ workerId: this.options.workerId, taskId: task.id, generation: task.generation, message: `run crashed: ${message}` });
+        return { kind: 'crashed', taskId: task.id, generation: task.generation, error: message };
+      })
+      .then((outcome) => {
       this.active.delete(key);
       this.options.onOutcome?.(outcome);
       return outcome;
