@@ -2,8 +2,11 @@ import type { QueueConfig } from './types.ts';
 
 /**
  * Q4: score = base + min(agingCap, floor(waitMs / agingPeriodMs)). A clock that stepped backwards
- * gives no negative aging. The same formula is written in SQL in store/statements.ts (claim); the
- * simulator's I5 checker uses this one, so the two are tested against each other.
+ * gives no negative aging. The claim (claim.ts) computes every candidate's score with this function
+ * after the store's index seeks found the level heads; the SQL only orders a level by enqueue time.
+ * The simulator's I5 checker judges each claim with the same formula written again from the SPEC
+ * (sim/checkers/spec-formulas.ts, on purpose not this file), over the whole ready set, so both this
+ * function and the claim's pruned walk are tested against the plain definition.
  */
 export function score(basePriority: number, enqueuedAt: number, now: number, config: Pick<QueueConfig, 'agingCap' | 'agingPeriodMs'>): number {
   const waitMs = Math.max(0, now - enqueuedAt);
