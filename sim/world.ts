@@ -29,6 +29,22 @@ import { drawArrivals, type Arrival } from './workload.ts';
 /** Where runs that restart the scheduler keep their database file: tmpfs when the machine has one. */
 const SIM_FILES = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
+/**
+ * A migrated, empty database image, made once per process: each in-memory run starts from a copy of it
+ * instead of migrating an empty database again (the queue then finds its schema current and only checks
+ * it). Files (restart runs) still migrate from scratch, as production does.
+ */
+let migratedImage: Buffer | undefined;
+function freshMemoryDatabase(): Database.Database {
+  if (migratedImage === undefined) {
+    const scratch = new Database(':memory:');
+    void SqliteStore.open(scratch, { busyTimeoutMs: 0, busyRetries: 0 }, () => 0).close();
+    migratedImage = scratch.serialize();
+    scratch.close();
+  }
+  return new Database(migratedImage);
+}
+
 /** Everything a finished run leaves for the checkers (S7): the history and the final database. */
 export interface WorldResult {
   scenario: ScenarioSpec;
@@ -141,7 +157,10 @@ export class World {
     const options = { clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue };
     const storeOptions = { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries };
     let target: string | Database.Database = this.dbPath;
-    if (this.dbPath !== ':memory:') {
+    if (this.dbPath === ':memory:') {
+      target = freshMemoryDatabase();
+      this.handle = target;
+    } else {
       // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
       // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
       // committed, as before. The handle is the world's; the store adopts it (the production API).

@@ -10,14 +10,14 @@ import { acknowledgeCancel, appendEvent, complete, fail, heartbeat } from './que
 import { groupIncidentCandidates } from './queue/incidents.ts';
 import { cancel, confirmStopped } from './queue/operator.ts';
 import { STATES } from './queue/states.ts';
-import type { DeadLetter, HoldView, QueueConfig, Snapshot, TaskState, Tier, Usage, WorkQueue } from './queue/types.ts';
+import type { DeadLetter, HoldView, IncidentCandidate, QueueConfig, Snapshot, TaskState, Tier, Usage, WorkQueue } from './queue/types.ts';
 import { toTaskEvent, toTaskView } from './queue/views.ts';
 import { lastCheckpoint, writeCheckpoint } from './runs/checkpoints.ts';
 import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
 import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
-import type { Store } from './store/store.ts';
+import type { Step, Store, StoreTx } from './store/store.ts';
 
 export interface OpenWorkQueueOptions {
   /** A file path, ':memory:', a better-sqlite3 handle (which the caller keeps and closes), or a Store. */
@@ -61,29 +61,42 @@ class StoreWorkQueue implements WorkQueue {
     return this.context.config;
   }
 
-  /** The context, or ClosedError. Every method is async, so a bad argument or a closed queue rejects. */
+  /** The context, or ClosedError (which `call` turns into a rejection). */
   private open(): QueueContext {
     if (this.closed) throw new ClosedError();
     return this.context;
   }
 
-  enqueue: WorkQueue['enqueue'] = async (request) => enqueue(this.open(), request);
-  claim: WorkQueue['claim'] = async (workerId) => claim(this.open(), workerId);
-  heartbeat: WorkQueue['heartbeat'] = async (taskId, workerId, generation) => heartbeat(this.open(), taskId, workerId, generation);
-  complete: WorkQueue['complete'] = async (taskId, workerId, generation, result) => complete(this.open(), taskId, workerId, generation, result);
-  fail: WorkQueue['fail'] = async (taskId, workerId, generation, failure) => fail(this.open(), taskId, workerId, generation, failure);
-  appendEvent: WorkQueue['appendEvent'] = async (taskId, workerId, generation, type, data) => appendEvent(this.open(), taskId, workerId, generation, type, data);
-  acknowledgeCancel: WorkQueue['acknowledgeCancel'] = async (taskId, workerId, generation) => acknowledgeCancel(this.open(), taskId, workerId, generation);
-  checkpoint: WorkQueue['checkpoint'] = async (taskId, workerId, generation, checkpoint) => writeCheckpoint(this.open(), taskId, workerId, generation, checkpoint);
-  lastCheckpoint: WorkQueue['lastCheckpoint'] = async (taskId) => lastCheckpoint(this.open(), taskId);
-  effectResult: WorkQueue['effectResult'] = async (requestKey) => effectResult(this.open(), requestKey);
-  recordEffect: WorkQueue['recordEffect'] = async (taskId, workerId, generation, effect) => recordEffect(this.open(), taskId, workerId, generation, effect);
-  reconcile: WorkQueue['reconcile'] = async () => reconcile(this.open());
-  interrupt: WorkQueue['interrupt'] = async (taskId, workerId, generation, reason) => interrupt(this.open(), taskId, workerId, generation, reason);
-  effects: WorkQueue['effects'] = async () => listEffects(this.open());
-  confirmStopped: WorkQueue['confirmStopped'] = async (taskId, generation, source) => confirmStopped(this.open(), taskId, generation, source);
-  cancel: WorkQueue['cancel'] = async (taskId) => cancel(this.open(), taskId);
-  expireLeases: WorkQueue['expireLeases'] = async () => expireLeases(this.open());
+  /**
+   * Every method answers through a promise, and only through it: a bad argument or a closed queue is a
+   * rejection, never a synchronous throw. No extra async layer: the store's own settled promise is the
+   * answer, so a caller's await costs one turn of the microtask queue.
+   */
+  private call<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return work();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  enqueue: WorkQueue['enqueue'] = (request) => this.call(() => enqueue(this.open(), request));
+  claim: WorkQueue['claim'] = (workerId) => this.call(() => claim(this.open(), workerId));
+  heartbeat: WorkQueue['heartbeat'] = (taskId, workerId, generation) => this.call(() => heartbeat(this.open(), taskId, workerId, generation));
+  complete: WorkQueue['complete'] = (taskId, workerId, generation, result) => this.call(() => complete(this.open(), taskId, workerId, generation, result));
+  fail: WorkQueue['fail'] = (taskId, workerId, generation, failure) => this.call(() => fail(this.open(), taskId, workerId, generation, failure));
+  appendEvent: WorkQueue['appendEvent'] = (taskId, workerId, generation, type, data) => this.call(() => appendEvent(this.open(), taskId, workerId, generation, type, data));
+  acknowledgeCancel: WorkQueue['acknowledgeCancel'] = (taskId, workerId, generation) => this.call(() => acknowledgeCancel(this.open(), taskId, workerId, generation));
+  checkpoint: WorkQueue['checkpoint'] = (taskId, workerId, generation, checkpoint) => this.call(() => writeCheckpoint(this.open(), taskId, workerId, generation, checkpoint));
+  lastCheckpoint: WorkQueue['lastCheckpoint'] = (taskId) => this.call(() => lastCheckpoint(this.open(), taskId));
+  effectResult: WorkQueue['effectResult'] = (requestKey) => this.call(() => effectResult(this.open(), requestKey));
+  recordEffect: WorkQueue['recordEffect'] = (taskId, workerId, generation, effect) => this.call(() => recordEffect(this.open(), taskId, workerId, generation, effect));
+  reconcile: WorkQueue['reconcile'] = () => this.call(() => reconcile(this.open()));
+  interrupt: WorkQueue['interrupt'] = (taskId, workerId, generation, reason) => this.call(() => interrupt(this.open(), taskId, workerId, generation, reason));
+  effects: WorkQueue['effects'] = () => this.call(() => listEffects(this.open()));
+  confirmStopped: WorkQueue['confirmStopped'] = (taskId, generation, source) => this.call(() => confirmStopped(this.open(), taskId, generation, source));
+  cancel: WorkQueue['cancel'] = (taskId) => this.call(() => cancel(this.open(), taskId));
+  expireLeases: WorkQueue['expireLeases'] = () => this.call(() => expireLeases(this.open()));
 
   async holds(): Promise<HoldView[]> {
     const rows = await read(this.open(), 'holds', (tx) => tx.holds());
@@ -127,7 +140,7 @@ class StoreWorkQueue implements WorkQueue {
     return (await read(context, 'events', (tx) => tx.eventsForTask(id))).map(toTaskEvent);
   };
 
-  eventCursor: WorkQueue['eventCursor'] = async () => read(this.open(), 'eventCursor', (tx) => tx.eventCursor());
+  eventCursor: WorkQueue['eventCursor'] = () => this.call(() => read(this.open(), 'eventCursor', (tx) => tx.eventCursor()));
 
   eventsSince: WorkQueue['eventsSince'] = async (cursor, limit = 1_000) => {
     const context = this.open();
@@ -136,7 +149,7 @@ class StoreWorkQueue implements WorkQueue {
     return (await read(context, 'eventsSince', (tx) => tx.eventsSince(cursor, limit))).map(toTaskEvent);
   };
 
-  allEvents: WorkQueue['allEvents'] = async () => (await read(this.open(), 'allEvents', (tx) => tx.allEvents())).map(toTaskEvent);
+  allEvents: WorkQueue['allEvents'] = () => this.call(() => read(this.open(), 'allEvents', (tx) => tx.allEvents()).then((rows) => rows.map(toTaskEvent)));
 
   /** Q19: only this tenant's rows, selected by the tenant key in SQL, never filtered afterwards. */
   listForTenant: WorkQueue['listForTenant'] = async (tenant) => {
@@ -145,7 +158,7 @@ class StoreWorkQueue implements WorkQueue {
     return (await read(context, 'listForTenant', (tx) => tx.tasksForTenant(tenant))).map(toTaskView);
   };
 
-  liveCount: WorkQueue['liveCount'] = async () => read(this.open(), 'liveCount', (tx) => tx.liveCount());
+  liveCount: WorkQueue['liveCount'] = () => this.call(() => read(this.open(), 'liveCount', (tx) => tx.liveCount()));
 
   tasksInState: WorkQueue['tasksInState'] = async (state: TaskState) => {
     const context = this.open();
@@ -153,28 +166,13 @@ class StoreWorkQueue implements WorkQueue {
     return (await read(context, 'tasksInState', (tx) => tx.tasksInState(state))).map(toTaskView);
   };
 
-  rejections: WorkQueue['rejections'] = async () => read(this.open(), 'rejections', (tx) => tx.rejections());
+  rejections: WorkQueue['rejections'] = () => this.call(() => read(this.open(), 'rejections', (tx) => tx.rejections()));
 
   /** Q19: the admin view across tenants. Never hand it to a tenant. */
   snapshot: WorkQueue['snapshot'] = async () => {
     const context = this.open();
     const at = now(context);
-    return read(context, 'snapshot', function* (tx) {
-      const tasks = (yield* tx.allTasks()).map(toTaskView);
-      const countsByState = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
-      for (const { state, n } of yield* tx.countsByState()) countsByState[state] = n;
-      // fromEntries defines own properties, so a tenant called "__proto__" is kept as a key.
-      const byTenant: Record<string, number> = Object.fromEntries((yield* tx.occupiedByTenant()).map(({ tenant, n }) => [tenant, n]));
-      const snapshot: Snapshot = {
-        at,
-        tasks,
-        countsByState,
-        live: yield* tx.liveCount(),
-        occupied: { global: countsByState.running + countsByState.uncertain, byTenant },
-        rejections: yield* tx.rejections(),
-      };
-      return snapshot;
-    });
+    return read(context, 'snapshot', (tx) => snapshotIn(tx, at));
   };
 
   incidentCandidates: WorkQueue['incidentCandidates'] = async (range) => {
@@ -183,15 +181,7 @@ class StoreWorkQueue implements WorkQueue {
     if (!Number.isFinite(from)) throw new InputError('from', 'expected a time in ms');
     if (!Number.isFinite(to) || to < from) throw new InputError('to', 'expected a time in ms not before from');
     if (!Number.isSafeInteger(minGroupSize) || minGroupSize < 1) throw new InputError('minGroupSize', 'expected a positive integer');
-    return read(context, 'incidentCandidates', function* (tx) {
-      const rows = yield* tx.tasksEnqueuedBetween(from, to);
-      const latest = new Map<string, number | null>();
-      for (const row of rows) {
-        const key = JSON.stringify([row.tenant, row.topic]);
-        if (!latest.has(key)) latest.set(key, yield* tx.latestVersionOfTopic(row.tenant, row.topic));
-      }
-      return groupIncidentCandidates(rows, (tenant, topic) => latest.get(JSON.stringify([tenant, topic])) as number, context.config.incidentBucketMs, minGroupSize);
-    });
+    return read(context, 'incidentCandidates', (tx) => incidentCandidatesIn(tx, from, to, minGroupSize, context.config.incidentBucketMs));
   };
 
   async close(): Promise<void> {
@@ -200,3 +190,30 @@ class StoreWorkQueue implements WorkQueue {
     await this.context.store.close();
   }
 }
+
+function* incidentCandidatesIn(tx: StoreTx, from: number, to: number, minGroupSize: number, bucketMs: number): Step<IncidentCandidate[]> {
+    const rows = yield* tx.tasksEnqueuedBetween(from, to);
+    const latest = new Map<string, number | null>();
+    for (const row of rows) {
+      const key = JSON.stringify([row.tenant, row.topic]);
+      if (!latest.has(key)) latest.set(key, yield* tx.latestVersionOfTopic(row.tenant, row.topic));
+    }
+    return groupIncidentCandidates(rows, (tenant, topic) => latest.get(JSON.stringify([tenant, topic])) as number, bucketMs, minGroupSize);
+  }
+
+function* snapshotIn(tx: StoreTx, at: number): Step<Snapshot> {
+    const tasks = (yield* tx.allTasks()).map(toTaskView);
+    const countsByState = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
+    for (const { state, n } of yield* tx.countsByState()) countsByState[state] = n;
+    // fromEntries defines own properties, so a tenant called "__proto__" is kept as a key.
+    const byTenant: Record<string, number> = Object.fromEntries((yield* tx.occupiedByTenant()).map(({ tenant, n }) => [tenant, n]));
+    const snapshot: Snapshot = {
+      at,
+      tasks,
+      countsByState,
+      live: yield* tx.liveCount(),
+      occupied: { global: countsByState.running + countsByState.uncertain, byTenant },
+      rejections: yield* tx.rejections(),
+    };
+    return snapshot;
+  }

@@ -27,30 +27,35 @@ export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, h
     get(_target, property) {
       const name = String(property);
       if (name === 'config') return current().config;
-      return async (...args: unknown[]) => {
-        if (!incarnation.alive) throw new DeadIncarnationError(incarnation.id, name);
-        const queue = current() as unknown as Record<string, (...a: unknown[]) => unknown>;
+      return (...args: unknown[]): Promise<unknown> => {
+        if (!incarnation.alive) return Promise.reject(new DeadIncarnationError(incarnation.id, name));
+        const queue = current() as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
         if (!RECORDED.has(name)) return queue[name]!(...args);
         const fields = fieldsOf(name, args);
         const invoke = history.invoke(incarnation.id, name, fields);
         if (hooks.unavailable(name, WRITES.has(name))) {
           history.fail(invoke, 'db_busy');
-          throw new BusyError(name, 1);
+          return Promise.reject(new BusyError(name, 1));
         }
-        let result: unknown;
-        let ev = 0;
+        let pending: Promise<unknown>;
         try {
-          const pending = queue[name]!(...args) as Promise<unknown>;
-          // The transaction has committed by now (cursor.ts); read where it landed before anything else runs.
-          ev = hooks.cursor();
-          result = await pending;
+          pending = queue[name]!(...args);
         } catch (error) {
-          history.fail(invoke, (error as { code?: string }).code ?? String(error));
-          throw error;
+          pending = Promise.reject(error);
         }
-        recordResult(history, invoke, name, result, ev);
-        hooks.after(name, args, result);
-        return result;
+        // The transaction has committed by now (cursor.ts); read where it landed before anything else runs.
+        const ev = hooks.cursor();
+        return pending.then(
+          (result) => {
+            recordResult(history, invoke, name, result, ev);
+            hooks.after(name, args, result);
+            return result;
+          },
+          (error: unknown) => {
+            history.fail(invoke, (error as { code?: string }).code ?? String(error));
+            throw error;
+          },
+        );
       };
     },
   });

@@ -88,17 +88,13 @@ export const SABOTAGES: readonly Sabotage[] = [
       "Completion keyed by task id alone after the lock moved on: complete() looks the task up by id and completes it as its current holder, whoever asked, so a stale worker's result replaces the new holder's run.",
     file: 'src/queue/holder-writes.ts',
     find: lines(
-      "  const who = holder(taskId, workerId, generation);",
-      "  const resultJson = serialise(result);",
-      "  return write(context, 'complete', function* (tx, at): Step<CompleteResult> {",
-      "    const row = yield* tx.completingRow(who.taskId);",
+      "function* completeIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, resultJson: string): Step<CompleteResult> {",
+      "  const row = yield* tx.completingRow(who.taskId);",
     ),
     replace: lines(
-      "  const asked = holder(taskId, workerId, generation);",
-      "  const resultJson = serialise(result);",
-      "  return write(context, 'complete', function* (tx, at): Step<CompleteResult> {",
-      "    const row = yield* tx.completingRow(asked.taskId);",
-      "    const who = row?.state === 'running' ? { taskId: asked.taskId, workerId: row.worker_id ?? asked.workerId, generation: row.generation } : asked;",
+      "function* completeIn(context: QueueContext, tx: StoreTx, at: number, asked: Holder, resultJson: string): Step<CompleteResult> {",
+      "  const row = yield* tx.completingRow(asked.taskId);",
+      "  const who = row?.state === 'running' ? { taskId: asked.taskId, workerId: row.worker_id ?? asked.workerId, generation: row.generation } : asked;",
     ),
     expectedInvariant: 'I2',
   },
@@ -107,10 +103,10 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "An unfenced checkpoint write: the checkpoint bumps the task's event sequence under whoever holds the task now, not under the writer's own lease, so a zombie that wakes after a takeover still saves its state (and its usage) over the new holder's run.",
     file: 'src/runs/checkpoints.ts',
-    find: "    const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));",
+    find: "  const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));",
     replace: lines(
-      "    const current = yield* tx.completingRow(who.taskId);",
-      "    const eventSeq = yield* tx.bumpEventSeqFenced(current?.state === 'running' ? { id: who.taskId, workerId: current.worker_id ?? who.workerId, generation: current.generation, now: at } : fence(who, at));",
+      "  const current = yield* tx.completingRow(who.taskId);",
+      "  const eventSeq = yield* tx.bumpEventSeqFenced(current?.state === 'running' ? { id: who.taskId, workerId: current.worker_id ?? who.workerId, generation: current.generation, now: at } : fence(who, at));",
     ),
     expectedInvariant: 'I2',
   },
@@ -167,8 +163,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'tenant-quota-off-by-one',
     description: 'Per-tenant limit off by one: a tenant is blocked only once it holds more than its limit (> instead of >=), so it gets limit + 1 slots.',
     file: 'src/queue/claim.ts',
-    find: 'for (const [tenant, n] of occupied) if (n >= limitOf(tenant)) blocked.add(tenant);',
-    replace: 'for (const [tenant, n] of occupied) if (n > limitOf(tenant)) blocked.add(tenant);',
+    find: "for (const [tenant, n] of occupied) if (n >= (Object.hasOwn(tenantLimits, tenant) ? (tenantLimits[tenant] as number) : perTenantLimit)) blocked.add(tenant);",
+    replace: "for (const [tenant, n] of occupied) if (n > (Object.hasOwn(tenantLimits, tenant) ? (tenantLimits[tenant] as number) : perTenantLimit)) blocked.add(tenant);",
     expectedInvariant: 'I3',
   },
   {
@@ -265,8 +261,11 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Deliveries counted on one path only: fail() checks maxDeliveries but confirmStopped() does not, so a poison task that kills its worker every time goes back to ready past its last delivery.',
     file: 'src/queue/operator.ts',
-    find: "    else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];\n",
-    replace: '',
+    find: lines(
+      "  else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];",
+      "",
+    ),
+    replace: "",
     expectedInvariant: 'I6',
   },
 
@@ -285,8 +284,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'settle-first-checkpoint',
     description: "Settlement reads a stale usage row: the charge is computed from the run's first checkpoint (ORDER BY seq) instead of its last, so a run is under-charged.",
     file: 'src/store/statements.ts',
-    find: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1').pluck(),",
-    replace: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq LIMIT 1').pluck(),",
+    find: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1', 'pluck'),",
+    replace: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq LIMIT 1', 'pluck'),",
     expectedInvariant: 'I7',
   },
   {
@@ -397,8 +396,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'A units bug in the retry backoff: the delay (milliseconds) is applied as seconds, so a retried task waits half an hour or more and is effectively lost.',
     file: 'src/queue/holder-writes.ts',
-    find: "      const notBefore = at + decision.backoffMs;",
-    replace: "      const notBefore = at + decision.backoffMs * 1000;",
+    find: "    const notBefore = at + decision.backoffMs;",
+    replace: "    const notBefore = at + decision.backoffMs * 1000;",
     expectedInvariant: 'I11',
   },
 
@@ -436,8 +435,14 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "A confirmation that forgets the pending cancel: an uncertain task whose cancel was requested is re-queued when its worker's stop is confirmed, and runs again.",
     file: 'src/queue/operator.ts',
-    find: "    if (row.cancel_requested === 1) next = 'cancelled';\n    else if",
-    replace: "    if (row.cancel_requested === 2) next = 'cancelled';\n    else if",
+    find: lines(
+      "  if (row.cancel_requested === 1) next = 'cancelled';",
+      "  else if",
+    ),
+    replace: lines(
+      "  if (row.cancel_requested === 2) next = 'cancelled';",
+      "  else if",
+    ),
     expectedInvariant: 'I12',
   },
   {

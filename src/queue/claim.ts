@@ -17,21 +17,23 @@ const TOP_PRIORITY = 30;
  */
 export function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {
   const workerId = requireWorkerId(workerIdArgument);
-  return write(context, 'claim', function* (tx, at): Step<ClaimResult> {
-    const { config } = context;
-    const holding = yield* tx.holding();
-    yield* expireOverdue(context, tx, holding, at);
-    // Q6: a claim needs room in the global limit and in its tenant's limit; uncertain keeps its slot.
-    if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };
-    const blocked = blockedTenants(context, holding);
-    for (let skipped = 0; skipped <= MAX_SKIPS_PER_CLAIM; skipped++) {
-      const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at);
-      if (candidate === undefined) return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
-      if (yield* retireIfUnclaimable(context, tx, candidate, at)) continue;
-      return { ok: true, task: yield* markRunning(context, tx, candidate, workerId, at) };
-    }
-    return { ok: false, reason: 'empty' };
-  });
+  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId));
+}
+
+function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string): Step<ClaimResult> {
+  const { config } = context;
+  const holding = yield* tx.holding();
+  yield* expireOverdue(context, tx, holding, at);
+  // Q6: a claim needs room in the global limit and in its tenant's limit; uncertain keeps its slot.
+  if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };
+  const blocked = blockedTenants(context, holding);
+  for (let skipped = 0; skipped <= MAX_SKIPS_PER_CLAIM; skipped++) {
+    const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at);
+    if (candidate === undefined) return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
+    if (yield* retireIfUnclaimable(context, tx, candidate, at)) continue;
+    return { ok: true, task: yield* markRunning(context, tx, candidate, workerId, at) };
+  }
+  return { ok: false, reason: 'empty' };
 }
 
 /**
@@ -129,8 +131,7 @@ function blockedTenants(context: QueueContext, holding: readonly HoldingRow[]): 
   const blocked = new Set<string>();
   for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0) blocked.add(tenant);
   // Own keys only: a tenant called "constructor" must not find Object.prototype's member as its limit.
-  const limitOf = (tenant: string): number => (Object.hasOwn(tenantLimits, tenant) ? (tenantLimits[tenant] as number) : perTenantLimit);
-  for (const [tenant, n] of occupied) if (n >= limitOf(tenant)) blocked.add(tenant);
+  for (const [tenant, n] of occupied) if (n >= (Object.hasOwn(tenantLimits, tenant) ? (tenantLimits[tenant] as number) : perTenantLimit)) blocked.add(tenant);
   return blocked;
 }
 
@@ -155,7 +156,9 @@ function* expireOverdue(context: QueueContext, tx: StoreTx, holding: readonly Ho
 
 /** expireLeases(): the same expiry, for a supervisor or sweeper that does not claim. */
 export function expireLeases(context: QueueContext): Promise<number> {
-  return write(context, 'expireLeases', function* (tx, at) {
-    return yield* expireOverdue(context, tx, yield* tx.overdueLeases(at), at);
-  });
+  return write(context, 'expireLeases', (tx, at) => expireLeasesIn(context, tx, at));
+}
+
+function* expireLeasesIn(context: QueueContext, tx: StoreTx, at: number): Step<number> {
+  return yield* expireOverdue(context, tx, yield* tx.overdueLeases(at), at);
 }

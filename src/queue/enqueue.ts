@@ -11,18 +11,20 @@ class QueueFull extends Error {}
  * Q1-Q3, Q14 at enqueue. The insert goes first and the unique key decides duplicates (never
  * check-then-insert); a queue_full rolls the insert back to its savepoint and records the rejection.
  */
-export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {
+export function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {
   const checked = validateEnqueue(request, context.config);
-  if (!checked.ok) return { ok: false, error: 'invalid_input', field: checked.field, message: checked.message };
+  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });
   const task = checked.value;
-  return write(context, 'enqueue', function* (tx, at): Step<EnqueueResult> {
-    // Q1 before Q14: a resend of a stored task is a duplicate (or a conflict) even once its deadline passed.
-    if (task.deadline !== null && task.deadline <= at && (yield* tx.taskByKey(task.tenant, task.topic, task.version)) === undefined) {
-      yield* tx.insertRejection(task.tenant, task.topic, task.version, 'expired', at);
-      return { ok: false, error: 'expired', message: `deadline ${task.deadline} is not after now (${at})` };
-    }
-    return yield* insertOrExplain(context, tx, task, at);
-  });
+  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));
+}
+
+function* enqueueIn(context: QueueContext, tx: StoreTx, at: number, task: ValidEnqueue): Step<EnqueueResult> {
+  // Q1 before Q14: a resend of a stored task is a duplicate (or a conflict) even once its deadline passed.
+  if (task.deadline !== null && task.deadline <= at && (yield* tx.taskByKey(task.tenant, task.topic, task.version)) === undefined) {
+    yield* tx.insertRejection(task.tenant, task.topic, task.version, 'expired', at);
+    return { ok: false, error: 'expired', message: `deadline ${task.deadline} is not after now (${at})` };
+  }
+  return yield* insertOrExplain(context, tx, task, at);
 }
 
 function* insertOrExplain(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: number): Step<EnqueueResult> {

@@ -8,6 +8,7 @@ import {
   FATAL_ERROR_CLASSES,
   RETRYABLE_ERROR_CLASSES,
   type AppendEventResult,
+  type ErrorClass,
   type CompleteResult,
   type FailResult,
   type FailureReport,
@@ -23,14 +24,16 @@ import {
  */
 
 /** Q9: renews the lease to now + leaseMs; tells the worker whether a cancel was requested (Q13). */
-export async function heartbeat(context: QueueContext, taskId: number, workerId: string, generation: number): Promise<HeartbeatResult> {
+export function heartbeat(context: QueueContext, taskId: number, workerId: string, generation: number): Promise<HeartbeatResult> {
   const who = holder(taskId, workerId, generation);
-  return write(context, 'heartbeat', function* (tx, at): Step<HeartbeatResult> {
-    const leaseUntil = at + context.config.leaseMs;
-    const renewed = yield* tx.heartbeat(fence(who, at), leaseUntil);
-    if (renewed === undefined) return STALE_LEASE;
-    return { ok: true, leaseUntil, cancelRequested: renewed.cancelRequested };
-  });
+  return write(context, 'heartbeat', (tx, at) => heartbeatIn(context, tx, at, who));
+}
+
+function* heartbeatIn(context: QueueContext, tx: StoreTx, at: number, who: Holder): Step<HeartbeatResult> {
+  const leaseUntil = at + context.config.leaseMs;
+  const renewed = yield* tx.heartbeat(fence(who, at), leaseUntil);
+  if (renewed === undefined) return STALE_LEASE;
+  return { ok: true, leaseUntil, cancelRequested: renewed.cancelRequested };
 }
 
 /**
@@ -38,66 +41,70 @@ export async function heartbeat(context: QueueContext, taskId: number, workerId:
  * `stale_input`. Q14: past the deadline the result is not committed and the task ends `expired`.
  * Q13: if a cancel was requested but this commit came first, completion wins and the event says so.
  */
-export async function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): Promise<CompleteResult> {
+export function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): Promise<CompleteResult> {
   const who = holder(taskId, workerId, generation);
   const resultJson = serialise(result);
-  return write(context, 'complete', function* (tx, at): Step<CompleteResult> {
-    const row = yield* tx.completingRow(who.taskId);
-    if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
-    if (row.deadline !== null && row.deadline <= at) {
-      yield* endAsHolder(context, tx, row, who, at, 'complete', 'expired', { when: 'complete', deadline: row.deadline }, {});
-      return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
-    }
-    const outcome = (yield* tx.newerVersionExists(row.tenant, row.topic, row.version)) ? 'stale_input' : 'done';
-    // R4: the hold settles here, in the statement that ends the run. A hold is closed already only if
-    // it was released while the run sat uncertain past holdTtlMs; then this run ends without a second
-    // settlement.
-    yield* transition(
-      context,
-      tx,
-      at,
-      { by: 'holder', event: 'complete', row, fence: fence(who, at), to: 'done', result: resultJson, outcome },
-      { outcome, workerId: who.workerId, generation: who.generation, cancelRequested: row.cancel_requested === 1 },
-      'completed',
-    );
-    return { ok: true, outcome };
-  });
+  return write(context, 'complete', (tx, at) => completeIn(context, tx, at, who, resultJson));
+}
+
+function* completeIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, resultJson: string): Step<CompleteResult> {
+  const row = yield* tx.completingRow(who.taskId);
+  if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
+  if (row.deadline !== null && row.deadline <= at) {
+    yield* endAsHolder(context, tx, row, who, at, 'complete', 'expired', { when: 'complete', deadline: row.deadline }, {});
+    return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
+  }
+  const outcome = (yield* tx.newerVersionExists(row.tenant, row.topic, row.version)) ? 'stale_input' : 'done';
+  // R4: the hold settles here, in the statement that ends the run. A hold is closed already only if
+  // it was released while the run sat uncertain past holdTtlMs; then this run ends without a second
+  // settlement.
+  yield* transition(
+    context,
+    tx,
+    at,
+    { by: 'holder', event: 'complete', row, fence: fence(who, at), to: 'done', result: resultJson, outcome },
+    { outcome, workerId: who.workerId, generation: who.generation, cancelRequested: row.cancel_requested === 1 },
+    'completed',
+  );
+  return { ok: true, outcome };
 }
 
 /**
  * Q16: a retryable failure goes back to ready after a jittered exponential backoff, while attempts,
  * deliveries and retry age allow; anything else ends failed. A pending cancel wins over a retry.
  */
-export async function fail(context: QueueContext, taskId: number, workerId: string, generation: number, failure: FailureReport): Promise<FailResult> {
+export function fail(context: QueueContext, taskId: number, workerId: string, generation: number, failure: FailureReport): Promise<FailResult> {
   const who = holder(taskId, workerId, generation);
   const errorClass = failure?.errorClass;
   const retryable = (RETRYABLE_ERROR_CLASSES as readonly string[]).includes(errorClass);
   if (!retryable && !(FATAL_ERROR_CLASSES as readonly string[]).includes(errorClass)) {
-    return {
+    return Promise.resolve({
       ok: false,
       error: 'invalid_input',
       field: 'errorClass',
       message: `errorClass must be one of ${[...RETRYABLE_ERROR_CLASSES, ...FATAL_ERROR_CLASSES].join(', ')}; got ${String(errorClass)}`,
-    };
+    });
   }
   const message = typeof failure.message === 'string' ? failure.message : String(failure.message ?? '');
-  return write(context, 'fail', function* (tx, at): Step<FailResult> {
-    const row = yield* tx.completingRow(who.taskId);
-    if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
-    const recorded = { errorClass, errorMessage: message };
-    if (row.cancel_requested === 1) {
-      yield* endAsHolder(context, tx, row, who, at, 'fail', 'cancelled', { errorClass, message }, { outcome: 'cancelled', ...recorded });
-      return { ok: true, next: 'cancelled' };
-    }
-    const decision = retryDecision(context, row, retryable, at);
-    if (decision.retry) {
-      const notBefore = at + decision.backoffMs;
-      yield* endAsHolder(context, tx, row, who, at, 'fail', 'ready', { errorClass, message, backoffMs: decision.backoffMs, attempt: row.attempts }, { ...recorded, notBefore });
-      return { ok: true, next: 'retry', notBefore };
-    }
-    yield* endAsHolder(context, tx, row, who, at, 'fail', 'failed', { errorClass, message, reason: decision.reason }, recorded);
-    return { ok: true, next: 'failed' };
-  });
+  return write(context, 'fail', (tx, at) => failIn(context, tx, at, who, { errorClass, message, retryable }));
+}
+
+function* failIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, { errorClass, message, retryable }: { errorClass: ErrorClass; message: string; retryable: boolean }): Step<FailResult> {
+  const row = yield* tx.completingRow(who.taskId);
+  if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
+  const recorded = { errorClass, errorMessage: message };
+  if (row.cancel_requested === 1) {
+    yield* endAsHolder(context, tx, row, who, at, 'fail', 'cancelled', { errorClass, message }, { outcome: 'cancelled', ...recorded });
+    return { ok: true, next: 'cancelled' };
+  }
+  const decision = retryDecision(context, row, retryable, at);
+  if (decision.retry) {
+    const notBefore = at + decision.backoffMs;
+    yield* endAsHolder(context, tx, row, who, at, 'fail', 'ready', { errorClass, message, backoffMs: decision.backoffMs, attempt: row.attempts }, { ...recorded, notBefore });
+    return { ok: true, next: 'retry', notBefore };
+  }
+  yield* endAsHolder(context, tx, row, who, at, 'fail', 'failed', { errorClass, message, reason: decision.reason }, recorded);
+  return { ok: true, next: 'failed' };
 }
 
 function retryDecision(context: QueueContext, row: CompletingRow, retryable: boolean, at: number) {
@@ -113,7 +120,7 @@ function retryDecision(context: QueueContext, row: CompletingRow, retryable: boo
 }
 
 /** A fenced event from the lease holder (Q8), e.g. a tool call it made. */
-export async function appendEvent(
+export function appendEvent(
   context: QueueContext,
   taskId: number,
   workerId: string,
@@ -124,30 +131,34 @@ export async function appendEvent(
   const who = holder(taskId, workerId, generation);
   if (typeof type !== 'string' || type === '') throw new InputError('type', 'expected a non-empty string');
   const dataJson = serialise(data, 'data');
-  return write(context, 'appendEvent', function* (tx, at): Step<AppendEventResult> {
-    const seq = yield* tx.bumpEventSeqFenced(fence(who, at));
-    if (seq === undefined) return STALE_LEASE;
-    yield* tx.insertEvent(who.taskId, seq, type, at, dataJson, who.workerId, who.generation);
-    return { ok: true, seq };
-  });
+  return write(context, 'appendEvent', (tx, at) => appendEventIn(tx, at, who, type, dataJson));
+}
+
+function* appendEventIn(tx: StoreTx, at: number, who: Holder, type: string, dataJson: string): Step<AppendEventResult> {
+  const seq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  if (seq === undefined) return STALE_LEASE;
+  yield* tx.insertEvent(who.taskId, seq, type, at, dataJson, who.workerId, who.generation);
+  return { ok: true, seq };
 }
 
 /** Q13: the holder saw cancelRequested at a step boundary and ends the run cancelled. */
-export async function acknowledgeCancel(
+export function acknowledgeCancel(
   context: QueueContext,
   taskId: number,
   workerId: string,
   generation: number,
 ): Promise<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
   const who = holder(taskId, workerId, generation);
-  return write(context, 'acknowledgeCancel', function* (tx, at): Step<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
-    const row = yield* tx.completingRow(who.taskId);
-    if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
-    // Q13: a run ends cancelled only because someone asked; the request is what was persisted.
-    if (row.cancel_requested !== 1) return { ok: false, error: 'not_requested', message: `task ${who.taskId} has no cancel request` };
-    yield* endAsHolder(context, tx, row, who, at, 'cancel', 'cancelled', { source: 'worker' }, { outcome: 'cancelled' });
-    return { ok: true };
-  });
+  return write(context, 'acknowledgeCancel', (tx, at) => acknowledgeCancelIn(context, tx, at, who));
+}
+
+function* acknowledgeCancelIn(context: QueueContext, tx: StoreTx, at: number, who: Holder): Step<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
+  const row = yield* tx.completingRow(who.taskId);
+  if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
+  // Q13: a run ends cancelled only because someone asked; the request is what was persisted.
+  if (row.cancel_requested !== 1) return { ok: false, error: 'not_requested', message: `task ${who.taskId} has no cancel request` };
+  yield* endAsHolder(context, tx, row, who, at, 'cancel', 'cancelled', { source: 'worker' }, { outcome: 'cancelled' });
+  return { ok: true };
 }
 
 interface HolderFields {

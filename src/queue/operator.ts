@@ -1,4 +1,4 @@
-import type { Step } from '../store/store.ts';
+import type { Step, StoreTx } from '../store/store.ts';
 import { emit, requireGeneration, requireTaskId, write, type QueueContext } from './context.ts';
 import { isTerminal } from './states.ts';
 import { transition } from './transition.ts';
@@ -12,39 +12,41 @@ const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
  * The task goes back to ready for another attempt, or ends failed once attempts or deliveries are
  * spent; a pending cancel or a passed deadline ends it there instead.
  */
-export async function confirmStopped(context: QueueContext, taskIdArgument: number, generationArgument: number, source: string): Promise<ConfirmStoppedResult> {
+export function confirmStopped(context: QueueContext, taskIdArgument: number, generationArgument: number, source: string): Promise<ConfirmStoppedResult> {
   const taskId = requireTaskId(taskIdArgument);
   const generation = requireGeneration(generationArgument);
   if (typeof source !== 'string' || source.trim() === '' || UNTRUSTED_SOURCES.test(source)) {
-    return {
+    return Promise.resolve({
       ok: false,
       error: 'invalid_input',
       message: `source must name the trusted execution layer (e.g. 'supervisor', 'operator'), got ${JSON.stringify(source)}`,
-    };
+    });
   }
-  return write(context, 'confirmStopped', function* (tx, at): Step<ConfirmStoppedResult> {
-    const { config } = context;
-    const row = yield* tx.taskById(taskId);
-    if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
-    if (row.state !== 'uncertain') return { ok: false, error: 'not_uncertain', message: `task ${taskId} is ${row.state}` };
-    if (row.generation !== generation) {
-      return { ok: false, error: 'stale_generation', message: `task ${taskId} is at generation ${row.generation}, not ${generation}` };
-    }
-    let next: 'ready' | 'failed' | 'cancelled' | 'expired' = 'ready';
-    let reason = 'stopped';
-    if (row.cancel_requested === 1) next = 'cancelled';
-    else if (row.deadline !== null && row.deadline <= at) next = 'expired';
-    else if (row.attempts >= config.maxAttempts) [next, reason] = ['failed', 'attempts_exhausted'];
-    else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];
-    yield* transition(
-      context,
-      tx,
-      at,
-      { by: 'other', event: 'confirmStopped', row, to: next, outcome: next === 'cancelled' ? 'cancelled' : null },
-      { source, generation, reason },
-    );
-    return { ok: true, next };
-  });
+  return write(context, 'confirmStopped', (tx, at) => confirmStoppedIn(context, tx, at, taskId, generation, source));
+}
+
+function* confirmStoppedIn(context: QueueContext, tx: StoreTx, at: number, taskId: number, generation: number, source: string): Step<ConfirmStoppedResult> {
+  const { config } = context;
+  const row = yield* tx.taskById(taskId);
+  if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
+  if (row.state !== 'uncertain') return { ok: false, error: 'not_uncertain', message: `task ${taskId} is ${row.state}` };
+  if (row.generation !== generation) {
+    return { ok: false, error: 'stale_generation', message: `task ${taskId} is at generation ${row.generation}, not ${generation}` };
+  }
+  let next: 'ready' | 'failed' | 'cancelled' | 'expired' = 'ready';
+  let reason = 'stopped';
+  if (row.cancel_requested === 1) next = 'cancelled';
+  else if (row.deadline !== null && row.deadline <= at) next = 'expired';
+  else if (row.attempts >= config.maxAttempts) [next, reason] = ['failed', 'attempts_exhausted'];
+  else if (row.deliveries >= config.maxDeliveries) [next, reason] = ['failed', 'deliveries_exhausted'];
+  yield* transition(
+    context,
+    tx,
+    at,
+    { by: 'other', event: 'confirmStopped', row, to: next, outcome: next === 'cancelled' ? 'cancelled' : null },
+    { source, generation, reason },
+  );
+  return { ok: true, next };
 }
 
 /**
@@ -52,19 +54,21 @@ export async function confirmStopped(context: QueueContext, taskIdArgument: numb
  * which the holder sees at its next step boundary (or confirmStopped applies). A task that already
  * ended is not changed and the caller is told which state won.
  */
-export async function cancel(context: QueueContext, taskIdArgument: number): Promise<CancelResult> {
+export function cancel(context: QueueContext, taskIdArgument: number): Promise<CancelResult> {
   const taskId = requireTaskId(taskIdArgument);
-  return write(context, 'cancel', function* (tx, at): Step<CancelResult> {
-    const row = yield* tx.taskById(taskId);
-    if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
-    const { state } = row;
-    if (isTerminal(state)) return { ok: false, error: 'already_terminal', state, message: `task ${taskId} already ended ${state}` };
-    if (state === 'ready') {
-      yield* transition(context, tx, at, { by: 'other', event: 'cancel', row, to: 'cancelled', outcome: 'cancelled' }, { source: 'cancel' });
-      return { ok: true, state: 'cancelled' };
-    }
-    const seq = yield* tx.requestCancel(taskId);
-    if (seq !== undefined) yield* emit(tx, taskId, seq, 'cancel_requested', at, { state });
-    return { ok: true, state: 'cancel_requested' };
-  });
+  return write(context, 'cancel', (tx, at) => cancelIn(context, tx, at, taskId));
+}
+
+function* cancelIn(context: QueueContext, tx: StoreTx, at: number, taskId: number): Step<CancelResult> {
+  const row = yield* tx.taskById(taskId);
+  if (row === undefined) return { ok: false, error: 'not_found', message: `no task ${taskId}` };
+  const { state } = row;
+  if (isTerminal(state)) return { ok: false, error: 'already_terminal', state, message: `task ${taskId} already ended ${state}` };
+  if (state === 'ready') {
+    yield* transition(context, tx, at, { by: 'other', event: 'cancel', row, to: 'cancelled', outcome: 'cancelled' }, { source: 'cancel' });
+    return { ok: true, state: 'cancelled' };
+  }
+  const seq = yield* tx.requestCancel(taskId);
+  if (seq !== undefined) yield* emit(tx, taskId, seq, 'cancel_requested', at, { state });
+  return { ok: true, state: 'cancel_requested' };
 }

@@ -58,15 +58,16 @@ describe('the state machine table', () => {
   // that rebuilds the table again, never an edit of migration 5 (store/migrations.ts).
   it('derives the schema CHECK from the states and their row rules (pinned: changing it needs a new migration)', () => {
     expect(stateCheckSql()).toBe(
-      "CHECK (CASE state WHEN 'ready' THEN (lease_until IS NULL) " +
-        "WHEN 'running' THEN (worker_id IS NOT NULL AND lease_until IS NOT NULL AND generation >= 1 AND claimed_at IS NOT NULL) " +
-        "WHEN 'uncertain' THEN (worker_id IS NOT NULL AND lease_until IS NOT NULL AND generation >= 1) " +
-        "WHEN 'done' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held') AND result IS NOT NULL AND outcome IS NOT NULL) " +
-        "WHEN 'failed' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
-        "WHEN 'superseded' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
-        "WHEN 'cancelled' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
-        "WHEN 'expired' THEN (finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
-        'ELSE FALSE END)',
+      "CONSTRAINT task_state_machine CHECK (CASE state WHEN 'ready' THEN (TRUE) " +
+        "WHEN 'running' THEN (worker_id IS NOT NULL AND generation >= 1 AND claimed_at IS NOT NULL) " +
+        "WHEN 'uncertain' THEN (worker_id IS NOT NULL AND generation >= 1) " +
+        "WHEN 'done' THEN (finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held') AND result IS NOT NULL AND outcome IS NOT NULL) " +
+        "WHEN 'failed' THEN (finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        "WHEN 'superseded' THEN (finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        "WHEN 'cancelled' THEN (finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        "WHEN 'expired' THEN (finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held')) " +
+        'ELSE FALSE END),\n        ' +
+        "CONSTRAINT task_lease CHECK ((lease_until IS NOT NULL) = (state IN ('running', 'uncertain')))",
     );
     expect(Object.keys(ROW_RULES)).toEqual([...STATES]);
   });
@@ -92,13 +93,14 @@ describe('the schema refuses rows the state machine forbids (migration 5)', () =
     ['a done task without its result', `UPDATE tasks SET state = 'done', lease_until = NULL, finished_at = 1, outcome = 'done' WHERE state = 'running'`],
     ['an ended task that still holds its credits', `UPDATE tasks SET state = 'failed', lease_until = NULL, finished_at = 1 WHERE state = 'running'`],
     ['an ended task with no end time', `UPDATE tasks SET state = 'cancelled', hold_state = 'released' WHERE state = 'ready'`],
+    ['an ended task that still holds a lease', `UPDATE tasks SET state = 'done', finished_at = 1, result = 'null', outcome = 'done', hold_state = 'released' WHERE state = 'running'`],
     ['a state the machine does not have', `UPDATE tasks SET state = 'paused' WHERE state = 'ready'`],
   ];
 
   it.each(forbidden)('refuses %s', async (_name, sql) => {
     const { db, queue } = await queueWithRows();
     const before = db.prepare('SELECT * FROM tasks ORDER BY id').all();
-    expect(() => db.exec(sql)).toThrow(/CHECK constraint failed: task_state_machine/);
+    expect(() => db.exec(sql)).toThrow(/CHECK constraint failed: task_(state_machine|lease)/);
     expect(db.prepare('SELECT * FROM tasks ORDER BY id').all()).toEqual(before);
     await queue.close();
     db.close();
@@ -143,10 +145,13 @@ describe('nothing but transition() writes tasks.state', () => {
     const names = [...statements.matchAll(/^\s{4}(\w+): p\(`(?:UPDATE\s+tasks\s+SET[^`]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\()/gm)].map((match) => match[1]!);
     expect(names.sort()).toEqual(['claimTask', 'completeTask', 'completeTaskHoldClosed', 'insertEndedTask', 'insertTask', 'leaveRunning', 'leaveRunningClosingHold', 'moveTask', 'moveTaskClosingHold']);
     const body = (method: string) => {
-      const start = statements.indexOf(`  *${method}(`);
+      const start = statements.search(new RegExp(`^  (?:private )?\\*?${method}\\(`, 'm'));
+      expect(start, method).toBeGreaterThan(0);
       return statements.slice(start, statements.indexOf('\n  }\n', start));
     };
-    const runners = `${body('writeState')}\n${body('insertTask')}`;
+    // writeState hands the change to stateWrite; insertTask runs its two inserts itself.
+    expect(body('writeState')).toContain('this.stateWrite(change)');
+    const runners = `${body('stateWrite')}\n${body('insertTask')}`;
     for (const name of names) {
       const uses = [...statements.matchAll(new RegExp(`\\bs(?:\\.s)?\\.${name}\\b|this\\.s\\.${name}\\b`, 'g'))].length;
       expect(uses, `${name} is run outside writeState/insertTask`).toBe([...runners.matchAll(new RegExp(`\\.${name}\\b`, 'g'))].length);

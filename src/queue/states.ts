@@ -143,15 +143,15 @@ export function edgeFor(taskId: number, event: TransitionEvent, from: TaskState 
 /**
  * What a stored row must look like in each state, as SQL over the tasks table. The schema's CHECK is
  * built from these (and the state list), so a half-done transition can never be stored: a running or
- * uncertain task always names its worker, its lease and a generation of at least 1 (Q7, Q8, Q10); a
- * ready task holds no lease; a task that ended has finished_at, no lease, and a hold that is no longer
- * held (R4: every end closes its hold in the same transaction); a done task has its result (Q12).
- * Conditions are written so that PostgreSQL reads them the same way.
+ * uncertain task always names its worker and a generation of at least 1 (Q7, Q8, Q10); a task that
+ * ended has finished_at and a hold that is no longer held (R4: every end closes its hold in the same
+ * transaction); a done task has its result (Q12). Conditions are written so that PostgreSQL reads them
+ * the same way.
  */
 export const ROW_RULES: Readonly<Record<TaskState, string>> = {
-  ready: 'lease_until IS NULL',
-  running: 'worker_id IS NOT NULL AND lease_until IS NOT NULL AND generation >= 1 AND claimed_at IS NOT NULL',
-  uncertain: 'worker_id IS NOT NULL AND lease_until IS NOT NULL AND generation >= 1',
+  ready: 'TRUE',
+  running: 'worker_id IS NOT NULL AND generation >= 1 AND claimed_at IS NOT NULL',
+  uncertain: 'worker_id IS NOT NULL AND generation >= 1',
   done: `${endedRule()} AND result IS NOT NULL AND outcome IS NOT NULL`,
   failed: endedRule(),
   superseded: endedRule(),
@@ -160,13 +160,21 @@ export const ROW_RULES: Readonly<Record<TaskState, string>> = {
 };
 
 function endedRule(): string {
-  return `finished_at IS NOT NULL AND lease_until IS NULL AND (hold_state IS NULL OR hold_state <> 'held')`;
+  return `finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held')`;
 }
 
-/** The CHECK constraint the tasks table carries (store/migrations.ts, migration 5). */
+/**
+ * Q8, Q10: a task holds a lease exactly while it holds a slot (the occupying states). A rule of its own:
+ * SQLite checks a constraint only when a column it names changes, and a heartbeat changes the lease
+ * alone, so it pays for this one comparison and not for every state's rules.
+ */
+export const LEASE_RULE = `(lease_until IS NOT NULL) = (state IN (${OCCUPYING_STATES.map((state) => `'${state}'`).join(', ')}))`;
+
+/** The CHECK constraints the tasks table carries (store/migrations.ts, migration 5). */
 export function stateCheckSql(): string {
   const cases = STATES.map((state) => `WHEN '${state}' THEN (${ROW_RULES[state]})`).join(' ');
-  return `CHECK (CASE state ${cases} ELSE FALSE END)`;
+  return `CONSTRAINT task_state_machine CHECK (CASE state ${cases} ELSE FALSE END),
+        CONSTRAINT task_lease CHECK (${LEASE_RULE})`;
 }
 
 // The table is checked once, when this module loads: a mistake in it is a bug that must not ship.

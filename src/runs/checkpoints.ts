@@ -1,7 +1,7 @@
-import { STALE_LEASE, emit, fence, holder, read, requireTaskId, write, type QueueContext } from '../queue/context.ts';
+import { STALE_LEASE, emit, fence, holder, read, requireTaskId, write, type QueueContext, type Holder } from '../queue/context.ts';
 import { InputError } from '../queue/errors.ts';
 import type { Checkpoint, CheckpointResult, CheckpointWrite, Usage } from '../queue/types.ts';
-import type { Step } from '../store/store.ts';
+import type { Step, StoreTx } from '../store/store.ts';
 
 /**
  * R1: a fenced checkpoint write (Q8). A after the model decision, B after all tool results of the step.
@@ -9,7 +9,7 @@ import type { Step } from '../store/store.ts';
  * Usage is cumulative for the run and accumulates only here (R4), so settlement charges what was
  * checkpointed and never a model call whose answer was lost with its worker.
  */
-export async function writeCheckpoint(
+export function writeCheckpoint(
   context: QueueContext,
   taskIdArgument: number,
   workerIdArgument: string,
@@ -27,24 +27,26 @@ export async function writeCheckpoint(
   } catch (error) {
     throw new InputError('state', `is not JSON-serialisable: ${(error as Error).message}`);
   }
-  return write(context, 'checkpoint', function* (tx, at): Step<CheckpointResult> {
-    const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
-    if (eventSeq === undefined) return STALE_LEASE;
-    const seq = yield* tx.insertCheckpoint({
-      id: who.taskId,
-      generation: who.generation,
-      kind: checkpoint.kind,
-      step: checkpoint.step,
-      state: stateJson,
-      usage: JSON.stringify(usage),
-      now: at,
-      eventSeq,
-      // B is always safe to resume from; A only if the writer says its pending calls are safe to repeat.
-      requeueSafe: checkpoint.kind === 'B' || checkpoint.requeueSafe === true ? 1 : 0,
-    });
-    yield* emit(tx, who.taskId, eventSeq, 'checkpoint', at, { kind: checkpoint.kind, step: checkpoint.step, checkpointSeq: seq, generation: who.generation, usage }, who);
-    return { ok: true, seq, eventSeq };
+  return write(context, 'checkpoint', (tx, at) => checkpointIn(tx, at, who, checkpoint, stateJson, usage));
+}
+
+function* checkpointIn(tx: StoreTx, at: number, who: Holder, checkpoint: CheckpointWrite, stateJson: string, usage: Usage): Step<CheckpointResult> {
+  const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  if (eventSeq === undefined) return STALE_LEASE;
+  const seq = yield* tx.insertCheckpoint({
+    id: who.taskId,
+    generation: who.generation,
+    kind: checkpoint.kind,
+    step: checkpoint.step,
+    state: stateJson,
+    usage: JSON.stringify(usage),
+    now: at,
+    eventSeq,
+    // B is always safe to resume from; A only if the writer says its pending calls are safe to repeat.
+    requeueSafe: checkpoint.kind === 'B' || checkpoint.requeueSafe === true ? 1 : 0,
   });
+  yield* emit(tx, who.taskId, eventSeq, 'checkpoint', at, { kind: checkpoint.kind, step: checkpoint.step, checkpointSeq: seq, generation: who.generation, usage }, who);
+  return { ok: true, seq, eventSeq };
 }
 
 /** R2: the newest checkpoint of a run, whichever generation wrote it. */

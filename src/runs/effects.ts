@@ -1,8 +1,8 @@
 import { canonicalJson } from '../canonical-json.ts';
-import { STALE_LEASE, emit, fence, holder, read, write, type QueueContext } from '../queue/context.ts';
+import { STALE_LEASE, emit, fence, holder, read, write, type QueueContext, type Holder } from '../queue/context.ts';
 import { InputError, InvariantError } from '../queue/errors.ts';
 import type { EffectRecord, EffectRecordResult, EffectView } from '../queue/types.ts';
-import type { Step } from '../store/store.ts';
+import type { Step, StoreTx } from '../store/store.ts';
 
 /** R3: the first recorded result of an effect, if any; a takeover asks before acting again. */
 export async function effectResult(context: QueueContext, requestKey: string): Promise<unknown | undefined> {
@@ -15,7 +15,7 @@ export async function effectResult(context: QueueContext, requestKey: string): P
  * R3: records an effect's result under its request key, fenced (Q8) so a zombie cannot write the
  * ledger. The unique key makes a repeat return the first result instead of a second row.
  */
-export async function recordEffect(
+export function recordEffect(
   context: QueueContext,
   taskIdArgument: number,
   workerIdArgument: string,
@@ -31,17 +31,19 @@ export async function recordEffect(
   } catch (error) {
     throw new InputError('result', `is not JSON-serialisable: ${(error as Error).message}`);
   }
-  return write(context, 'recordEffect', function* (tx, at): Step<EffectRecordResult> {
-    const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
-    if (eventSeq === undefined) return STALE_LEASE;
-    const task = yield* tx.taskById(who.taskId);
-    if (task === undefined) throw new InvariantError(`task ${who.taskId} passed its fence but has no row`);
-    const inserted = yield* tx.insertEffect({ requestKey: effect.requestKey, id: who.taskId, tenant: task.tenant, action: effect.action, generation: who.generation, result: resultJson, now: at });
-    const first = yield* tx.effectByKey(effect.requestKey);
-    if (first === undefined) throw new InvariantError(`effect ${effect.requestKey} was recorded but cannot be read back`);
-    yield* emit(tx, who.taskId, eventSeq, 'effect_recorded', at, { requestKey: effect.requestKey, action: effect.action, repeated: !inserted }, who);
-    return { ok: true, repeated: !inserted, result: JSON.parse(first.result) };
-  });
+  return write(context, 'recordEffect', (tx, at) => recordEffectIn(tx, at, who, effect, resultJson));
+}
+
+function* recordEffectIn(tx: StoreTx, at: number, who: Holder, effect: EffectRecord, resultJson: string): Step<EffectRecordResult> {
+  const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  if (eventSeq === undefined) return STALE_LEASE;
+  const task = yield* tx.taskById(who.taskId);
+  if (task === undefined) throw new InvariantError(`task ${who.taskId} passed its fence but has no row`);
+  const inserted = yield* tx.insertEffect({ requestKey: effect.requestKey, id: who.taskId, tenant: task.tenant, action: effect.action, generation: who.generation, result: resultJson, now: at });
+  const first = yield* tx.effectByKey(effect.requestKey);
+  if (first === undefined) throw new InvariantError(`effect ${effect.requestKey} was recorded but cannot be read back`);
+  yield* emit(tx, who.taskId, eventSeq, 'effect_recorded', at, { requestKey: effect.requestKey, action: effect.action, repeated: !inserted }, who);
+  return { ok: true, repeated: !inserted, result: JSON.parse(first.result) };
 }
 
 export async function listEffects(context: QueueContext): Promise<EffectView[]> {

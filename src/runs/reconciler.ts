@@ -12,27 +12,29 @@ import type { Step, StoreTx } from '../store/store.ts';
  * write of the old generation either way. Also releases holds left without a live run (R4).
  */
 export function reconcile(context: QueueContext): Promise<{ requeued: number; releasedHolds: number }> {
-  return write(context, 'reconcile', function* (tx, at) {
-    let requeued = 0;
-    const { config } = context;
-    if (config.reconciliation === 'auto') {
-      for (const row of yield* tx.tasksInState('uncertain')) {
-        if (row.lease_until === null || row.lease_until + config.graceMs > at) continue;
-        const checkpoint = yield* tx.lastCheckpointFlags(row.id);
-        if (checkpoint === undefined || (checkpoint.kind === 'A' && checkpoint.requeue_safe !== 1)) continue;
-        const exhausted = row.attempts >= config.maxAttempts || row.deliveries >= config.maxDeliveries;
-        if (row.cancel_requested === 1) {
-          yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'cancelled', outcome: 'cancelled' }, { decision: 'cancel', reason: 'cancel_requested' });
-        } else if (exhausted) {
-          yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'failed' }, { decision: 'fail', reason: 'attempts_exhausted' });
-        } else {
-          yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'ready' }, { decision: 'requeue', checkpointKind: checkpoint.kind, generation: row.generation });
-        }
-        requeued++;
+  return write(context, 'reconcile', (tx, at) => reconcileIn(context, tx, at));
+}
+
+function* reconcileIn(context: QueueContext, tx: StoreTx, at: number): Step<{ requeued: number; releasedHolds: number }> {
+  let requeued = 0;
+  const { config } = context;
+  if (config.reconciliation === 'auto') {
+    for (const row of yield* tx.tasksInState('uncertain')) {
+      if (row.lease_until === null || row.lease_until + config.graceMs > at) continue;
+      const checkpoint = yield* tx.lastCheckpointFlags(row.id);
+      if (checkpoint === undefined || (checkpoint.kind === 'A' && checkpoint.requeue_safe !== 1)) continue;
+      const exhausted = row.attempts >= config.maxAttempts || row.deliveries >= config.maxDeliveries;
+      if (row.cancel_requested === 1) {
+        yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'cancelled', outcome: 'cancelled' }, { decision: 'cancel', reason: 'cancel_requested' });
+      } else if (exhausted) {
+        yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'failed' }, { decision: 'fail', reason: 'attempts_exhausted' });
+      } else {
+        yield* transition(context, tx, at, { by: 'other', event: 'reconcile', row, to: 'ready' }, { decision: 'requeue', checkpointKind: checkpoint.kind, generation: row.generation });
       }
+      requeued++;
     }
-    return { requeued, releasedHolds: yield* releaseStaleHolds(context, tx, at) };
-  });
+  }
+  return { requeued, releasedHolds: yield* releaseStaleHolds(context, tx, at) };
 }
 
 /**

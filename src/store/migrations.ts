@@ -2,8 +2,9 @@ import type { Database } from 'better-sqlite3';
 import { stateCheckSql } from '../queue/states.ts';
 
 /**
- * Versioned migrations (Q18). Each runs once, inside the transaction that records it, so a crash
- * half-way leaves the previous version intact and opening a database any number of times is safe.
+ * Versioned migrations (Q18). Each runs once, inside the transaction that records it (all pending
+ * versions share one), so a crash half-way leaves the database as it was and opening a database any
+ * number of times is safe.
  * Append new versions; never edit one that has shipped.
  */
 interface Migration {
@@ -214,7 +215,7 @@ const MIGRATIONS: readonly Migration[] = [
         hold_reason TEXT,
         hold_closed_at INTEGER,
         UNIQUE (tenant, topic, version),
-        CONSTRAINT task_state_machine ${stateCheckSql()}
+        ${stateCheckSql()}
       );
       INSERT INTO tasks_v5 SELECT id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
         state, generation, attempts, deliveries, worker_id, lease_until, enqueued_at, not_before, first_claimed_at,
@@ -238,14 +239,16 @@ export function migrate(db: Database, now: number): number {
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
   const appliedVersion = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-  for (const migration of MIGRATIONS) {
-    // Re-read inside an immediate transaction: another process may have migrated meanwhile.
-    db.transaction(() => {
-      const current = (appliedVersion.get() as { v: number }).v;
-      if (current >= migration.version) return;
+  // Every pending version in one immediate transaction, the version re-read inside it (another process
+  // may have migrated meanwhile): a crash half-way leaves the database as it was, and a fresh database
+  // pays for one commit, not one per version.
+  db.transaction(() => {
+    const current = (appliedVersion.get() as { v: number }).v;
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
       db.exec(migration.sql);
       record.run(migration.version, migration.name, now);
-    }).immediate();
-  }
+    }
+  }).immediate();
   return (appliedVersion.get() as { v: number }).v;
 }

@@ -57,8 +57,13 @@ export class SqliteStore implements Store {
    * for the lock; on top of that a bounded number of retries (Q18). When they are spent the caller gets
    * a BusyError; the transaction was rolled back, so nothing was half-written.
    */
-  async write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
-    return this.writeNow(operation, readClock, body);
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+    // One settled promise and nothing more: the transaction has run by the time the caller gets it.
+    try {
+      return Promise.resolve(this.writeNow(operation, readClock, body));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. */
@@ -74,8 +79,12 @@ export class SqliteStore implements Store {
   }
 
   /** Reads need no write lock, but a WAL read can still meet SQLITE_BUSY during recovery. */
-  async read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
-    return this.readNow(operation, body);
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    try {
+      return Promise.resolve(this.readNow(operation, body));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The same, synchronously (an observer that must read at an exact instant, like the simulator's history). */

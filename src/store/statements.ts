@@ -64,9 +64,29 @@ const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND gene
 /** R4: the hold's columns, closed in the statement that ends the run. */
 const CLOSE_HOLD = `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = :now`;
 
+/**
+ * Each statement is prepared once, on its first use: a connection that never needs one (most open
+ * only for a few calls, and a simulated run opens one per seed) does not pay for it.
+ */
+function lazily<T extends Record<string, () => Statement>>(makers: T): { readonly [K in keyof T]: Statement } {
+  const statements = {} as Record<string, Statement>;
+  for (const [name, make] of Object.entries(makers)) {
+    Object.defineProperty(statements, name, {
+      configurable: true,
+      enumerable: true,
+      get() {
+        const statement = make();
+        Object.defineProperty(statements, name, { value: statement, enumerable: true });
+        return statement;
+      },
+    });
+  }
+  return statements as { readonly [K in keyof T]: Statement };
+}
+
 function prepare(db: Database) {
-  const p = (sql: string): Statement => db.prepare(sql);
-  return {
+  const p = (sql: string, pluck?: 'pluck') => (): Statement => (pluck === undefined ? db.prepare(sql) : db.prepare(sql).pluck());
+  return lazily({
     // ---- reads
     taskById: p('SELECT * FROM tasks WHERE id = ?'),
     taskByKey: p('SELECT * FROM tasks WHERE tenant = ? AND topic = ? AND version = ?'),
@@ -78,17 +98,17 @@ function prepare(db: Database) {
     // (without statistics) prefers a rowid scan whenever there is an ORDER BY id, so these sort in
     // JavaScript: see tasksInState below. Ids first, then the rows: a whole task row costs far more to
     // read than the index walk, and most walks find none.
-    idsOccupyingInState: p(`SELECT id FROM tasks WHERE ${OCCUPYING} AND state = ?`).pluck(),
+    idsOccupyingInState: p(`SELECT id FROM tasks WHERE ${OCCUPYING} AND state = ?`, 'pluck'),
     readyTasks: p(`SELECT * FROM tasks WHERE state = 'ready'`),
     countsByState: p('SELECT state, COUNT(*) AS n FROM tasks GROUP BY state'),
-    liveCount: p(`SELECT value FROM counters WHERE name = 'live'`).pluck(),
+    liveCount: p(`SELECT value FROM counters WHERE name = 'live'`, 'pluck'),
     adjustLive: p(`UPDATE counters SET value = value + ? WHERE name = 'live'`),
     occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),
     holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),
-    newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1').pluck(),
-    anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`).pluck(),
-    firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`).pluck(),
-    nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`).pluck(),
+    newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1', 'pluck'),
+    anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`, 'pluck'),
+    firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`, 'pluck'),
+    nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`, 'pluck'),
     levelHead: p(LEVEL_HEAD_SQL),
     candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
     overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks
@@ -97,7 +117,7 @@ function prepare(db: Database) {
     allEvents: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events ORDER BY id'),
     rejections: p('SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id'),
     tasksEnqueuedBetween: p(`SELECT * FROM tasks WHERE enqueued_at >= ? AND enqueued_at < ? AND context IS NOT NULL ORDER BY id`),
-    latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?').pluck(),
+    latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?', 'pluck'),
 
     // ---- enqueue (Q1-Q3)
     insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
@@ -105,7 +125,7 @@ function prepare(db: Database) {
                    VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
                      :state, :now, :now, 1, :holdCredits, 'held')
                    ON CONFLICT (tenant, topic, version) DO NOTHING
-                   RETURNING id`).pluck(),
+                   RETURNING id`, 'pluck'),
     // Q2: a late version is stored ended, its hold released in the same insert (the schema allows no
     // ended task that still holds).
     insertEndedTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
@@ -114,7 +134,7 @@ function prepare(db: Database) {
                         VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
                           :state, :now, :now, :now, 1, :holdCredits, :holdState, :charged, :usage, :holdReason, :now)
                         ON CONFLICT (tenant, topic, version) DO NOTHING
-                        RETURNING id`).pluck(),
+                        RETURNING id`, 'pluck'),
     // Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
     olderUnstartedVersions: p(`SELECT id, tenant, state, generation, hold_state FROM tasks
                                WHERE tenant = ? AND topic = ? AND version < ? AND state = 'ready' AND generation = 0 ORDER BY id`),
@@ -148,32 +168,32 @@ function prepare(db: Database) {
     moveTask: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
                    lease_until = CASE WHEN :keepLease = 1 THEN lease_until ELSE NULL END, event_seq = event_seq + 1
                  WHERE id = :id AND state = :fromState AND generation = :generation
-                 RETURNING event_seq`).pluck(),
+                 RETURNING event_seq`, 'pluck'),
     moveTaskClosingHold: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
                               lease_until = NULL, event_seq = event_seq + 1, ${CLOSE_HOLD}
                             WHERE id = :id AND state = :fromState AND generation = :generation AND hold_state = 'held'
-                            RETURNING event_seq`).pluck(),
+                            RETURNING event_seq`, 'pluck'),
 
     // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
     heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
-    bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`).pluck(),
+    bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`, 'pluck'),
     completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
     requestCancel: p(`UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
                       WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0
-                      RETURNING event_seq`).pluck(),
+                      RETURNING event_seq`, 'pluck'),
 
     // ---- checkpoints (R1, R2)
     insertCheckpoint: p(`INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq, requeue_safe)
                          VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = :id),
                                  :generation, :kind, :step, :state, :usage, :now, :eventSeq, :requeueSafe)
-                         RETURNING seq`).pluck(),
+                         RETURNING seq`, 'pluck'),
     lastCheckpoint: p('SELECT * FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
     lastCheckpointFlags: p('SELECT kind, requeue_safe FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
 
     // ---- holds and settlement (R4)
-    closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND hold_state = 'held' RETURNING tenant`).pluck(),
+    closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND hold_state = 'held' RETURNING tenant`, 'pluck'),
     insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
-    lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1').pluck(),
+    lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1', 'pluck'),
     holds: p(`SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
                 hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
                 enqueued_at AS held_at, hold_closed_at AS closed_at
@@ -205,15 +225,30 @@ function prepare(db: Database) {
 
     // ---- the event log (Q15)
     insertEvent: p('INSERT INTO events (task_id, seq, type, at, data, worker_id, generation) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    eventCursor: p('SELECT COALESCE(MAX(id), 0) FROM events').pluck(),
+    eventCursor: p('SELECT COALESCE(MAX(id), 0) FROM events', 'pluck'),
     eventsSince: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE id > ? ORDER BY id LIMIT ?'),
-  };
+  });
 }
 
 type Prepared = ReturnType<typeof prepare>;
 
 function holdParameters(hold: HoldClosure) {
   return { holdState: hold.state, charged: hold.charged, usage: hold.usage, holdReason: hold.reason };
+}
+
+/**
+ * A statement's answer as a finished step. better-sqlite3 answers at once, so a step needs no generator:
+ * one iterator, already done, is reused for every answer. That is safe because a synchronous body
+ * consumes each step where it is made (`yield* tx.statement(...)`) before it makes the next.
+ */
+const answer: IteratorReturnResult<unknown> = { done: true, value: undefined };
+const finished: Step<unknown> = {
+  next: () => answer,
+  [Symbol.iterator]: () => finished,
+};
+function done<T>(value: T): Step<T> {
+  answer.value = value;
+  return finished as Step<T>;
 }
 
 /** The statements of the store interface over one better-sqlite3 connection. */
@@ -238,20 +273,24 @@ export class SqliteStatements implements StoreTx {
     return result;
   }
 
-  *taskById(id: number): Step<TaskRow | undefined> {
-    return this.s.taskById.get(id) as TaskRow | undefined;
+  taskById(id: number): Step<TaskRow | undefined> {
+    return done(this.s.taskById.get(id) as TaskRow | undefined);
   }
-  *taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined> {
-    return this.s.taskByKey.get(tenant, topic, version) as TaskRow | undefined;
+  taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined> {
+    return done(this.s.taskByKey.get(tenant, topic, version) as TaskRow | undefined);
   }
-  *tasksForTenant(tenant: string): Step<TaskRow[]> {
-    return this.s.tasksForTenant.all(tenant) as TaskRow[];
+  tasksForTenant(tenant: string): Step<TaskRow[]> {
+    return done(this.s.tasksForTenant.all(tenant) as TaskRow[]);
   }
-  *allTasks(): Step<TaskRow[]> {
-    return this.s.allTasks.all() as TaskRow[];
+  allTasks(): Step<TaskRow[]> {
+    return done(this.s.allTasks.all() as TaskRow[]);
   }
   /** Tasks in one state, by id, through the partial index that covers the state when there is one. */
-  *tasksInState(state: TaskState): Step<TaskRow[]> {
+  tasksInState(state: TaskState): Step<TaskRow[]> {
+    return done(this.rowsInState(state));
+  }
+
+  private rowsInState(state: TaskState): TaskRow[] {
     if (state === 'running' || state === 'uncertain') {
       const ids = (this.s.idsOccupyingInState.all(state) as number[]).sort((a, b) => a - b);
       // Outside a transaction another connection may move a task between the two reads: keep only rows
@@ -261,32 +300,36 @@ export class SqliteStatements implements StoreTx {
     if (state === 'ready') return (this.s.readyTasks.all() as TaskRow[]).sort((a, b) => a.id - b.id);
     return this.s.tasksInState.all(state) as TaskRow[];
   }
-  *countsByState(): Step<{ state: TaskState; n: number }[]> {
-    return this.s.countsByState.all() as { state: TaskState; n: number }[];
+  countsByState(): Step<{ state: TaskState; n: number }[]> {
+    return done(this.s.countsByState.all() as { state: TaskState; n: number }[]);
   }
-  *occupiedByTenant(): Step<{ tenant: string; n: number }[]> {
-    return this.s.occupiedByTenant.all() as { tenant: string; n: number }[];
+  occupiedByTenant(): Step<{ tenant: string; n: number }[]> {
+    return done(this.s.occupiedByTenant.all() as { tenant: string; n: number }[]);
   }
-  *tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]> {
-    return this.s.tasksEnqueuedBetween.all(from, to) as TaskRow[];
+  tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]> {
+    return done(this.s.tasksEnqueuedBetween.all(from, to) as TaskRow[]);
   }
-  *latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
-    return this.s.latestVersionOfTopic.get(tenant, topic) as number | null;
+  latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
+    return done(this.s.latestVersionOfTopic.get(tenant, topic) as number | null);
   }
-  *newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
-    return this.s.newerVersionExists.get(tenant, topic, version) !== undefined;
+  newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
+    return done(this.s.newerVersionExists.get(tenant, topic, version) !== undefined);
   }
-  *olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
-    return this.s.olderUnstartedVersions.all(tenant, topic, version) as MovableRow[];
+  olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
+    return done(this.s.olderUnstartedVersions.all(tenant, topic, version) as MovableRow[]);
   }
-  *insertTask(task: NewTask): Step<number | undefined> {
+  insertTask(task: NewTask): Step<number | undefined> {
     const { hold, ...columns } = task;
-    if (hold === null) return this.s.insertTask.get(columns) as number | undefined;
-    return this.s.insertEndedTask.get({ ...columns, ...holdParameters(hold) }) as number | undefined;
+    if (hold === null) return done(this.s.insertTask.get(columns) as number | undefined);
+    return done(this.s.insertEndedTask.get({ ...columns, ...holdParameters(hold) }) as number | undefined);
   }
 
   /** The only code of this store that writes tasks.state; transition() is its only caller. */
-  *writeState(change: StateWrite): Step<number | undefined> {
+  writeState(change: StateWrite): Step<number | undefined> {
+    return done(this.stateWrite(change));
+  }
+
+  private stateWrite(change: StateWrite): number | undefined {
     const { s } = this;
     if (change.kind === 'claim') {
       const { kind: _kind, ...parameters } = change;
@@ -328,108 +371,113 @@ export class SqliteStatements implements StoreTx {
     ) as number | undefined;
   }
 
-  *liveCount(): Step<number> {
-    return this.s.liveCount.get() as number;
+  liveCount(): Step<number> {
+    return done(this.s.liveCount.get() as number);
   }
-  *adjustLive(delta: number): Step<void> {
+  adjustLive(delta: number): Step<void> {
     this.s.adjustLive.run(delta);
+    return done(undefined);
   }
-  *holding(): Step<HoldingRow[]> {
-    return this.s.holding.all() as HoldingRow[];
+  holding(): Step<HoldingRow[]> {
+    return done(this.s.holding.all() as HoldingRow[]);
   }
-  *overdueLeases(at: number): Step<HoldingRow[]> {
-    return this.s.overdueLeases.all(at) as HoldingRow[];
+  overdueLeases(at: number): Step<HoldingRow[]> {
+    return done(this.s.overdueLeases.all(at) as HoldingRow[]);
   }
-  *anyReady(): Step<boolean> {
-    return this.s.anyReady.get() !== undefined;
+  anyReady(): Step<boolean> {
+    return done(this.s.anyReady.get() !== undefined);
   }
-  *firstReadyTenant(): Step<string | undefined> {
-    return this.s.firstReadyTenant.get() as string | undefined;
+  firstReadyTenant(): Step<string | undefined> {
+    return done(this.s.firstReadyTenant.get() as string | undefined);
   }
-  *nextReadyTenant(after: string): Step<string | undefined> {
-    return this.s.nextReadyTenant.get(after) as string | undefined;
+  nextReadyTenant(after: string): Step<string | undefined> {
+    return done(this.s.nextReadyTenant.get(after) as string | undefined);
   }
-  *levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
-    return this.s.levelHead.get(query) as LevelHeadRow | undefined;
+  levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
+    return done(this.s.levelHead.get(query) as LevelHeadRow | undefined);
   }
-  *candidateById(id: number): Step<CandidateRow | undefined> {
-    return this.s.candidateById.get(id) as CandidateRow | undefined;
+  candidateById(id: number): Step<CandidateRow | undefined> {
+    return done(this.s.candidateById.get(id) as CandidateRow | undefined);
   }
-  *completingRow(id: number): Step<CompletingRow | undefined> {
-    return this.s.completingRow.get(id) as CompletingRow | undefined;
+  completingRow(id: number): Step<CompletingRow | undefined> {
+    return done(this.s.completingRow.get(id) as CompletingRow | undefined);
   }
-  *heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
+  heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
     const renewed = this.s.heartbeat.get({ ...fence, leaseUntil }) as { cancel_requested: number } | undefined;
-    return renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 };
+    return done(renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 });
   }
-  *bumpEventSeqFenced(fence: Fence): Step<number | undefined> {
-    return this.s.bumpEventSeqFenced.get(fence) as number | undefined;
+  bumpEventSeqFenced(fence: Fence): Step<number | undefined> {
+    return done(this.s.bumpEventSeqFenced.get(fence) as number | undefined);
   }
-  *requestCancel(id: number): Step<number | undefined> {
-    return this.s.requestCancel.get(id) as number | undefined;
+  requestCancel(id: number): Step<number | undefined> {
+    return done(this.s.requestCancel.get(id) as number | undefined);
   }
-  *insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
+  insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
     this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation);
+    return done(undefined);
   }
-  *eventsForTask(id: number): Step<EventRow[]> {
-    return this.s.eventsForTask.all(id) as EventRow[];
+  eventsForTask(id: number): Step<EventRow[]> {
+    return done(this.s.eventsForTask.all(id) as EventRow[]);
   }
-  *allEvents(): Step<EventRow[]> {
-    return this.s.allEvents.all() as EventRow[];
+  allEvents(): Step<EventRow[]> {
+    return done(this.s.allEvents.all() as EventRow[]);
   }
-  *eventCursor(): Step<number> {
-    return this.s.eventCursor.get() as number;
+  eventCursor(): Step<number> {
+    return done(this.s.eventCursor.get() as number);
   }
-  *eventsSince(cursor: number, limit: number): Step<EventRow[]> {
-    return this.s.eventsSince.all(cursor, limit) as EventRow[];
+  eventsSince(cursor: number, limit: number): Step<EventRow[]> {
+    return done(this.s.eventsSince.all(cursor, limit) as EventRow[]);
   }
-  *insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
+  insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
     this.s.insertRejection.run(tenant, topic, version, reason, at);
+    return done(undefined);
   }
-  *rejections(): Step<RejectionRow[]> {
-    return this.s.rejections.all() as RejectionRow[];
+  rejections(): Step<RejectionRow[]> {
+    return done(this.s.rejections.all() as RejectionRow[]);
   }
-  *insertCheckpoint(checkpoint: NewCheckpoint): Step<number> {
-    return this.s.insertCheckpoint.get(checkpoint) as number;
+  insertCheckpoint(checkpoint: NewCheckpoint): Step<number> {
+    return done(this.s.insertCheckpoint.get(checkpoint) as number);
   }
-  *lastCheckpoint(id: number): Step<CheckpointRow | undefined> {
-    return this.s.lastCheckpoint.get(id) as CheckpointRow | undefined;
+  lastCheckpoint(id: number): Step<CheckpointRow | undefined> {
+    return done(this.s.lastCheckpoint.get(id) as CheckpointRow | undefined);
   }
-  *lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined> {
-    return this.s.lastCheckpointFlags.get(id) as { kind: 'A' | 'B'; requeue_safe: number } | undefined;
+  lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined> {
+    return done(this.s.lastCheckpointFlags.get(id) as { kind: 'A' | 'B'; requeue_safe: number } | undefined);
   }
-  *lastCheckpointUsage(id: number): Step<string | undefined> {
-    return this.s.lastCheckpointUsage.get(id) as string | undefined;
+  lastCheckpointUsage(id: number): Step<string | undefined> {
+    return done(this.s.lastCheckpointUsage.get(id) as string | undefined);
   }
-  *closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
-    return this.s.closeHold.get({ id, ...holdParameters(hold), now: at }) as string | undefined;
+  closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
+    return done(this.s.closeHold.get({ id, ...holdParameters(hold), now: at }) as string | undefined);
   }
-  *insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
+  insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
     this.s.insertCredit.run(taskId, tenant, kind, credits, at);
+    return done(undefined);
   }
-  *holds(): Step<HoldRow[]> {
-    return this.s.holds.all() as HoldRow[];
+  holds(): Step<HoldRow[]> {
+    return done(this.s.holds.all() as HoldRow[]);
   }
-  *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
-    return this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[];
+  staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
+    return done(this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[]);
   }
-  *effectByKey(requestKey: string): Step<EffectRow | undefined> {
-    return this.s.effectByKey.get(requestKey) as EffectRow | undefined;
+  effectByKey(requestKey: string): Step<EffectRow | undefined> {
+    return done(this.s.effectByKey.get(requestKey) as EffectRow | undefined);
   }
-  *insertEffect(effect: NewEffect): Step<boolean> {
-    return this.s.insertEffect.run(effect).changes === 1;
+  insertEffect(effect: NewEffect): Step<boolean> {
+    return done(this.s.insertEffect.run(effect).changes === 1);
   }
-  *effects(): Step<Omit<EffectRow, 'result'>[]> {
-    return this.s.effects.all() as Omit<EffectRow, 'result'>[];
+  effects(): Step<Omit<EffectRow, 'result'>[]> {
+    return done(this.s.effects.all() as Omit<EffectRow, 'result'>[]);
   }
-  *failureReasons(id: number): Step<{ type: string; data: string }[]> {
-    return this.s.failureReasons.all(id) as { type: string; data: string }[];
+  failureReasons(id: number): Step<{ type: string; data: string }[]> {
+    return done(this.s.failureReasons.all(id) as { type: string; data: string }[]);
   }
-  *insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
+  insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
     this.s.insertDeadLetter.run({ id, reason, reasons: reasonsJson, now: at });
     this.s.trimDeadLetters.run({ keep });
+    return done(undefined);
   }
-  *deadLetters(): Step<DeadLetterRow[]> {
-    return this.s.deadLetters.all() as DeadLetterRow[];
+  deadLetters(): Step<DeadLetterRow[]> {
+    return done(this.s.deadLetters.all() as DeadLetterRow[]);
   }
 }

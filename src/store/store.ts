@@ -12,8 +12,12 @@
  */
 import type { TaskState } from '../queue/types.ts';
 
-/** One step of a transaction body: yields only to an asynchronous driver, returns the statement's result. */
-export type Step<T> = Generator<unknown, T, unknown>;
+/**
+ * One step of a transaction body: yields only to an asynchronous driver, returns the statement's
+ * result. Bodies are generators; a synchronous driver's statements are finished iterators (no yield).
+ * Either way a step is consumed where it is made: `yield* tx.statement(...)`.
+ */
+export type Step<T> = Iterator<unknown, T, unknown> & Iterable<unknown, T, unknown>;
 
 /** A row of `tasks` as the store returns it. */
 export interface TaskRow {

@@ -18,7 +18,9 @@ export class LeaseKeeper {
   lost = false;
   cancelRequested: boolean;
   private stopped = false;
-  private lane: Promise<unknown> = Promise.resolve();
+  /** Whether a write of the lane is in flight, and the writes waiting for it, in order. */
+  private sending = false;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     private readonly queue: WorkQueue,
@@ -51,15 +53,46 @@ export class LeaseKeeper {
    * write is answered stale_lease without reaching the queue.
    */
   write<T>(during: string, send: () => Promise<T>): Promise<T | StaleLease> {
-    const turn = this.lane.then(async () => {
-      if (this.lost) return LOST;
-      const result = await send();
-      const answer = result as { ok?: boolean; error?: string } | undefined;
-      if (answer?.ok === false && answer.error === 'stale_lease') this.markLost(during);
-      return result;
-    });
-    this.lane = turn.catch(() => undefined);
-    return turn;
+    // The usual case, nothing in flight, costs no more than the write's own promise.
+    if (!this.sending) {
+      this.sending = true;
+      return this.send(during, send);
+    }
+    return new Promise((resolve, reject) => this.waiting.push(() => this.send(during, send).then(resolve, reject)));
+  }
+
+  /** One write of the lane, now: refused at once if the lease is known lost, else sent and its answer read. */
+  private send<T>(during: string, send: () => Promise<T>): Promise<T | StaleLease> {
+    if (this.lost) {
+      this.next();
+      return Promise.resolve(LOST);
+    }
+    let sent: Promise<T>;
+    try {
+      sent = send();
+    } catch (error) {
+      this.next();
+      return Promise.reject(error);
+    }
+    return sent.then(
+      (result) => {
+        const answer = result as { ok?: boolean; error?: string } | undefined;
+        if (answer?.ok === false && answer.error === 'stale_lease') this.markLost(during);
+        this.next();
+        return result;
+      },
+      (error: unknown) => {
+        this.next();
+        throw error;
+      },
+    );
+  }
+
+  /** The write in flight has been answered: start the next one waiting, if any. */
+  private next(): void {
+    const waiting = this.waiting.shift();
+    if (waiting === undefined) this.sending = false;
+    else waiting();
   }
 
   private async beat(): Promise<void> {
