@@ -35,20 +35,19 @@ import { isoTime, wallClockEpochMs } from '../check/wall-clock.ts';
  */
 export const GROUPS: readonly { name: string; files: readonly string[] }[] = [
   { name: 'root', files: ['src/canonical-json.ts', 'src/index.ts', 'src/ports.ts', 'src/adapters/random.ts', 'src/adapters/clock.ts', 'src/adapters/waiter.ts'] },
-  { name: 'store', files: ['src/store/migrations.ts', 'src/store/statements.ts'] },
-  { name: 'runs', files: ['src/runs/dead-letters.ts', 'src/runs/effects.ts', 'src/runs/reconciler.ts', 'src/runs/settlement.ts', 'src/runs/terminal.ts'] },
+  { name: 'store', files: ['src/store/migrations.ts', 'src/store/statements.ts', 'src/store/sqlite-store.ts', 'src/store/store.ts'] },
+  { name: 'runs', files: ['src/runs/checkpoints.ts', 'src/runs/effects.ts', 'src/runs/interrupt.ts', 'src/runs/reconciler.ts'] },
   { name: 'worker-run', files: ['src/worker/run.ts'] },
   { name: 'worker', files: ['src/worker/fingerprint.ts', 'src/worker/lease-keeper.ts', 'src/worker/resume.ts', 'src/worker/stop-run.ts', 'src/worker/types.ts', 'src/worker/worker.ts'] },
   { name: 'queue-scoring', files: ['src/queue/scoring.ts'] },
   { name: 'queue-claim', files: ['src/queue/claim.ts'] },
-  { name: 'queue-operator', files: ['src/queue/operator.ts', 'src/queue/states.ts'] },
+  { name: 'queue-operator', files: ['src/queue/operator.ts', 'src/queue/states.ts', 'src/queue/transition.ts', 'src/queue/run-end.ts'] },
   { name: 'queue-holder-writes', files: ['src/queue/holder-writes.ts'] },
   { name: 'queue-enqueue-input', files: ['src/queue/enqueue-input.ts'] },
-  { name: 'queue-work-queue', files: ['src/queue/work-queue.ts', 'src/queue/types.ts'] },
+  { name: 'queue-work-queue', files: ['src/work-queue.ts', 'src/queue/types.ts'] },
   { name: 'queue-context', files: ['src/queue/context.ts', 'src/queue/errors.ts'] },
   { name: 'queue-enqueue', files: ['src/queue/enqueue.ts', 'src/queue/incidents.ts'] },
   { name: 'queue-config', files: ['src/queue/config.ts', 'src/queue/views.ts'] },
-  { name: 'queue-storage', files: ['src/queue/checkpoints.ts', 'src/queue/open-database.ts', 'src/queue/transaction.ts'] },
 ];
 
 /** Where Stryker reads and writes a running group's incremental file (git-ignored); saved only once Stryker succeeds. */
