@@ -10,6 +10,7 @@ import { openWorkQueue } from '../src/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
 import { started } from './actors/cursor.ts';
+import { freshMemoryDatabase } from './memory-image.ts';
 import { ExternalProvider } from './actors/provider.ts';
 import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
 import { SimWorker } from './actors/sim-worker.ts';
@@ -28,22 +29,6 @@ import { drawArrivals, type Arrival } from './workload.ts';
 
 /** Where runs that restart the scheduler keep their database file: tmpfs when the machine has one. */
 const SIM_FILES = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-
-/**
- * A migrated, empty database image, made once per process: each in-memory run starts from a copy of it
- * instead of migrating an empty database again (the queue then finds its schema current and only checks
- * it). Files (restart runs) still migrate from scratch, as production does.
- */
-let migratedImage: Buffer | undefined;
-function freshMemoryDatabase(): Database.Database {
-  if (migratedImage === undefined) {
-    const scratch = new Database(':memory:');
-    void SqliteStore.open(scratch, { busyTimeoutMs: 0, busyRetries: 0 }, () => 0).close();
-    migratedImage = scratch.serialize();
-    scratch.close();
-  }
-  return new Database(migratedImage);
-}
 
 /** Everything a finished run leaves for the checkers (S7): the history and the final database. */
 export interface WorldResult {

@@ -9,13 +9,15 @@
  * copy of its arguments, and whether a transaction was open. The hooks are on better-sqlite3's
  * prototypes, installed for the call only and removed after it, so nothing outside the bench sees them.
  *
- * replaySqlCalls() replays the calls on fresh in-memory databases (one per database of the run; a
+ * replaySqlCalls() replays the calls on fresh in-memory databases (one per database of the run, from the
+ * world's migrated image when the run's database started from it; a
  * reopened file, as after a scheduler restart, maps to the same one), each statement prepared on first
  * use, and times them: the calls made inside write transactions (the core's own writes, BEGIN and
  * COMMIT included) apart from the rest (reads outside transactions, mostly the simulator observing the
  * queue, and the schema set-up). PRAGMAs are skipped: file settings mean nothing in memory.
  */
 import Database from 'better-sqlite3';
+import { freshMemoryDatabase } from '../memory-image.ts';
 import { elapsedNs, nowNs } from './timing.ts';
 
 export interface SqlCall {
@@ -86,7 +88,10 @@ export function replaySqlCalls(calls: readonly SqlCall[]): ReplayTiming {
   }
   const timing: ReplayTiming = { totalNs: 0, inTransactionNs: 0, calls: 0, threw: 0 };
   for (const list of byDb.values()) {
-    const db = new Database(':memory:');
+    // A run's in-memory database starts from the migrated image (sim/memory-image.ts), so its calls never
+    // create the schema; replay those on a copy of the same image. A file migrates itself, as recorded.
+    const migratesItself = list.some((call) => call.method === 'exec' && /CREATE TABLE tasks\b/.test(call.sql));
+    const db = migratesItself ? new Database(':memory:') : freshMemoryDatabase();
     const statements = new Map<string, Database.Statement>();
     try {
       for (const call of list) {

@@ -5,16 +5,7 @@ import { closureFor, deadLetterIfExhausted, recordCredit } from './run-end.ts';
 import { edgeFor, isLive, isTerminal, type TransitionEvent } from './states.ts';
 import type { TaskState } from './types.ts';
 
-/**
- * The one function through which every state change goes. It checks the edge against the table in
- * states.ts, writes the change (StoreTx.writeState is the only statement that writes tasks.state),
- * keeps the live count exact (Q3), appends the edge's event in the same transaction (Q15), and does
- * what an end of a run does there too: the hold closes in the statement that ends the run (R4), and a
- * task that ran out of attempts, deliveries or retry age goes to the dead-letter table (R6).
- *
- * Every caller has read `row` in this transaction; the write re-checks it in its WHERE clause (the
- * fence for a holder, state and generation otherwise), so a miss is a bug, never a race.
- */
+/** Who moves the task, and what the write must re-check: the fence, or state and generation. */
 export type TransitionRequest =
   | {
       /** The lease holder moves its own running task (Q8). */
@@ -52,6 +43,16 @@ export interface TransitionOutcome {
   settlement?: 'settled' | 'released' | 'already_closed';
 }
 
+/**
+ * The one function through which every state change goes. It checks the edge against the table in
+ * states.ts, writes the change (StoreTx.writeState is the only statement that writes tasks.state),
+ * keeps the live count exact (Q3), appends the edge's event in the same transaction (Q15), and does
+ * what an end of a run does there too: the hold closes in the statement that ends the run (R4), and a
+ * task that ran out of attempts, deliveries or retry age goes to the dead-letter table (R6).
+ *
+ * Every caller has read `row` in this transaction; the write re-checks it in its WHERE clause (the
+ * fence for a holder, state and generation otherwise), so a miss is a bug, never a race.
+ */
 export function* transition(
   context: QueueContext,
   tx: StoreTx,

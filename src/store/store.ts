@@ -364,7 +364,7 @@ export interface Store {
    * retried a bounded number of times, then surfaces as BusyError with nothing written (Q18).
    */
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T>;
-  /** Runs `body` as a read (no write lock); the time it gets is 0 and must not be used. */
+  /** Runs `body` as a read: no write lock, and no time (a read decides nothing). */
   read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T>;
   close(): Promise<void>;
 }
