@@ -11,7 +11,7 @@ const inFolder = (folder: string) => readdirSync(folder).filter((name) => name.e
 const CONTRACT = [...inFolder('src/queue'), ...inFolder('src/runs'), 'properties/queue-model.test.ts'].filter(
   (file) => file !== 'src/queue/processes.test.ts',
 );
-const STORES = ['sqlite-memory', 'sqlite-file'];
+const STORES = ['sqlite-memory', 'sqlite-file', 'sqlite-yielding'];
 
 export default defineConfig({
   test: {

@@ -83,7 +83,7 @@ export function openPair(wrap: QueueWrapper = (queue) => queue): { model: Refere
   const queue = wrap(openWorkQueue({ db: target, clock, random, config: CONFIG }));
   const close = async () => {
     await queue.close();
-    if (target !== ':memory:') rmSync(dirname(target), { recursive: true, force: true });
+    if (typeof target === 'string' && target !== ':memory:') rmSync(dirname(target), { recursive: true, force: true });
   };
   return { model: new ReferenceQueue(CONFIG, T0), real: { queue, clock, random, trace: [] }, close };
 }

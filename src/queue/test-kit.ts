@@ -12,6 +12,8 @@ import { VirtualClock } from '../../sim/clock.ts';
 import type { Random } from '../ports.ts';
 import { ClosedError } from './errors.ts';
 import { canTransition } from './states.ts';
+import type { Store } from '../store/store.ts';
+import { YieldingSqliteStore } from '../store/yielding-store.test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from './types.ts';
 
@@ -77,7 +79,9 @@ export const TEST_STORES = {
     scratch.push(directory);
     return join(directory, 'queue.sqlite');
   },
-} as const satisfies Record<string, () => string>;
+  /** SQLite behind an asynchronous driver: every statement an await point, as PostgreSQL's will be. */
+  'sqlite-yielding': () => YieldingSqliteStore.open(':memory:'),
+} as const satisfies Record<string, () => string | Store>;
 
 export type TestStoreName = keyof typeof TEST_STORES;
 
@@ -91,7 +95,7 @@ export function testStoreName(env: NodeJS.ProcessEnv = process.env): TestStoreNa
 }
 
 /** A fresh database target on this run's store. */
-export function testStoreTarget(): string {
+export function testStoreTarget(): string | Store {
   return TEST_STORES[testStoreName()]();
 }
 

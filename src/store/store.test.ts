@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../queue/test-kit.ts';
+import { openWorkQueue } from '../work-queue.ts';
+import { SqliteStore } from './sqlite-store.ts';
+import { runToEnd, type Step } from './store.ts';
+import { YieldingSqliteStore } from './yielding-store.test-kit.ts';
+
+describe('the store interface', () => {
+  it('runs a synchronous body in one go, and refuses a body that yields on a synchronous store', () => {
+    function* quiet(): Step<number> {
+      return 7;
+    }
+    function* yields(): Step<number> {
+      yield Promise.resolve(1);
+      return 7;
+    }
+    expect(runToEnd(quiet())).toBe(7);
+    expect(() => runToEnd(yields())).toThrow(/a synchronous store met a statement that yields/);
+  });
+
+  it('runs the same decisions on an asynchronous driver: each statement is an await point, the answers equal', async () => {
+    const sync = openWorkQueue({ db: ':memory:', clock: new ManualClock() });
+    const store = YieldingSqliteStore.open(':memory:');
+    // Count the statements the driver awaits, by wrapping each body it drives.
+    let awaited = 0;
+    const internals = store as unknown as { drive: (operation: string, body: Step<unknown>, writing: boolean) => Promise<unknown> };
+    const drive = internals.drive.bind(store);
+    internals.drive = (operation, body, writing) => {
+      const next = body.next.bind(body);
+      body.next = (value?: unknown) => {
+        const step = next(value);
+        if (step.done !== true) awaited++;
+        return step;
+      };
+      return drive(operation, body, writing);
+    };
+    const asynchronous = openWorkQueue({ db: store, clock: new ManualClock() });
+    const script = async (queue: typeof sync) => {
+      const answers: unknown[] = [];
+      answers.push(await queue.enqueue({ tenant: 'a', topic: 't1', version: 1, priority: 5, input: { n: 1 } }));
+      answers.push(await queue.enqueue({ tenant: 'b', topic: 't2', version: 1, priority: 9, input: { n: 2 } }));
+      const claimed = await queue.claim('w1');
+      answers.push(claimed);
+      if (claimed.ok) answers.push(await queue.complete(claimed.task.id, 'w1', claimed.task.generation, { done: true }));
+      answers.push(await queue.snapshot(), await queue.allEvents());
+      return answers;
+    };
+    expect(await script(asynchronous)).toEqual(await script(sync));
+    expect(awaited).toBeGreaterThan(20);
+    await sync.close();
+    await asynchronous.close();
+  });
+
+  it('takes one transaction at a time on a connection: concurrent claims never interleave or double-claim', async () => {
+    const clock = new ManualClock();
+    const queue = openWorkQueue({ db: YieldingSqliteStore.open(':memory:'), clock, config: { globalLimit: 10, perTenantLimit: 10 } });
+    for (let i = 0; i < 6; i++) await queue.enqueue({ tenant: 'a', topic: `t${i}`, version: 1, priority: i, input: {} });
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => queue.claim(`w${i}`)));
+    const ids = claims.flatMap((claim) => (claim.ok ? [claim.task.id] : []));
+    expect(ids).toHaveLength(6);
+    expect(new Set(ids).size).toBe(6);
+    expect(claims.filter((claim) => !claim.ok)).toEqual([
+      { ok: false, reason: 'empty' },
+      { ok: false, reason: 'empty' },
+    ]);
+    await queue.close();
+  });
+
+  it('keeps the SQLite store synchronous under its promise: the transaction has committed when the call returns', () => {
+    const store = SqliteStore.open(':memory:', { busyTimeoutMs: 10, busyRetries: 0 }, () => 1);
+    const queue = openWorkQueue({ db: store, clock: new ManualClock() });
+    const pending = queue.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} });
+    expect(store.readNow('probe', (tx) => tx.liveCount())).toBe(1);
+    return pending.then(() => queue.close());
+  });
+});
