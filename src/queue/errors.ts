@@ -43,6 +43,22 @@ export class InvariantError extends LeaseholdError {
   }
 }
 
+/**
+ * The database could not be opened as a Leasehold queue; `path` names it and `reason` says why. Thrown
+ * by openWorkQueue before anything is written: a file that is not a database, a folder that does not
+ * exist, or a schema newer than this Leasehold knows is left exactly as it was.
+ */
+export class OpenError extends LeaseholdError {
+  readonly path: string;
+  readonly reason: 'not_a_database' | 'missing_folder' | 'newer_schema';
+
+  constructor(path: string, reason: OpenError['reason'], message: string) {
+    super('open_failed', `cannot open ${path}: ${message}`);
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
 /** The queue was used after close(). */
 export class ClosedError extends LeaseholdError {
   constructor() {

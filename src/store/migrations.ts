@@ -233,6 +233,13 @@ const MIGRATIONS: readonly Migration[] = [
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
 
+/** A database at a schema version this code does not know: a newer Leasehold wrote it. */
+export class NewerSchemaError extends Error {
+  constructor(readonly found: number) {
+    super(`its schema is version ${found}; this Leasehold knows versions up to ${LATEST_SCHEMA_VERSION} (upgrade Leasehold to open it)`);
+  }
+}
+
 /** Brings the schema up to date. `now` is the caller's clock: SQL never reads time itself. */
 export function migrate(db: Database, now: number): number {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -244,6 +251,8 @@ export function migrate(db: Database, now: number): number {
   // pays for one commit, not one per version.
   db.transaction(() => {
     const current = (appliedVersion.get() as { v: number }).v;
+    // A newer schema is refused, never half-understood: its rows may mean what this code cannot check.
+    if (current > LATEST_SCHEMA_VERSION) throw new NewerSchemaError(current);
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
       db.exec(migration.sql);

@@ -1,7 +1,9 @@
 import Database from 'better-sqlite3';
 import type { Database as DatabaseHandle } from 'better-sqlite3';
-import { BusyError, ConfigError } from '../queue/errors.ts';
-import { migrate } from './migrations.ts';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { BusyError, ConfigError, OpenError } from '../queue/errors.ts';
+import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
@@ -41,13 +43,15 @@ export class SqliteStore implements Store {
    * Synchronous: better-sqlite3 is, and a queue that opens without an await is simpler to hold.
    */
   static open(target: string | DatabaseHandle, options: SqliteStoreOptions, at: () => number): SqliteStore {
-    const { db, owned } = openHandle(target, options.busyTimeoutMs);
+    const path = typeof target === 'string' ? target : (target as DatabaseHandle | null)?.name ?? String(target);
+    let opened: { db: DatabaseHandle; owned: boolean } | undefined;
     try {
-      migrate(db, at());
-      return new SqliteStore(db, owned, options);
+      opened = openHandle(target, options.busyTimeoutMs);
+      migrate(opened.db, at());
+      return new SqliteStore(opened.db, opened.owned, options);
     } catch (error) {
-      if (owned) db.close();
-      throw error;
+      if (opened?.owned) opened.db.close();
+      throw typedOpenError(path, error);
     }
   }
 
@@ -106,16 +110,32 @@ export class SqliteStore implements Store {
   }
 }
 
+/** What went wrong on open, as a typed error naming the path; anything else as it was. */
+function typedOpenError(path: string, error: unknown): unknown {
+  if (error instanceof NewerSchemaError) return new OpenError(path, 'newer_schema', error.message);
+  if ((error as { code?: string } | null)?.code === 'SQLITE_NOTADB') return new OpenError(path, 'not_a_database', 'the file is not a SQLite database');
+  return error;
+}
+
 function openHandle(target: string | DatabaseHandle, busyTimeoutMs: number): { db: DatabaseHandle; owned: boolean } {
   if (typeof target === 'string') {
     if (target === '') throw new ConfigError('db', 'expected a path, ":memory:" or a better-sqlite3 handle');
     if (target.startsWith('file:')) {
       throw new ConfigError('db', 'better-sqlite3 cannot open file: URIs; pass a plain path so several connections share a real file');
     }
+    // better-sqlite3 would throw a bare TypeError; say which folder, and create nothing.
+    if (target !== ':memory:' && !existsSync(dirname(resolve(target)))) {
+      throw new OpenError(target, 'missing_folder', `the folder ${dirname(resolve(target))} does not exist`);
+    }
     const db = new Database(target, { timeout: busyTimeoutMs });
     if (target !== ':memory:') {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+      } catch (error) {
+        db.close();
+        throw error;
+      }
     }
     return { db, owned: true };
   }

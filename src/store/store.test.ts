@@ -1,6 +1,12 @@
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { OpenError } from '../queue/errors.ts';
 import { ManualClock } from '../queue/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
+import { LATEST_SCHEMA_VERSION } from './migrations.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { runToEnd, type Step } from './store.ts';
 import { YieldingSqliteStore } from './yielding-store.test-kit.ts';
@@ -72,5 +78,61 @@ describe('the store interface', () => {
     const pending = queue.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} });
     expect(store.readNow('probe', (tx) => tx.liveCount())).toBe(1);
     return pending.then(() => queue.close());
+  });
+});
+
+describe('opening a database that cannot be a queue: a typed error naming the path, and nothing written', () => {
+  const scratch = () => mkdtempSync(join(tmpdir(), 'leasehold-open-'));
+
+  it('refuses a file that is not a database, and leaves it byte for byte as it was', () => {
+    const directory = scratch();
+    const path = join(directory, 'notes.txt');
+    writeFileSync(path, 'these are notes, not a database\n'.repeat(40));
+    const before = readFileSync(path);
+    let thrown: unknown;
+    try {
+      openWorkQueue({ db: path, clock: new ManualClock() });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(OpenError);
+    expect(thrown).toMatchObject({ code: 'open_failed', reason: 'not_a_database', path });
+    expect((thrown as Error).message).toContain(path);
+    expect(readFileSync(path)).toEqual(before);
+    expect(readdirSync(directory)).toEqual(['notes.txt']);
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('refuses a path whose folder is missing, and creates no folder', () => {
+    const directory = scratch();
+    const path = join(directory, 'no-such-folder', 'queue.sqlite');
+    expect(() => openWorkQueue({ db: path, clock: new ManualClock() })).toThrow(OpenError);
+    expect(() => openWorkQueue({ db: path, clock: new ManualClock() })).toThrow(expect.objectContaining({ reason: 'missing_folder', path }));
+    expect(existsSync(join(directory, 'no-such-folder'))).toBe(false);
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('refuses a database written by a newer schema, and changes nothing in it', async () => {
+    const directory = scratch();
+    const path = join(directory, 'queue.sqlite');
+    const first = openWorkQueue({ db: path, clock: new ManualClock() });
+    await first.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} });
+    await first.close();
+    const raw = new Database(path);
+    raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_SCHEMA_VERSION + 1, 'from the future', 1);
+    const dump = () => ({ migrations: raw.prepare('SELECT * FROM schema_migrations ORDER BY version').all(), tasks: raw.prepare('SELECT * FROM tasks').all() });
+    const before = dump();
+    let thrown: unknown;
+    try {
+      openWorkQueue({ db: path, clock: new ManualClock() });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(OpenError);
+    expect(thrown).toMatchObject({ reason: 'newer_schema', path });
+    expect((thrown as Error).message).toMatch(new RegExp(`schema is version ${LATEST_SCHEMA_VERSION + 1}; this Leasehold knows versions up to ${LATEST_SCHEMA_VERSION}`));
+    expect(dump()).toEqual(before);
+    raw.close();
+    rmSync(directory, { recursive: true, force: true });
   });
 });
