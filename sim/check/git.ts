@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-/** The repository this harness lives in (sim/check/ is two levels below it). */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The repository this harness lives in (the package root: the checkout, or an installed package). */
+export const REPO_ROOT = PACKAGE_ROOT;
 
 export interface GitState {
   /** The full commit hash of HEAD, or undefined outside a git checkout (or without git). */

@@ -30,9 +30,11 @@ export interface CommandModule {
 }
 
 const SIM_ROOT = new URL('../', import.meta.url);
+/** '.ts' when running from source (tsx), '.js' when running the compiled package (dist/). */
+const OWN_EXTENSION = import.meta.url.endsWith('.js') ? '.js' : '.ts';
 
 export const importSimModule: SimModuleLoader = async (pathUnderSim) => {
-  const url = new URL(pathUnderSim, SIM_ROOT);
+  const url = new URL(pathUnderSim.replace(/\.ts$/, OWN_EXTENSION), SIM_ROOT);
   if (!existsSync(fileURLToPath(url))) return undefined;
   // The specifier is computed, so TypeScript does not insist the file exists when type-checking.
   return (await import(url.href)) as Record<string, unknown>;

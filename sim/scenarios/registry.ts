@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readScenarioFile, ScenarioFileError } from '../check/scenario-file.ts';
 import { UsageError } from '../cli/usage-error.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 
 /**
@@ -11,7 +11,7 @@ import type { ScenarioSpec } from '../scenario.ts';
  * with no code change. Read synchronously and once, on first use, from the repository root (found
  * from this module, not the working directory).
  */
-export const CATALOGUE_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
+export const CATALOGUE_DIR = join(PACKAGE_ROOT, 'scenarios');
 
 export const DEFAULT_SCENARIO = 'mixed';
 
