@@ -1,22 +1,58 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * Headless Chromium (Debian's `chromium` package) for looking at reports the way a person would: a
+ * Headless Chromium (Debian's `chromium` package, or the npm one, see findChromium) for looking at reports the way a person would: a
  * screenshot, and the page's console. Chromium started with `--enable-logging=stderr --v=0` writes every
  * console message and uncaught error of the page to stderr as `INFO:CONSOLE...] "text", source: URL (line)`;
  * those lines are the page's console. No puppeteer, no network.
  */
 
-export const CHROMIUM_INSTALL_HINT = 'apt-get install -y chromium';
+export const CHROMIUM_INSTALL_HINT = 'npm install (the devDependencies @sparticuz/chromium and playwright-core bring one), or apt-get install -y chromium';
 
-/** The browser binary: $LEASEHOLD_CHROMIUM, else `chromium` or `chromium-browser` on the PATH. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
+/** Binaries that came from npm (@sparticuz/chromium, a headless shell): driven through playwright-core. */
+const npmBinaries = new Set<string>();
+
+/**
+ * The browser binary: $LEASEHOLD_CHROMIUM, else `chromium` or `chromium-browser` on the PATH, else the
+ * headless shell shipped inside the npm devDependency @sparticuz/chromium (unpacked into the temp
+ * directory on first use), so a machine with only Node and npm has one. LEASEHOLD_CHROMIUM=npm skips
+ * the PATH and takes the npm one.
+ */
+export async function findChromium(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   const configured = env.LEASEHOLD_CHROMIUM;
+  if (configured === 'npm') return npmChromium();
   if (configured !== undefined && configured !== '') return existsSync(configured) ? configured : undefined;
+  return pathChromium() ?? (await npmChromium());
+}
+
+async function npmChromium(): Promise<string | undefined> {
+  try {
+    const { default: chromium } = await import('@sparticuz/chromium');
+    const path = await chromium.executablePath();
+    // Its shared libraries (NSS, NSPR, expat), shipped for Amazon Linux, so a bare Debian needs none.
+    await inflateLibraries();
+    npmBinaries.add(path);
+    return path;
+  } catch {
+    return undefined;
+  }
+}
+
+const npmLibraries = join(tmpdir(), 'al2023', 'lib');
+
+async function inflateLibraries(): Promise<void> {
+  if (existsSync(join(npmLibraries, 'libnss3.so'))) return;
+  const { createRequire } = await import('node:module');
+  const bin = join(dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium')), '..', '..', 'bin');
+  const { inflate } = (await import(pathToFileURL(join(bin, '..', 'build', 'esm', 'lambdafs.js')).href)) as { inflate: (file: string) => Promise<string> };
+  await inflate(join(bin, 'al2023.tar.br'));
+}
+
+function pathChromium(): string | undefined {
   for (const name of ['chromium', 'chromium-browser']) {
     try {
       const path = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -46,6 +82,7 @@ export interface ScreenshotOptions {
 
 /** Loads a local HTML (or SVG) file headless, writes a PNG screenshot, and returns what the console said. */
 export function screenshot(chromium: string, page: string, png: string, options: ScreenshotOptions): Promise<PageLook> {
+  if (npmBinaries.has(chromium)) return driven(chromium, page, png, options);
   const profile = mkdtempSync(join(tmpdir(), 'leasehold-chromium-'));
   const args = [
     '--headless',
@@ -70,6 +107,35 @@ export function screenshot(chromium: string, page: string, png: string, options:
       done({ console: consoleLines(stderr), stderr, exitCode: code });
     });
   });
+}
+
+/**
+ * The npm headless shell ignores `--screenshot`, so it is driven over the DevTools protocol by
+ * playwright-core; console messages and uncaught errors are written as Chromium's own log lines.
+ */
+async function driven(chromium: string, page: string, png: string, options: ScreenshotOptions): Promise<PageLook> {
+  const { chromium: driver } = await import('playwright-core');
+  const log: string[] = [];
+  const env = { ...process.env, LD_LIBRARY_PATH: [npmLibraries, process.env.LD_LIBRARY_PATH].filter((part) => part !== undefined && part !== '').join(':'), FONTCONFIG_PATH: process.env.FONTCONFIG_PATH ?? join(tmpdir(), 'fonts') };
+  const browser = await driver.launch({ executablePath: chromium, args: ['--no-sandbox', '--disable-gpu', '--hide-scrollbars'], env, timeout: options.timeoutMs ?? 90_000 });
+  try {
+    const context = await browser.newContext({ viewport: { width: options.width, height: options.height }, deviceScaleFactor: options.scale ?? 1 });
+    const tab = await context.newPage();
+    tab.on('console', (message) => {
+      const where = message.location();
+      log.push(`[driven:INFO:CONSOLE:${where.lineNumber}] ${JSON.stringify(message.text())}, source: ${where.url} (${where.lineNumber})`);
+    });
+    tab.on('pageerror', (error) => log.push(`[driven:INFO:CONSOLE:0] ${JSON.stringify(`Uncaught ${error.name}: ${error.message}`)}, source: page (0)`));
+    await tab.goto(pathToFileURL(resolve(page)).href, { waitUntil: 'load', timeout: options.timeoutMs ?? 90_000 });
+    await tab.screenshot({ path: resolve(png) });
+    const stderr = log.join('\n');
+    return { console: consoleLines(stderr), stderr, exitCode: 0 };
+  } catch (error) {
+    const stderr = [...log, String(error)].join('\n');
+    return { console: consoleLines(stderr), stderr, exitCode: 1 };
+  } finally {
+    await browser.close();
+  }
 }
 
 /** The page's console lines out of Chromium's log (`...:INFO:CONSOLE:12] "text", source: ...` or `CONSOLE(12)`). */

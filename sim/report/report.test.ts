@@ -319,7 +319,7 @@ describe('the HTML report of a real run, in headless Chromium', () => {
   });
 
   it('opens without console errors, and the timeline is visible in a screenshot', async () => {
-    const chromium = findChromium();
+    const chromium = await findChromium();
     if (chromium === undefined) throw new Error(`headless Chromium is needed for this test and is not installed: run \`${CHROMIUM_INSTALL_HINT}\` (as root), or set LEASEHOLD_CHROMIUM to the binary`);
     const written = await buildReport();
 

@@ -14,7 +14,7 @@ if (svgPath === undefined || pngPath === undefined) {
   process.stderr.write('usage: npx tsx sim/report/timeline-png.ts TIMELINE.svg OUT.png [SCALE]\n');
   process.exit(64);
 }
-const chromium = findChromium();
+const chromium = await findChromium();
 if (chromium === undefined) {
   process.stderr.write(`headless Chromium is not installed: ${CHROMIUM_INSTALL_HINT}\n`);
   process.exit(3);
