@@ -83,18 +83,22 @@ describe('the store interface', () => {
 
 describe('opening a database that cannot be a queue: a typed error naming the path, and nothing written', () => {
   const scratch = () => mkdtempSync(join(tmpdir(), 'leasehold-open-'));
+  /** What opening a queue on `path` threw (undefined if it opened, which these tests then refuse). */
+  const openingFails = (path: string): unknown => {
+    try {
+      openWorkQueue({ db: path, clock: new ManualClock() });
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
 
   it('refuses a file that is not a database, and leaves it byte for byte as it was', () => {
     const directory = scratch();
     const path = join(directory, 'notes.txt');
     writeFileSync(path, 'these are notes, not a database\n'.repeat(40));
     const before = readFileSync(path);
-    let thrown: unknown;
-    try {
-      openWorkQueue({ db: path, clock: new ManualClock() });
-    } catch (error) {
-      thrown = error;
-    }
+    const thrown = openingFails(path);
     expect(thrown).toBeInstanceOf(OpenError);
     expect(thrown).toMatchObject({ code: 'open_failed', reason: 'not_a_database', path });
     expect((thrown as Error).message).toContain(path);
@@ -122,12 +126,7 @@ describe('opening a database that cannot be a queue: a typed error naming the pa
     raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_SCHEMA_VERSION + 1, 'from the future', 1);
     const dump = () => ({ migrations: raw.prepare('SELECT * FROM schema_migrations ORDER BY version').all(), tasks: raw.prepare('SELECT * FROM tasks').all() });
     const before = dump();
-    let thrown: unknown;
-    try {
-      openWorkQueue({ db: path, clock: new ManualClock() });
-    } catch (error) {
-      thrown = error;
-    }
+    const thrown = openingFails(path);
     expect(thrown).toBeInstanceOf(OpenError);
     expect(thrown).toMatchObject({ reason: 'newer_schema', path });
     expect((thrown as Error).message).toMatch(new RegExp(`schema is version ${LATEST_SCHEMA_VERSION + 1}; this Leasehold knows versions up to ${LATEST_SCHEMA_VERSION}`));
