@@ -119,10 +119,6 @@ export function isLive(state: TaskState): boolean {
   return TRANSITIONS[state].length > 0;
 }
 
-export function isOccupying(state: TaskState): boolean {
-  return OCCUPYING_STATES.includes(state);
-}
-
 export function canTransition(from: TaskState, to: TaskState): boolean {
   return TRANSITIONS[from]?.includes(to) ?? false;
 }

@@ -37,12 +37,6 @@ export type TransitionRequest =
       outcome?: string | null;
     };
 
-export interface TransitionOutcome {
-  eventSeq: number;
-  /** For an end: what happened to the hold (R4). */
-  settlement?: 'settled' | 'released' | 'already_closed';
-}
-
 /**
  * The one function through which every state change goes. It checks the edge against the table in
  * states.ts, writes the change (StoreTx.writeState is the only statement that writes tasks.state),
@@ -61,7 +55,7 @@ export function* transition(
   data: Record<string, unknown>,
   /** Why the run ended, for the hold and the dead letter; defaults to data.reason, then the edge's event. */
   reason?: string,
-): Step<TransitionOutcome> {
+): Step<void> {
   const { row } = request;
   const to = request.by === 'claim' ? 'running' : request.to;
   const event = request.by === 'claim' ? 'claim' : request.event;
@@ -79,7 +73,6 @@ export function* transition(
   const by = request.by === 'holder' ? request.fence : request.by === 'claim' ? { workerId: request.workerId, generation: row.generation + 1 } : undefined;
   yield* tx.insertEvent(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);
   if (to === 'failed') yield* deadLetterIfExhausted(tx, row.id, why, at);
-  return settlement === undefined ? { eventSeq } : { eventSeq, settlement };
 }
 
 function write(tx: StoreTx, at: number, request: TransitionRequest, to: TaskState, ends: boolean, hold: HoldClosure | null): Step<number | undefined> {
