@@ -10,7 +10,7 @@ import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 
 /**
  * `leasehold check` and `leasehold replay` as real processes, through both ways of starting the CLI
- * (bin/leasehold.js, and tsx on sim/cli/main.ts as `npx tsx` does), because worker threads must load
+ * (tools/leasehold.js, and tsx on sim/cli/main.ts as `npx tsx` does), because worker threads must load
  * TypeScript under each of them. Runs are kept tiny: the point is the plumbing, not the simulator.
  */
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -25,7 +25,7 @@ interface Ran {
 }
 
 function leasehold(argv: string[], options: { via?: 'bin' | 'tsx'; env?: Record<string, string> } = {}): Promise<Ran> {
-  const entry = options.via === 'tsx' ? [TSX_CLI, join(REPO, 'sim/cli/main.ts')] : [join(REPO, 'bin/leasehold.js')];
+  const entry = options.via === 'tsx' ? [TSX_CLI, join(REPO, 'sim/cli/main.ts')] : [join(REPO, 'tools/leasehold.js')];
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   if (options.env?.LEASEHOLD_CHECK_TEST_HOOK === undefined) delete env.LEASEHOLD_CHECK_TEST_HOOK;
   return new Promise((resolve) => {

@@ -8,13 +8,13 @@ import { TEST_HOOK_ENV } from '../check/types.ts';
 import type { RunReport, Verdict } from '../report-types.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { findScenario } from '../scenarios/registry.ts';
-import { SABOTAGES, type Sabotage } from '../mutants/catalogue.ts';
-import { copyOf, plantSabotage, snapshot } from '../mutants/copy.ts';
+import { SABOTAGES, type Sabotage } from '../../tools/mutants/catalogue.ts';
+import { copyOf, plantSabotage, snapshot } from '../../tools/mutants/copy.ts';
 import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE } from './exit-codes.ts';
 
 /**
- * S9 end to end: each exit code of `leasehold check` is read from a real `node bin/leasehold.js check`
- * process, run inside a copy of the project (sim/mutants/copy.ts) that has one planted bug, or over a
+ * S9 end to end: each exit code of `leasehold check` is read from a real `node tools/leasehold.js check`
+ * process, run inside a copy of the project (tools/mutants/copy.ts) that has one planted bug, or over a
  * scenario that must fail that way. No test hook (LEASEHOLD_CHECK_TEST_HOOK is removed from the
  * environment): the verdicts come from the simulator and the checkers, as in CI. Each failing check's
  * counterexample is replayed in the same copy, and `replay` and `run --json` must give back the
@@ -34,12 +34,12 @@ interface Ran {
   stderr: string;
 }
 
-/** `node bin/leasehold.js ARGV` of the project at `project`, run from there, as a shell would. */
+/** `node tools/leasehold.js ARGV` of the project at `project`, run from there, as a shell would. */
 function leasehold(project: string, argv: string[]): Promise<Ran> {
   const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0' };
   delete env[TEST_HOOK_ENV];
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(project, 'bin', 'leasehold.js'), ...argv], { cwd: project, env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(project, 'tools', 'leasehold.js'), ...argv], { cwd: project, env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });

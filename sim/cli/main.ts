@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `leasehold` command (bin/leasehold.js runs this file through tsx; `npm start` runs `start`; the
+ * The `leasehold` command (tools/leasehold.js runs this file through tsx; `npm start` runs `start`; the
  * packed package runs its compiled form, dist/sim/cli/main.js, with plain node).
  * Everything testable lives in dispatch.ts; this file only binds it to the process: standard streams,
  * the exit code, and a last line of defence that turns any stray error into exit 3 (S9: harness crash).

@@ -27,7 +27,7 @@
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openWorkQueue, type WorkQueue } from '../../src/index.ts';
-import { VirtualClock } from '../clock.ts';
+import { VirtualClock } from '../../sim/clock.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { elapsedNs, fmtRate, fmtUs, median, nowNs, openWalDatabase, prng, quantile, readSettings, sig } from './timing.ts';
 

@@ -1,7 +1,7 @@
 /**
  * Planted bugs that `leasehold check` must catch (issue 7): semantic sabotages of src/, kept as data.
  *
- * Each entry is one exact find-and-replace in one file of src/. `npm run mutants` (sim/mutants/run.ts)
+ * Each entry is one exact find-and-replace in one file of src/. `npm run mutants` (tools/mutants/run.ts)
  * applies it to a temporary copy of the project, runs the gate there and reports whether it went red,
  * and which invariant turned it red. Nothing here is a flag or a branch in src/: the real code never
  * knows it is being sabotaged. A `find` that does not occur exactly once in the current file fails

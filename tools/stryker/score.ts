@@ -3,15 +3,15 @@
  * mutation-testing-report schema): the mutation score of src/ in total and per file, computed the way
  * Stryker computes it, so the record in git says exactly what was measured and on which files.
  *
- *   npx tsx sim/stryker/score.ts [mutation.json] [score.md]
- *   npx tsx sim/stryker/score.ts --batches [reports/stryker/batches] [score.md]
+ *   npx tsx tools/stryker/score.ts [mutation.json] [score.md]
+ *   npx tsx tools/stryker/score.ts --batches [reports/stryker/batches] [score.md]
  *
  * The second form merges the per-group reports of `npm run stryker:batches` (see mergeBatches below).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gitState, REPO_ROOT } from '../check/git.ts';
+import { gitState, REPO_ROOT } from '../../sim/check/git.ts';
 
 interface Mutant {
   status: string;
@@ -69,7 +69,7 @@ export function scoreTable(report: Report, header: string, totalLabel = '**total
 }
 
 /*
- * Batch mode (`npm run stryker:batches`, sim/stryker/batches.ts): src/ is measured one group of files at a
+ * Batch mode (`npm run stryker:batches`, tools/stryker/batches.ts): src/ is measured one group of files at a
  * time, each group's Stryker report kept in reports/stryker/batches/<group>.json. The merge takes each
  * file's results from a report whose recorded source is the file as it is now; a file in no report
  * (not measured) or only in reports of an older text (stale) is named, never counted in the total.
@@ -203,7 +203,7 @@ export function mergedScoreText(merge: MergeResult, context: MergeContext): stri
   const lines: string[] = [
     '# Stryker mutation score of src/ (merged batch reports)',
     '',
-    `Merged at commit ${context.commit ?? 'unknown'}${context.dirty ? ' (with uncommitted changes)' : ''} from ${plural(context.reports.length, 'batch report', 'batch reports')} in ${context.dir} (\`npm run stryker:batches\`, sim/stryker/batches.ts; Stryker with stryker.config.json and the suite in vitest.stryker.config.ts). Each file's results come from a report that recorded exactly the file's current text; the total counts only those files.`,
+    `Merged at commit ${context.commit ?? 'unknown'}${context.dirty ? ' (with uncommitted changes)' : ''} from ${plural(context.reports.length, 'batch report', 'batch reports')} in ${context.dir} (\`npm run stryker:batches\`, tools/stryker/batches.ts; Stryker with stryker.config.json and the suite in vitest.stryker.config.ts). Each file's results come from a report that recorded exactly the file's current text; the total counts only those files.`,
     '',
   ];
   const unmeasuredMutants = sum([...merge.missing.map((file) => file.mutants), ...merge.stale.map((file) => file.mutants)]);
@@ -250,7 +250,7 @@ export function mergedScoreText(merge: MergeResult, context: MergeContext): stri
   lines.push('');
   if (merge.testsChanged.length > 0) {
     lines.push(
-      'Test files changed or removed since these reports ran (their results are kept; `npx tsx sim/stryker/batches.ts --only GROUP --force` re-measures a group):',
+      'Test files changed or removed since these reports ran (their results are kept; `npx tsx tools/stryker/batches.ts --only GROUP --force` re-measures a group):',
       '',
       ...merge.testsChanged.map((entry) => `- ${entry.report}: ${entry.files.join(', ')}`),
       '',

@@ -6,11 +6,11 @@ import { applySabotage, StaleSabotageError, type Sabotage } from './catalogue.ts
 /**
  * Copies of the project to plant a sabotage in: `npm run mutants` (run.ts) and the exit-code tests
  * (sim/cli/exit-codes.test.ts) run `leasehold check` inside them. A copy holds what the CLI needs to run
- * (src/, sim/, properties/, scenarios/, bin/, package.json, tsconfig.json) and links node_modules, so it
+ * (src/, sim/, properties/, scenarios/, tools/, package.json, tsconfig.json) and links node_modules, so it
  * costs a couple of megabytes and no install. It has no .git, so a check there needs --seed.
  */
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const COPIED_DIRS = ['src', 'sim', 'properties', 'scenarios', 'bin'];
+const COPIED_DIRS = ['src', 'sim', 'properties', 'scenarios', 'tools'];
 const COPIED_FILES = ['package.json', 'tsconfig.json'];
 
 /** One snapshot of the working tree, taken once; every sabotage copies from it, so all see the same tree. */

@@ -1,13 +1,13 @@
 /**
  * `npm run mutants`: the harness tests itself (issue 7). For each planted bug of the catalogue
- * (sim/mutants/catalogue.ts) it
+ * (tools/mutants/catalogue.ts) it
  *
  * 1. copies the project (src/, sim/, properties/, scenarios/, bin/, package.json, tsconfig.json; node_modules
  *    is a symlink) from one snapshot of the working tree taken at start, so every sabotage and the
  *    control run see the same tree even while people edit theirs;
  * 2. applies the sabotage's find-and-replace; a find that does not occur exactly once is reported
  *    STALE and counts as not caught;
- * 3. runs the gate there, `node bin/leasehold.js check --seeds N --seed ROOT --out DIR --jobs J`, with
+ * 3. runs the gate there, `node tools/leasehold.js check --seeds N --seed ROOT --out DIR --jobs J`, with
  *    the default seed budget (`leasehold check`'s, 100 seeds per catalogue scenario) unless --seeds says
  *    otherwise. To save time it first runs a smaller prefix of the same seeds (--stages, default 10):
  *    seeds are numbered, so a failure among the first 10 is the same failure the full run would report
@@ -16,7 +16,7 @@
  * 4. reads check's exit code, summary.json and counterexample files: caught or not, which invariants
  *    the lowest failing seed violated, how many seeds it took (the failing seed's index + 1), and the
  *    counterexample's size (faults in its plan, tasks submitted), shrunk in the sabotaged copy by
- *    sim/mutants/shrink.ts (smaller workload, fewer faults) within a small budget.
+ *    tools/mutants/shrink.ts (smaller workload, fewer faults) within a small budget.
  *
  * It prints a table and writes DIR/mutants.json and DIR/table.md (default DIR: reports/mutants). It exits
  * 0 only if every sabotage was caught; 1 if one was not (or was STALE); 3 if the unsabotaged control
@@ -34,10 +34,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gitState } from '../check/git.ts';
-import { rootSeed } from '../check/seeds.ts';
-import { wallClockMs } from '../check/wall-clock.ts';
-import { DEFAULT_SEEDS } from '../cli/commands/check.ts';
+import { gitState } from '../../sim/check/git.ts';
+import { rootSeed } from '../../sim/check/seeds.ts';
+import { wallClockMs } from '../../sim/check/wall-clock.ts';
+import { DEFAULT_SEEDS } from '../../sim/cli/commands/check.ts';
 import { SABOTAGES, StaleSabotageError, type Sabotage } from './catalogue.ts';
 import { copyOf, plantSabotage, REPO, snapshot } from './copy.ts';
 
@@ -202,7 +202,7 @@ class UsageError extends Error {}
 const USAGE = `Usage: npm run mutants -- [--seeds N] [--only ID,ID] [--stages 10,50|none] [--parallel P] [--jobs J]
                            [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--list]
 
-Plants each sabotage of sim/mutants/catalogue.ts in a temporary copy of the project, runs
+Plants each sabotage of tools/mutants/catalogue.ts in a temporary copy of the project, runs
 \`leasehold check\` there and prints which invariant caught it; writes DIR/table.md and DIR/mutants.json.
 Exits 0 only if every sabotage was caught, 1 if one was not (or its text is stale), 3 if the control
 run without a sabotage fails, 64 on bad usage.
@@ -253,7 +253,7 @@ async function runCheck(directory: string, out: string, seeds: number, options: 
   mkdirSync(stageOut, { recursive: true });
   const started = wallClockMs();
   const log = join(stageOut, 'check.log');
-  const args = [join(directory, 'bin', 'leasehold.js'), 'check', '--seeds', String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs)];
+  const args = [join(directory, 'tools', 'leasehold.js'), 'check', '--seeds', String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs)];
   const { exitCode, timedOut } = await runProcess(args, directory, log, options.timeoutMs);
   const summaryPath = join(stageOut, 'summary.json');
   const summary = existsSync(summaryPath) ? (JSON.parse(readFileSync(summaryPath, 'utf8')) as CheckSummary) : undefined;
@@ -306,7 +306,7 @@ function sizeOf(file: CounterexampleFile): { faults: number; tasks: number } {
 
 async function shrinkIn(directory: string, out: string, file: CounterexampleFile, invariant: string, options: Options): Promise<MutantOutcome['shrunk']> {
   const target = join(out, 'shrunk.json');
-  const args = [TSX_CLI, join(directory, 'sim', 'mutants', 'shrink.ts'), file.path, invariant, target, String(options.shrinkRuns), String(options.shrinkMs)];
+  const args = [TSX_CLI, join(directory, 'tools', 'mutants', 'shrink.ts'), file.path, invariant, target, String(options.shrinkRuns), String(options.shrinkMs)];
   const { exitCode, stdout } = await runProcess(args, directory, join(out, 'shrink.log'), options.shrinkMs + 120_000);
   const line = stdout.trim().split('\n').pop();
   if (exitCode !== 0 || line === undefined || line === '') return undefined;
@@ -430,7 +430,7 @@ function legend(): string[] {
     'caught: yes = the gate went red and the expected invariant was among the violations; yes* = red, but caught by another invariant',
     '        (or only by missing coverage / a crash); MISSED = green within the budget; STALE = the find text no longer matches src/.',
     'seeds: index + 1 of the lowest failing seed (the gate checks seed indexes 0..N-1 of every scenario).',
-    'counterexample: faults in its plan / tasks in its queue, as the gate wrote it; shrunk: after sim/mutants/shrink.ts (~ = budget ran out).',
+    'counterexample: faults in its plan / tasks in its queue, as the gate wrote it; shrunk: after tools/mutants/shrink.ts (~ = budget ran out).',
   ];
 }
 

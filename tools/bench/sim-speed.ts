@@ -4,7 +4,7 @@
  * second. Both are rates of the simulator against the wall clock, measured in one run; the wall clock
  * is read with process.hrtime (S1 forbids Date.now here).
  */
-import { simulate } from '../run-scenario.ts';
+import { simulate } from '../../sim/run-scenario.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
 import { elapsedNs, median, nowNs, sig } from './timing.ts';

@@ -12,7 +12,7 @@
  * end the saved reports are merged into reports/stryker/score.md (score.ts), naming every file not
  * measured or stale.
  *
- *   npx tsx sim/stryker/batches.ts [--only GROUP[,GROUP...]] [--list] [--concurrency N] [--force]
+ *   npx tsx tools/stryker/batches.ts [--only GROUP[,GROUP...]] [--list] [--concurrency N] [--force]
  *
  *   --list          print the groups, their files, mutant counts and whether their report is current; run nothing
  *   --only          run only these groups (others are left as they are; the merge still covers all)
@@ -23,10 +23,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gitState, REPO_ROOT } from '../check/git.ts';
+import { gitState, REPO_ROOT } from '../../sim/check/git.ts';
 import { countMutants, currentSource, mutatedFiles, STRYKER_CONFIG } from './files.ts';
 import { BATCH_DIR, BATCH_META_KEY, mergeWarnings, score, tally, writeBatchScore, type BatchMeta, type BatchReport } from './score.ts';
-import { isoTime, wallClockEpochMs } from '../check/wall-clock.ts';
+import { isoTime, wallClockEpochMs } from '../../sim/check/wall-clock.ts';
 
 /**
  * The groups, by directory, a large file alone. A mutated file listed in no group runs in a group of
@@ -173,7 +173,7 @@ function positive(text: string): number {
 }
 
 function usage(message: string): never {
-  console.error(`stryker batches: ${message}\nusage: npx tsx sim/stryker/batches.ts [--only GROUP[,GROUP...]] [--list] [--concurrency N] [--force]`);
+  console.error(`stryker batches: ${message}\nusage: npx tsx tools/stryker/batches.ts [--only GROUP[,GROUP...]] [--list] [--concurrency N] [--force]`);
   process.exit(64);
 }
 

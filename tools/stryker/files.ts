@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { minimatch } from 'minimatch';
-import { REPO_ROOT } from '../check/git.ts';
+import { REPO_ROOT } from '../../sim/check/git.ts';
 
 export const STRYKER_CONFIG = 'stryker.config.json';
 

@@ -4,7 +4,7 @@
  * a bare absolute time is never a target). `main.ts` runs the registered sections in order, prints one
  * table and writes reports/bench/latest.json.
  *
- * To add a section (for example a simulator-speed section): create `sim/bench/<name>.ts` exporting a
+ * To add a section (for example a simulator-speed section): create `tools/bench/<name>.ts` exporting a
  * `BenchSection`, and append it to `defaultSections` in `sections.ts` (or call `registerSection`).
  */
 

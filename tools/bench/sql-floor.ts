@@ -17,7 +17,7 @@
  * queue, and the schema set-up). PRAGMAs are skipped: file settings mean nothing in memory.
  */
 import Database from 'better-sqlite3';
-import { freshMemoryDatabase } from '../memory-image.ts';
+import { freshMemoryDatabase } from '../../sim/memory-image.ts';
 import { elapsedNs, nowNs } from './timing.ts';
 
 export interface SqlCall {

@@ -1,8 +1,8 @@
 /**
  * Shrinks one counterexample written by `leasehold check`, inside a sabotaged copy of the project
- * (sim/mutants/run.ts runs it there with tsx, so it simulates the sabotaged src/):
+ * (tools/mutants/run.ts runs it there with tsx, so it simulates the sabotaged src/):
  *
- *   tsx sim/mutants/shrink.ts COUNTEREXAMPLE.json INVARIANT OUT.json [MAX_RUNS] [MAX_MS]
+ *   tsx tools/mutants/shrink.ts COUNTEREXAMPLE.json INVARIANT OUT.json [MAX_RUNS] [MAX_MS]
  *
  * A candidate is kept while a run of it still has a violation of INVARIANT ('harness' for a crash).
  * First the workload gets smaller (fewer topics, or fewer rounds and tasks per round: arrivals are
@@ -15,12 +15,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COUNTEREXAMPLE_FORMAT } from '../check/counterexample.ts';
-import { faultCount, type FaultPlan, type FaultRates } from '../faults/plan.ts';
-import type { Violation } from '../report-types.ts';
-import { simulate } from '../run-scenario.ts';
-import type { ScenarioSpec } from '../scenario.ts';
-import { wallClockMs } from '../check/wall-clock.ts';
+import { COUNTEREXAMPLE_FORMAT } from '../../sim/check/counterexample.ts';
+import { faultCount, type FaultPlan, type FaultRates } from '../../sim/faults/plan.ts';
+import type { Violation } from '../../sim/report-types.ts';
+import { simulate } from '../../sim/run-scenario.ts';
+import type { ScenarioSpec } from '../../sim/scenario.ts';
+import { wallClockMs } from '../../sim/check/wall-clock.ts';
 
 export interface ShrinkOutcome {
   reproduced: boolean;
@@ -40,7 +40,7 @@ interface Case {
 async function main(argv: string[]): Promise<void> {
   const [file, invariant, out, maxRunsArg, maxMsArg] = argv;
   if (file === undefined || invariant === undefined || out === undefined) {
-    process.stderr.write('usage: tsx sim/mutants/shrink.ts COUNTEREXAMPLE.json INVARIANT OUT.json [MAX_RUNS] [MAX_MS]\n');
+    process.stderr.write('usage: tsx tools/mutants/shrink.ts COUNTEREXAMPLE.json INVARIANT OUT.json [MAX_RUNS] [MAX_MS]\n');
     process.exit(64);
   }
   const maxRuns = Number(maxRunsArg ?? 40);

@@ -8,8 +8,8 @@
  * --seeds N` runs N seeds of each). Its target is what `check --seeds 10000` over the catalogue in
  * 120 s on two cores needs: 10,000 x scenarios / (120 s x 2) runs per second per core.
  */
-import { simulate } from '../run-scenario.ts';
-import { listScenarios } from '../scenarios/registry.ts';
+import { simulate } from '../../sim/run-scenario.ts';
+import { listScenarios } from '../../sim/scenarios/registry.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
 import { elapsedNs, nowNs, sig } from './timing.ts';
