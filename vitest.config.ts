@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The contract suite (SPEC P1): every Q and R requirement, written once against the WorkQueue API, and
- * the model-based test. It runs once per store of TEST_STORES (src/queue/test-kit.ts), whose helpers
+ * the model-based test. It runs once per store of TEST_STORES (src/queue/__test-helpers__/test-kit.ts), whose helpers
  * open the store LEASEHOLD_TEST_STORE names. Everything else (the harness, the worker runtime, the
  * real-process tests, which open files of their own) runs once.
  */

@@ -430,7 +430,7 @@ describe('S1 determinism guard', () => {
     expect(planted('setTimeout(f); /* allow-ambient: in a block comment */', 'sim/event-loop.ts')).toHaveLength(1);
     // Only src/adapters/ is the production adapters' folder.
     expect(planted('Date.now();', 'sim/adapters/clock.ts')).toHaveLength(1);
-    expect(planted('Date.now();', 'src/queue/test-kit.ts')).toHaveLength(1);
+    expect(planted('Date.now();', 'src/queue/__test-helpers__/test-kit.ts')).toHaveLength(1);
     expect(planted('Date.now();', 'sim/check/tool.mjs')).toHaveLength(1);
     expect(planted('module.exports = Math.random();', 'sim/check/tool.cjs')).toHaveLength(1);
   });

@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { testStoreTarget } from '../../src/queue/test-kit.ts';
+import { testStoreTarget } from '../../src/queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue, type QueueConfig, type WorkQueue } from '../../src/index.ts';
 import { VirtualClock } from '../../sim/clock.ts';
 import { ReferenceQueue, type ReferenceConfig } from './reference-queue.ts';
@@ -73,7 +73,7 @@ export interface RealQueue {
 export type QueueWrapper = (queue: WorkQueue) => WorkQueue;
 
 /**
- * The reference model and a real queue on this run's store (LEASEHOLD_TEST_STORE, src/queue/test-kit.ts:
+ * The reference model and a real queue on this run's store (LEASEHOLD_TEST_STORE, src/queue/__test-helpers__/test-kit.ts:
  * the model-based test runs against every store). `close()` closes the queue and removes its files.
  */
 export function openPair(wrap: QueueWrapper = (queue) => queue): { model: ReferenceQueue; real: RealQueue; close: () => Promise<void> } {

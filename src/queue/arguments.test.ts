@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClosedError, InputError } from './errors.ts';
-import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './__test-helpers__/test-kit.ts';
 import type { WorkQueue } from './types.ts';
 
 afterEach(checkAndCloseQueues);

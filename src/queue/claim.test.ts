@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compareCandidates, score } from './scoring.ts';
-import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './__test-helpers__/test-kit.ts';
 
 afterEach(checkAndCloseQueues);
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, LeaseholdError } from './errors.ts';
 import { DEFAULT_CONFIG, resolveConfig } from './config.ts';
 import { openWorkQueue } from '../work-queue.ts';
-import { ManualClock, checkAndCloseQueues, openTestQueue } from './test-kit.ts';
+import { ManualClock, checkAndCloseQueues, openTestQueue } from './__test-helpers__/test-kit.ts';
 import type { QueueConfig } from './types.ts';
 
 afterEach(checkAndCloseQueues);

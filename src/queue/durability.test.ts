@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LATEST_SCHEMA_VERSION } from '../store/migrations.ts';
 import { BusyError, LeaseholdError } from './errors.ts';
-import { ManualClock, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './test-kit.ts';
+import { ManualClock, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './__test-helpers__/test-kit.ts';
 
 const directories: string[] = [];
 const rawConnections: Database.Database[] = [];

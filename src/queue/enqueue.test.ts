@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './__test-helpers__/test-kit.ts';
 import type { EnqueueRequest, WorkQueue } from './types.ts';
 
 afterEach(checkAndCloseQueues);

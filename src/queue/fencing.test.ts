@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, type TestQueue } from './test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, type TestQueue } from './__test-helpers__/test-kit.ts';
 import type { WorkQueue } from './types.ts';
 
 afterEach(checkAndCloseQueues);

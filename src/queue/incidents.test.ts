@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from './errors.ts';
-import { T0, checkAndCloseQueues, enqueueOk, openTestQueue, inOrder } from './test-kit.ts';
+import { T0, checkAndCloseQueues, enqueueOk, openTestQueue, inOrder } from './__test-helpers__/test-kit.ts';
 import type { IncidentContext } from './types.ts';
 
 afterEach(checkAndCloseQueues);

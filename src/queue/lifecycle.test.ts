@@ -11,7 +11,7 @@ import {
   openTestQueue,
   recordedTransitions,
   request,
-} from './test-kit.ts';
+} from './__test-helpers__/test-kit.ts';
 import type { TaskState } from './types.ts';
 
 afterEach(checkAndCloseQueues);

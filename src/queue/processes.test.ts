@@ -1,6 +1,6 @@
 /**
  * The work queue against real OS processes (Q5, Q6, Q15, Q18; I1, I3, I11). No simulation here: each
- * child is `node --import tsx src/queue/fixtures/<name>.ts` with its own better-sqlite3 connection to one
+ * child is `node --import tsx src/queue/__test-helpers__/fixtures/<name>.ts` with its own better-sqlite3 connection to one
  * real file database in a fresh temporary directory (better-sqlite3 cannot share `:memory:` across
  * connections). Children are released together by a `go` line on stdin and report every write they saw
  * commit as a JSON line on stdout; the test then checks those reports against the database and its event
@@ -46,7 +46,7 @@ class Child {
     readonly name: string,
     readonly args: string[],
   ) {
-    this.process = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', `${name}.ts`), ...args], {
+    this.process = spawn(process.execPath, ['--import', 'tsx', path.join(here, '__test-helpers__', 'fixtures', `${name}.ts`), ...args], {
       cwd: repoRoot,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { retryBackoffMs } from './scoring.ts';
-import { SequenceRandom, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue } from './test-kit.ts';
+import { SequenceRandom, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue } from './__test-helpers__/test-kit.ts';
 import { FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES, type ErrorClass } from './types.ts';
 
 afterEach(checkAndCloseQueues);

@@ -15,7 +15,7 @@ import {
   edgeFor,
   stateCheckSql,
 } from './states.ts';
-import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './__test-helpers__/test-kit.ts';
 
 afterEach(checkAndCloseQueues);
 

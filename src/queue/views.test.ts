@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from './errors.ts';
-import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue, request, inOrder } from './test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue, request, inOrder } from './__test-helpers__/test-kit.ts';
 
 afterEach(checkAndCloseQueues);
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue } from '../queue/test-kit.ts';
+import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue } from '../queue/__test-helpers__/test-kit.ts';
 
 afterEach(checkAndCloseQueues);
 

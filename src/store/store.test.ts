@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OpenError } from '../queue/errors.ts';
-import { ManualClock } from '../queue/test-kit.ts';
+import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { LATEST_SCHEMA_VERSION } from './migrations.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { runToEnd, type Step } from './store.ts';
-import { YieldingSqliteStore } from './yielding-store.test-kit.ts';
+import { YieldingSqliteStore } from './__test-helpers__/yielding-store.ts';
 
 describe('the store interface', () => {
   it('runs a synchronous body in one go, and refuses a body that yields on a synchronous store', () => {

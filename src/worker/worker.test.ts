@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkAndCloseQueues, enqueueOk, openTestQueue } from '../queue/test-kit.ts';
+import { checkAndCloseQueues, enqueueOk, openTestQueue } from '../queue/__test-helpers__/test-kit.ts';
 import type { WorkQueue } from '../queue/types.ts';
 import type { RunOutcome, WorkerLogLine } from './types.ts';
 import { Worker } from './worker.ts';

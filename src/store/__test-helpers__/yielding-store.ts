@@ -7,9 +7,9 @@
  * store interface is one interface, not a synchronous one with an asynchronous fork.
  */
 import type { Database as DatabaseHandle } from 'better-sqlite3';
-import { SqliteStore } from './sqlite-store.ts';
-import { SqliteStatements } from './statements.ts';
-import type { Step, Store, StoreTx, TransactionBody } from './store.ts';
+import { SqliteStore } from '../sqlite-store.ts';
+import { SqliteStatements } from '../statements.ts';
+import type { Step, Store, StoreTx, TransactionBody } from '../store.ts';
 
 /** Wraps each statement of `tx` in a generator that yields its answer as a promise and returns what the driver sends back. */
 function yielding(tx: StoreTx): StoreTx {

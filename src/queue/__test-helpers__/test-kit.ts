@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Database } from 'better-sqlite3';
-import { VirtualClock } from '../../sim/clock.ts';
-import type { Random } from '../ports.ts';
-import { ClosedError } from './errors.ts';
-import { canTransition } from './states.ts';
-import type { Store } from '../store/store.ts';
-import { YieldingSqliteStore } from '../store/yielding-store.test-kit.ts';
-import { openWorkQueue } from '../work-queue.ts';
-import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from './types.ts';
+import { VirtualClock } from '../../../sim/clock.ts';
+import type { Random } from '../../ports.ts';
+import { ClosedError } from '../errors.ts';
+import { canTransition } from '../states.ts';
+import type { Store } from '../../store/store.ts';
+import { YieldingSqliteStore } from '../../store/__test-helpers__/yielding-store.ts';
+import { openWorkQueue } from '../../work-queue.ts';
+import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from '../types.ts';
 
 export const T0 = 1_700_000_000_000;
 
