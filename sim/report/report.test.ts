@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TaskEvent, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
@@ -12,7 +13,7 @@ import { writeCatalogueReport } from './catalogue.ts';
 import { CHROMIUM_INSTALL_HINT, consoleLines, elementBoxes, findChromium, screenshot } from './chromium.ts';
 import { rejectionCounts, retryAndFailureReasons, transitionCounts, violationTasks, waitSamples, type RunDigest } from './digest.ts';
 import { scenarioReport, type ScenarioReport } from './document.ts';
-import { decodePng, findColour } from './png.ts';
+import { findColour } from './png.test-kit.ts';
 import { renderHtml, renderMarkdown } from './render.ts';
 import { collectScenario, reportDirName, writeScenarioReport, type WrittenReport } from './run-report.ts';
 import { distribution, histogram, percentile, priorityBanding } from './stats.ts';
@@ -338,7 +339,7 @@ describe('the HTML report of a real run, in headless Chromium', () => {
     // LEASEHOLD_KEEP_SCREENSHOT=FILE keeps the picture, to look at it.
     const keep = process.env.LEASEHOLD_KEEP_SCREENSHOT;
     if (keep !== undefined && keep !== '') copyFileSync(png, keep);
-    const pixels = decodePng(readFileSync(png));
+    const pixels = PNG.sync.read(readFileSync(png));
     expect([pixels.width, pixels.height]).toEqual([1400, 2000]);
     // The timeline is on screen: first- and second-generation spans and the lease-expiry diamonds are
     // drawn in their colours, and only the timeline (its plot and its legend) uses them.
@@ -437,7 +438,7 @@ describe('screenshot colour counts', () => {
     // A 4x3 picture, white but for two blue pixels: (1, 0) and (3, 2).
     const rgba = new Uint8Array(4 * 3 * 4).fill(255);
     for (const [x, y] of [[1, 0], [3, 2]] as const) rgba.set([0x4e, 0x79, 0xa7, 255], (y * 4 + x) * 4);
-    const pixels = { width: 4, height: 3, rgba };
+    const pixels = { width: 4, height: 3, data: rgba };
     expect(findColour(pixels, '#4e79a7')).toEqual({ count: 2, firstRow: 0, lastRow: 2 });
     expect(findColour(pixels, '#4e79a7', 6, { left: 0, top: 0, right: 2, bottom: 2 })).toEqual({ count: 1, firstRow: 0, lastRow: 0 });
     expect(findColour(pixels, '#4e79a7', 6, { left: 2, top: 1, right: 3.2, bottom: 2.5 })).toEqual({ count: 1, firstRow: 2, lastRow: 2 });
