@@ -1,20 +1,29 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { chromium as playwright, type Browser } from 'playwright-core';
 
 /**
- * Headless Chromium (Debian's `chromium` package, or the npm one, see findChromium) for looking at reports the way a person would: a
- * screenshot, and the page's console. Chromium started with `--enable-logging=stderr --v=0` writes every
- * console message and uncaught error of the page to stderr as `INFO:CONSOLE...] "text", source: URL (line)`;
- * those lines are the page's console. No puppeteer, no network.
+ * Headless Chromium for looking at reports the way a person would: a screenshot, the page's console and
+ * where its elements are laid out. One driver, playwright-core (no network, no browser download), for
+ * whichever binary findChromium finds: Debian's `chromium` package or the headless shell inside the npm
+ * devDependency @sparticuz/chromium. Dev and test tooling only: the shipped `leasehold report` writes
+ * HTML and needs no browser, and nothing it imports reaches this file.
  */
 
 export const CHROMIUM_INSTALL_HINT = 'npm install (the devDependencies @sparticuz/chromium and playwright-core bring one), or apt-get install -y chromium';
 
-/** Binaries that came from npm (@sparticuz/chromium, a headless shell): driven through playwright-core. */
-const npmBinaries = new Set<string>();
+/** A browser binary and what it needs to start. */
+export interface ChromiumBinary {
+  executablePath: string;
+  /** Where it was found: $LEASEHOLD_CHROMIUM, the PATH, or npm's @sparticuz/chromium. */
+  source: 'LEASEHOLD_CHROMIUM' | 'PATH' | 'npm';
+  /** Environment to start it with (the npm shell's shared libraries and fonts); the process's own otherwise. */
+  env?: Record<string, string>;
+}
 
 /**
  * The browser binary: $LEASEHOLD_CHROMIUM, else `chromium` or `chromium-browser` on the PATH, else the
@@ -22,40 +31,18 @@ const npmBinaries = new Set<string>();
  * directory on first use), so a machine with only Node and npm has one. LEASEHOLD_CHROMIUM=npm skips
  * the PATH and takes the npm one.
  */
-export async function findChromium(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+export async function findChromium(env: NodeJS.ProcessEnv = process.env): Promise<ChromiumBinary | undefined> {
   const configured = env.LEASEHOLD_CHROMIUM;
-  if (configured === 'npm') return npmChromium();
-  if (configured !== undefined && configured !== '') return existsSync(configured) ? configured : undefined;
-  return pathChromium() ?? (await npmChromium());
+  if (configured === 'npm') return npmChromium(env);
+  if (configured !== undefined && configured !== '') return existsSync(configured) ? { executablePath: configured, source: 'LEASEHOLD_CHROMIUM' } : undefined;
+  const onPath = pathChromium(env);
+  return onPath === undefined ? npmChromium(env) : { executablePath: onPath, source: 'PATH' };
 }
 
-async function npmChromium(): Promise<string | undefined> {
-  try {
-    const { default: chromium } = await import('@sparticuz/chromium');
-    const path = await chromium.executablePath();
-    // Its shared libraries (NSS, NSPR, expat), shipped for Amazon Linux, so a bare Debian needs none.
-    await inflateLibraries();
-    npmBinaries.add(path);
-    return path;
-  } catch {
-    return undefined;
-  }
-}
-
-const npmLibraries = join(tmpdir(), 'al2023', 'lib');
-
-async function inflateLibraries(): Promise<void> {
-  if (existsSync(join(npmLibraries, 'libnss3.so'))) return;
-  const { createRequire } = await import('node:module');
-  const bin = join(dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium')), '..', '..', 'bin');
-  const { inflate } = (await import(pathToFileURL(join(bin, '..', 'build', 'esm', 'lambdafs.js')).href)) as { inflate: (file: string) => Promise<string> };
-  await inflate(join(bin, 'al2023.tar.br'));
-}
-
-function pathChromium(): string | undefined {
+function pathChromium(env: NodeJS.ProcessEnv): string | undefined {
   for (const name of ['chromium', 'chromium-browser']) {
     try {
-      const path = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      const path = execFileSync('/bin/sh', ['-c', `command -v ${name}`], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
       if (path !== '') return path;
     } catch {
       // not on the PATH
@@ -64,86 +51,39 @@ function pathChromium(): string | undefined {
   return undefined;
 }
 
-export interface PageLook {
-  /** Console messages and uncaught errors the page produced, one per line. */
-  console: string[];
-  /** Chromium's whole stderr, for a failure message. */
-  stderr: string;
-  exitCode: number | null;
-}
+/** Where @sparticuz/chromium's Amazon Linux libraries (NSS, NSPR, expat) are unpacked: a bare Debian has none of them. */
+const npmLibraries = join(tmpdir(), 'al2023', 'lib');
 
-export interface ScreenshotOptions {
-  width: number;
-  height: number;
-  /** Device pixels per CSS pixel (2 for a sharp README picture). */
-  scale?: number;
-  timeoutMs?: number;
-}
-
-/** Loads a local HTML (or SVG) file headless, writes a PNG screenshot, and returns what the console said. */
-export function screenshot(chromium: string, page: string, png: string, options: ScreenshotOptions): Promise<PageLook> {
-  if (npmBinaries.has(chromium)) return driven(chromium, page, png, options);
-  const profile = mkdtempSync(join(tmpdir(), 'leasehold-chromium-'));
-  const args = [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--no-first-run',
-    '--no-default-browser-check',
-    '--disable-extensions',
-    '--hide-scrollbars',
-    `--user-data-dir=${profile}`,
-    '--enable-logging=stderr',
-    '--v=0',
-    `--window-size=${options.width},${options.height}`,
-    ...(options.scale === undefined ? [] : [`--force-device-scale-factor=${options.scale}`]),
-    `--screenshot=${resolve(png)}`,
-    pathToFileURL(resolve(page)).href,
-  ];
-  return new Promise((done) => {
-    execFile(chromium, args, { timeout: options.timeoutMs ?? 90_000, maxBuffer: 16 * 1024 * 1024 }, (error, _stdout, stderr) => {
-      rmSync(profile, { recursive: true, force: true });
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      done({ console: consoleLines(stderr), stderr, exitCode: code });
-    });
-  });
-}
-
-/**
- * The npm headless shell ignores `--screenshot`, so it is driven over the DevTools protocol by
- * playwright-core; console messages and uncaught errors are written as Chromium's own log lines.
- */
-async function driven(chromium: string, page: string, png: string, options: ScreenshotOptions): Promise<PageLook> {
-  const { chromium: driver } = await import('playwright-core');
-  const log: string[] = [];
-  const env = { ...process.env, LD_LIBRARY_PATH: [npmLibraries, process.env.LD_LIBRARY_PATH].filter((part) => part !== undefined && part !== '').join(':'), FONTCONFIG_PATH: process.env.FONTCONFIG_PATH ?? join(tmpdir(), 'fonts') };
-  const browser = await driver.launch({ executablePath: chromium, args: ['--no-sandbox', '--disable-gpu', '--hide-scrollbars'], env, timeout: options.timeoutMs ?? 90_000 });
+async function npmChromium(env: NodeJS.ProcessEnv): Promise<ChromiumBinary | undefined> {
   try {
-    const context = await browser.newContext({ viewport: { width: options.width, height: options.height }, deviceScaleFactor: options.scale ?? 1 });
-    const tab = await context.newPage();
-    tab.on('console', (message) => {
-      const where = message.location();
-      log.push(`[driven:INFO:CONSOLE:${where.lineNumber}] ${JSON.stringify(message.text())}, source: ${where.url} (${where.lineNumber})`);
-    });
-    tab.on('pageerror', (error) => log.push(`[driven:INFO:CONSOLE:0] ${JSON.stringify(`Uncaught ${error.name}: ${error.message}`)}, source: page (0)`));
-    await tab.goto(pathToFileURL(resolve(page)).href, { waitUntil: 'load', timeout: options.timeoutMs ?? 90_000 });
-    await tab.screenshot({ path: resolve(png) });
-    const stderr = log.join('\n');
-    return { console: consoleLines(stderr), stderr, exitCode: 0 };
-  } catch (error) {
-    const stderr = [...log, String(error)].join('\n');
-    return { console: consoleLines(stderr), stderr, exitCode: 1 };
-  } finally {
-    await browser.close();
+    const { default: sparticuz } = await import('@sparticuz/chromium');
+    const executablePath = await sparticuz.executablePath();
+    // The package unpacks these only on AWS Lambda; its own inflate does it here too.
+    if (!existsSync(join(npmLibraries, 'libnss3.so'))) {
+      const bin = join(dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium')), '..', '..', 'bin');
+      const { inflate } = (await import(pathToFileURL(join(bin, '..', 'build', 'esm', 'lambdafs.js')).href)) as { inflate: (file: string) => Promise<string> };
+      await inflate(join(bin, 'al2023.tar.br'));
+    }
+    const libraryPath = [npmLibraries, env.LD_LIBRARY_PATH].filter((part) => part !== undefined && part !== '').join(':');
+    const childEnv = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    return { executablePath, source: 'npm', env: { ...childEnv, LD_LIBRARY_PATH: libraryPath, FONTCONFIG_PATH: env.FONTCONFIG_PATH ?? join(tmpdir(), 'fonts') } };
+  } catch {
+    return undefined;
   }
 }
 
-/** The page's console lines out of Chromium's log (`...:INFO:CONSOLE:12] "text", source: ...` or `CONSOLE(12)`). */
-export function consoleLines(stderr: string): string[] {
-  return stderr.split('\n').filter((line) => /:CONSOLE[:(]\d+/.test(line));
+/** Starts the binary headless under playwright-core. Close the browser when done. */
+export function launchChromium(binary: ChromiumBinary, timeoutMs = 90_000): Promise<Browser> {
+  return playwright.launch({
+    executablePath: binary.executablePath,
+    headless: true,
+    args: ['--disable-gpu'],
+    timeout: timeoutMs,
+    ...(binary.env === undefined ? {} : { env: binary.env }),
+  });
 }
 
-/** A rectangle in CSS pixels of the viewport, as `getBoundingClientRect` gives it. */
+/** A rectangle of the screenshot, in its pixels (CSS pixels times the scale). */
 export interface Box {
   left: number;
   top: number;
@@ -151,37 +91,65 @@ export interface Box {
   bottom: number;
 }
 
-const BOX_LINE = /"leasehold-box (\S+) (-?[\d.]+) (-?[\d.]+) (-?[\d.]+) (-?[\d.]+)"/;
+export interface LookOptions {
+  /** The viewport, in CSS pixels. */
+  width: number;
+  height: number;
+  /** Device pixels per CSS pixel (2 for a sharp README picture). */
+  scale?: number;
+  /** Also write the screenshot here. */
+  png?: string;
+  /** For each name, a CSS selector: its box is the union of the matching elements' boxes (absent when none is laid out). */
+  boxes?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export interface PageLook {
+  /** Console messages (every level) and uncaught errors the page produced, one per line, in order. */
+  console: string[];
+  /** The viewport's screenshot, PNG. */
+  png: Buffer;
+  /** Where the elements of `boxes` were laid out, measured on the page that was screenshot. */
+  boxes: Record<string, Box | undefined>;
+}
+
+/** What page.evaluate sees of the DOM (the project's TypeScript has no DOM library). */
+interface Measured {
+  document: { querySelectorAll(selector: string): Iterable<{ getBoundingClientRect(): { left: number; top: number; right: number; bottom: number; width: number; height: number } }> };
+}
 
 /**
- * Where elements of a page are laid out: for each name, the union of the bounding boxes of the elements
- * its CSS selector matches (absent when none match). It loads a copy of the page with a measuring script
- * added, at the same window size as a screenshot, so the boxes are the screenshot's pixel regions
- * (scale 1); the page itself stays script-free.
+ * Loads a local HTML (or SVG) file in a fresh context of the browser, takes a screenshot of the viewport
+ * and measures the boxes asked for. Throws when the page cannot be loaded or screenshot.
  */
-export async function elementBoxes(chromium: string, page: string, selectors: Record<string, string>, options: ScreenshotOptions): Promise<Record<string, Box | undefined>> {
-  const directory = mkdtempSync(join(tmpdir(), 'leasehold-boxes-'));
+export async function lookAt(browser: Browser, page: string, options: LookOptions): Promise<PageLook> {
+  const scale = options.scale ?? 1;
+  const context = await browser.newContext({ viewport: { width: options.width, height: options.height }, deviceScaleFactor: scale });
   try {
-    const probe = `<script>addEventListener('load', () => { for (const [name, selector] of ${JSON.stringify(Object.entries(selectors))}) {
-  const rects = [...document.querySelectorAll(selector)].map((element) => element.getBoundingClientRect()).filter((r) => r.width > 0 || r.height > 0);
-  if (rects.length === 0) continue;
-  const box = [Math.min(...rects.map((r) => r.left)), Math.min(...rects.map((r) => r.top)), Math.max(...rects.map((r) => r.right)), Math.max(...rects.map((r) => r.bottom))];
-  console.log(['leasehold-box', name, ...box].join(' '));
-} });</script>`;
-    const html = readFileSync(page, 'utf8');
-    const measured = join(directory, 'page.html');
-    writeFileSync(measured, html.includes('</body>') ? html.replace('</body>', `${probe}</body>`) : `${html}${probe}`);
-    const look = await screenshot(chromium, measured, join(directory, 'page.png'), { ...options, scale: 1 });
-    const boxes: Record<string, Box | undefined> = Object.fromEntries(Object.keys(selectors).map((name) => [name, undefined]));
-    for (const line of look.console) {
-      const match = BOX_LINE.exec(line);
-      if (match === null) continue;
-      const [left, top, right, bottom] = match.slice(2).map(Number) as [number, number, number, number];
-      boxes[match[1]!] = { left, top, right, bottom };
-    }
-    return boxes;
+    context.setDefaultTimeout(options.timeoutMs ?? 90_000);
+    const tab = await context.newPage();
+    const messages: string[] = [];
+    tab.on('console', (message) => {
+      const where = message.location();
+      messages.push(`console.${message.type()}: ${message.text()} (${where.url}:${where.lineNumber})`);
+    });
+    tab.on('pageerror', (error) => messages.push(`uncaught ${error.name}: ${error.message}`));
+    tab.on('crash', () => messages.push('the page crashed'));
+    await tab.goto(pathToFileURL(resolve(page)).href, { waitUntil: 'load' });
+    const png = await tab.screenshot(options.png === undefined ? {} : { path: resolve(options.png) });
+    const selectors = Object.entries(options.boxes ?? {});
+    const measured = await tab.evaluate((entries) => {
+      const { document } = globalThis as unknown as Measured;
+      return entries.map(([name, selector]) => {
+        const rects = [...document.querySelectorAll(selector)].map((element) => element.getBoundingClientRect()).filter((r) => r.width > 0 || r.height > 0);
+        if (rects.length === 0) return [name, undefined] as const;
+        return [name, { left: Math.min(...rects.map((r) => r.left)), top: Math.min(...rects.map((r) => r.top)), right: Math.max(...rects.map((r) => r.right)), bottom: Math.max(...rects.map((r) => r.bottom)) }] as const;
+      });
+    }, selectors);
+    const boxes = Object.fromEntries(measured.map(([name, box]) => [name, box === undefined ? undefined : { left: box.left * scale, top: box.top * scale, right: box.right * scale, bottom: box.bottom * scale }]));
+    return { console: messages, png, boxes };
   } finally {
-    rmSync(directory, { recursive: true, force: true });
+    await context.close();
   }
 }
 
@@ -189,7 +157,7 @@ export async function elementBoxes(chromium: string, page: string, selectors: Re
  * A picture of one SVG file at its natural size: wraps it in a page of exactly that size and
  * screenshots it (the README's timeline picture).
  */
-export async function svgToPng(chromium: string, svg: string, png: string, scale = 1): Promise<PageLook> {
+export async function svgToPng(browser: Browser, svg: string, png: string, scale = 1): Promise<PageLook> {
   const width = Number(/\bwidth="(\d+(?:\.\d+)?)"/.exec(svg)?.[1] ?? 1320);
   const height = Number(/\bheight="(\d+(?:\.\d+)?)"/.exec(svg)?.[1] ?? 600);
   const directory = mkdtempSync(join(tmpdir(), 'leasehold-svg-'));
@@ -197,7 +165,7 @@ export async function svgToPng(chromium: string, svg: string, png: string, scale
     const page = join(directory, 'page.html');
     const natural = svg.replace(/ style="[^"]*"/, '');
     writeFileSync(page, `<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><style>body{margin:0;background:#fff}</style></head><body>${natural}</body></html>`);
-    return await screenshot(chromium, page, png, { width: Math.ceil(width), height: Math.ceil(height), scale });
+    return await lookAt(browser, page, { width: Math.ceil(width), height: Math.ceil(height), scale, png });
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }

@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TaskEvent, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
@@ -9,10 +10,10 @@ import { planJobs } from '../check/seeds.ts';
 import type { CheckOutcome } from '../check/report.ts';
 import { ReportAggregator, transitionRows } from './aggregate.ts';
 import { writeCatalogueReport } from './catalogue.ts';
-import { CHROMIUM_INSTALL_HINT, consoleLines, elementBoxes, findChromium, screenshot } from './chromium.ts';
+import { CHROMIUM_INSTALL_HINT, findChromium, launchChromium, lookAt } from './chromium.ts';
 import { rejectionCounts, retryAndFailureReasons, transitionCounts, violationTasks, waitSamples, type RunDigest } from './digest.ts';
 import { scenarioReport, type ScenarioReport } from './document.ts';
-import { decodePng, findColour } from './png.ts';
+import { findColour } from './png.test-kit.ts';
 import { renderHtml, renderMarkdown } from './render.ts';
 import { collectScenario, reportDirName, writeScenarioReport, type WrittenReport } from './run-report.ts';
 import { distribution, histogram, percentile, priorityBanding } from './stats.ts';
@@ -319,58 +320,60 @@ describe('the HTML report of a real run, in headless Chromium', () => {
   });
 
   it('opens without console errors, and the timeline is visible in a screenshot', async () => {
-    const chromium = await findChromium();
-    if (chromium === undefined) throw new Error(`headless Chromium is needed for this test and is not installed: run \`${CHROMIUM_INSTALL_HINT}\` (as root), or set LEASEHOLD_CHROMIUM to the binary`);
+    const binary = await findChromium();
+    if (binary === undefined) throw new Error(`headless Chromium is needed for this test and is not installed: run \`${CHROMIUM_INSTALL_HINT}\` (as root), or set LEASEHOLD_CHROMIUM to the binary`);
     const written = await buildReport();
+    const browser = await launchChromium(binary);
+    try {
+      // The console detector itself, on a page that does make noise: if this ever stops seeing it, the
+      // "no console errors" below would pass for the wrong reason.
+      const noisy = join(scratch, 'noisy.html');
+      writeFileSync(noisy, '<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head><body><script>console.error("planted-console-error"); throw new Error("planted-uncaught");</script></body></html>');
+      const control = await lookAt(browser, noisy, { width: 400, height: 300 });
+      expect(control.console.join('\n')).toContain('planted-console-error');
+      expect(control.console.join('\n')).toContain('planted-uncaught');
 
-    // The console detector itself, on a page that does make noise: if this ever stops seeing it, the
-    // "no console errors" below would pass for the wrong reason.
-    const noisy = join(scratch, 'noisy.html');
-    writeFileSync(noisy, '<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head><body><script>console.error("planted-console-error"); throw new Error("planted-uncaught");</script></body></html>');
-    const control = await screenshot(chromium, noisy, join(scratch, 'noisy.png'), { width: 400, height: 300 });
-    expect(control.console.join('\n'), control.stderr).toContain('planted-console-error');
-    expect(control.console.join('\n')).toContain('planted-uncaught');
+      // The legend repeats the timeline's colours in its swatches, so the page as a whole has them even
+      // with no span or marker drawn: the plot's and the legend's boxes are measured on the page that was
+      // screenshot, to count the colours in each.
+      const look = await lookAt(browser, written.html, { width: 1400, height: 2000, boxes: { plot: 'svg.timeline g.tl-plot', legend: 'svg.timeline g.tl-legend-box' } });
+      expect(look.console).toEqual([]);
+      // LEASEHOLD_KEEP_SCREENSHOT=FILE keeps the picture, to look at it.
+      const keep = process.env.LEASEHOLD_KEEP_SCREENSHOT;
+      if (keep !== undefined && keep !== '') writeFileSync(keep, look.png);
+      const pixels = PNG.sync.read(look.png);
+      expect([pixels.width, pixels.height]).toEqual([1400, 2000]);
+      // The timeline is on screen: first- and second-generation spans and the lease-expiry diamonds are
+      // drawn in their colours, and only the timeline (its plot and its legend) uses them.
+      const generation1 = findColour(pixels, GENERATION_COLOURS[0]);
+      const generation2 = findColour(pixels, GENERATION_COLOURS[1]);
+      const leaseExpired = findColour(pixels, '#ff9f1c');
+      expect(generation1.count).toBeGreaterThan(300);
+      expect(generation2.count).toBeGreaterThan(50);
+      expect(leaseExpired.count).toBeGreaterThan(20);
+      expect(generation1.firstRow).toBeGreaterThan(100);
+      expect(generation1.lastRow).toBeLessThan(1_200);
 
-    const png = join(scratch, 'report.png');
-    const look = await screenshot(chromium, written.html, png, { width: 1400, height: 2000 });
-    expect(look.exitCode, look.stderr).toBe(0);
-    expect(look.console).toEqual([]);
-    // LEASEHOLD_KEEP_SCREENSHOT=FILE keeps the picture, to look at it.
-    const keep = process.env.LEASEHOLD_KEEP_SCREENSHOT;
-    if (keep !== undefined && keep !== '') copyFileSync(png, keep);
-    const pixels = decodePng(readFileSync(png));
-    expect([pixels.width, pixels.height]).toEqual([1400, 2000]);
-    // The timeline is on screen: first- and second-generation spans and the lease-expiry diamonds are
-    // drawn in their colours, and only the timeline (its plot and its legend) uses them.
-    const generation1 = findColour(pixels, GENERATION_COLOURS[0]);
-    const generation2 = findColour(pixels, GENERATION_COLOURS[1]);
-    const leaseExpired = findColour(pixels, '#ff9f1c');
-    expect(generation1.count).toBeGreaterThan(300);
-    expect(generation2.count).toBeGreaterThan(50);
-    expect(leaseExpired.count).toBeGreaterThan(20);
-    expect(generation1.firstRow).toBeGreaterThan(100);
-    expect(generation1.lastRow).toBeLessThan(1_200);
-
-    // The legend repeats those colours in its swatches, so the page as a whole has them even with no span
-    // or marker drawn. Count them again in the plot alone, the legend's box left out, where only spans
-    // and markers can put them.
-    const boxes = await elementBoxes(chromium, written.html, { plot: 'svg.timeline g.tl-plot', legend: 'svg.timeline g.tl-legend-box' }, { width: 1400, height: 2000 });
-    const { plot, legend } = boxes;
-    expect(plot, 'the plot is laid out').toBeDefined();
-    expect(legend, 'the legend is laid out').toBeDefined();
-    // The legend sits below the plot, so the plot's region holds no part of it.
-    expect(legend!.top).toBeGreaterThanOrEqual(plot!.bottom);
-    const inPlot = (hex: string) => findColour(pixels, hex, 6, plot).count;
-    const inLegend = (hex: string) => findColour(pixels, hex, 6, legend).count;
-    // The boxes are where the screenshot drew: the legend's swatches are inside its box.
-    expect(inLegend(GENERATION_COLOURS[0])).toBeGreaterThan(100);
-    expect(inLegend(GENERATION_COLOURS[1])).toBeGreaterThan(100);
-    expect(inLegend('#ff9f1c')).toBeGreaterThan(20);
-    // One legend swatch is about 150 pixels and one diamond about 55; this seed draws many times that in
-    // the plot (about 7,500 first-generation, 1,650 second-generation and 500 lease-expiry pixels).
-    expect(inPlot(GENERATION_COLOURS[0]), 'first-generation spans in the plot').toBeGreaterThan(1_000);
-    expect(inPlot(GENERATION_COLOURS[1]), 'second-generation spans in the plot').toBeGreaterThan(200);
-    expect(inPlot('#ff9f1c'), 'lease-expiry markers in the plot').toBeGreaterThan(100);
+      // Count them again in the plot alone, the legend's box left out, where only spans and markers can put them.
+      const { plot, legend } = look.boxes;
+      expect(plot, 'the plot is laid out').toBeDefined();
+      expect(legend, 'the legend is laid out').toBeDefined();
+      // The legend sits below the plot, so the plot's region holds no part of it.
+      expect(legend!.top).toBeGreaterThanOrEqual(plot!.bottom);
+      const inPlot = (hex: string) => findColour(pixels, hex, 6, plot).count;
+      const inLegend = (hex: string) => findColour(pixels, hex, 6, legend).count;
+      // The boxes are where the screenshot drew: the legend's swatches are inside its box.
+      expect(inLegend(GENERATION_COLOURS[0])).toBeGreaterThan(100);
+      expect(inLegend(GENERATION_COLOURS[1])).toBeGreaterThan(100);
+      expect(inLegend('#ff9f1c')).toBeGreaterThan(20);
+      // One legend swatch is about 150 pixels and one diamond about 55; this seed draws many times that in
+      // the plot (about 7,500 first-generation, 1,650 second-generation and 500 lease-expiry pixels).
+      expect(inPlot(GENERATION_COLOURS[0]), 'first-generation spans in the plot').toBeGreaterThan(1_000);
+      expect(inPlot(GENERATION_COLOURS[1]), 'second-generation spans in the plot').toBeGreaterThan(200);
+      expect(inPlot('#ff9f1c'), 'lease-expiry markers in the plot').toBeGreaterThan(100);
+    } finally {
+      await browser.close();
+    }
   });
 });
 
@@ -421,23 +424,12 @@ describe('the catalogue report', () => {
   });
 });
 
-describe('chromium console lines', () => {
-  it('reads both log formats and nothing else', () => {
-    const stderr = [
-      '[1:1:1129/200839.482044:INFO:CONSOLE:1] "planted", source: file:///x.html (1)',
-      '[1:1:1129/200839.482044:INFO:CONSOLE(7)] "older format", source: file:///x.html (7)',
-      '[1:1:1129/200839.482044:ERROR:dbus/bus.cc:405] Failed to connect to the bus',
-    ].join('\n');
-    expect(consoleLines(stderr)).toHaveLength(2);
-  });
-});
-
 describe('screenshot colour counts', () => {
   it('count only inside the region asked for, widened to whole pixels', () => {
     // A 4x3 picture, white but for two blue pixels: (1, 0) and (3, 2).
     const rgba = new Uint8Array(4 * 3 * 4).fill(255);
     for (const [x, y] of [[1, 0], [3, 2]] as const) rgba.set([0x4e, 0x79, 0xa7, 255], (y * 4 + x) * 4);
-    const pixels = { width: 4, height: 3, rgba };
+    const pixels = { width: 4, height: 3, data: rgba };
     expect(findColour(pixels, '#4e79a7')).toEqual({ count: 2, firstRow: 0, lastRow: 2 });
     expect(findColour(pixels, '#4e79a7', 6, { left: 0, top: 0, right: 2, bottom: 2 })).toEqual({ count: 1, firstRow: 0, lastRow: 0 });
     expect(findColour(pixels, '#4e79a7', 6, { left: 2, top: 1, right: 3.2, bottom: 2.5 })).toEqual({ count: 1, firstRow: 2, lastRow: 2 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CHROMIUM_INSTALL_HINT, findChromium, svgToPng } from './chromium.ts';
+import { CHROMIUM_INSTALL_HINT, findChromium, launchChromium, svgToPng } from './chromium.ts';
 
 /**
  * `npx tsx sim/report/timeline-png.ts TIMELINE.svg OUT.png [SCALE]`: a picture of a report's timeline
@@ -14,14 +14,18 @@ if (svgPath === undefined || pngPath === undefined) {
   process.stderr.write('usage: npx tsx sim/report/timeline-png.ts TIMELINE.svg OUT.png [SCALE]\n');
   process.exit(64);
 }
-const chromium = await findChromium();
-if (chromium === undefined) {
+const binary = await findChromium();
+if (binary === undefined) {
   process.stderr.write(`headless Chromium is not installed: ${CHROMIUM_INSTALL_HINT}\n`);
   process.exit(3);
 }
-const look = await svgToPng(chromium, readFileSync(svgPath, 'utf8'), pngPath, scale === undefined ? 1 : Number(scale));
-if (look.exitCode !== 0 || look.console.length > 0) {
-  process.stderr.write(`chromium exited ${look.exitCode}; console: ${look.console.join('\n') || 'none'}\n${look.stderr}\n`);
-  process.exit(3);
+const browser = await launchChromium(binary);
+try {
+  const look = await svgToPng(browser, readFileSync(svgPath, 'utf8'), pngPath, scale === undefined ? 1 : Number(scale));
+  if (look.console.length > 0) {
+    process.stderr.write(`the page's console: ${look.console.join('\n')}\n`);
+    process.exitCode = 3;
+  } else process.stdout.write(`${pngPath}\n`);
+} finally {
+  await browser.close();
 }
-process.stdout.write(`${pngPath}\n`);
