@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -12,6 +12,8 @@ const CONTRACT = [...inFolder('src/queue'), ...inFolder('src/runs'), 'properties
   (file) => file !== 'src/queue/processes.test.ts',
 );
 const STORES = ['sqlite-memory', 'sqlite-file', 'sqlite-yielding'];
+/** The floors CI holds the suite's own coverage of src/ to (`npm test -- --coverage`); they only rise. */
+const FLOOR = (JSON.parse(readFileSync('.ci/coverage-floor.json', 'utf8')) as { unit: { lines: number; branches: number } }).unit;
 
 export default defineConfig({
   test: {
@@ -20,6 +22,14 @@ export default defineConfig({
     pool: 'forks',
     // Both cores: the default (cores - 1) runs the simulation suites one file at a time on a 2-core machine.
     maxWorkers: 2,
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      exclude: ['**/*.test.ts', '**/__test-helpers__/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'reports/coverage/unit',
+      thresholds: { lines: FLOOR.lines, branches: FLOOR.branches },
+    },
     projects: [
       ...STORES.map((store) => ({
         extends: true as const,

@@ -1,0 +1,128 @@
+/**
+ * Which branches of src/ the gate reaches: `leasehold check` run compiled (tsc, with source maps) under
+ * NODE_V8_COVERAGE, its threads' coverage converted with @vitest/coverage-v8's engine and remapped to
+ * the TypeScript. Writes reports/coverage/gate.md (per file, and every branch path that never ran) and
+ * reports/coverage/gate-summary.json (the totals the floor in .ci/coverage-floor.json is checked against).
+ *
+ *   npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N]
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { addTotals, coverageOfCompiledSrc, emptyTotals, percent, totalsOf, unreachedBranches, type Totals, type UnreachedBranch } from './istanbul.ts';
+
+const REPO = resolve(import.meta.dirname, '..', '..');
+const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N]';
+
+export interface GateCoverage {
+  seeds: number;
+  /** The exit code of the check that ran (S9): the coverage is taken whatever its verdict, and passed on. */
+  checkStatus: number;
+  totals: Totals;
+  files: { file: string; totals: Totals; unreached: UnreachedBranch[] }[];
+}
+
+function main(): void {
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { seeds: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
+  } catch (error) {
+    process.stderr.write(`gate coverage: ${(error as Error).message}\n${USAGE}\n`);
+    process.exit(64);
+  }
+  if (values.help === true) {
+    process.stdout.write(`${USAGE}\nRuns leasehold check compiled under V8 coverage and reports which branches of src/ it reached.\n`);
+    return;
+  }
+  const seeds = Number(values.seeds);
+  if (!Number.isSafeInteger(seeds) || seeds < 1) {
+    process.stderr.write(`gate coverage: --seeds must be a positive integer, got ${values.seeds}\n${USAGE}\n`);
+    process.exit(64);
+  }
+  void measure(seeds, resolve(REPO, values.out), values.jobs).then(
+    (coverage) => {
+      process.stdout.write(`gate coverage of src/ over ${seeds} seeds: lines ${percent(coverage.totals.lines)}%, branches ${percent(coverage.totals.branches)}% (${coverage.totals.branches.covered}/${coverage.totals.branches.total})\n`);
+      // A failing gate stays a failure: this tool measures, it does not pardon.
+      process.exitCode = coverage.checkStatus;
+    },
+    (error: unknown) => {
+      process.stderr.write(`gate coverage: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(3);
+    },
+  );
+}
+
+export async function measure(seeds: number, out: string, jobs?: string): Promise<GateCoverage> {
+  const build = join(out, 'build');
+  const v8 = join(out, 'v8');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(v8, { recursive: true });
+  process.stderr.write(`::: compiling src/ and sim/ with source maps into ${build}\n`);
+  execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.build.json'), '--outDir', build, '--sourceMap', '--declaration', 'false'], { stdio: 'inherit' });
+  copyFileSync(join(REPO, 'sim/check/worker-bootstrap.mjs'), join(build, 'sim/check/worker-bootstrap.mjs'));
+  process.stderr.write(`::: leasehold check --seeds ${seeds} under NODE_V8_COVERAGE\n`);
+  const args = [join(build, 'sim/cli/main.js'), 'check', '--seeds', String(seeds), '--out', join(out, 'check'), ...(jobs === undefined ? [] : ['--jobs', jobs])];
+  const run = spawnSync(process.execPath, args, { cwd: REPO, stdio: 'inherit', env: { ...process.env, NODE_V8_COVERAGE: v8 } });
+  // The gate's verdict is not this tool's business, but a crashed or bad-usage run covers nothing useful.
+  if (run.status === 3 || run.status === 64 || run.status === null) throw new Error(`leasehold check ended with ${run.status ?? run.signal}; no coverage taken`);
+  process.stderr.write('::: converting V8 coverage\n');
+  const files = await coverageOfCompiledSrc(v8, build, REPO);
+  const coverage: GateCoverage = { seeds, checkStatus: run.status, totals: emptyTotals(), files: [] };
+  for (const [file, data] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
+    const totals = totalsOf(data);
+    addTotals(coverage.totals, totals);
+    coverage.files.push({ file, totals, unreached: unreachedBranches(data) });
+  }
+  const neverLoaded = productFiles().filter((file) => !files.has(file));
+  writeFileSync(join(out, 'gate-summary.json'), `${JSON.stringify({ seeds, lines: percent(coverage.totals.lines), branches: percent(coverage.totals.branches), totals: coverage.totals }, null, 2)}\n`);
+  writeFileSync(join(out, 'gate.md'), render(coverage, commit(), neverLoaded));
+  rmSync(v8, { recursive: true, force: true });
+  return coverage;
+}
+
+function commit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The production files of src/: everything but tests and test helpers. */
+function productFiles(): string[] {
+  return readdirSync(join(REPO, 'src'), { recursive: true, encoding: 'utf8' })
+    .map((file) => `src/${file}`)
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.includes('__test-helpers__'));
+}
+
+function render(coverage: GateCoverage, at: string, neverLoaded: readonly string[]): string {
+  const cell = (part: { covered: number; total: number }) => `${percent(part)}% (${part.covered}/${part.total})`;
+  const lines = [
+    '# What the gate reaches in src/',
+    '',
+    `\`leasehold check --seeds ${coverage.seeds}\` at commit ${at}, compiled and run under V8 coverage (tools/coverage/gate.ts). Lines ${cell(coverage.totals.lines)}, branches ${cell(coverage.totals.branches)}.`,
+    '',
+    '| file | lines | branches |',
+    '|---|---|---|',
+    ...coverage.files.map(({ file, totals }) => `| ${file} | ${cell(totals.lines)} | ${cell(totals.branches)} |`),
+    '',
+    neverLoaded.length === 0
+      ? 'Every production file of src/ was loaded.'
+      : `Never loaded by the gate (not in the totals; files of types only hold no statements): ${neverLoaded.join(', ')}.`,
+    '',
+    '## Branch paths the gate never ran',
+    '',
+    'Each is `file:line construct (path k of n)`; path 0 is the first (an `if`\'s consequent, the left of `??`), the last an `else` or the right-hand side.',
+    '',
+  ];
+  for (const { file, unreached } of coverage.files) {
+    if (unreached.length === 0) continue;
+    lines.push(`### ${file} (${unreached.length})`, '');
+    for (const branch of unreached) lines.push(`- ${file}:${branch.line} ${branch.type} (path ${branch.path} of ${branch.paths})`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) main();
