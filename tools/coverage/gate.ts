@@ -4,7 +4,10 @@
  * the TypeScript. Writes reports/coverage/gate.md (per file, and every branch path that never ran) and
  * reports/coverage/gate-summary.json (the totals the floor in .ci/coverage-floor.json is checked against).
  *
- *   npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N]
+ *   npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]
+ *
+ * Flags after `--` go to `leasehold check` as they are (CI passes --junit); the tool exits with the
+ * check's own exit code, so a failing gate still fails.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { addTotals, coverageOfCompiledSrc, emptyTotals, percent, totalsOf, unreachedBranches, type Totals, type UnreachedBranch } from './istanbul.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
-const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N]';
+const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]';
 
 export interface GateCoverage {
   seeds: number;
@@ -25,8 +28,9 @@ export interface GateCoverage {
 
 function main(): void {
   let values;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({ options: { seeds: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
+    ({ values, positionals } = parseArgs({ allowPositionals: true, options: { seeds: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
   } catch (error) {
     process.stderr.write(`gate coverage: ${(error as Error).message}\n${USAGE}\n`);
     process.exit(64);
@@ -40,7 +44,11 @@ function main(): void {
     process.stderr.write(`gate coverage: --seeds must be a positive integer, got ${values.seeds}\n${USAGE}\n`);
     process.exit(64);
   }
-  void measure(seeds, resolve(REPO, values.out), values.jobs).then(
+  if (positionals.length > 0 && !process.argv.includes('--')) {
+    process.stderr.write(`gate coverage: unexpected argument ${positionals[0]} (flags for leasehold check go after --)\n${USAGE}\n`);
+    process.exit(64);
+  }
+  void measure(seeds, resolve(REPO, values.out), values.jobs, positionals).then(
     (coverage) => {
       process.stdout.write(`gate coverage of src/ over ${seeds} seeds: lines ${percent(coverage.totals.lines)}%, branches ${percent(coverage.totals.branches)}% (${coverage.totals.branches.covered}/${coverage.totals.branches.total})\n`);
       // A failing gate stays a failure: this tool measures, it does not pardon.
@@ -53,7 +61,7 @@ function main(): void {
   );
 }
 
-export async function measure(seeds: number, out: string, jobs?: string): Promise<GateCoverage> {
+export async function measure(seeds: number, out: string, jobs?: string, checkFlags: readonly string[] = []): Promise<GateCoverage> {
   const build = join(out, 'build');
   const v8 = join(out, 'v8');
   rmSync(out, { recursive: true, force: true });
@@ -62,7 +70,7 @@ export async function measure(seeds: number, out: string, jobs?: string): Promis
   execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.build.json'), '--outDir', build, '--sourceMap', '--declaration', 'false'], { stdio: 'inherit' });
   copyFileSync(join(REPO, 'sim/check/worker-bootstrap.mjs'), join(build, 'sim/check/worker-bootstrap.mjs'));
   process.stderr.write(`::: leasehold check --seeds ${seeds} under NODE_V8_COVERAGE\n`);
-  const args = [join(build, 'sim/cli/main.js'), 'check', '--seeds', String(seeds), '--out', join(out, 'check'), ...(jobs === undefined ? [] : ['--jobs', jobs])];
+  const args = [join(build, 'sim/cli/main.js'), 'check', '--seeds', String(seeds), '--out', join(out, 'check'), ...(jobs === undefined ? [] : ['--jobs', jobs]), ...checkFlags];
   const run = spawnSync(process.execPath, args, { cwd: REPO, stdio: 'inherit', env: { ...process.env, NODE_V8_COVERAGE: v8 } });
   // The gate's verdict is not this tool's business, but a crashed or bad-usage run covers nothing useful.
   if (run.status === 3 || run.status === 64 || run.status === null) throw new Error(`leasehold check ended with ${run.status ?? run.signal}; no coverage taken`);
