@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { RunReport, Verdict } from '../report-types.ts';
+import { listScenarios } from '../scenarios/registry.ts';
 import { importSimModule, type SimModuleLoader } from './command-context.ts';
 import { runCli } from './dispatch.ts';
 import { EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE } from './exit-codes.ts';
@@ -69,9 +70,8 @@ describe('leasehold run', () => {
   it('refuses an unknown scenario name with exit 64 and the nearest name', async () => {
     const result = await cli(['run', '--scenario', 'queue-ful', '--seed', '1'], { 'run-scenario.ts': runnerFor('pass'), 'scenarios/registry.ts': catalogue });
     expect(result.code).toBe(EXIT_USAGE);
-    expect(result.stderr).toBe(
-      "leasehold: unknown scenario 'queue-ful' (catalogue: mixed, queue-full). Did you mean queue-full? Try: leasehold run --seed 1 --scenario queue-full",
-    );
+    const names = listScenarios().map((entry) => entry.name).join(', ');
+    expect(result.stderr).toBe(`leasehold: unknown scenario 'queue-ful' (catalogue: ${names}). Did you mean queue-full? Try: leasehold run --seed 1 --scenario queue-full`);
   });
 
   it('refuses a scenario file that does not exist with exit 64', async () => {

@@ -3,32 +3,28 @@ import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { EXIT_HARNESS, exitCodeForVerdict } from '../exit-codes.ts';
 import { commandLine } from '../shell-quote.ts';
-import { checkScenarioArgument, loadCatalogue, looksLikeFile } from '../scenario-names.ts';
 import { resolveScenarioArgument } from '../../check/scenario-source.ts';
 import type { ScenarioSpec } from '../../scenario.ts';
 
-type RunScenario = (options: { scenario: string | ScenarioSpec; seed: string }) => Promise<RunReport>;
+type RunScenario = (options: { scenario: ScenarioSpec; seed: string }) => Promise<RunReport>;
 
 /**
  * `leasehold run --scenario NAME|FILE --seed S [--json]`: one simulated run. The exit code is the
  * verdict's (S9): pass 0, safety 1, liveness 2, nondeterminism 3.
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
-  const scenario = args.string('scenario') as string;
   const seed = args.string('seed') as string;
-  checkScenarioArgument(scenario, await loadCatalogue(context), `leasehold run --seed ${commandLine([seed])} --scenario`);
+  // A bad name or file is exit 64 here, before anything runs; the runner gets the scenario itself.
+  const source = resolveScenarioArgument(args.string('scenario') as string, `leasehold run --seed ${commandLine([seed])} --scenario`);
   const runner = await context.importSimModule('run-scenario.ts');
   if (runner === undefined) {
     context.err('leasehold: run needs the scenario runner sim/run-scenario.ts, which is not in this build yet; nothing was run. Try: leasehold demo');
     return EXIT_HARNESS;
   }
   if (typeof runner.runScenario !== 'function') throw new Error('sim/run-scenario.ts does not export runScenario({ scenario, seed })');
-  // A scenario file is read and validated here (a bad one is exit 64, naming the field); the runner gets the scenario itself.
-  const file = looksLikeFile(scenario);
-  const target = file ? resolveScenarioArgument(scenario, `leasehold run --seed ${commandLine([seed])} --scenario`).spec : scenario;
-  const report = await (runner.runScenario as RunScenario)({ scenario: target, seed });
+  const report = await (runner.runScenario as RunScenario)({ scenario: source.spec, seed });
   assertReport(report);
-  const replay = `leasehold ${commandLine(['replay', '--scenario', file ? scenario : report.scenario, '--seed', report.seed])}`;
+  const replay = `leasehold ${commandLine(['replay', '--scenario', source.file ?? source.name, '--seed', report.seed])}`;
   if (args.boolean('json')) {
     context.out(JSON.stringify(report));
     if (report.verdict !== 'pass') context.err(`replay: ${replay}`);
