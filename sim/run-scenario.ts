@@ -4,35 +4,19 @@ import { checkExpectations } from './expectations/index.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RunReport, Verdict, Violation } from './report-types.ts';
 import type { ScenarioSpec } from './scenario.ts';
-import { findScenario } from './scenarios/registry.ts';
 import { World, type WorldResult } from './world.ts';
 
 export interface RunScenarioOptions {
-  /** A built-in scenario name, or a scenario value (a file already validated into one). */
-  scenario: string | ScenarioSpec;
+  /** A catalogue scenario or a validated file (sim/check/scenario-source.ts resolves a name or a path into one). */
+  scenario: ScenarioSpec;
   seed: string;
   /** Replaces the scenario's fault plan (replaying or shrinking a counterexample). */
   plan?: FaultPlan;
 }
 
-export class UnknownScenarioError extends Error {
-  constructor(readonly scenarioName: string) {
-    super(`unknown scenario '${scenarioName}'`);
-    this.name = 'UnknownScenarioError';
-  }
-}
-
-export function resolveScenario(scenario: string | ScenarioSpec): ScenarioSpec {
-  if (typeof scenario !== 'string') return scenario;
-  const found = findScenario(scenario);
-  if (found === undefined) throw new UnknownScenarioError(scenario);
-  return found;
-}
-
 /** Runs one seed of one scenario in the simulator and judges it. */
 export async function simulate(options: RunScenarioOptions): Promise<{ world: WorldResult; report: RunReport }> {
-  const scenario = resolveScenario(options.scenario);
-  const world = await new World(scenario, options.seed, options.plan).run();
+  const world = await new World(options.scenario, options.seed, options.plan).run();
   return { world, report: judge(world) };
 }
 

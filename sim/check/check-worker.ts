@@ -10,18 +10,9 @@ const setup = workerData as WorkerSetup;
 const port = parentPort;
 if (port === null) throw new Error('check-worker.ts must run in a worker thread');
 
-let jobsSeen = 0;
 port.on('message', (message: ToWorker) => {
   if (message.type !== 'job') return;
-  jobsSeen++;
-  if (setup.testHook === 'crash-worker' && setup.threadIndex === 0 && jobsSeen === 1) {
-    // Test hook: an uncaught error ends this thread, as a native crash or a runaway allocation would.
-    queueMicrotask(() => {
-      throw new Error('test hook crash-worker: thread 0 died on purpose');
-    });
-    return;
-  }
   const spec = setup.scenarios[message.job.scenario];
   if (spec === undefined) throw new Error(`check thread got a job for unknown scenario ${message.job.scenario}`);
-  void runJob(message.job, spec, setup.testHook, setup.digest).then((result) => port.postMessage({ type: 'result', result } satisfies FromWorker));
+  void runJob(message.job, spec, undefined, setup.digest).then((result) => port.postMessage({ type: 'result', result } satisfies FromWorker));
 });

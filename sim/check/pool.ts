@@ -1,14 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import type { ScenarioSpec } from '../scenario.ts';
 import type { Job } from './seeds.ts';
-import type { DigestRequest, FromWorker, JobResult, TestHook, ToWorker, WorkerSetup } from './types.ts';
+import type { DigestRequest, FromWorker, JobResult, ToWorker, WorkerSetup } from './types.ts';
 
 const BOOTSTRAP = new URL('./worker-bootstrap.mjs', import.meta.url);
 
 export interface PoolOptions {
   threads: number;
   scenarios: Record<string, ScenarioSpec>;
-  testHook?: TestHook;
   /** Threads attach a report digest to each first run's result. */
   digest?: DigestRequest;
   /** Called for each result as it arrives (progress, early failure lines). */
@@ -58,8 +57,6 @@ export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<Poo
     for (let threadIndex = 0; threadIndex < threads; threadIndex++) {
       const setup: WorkerSetup = {
         scenarios: options.scenarios,
-        threadIndex,
-        ...(options.testHook === undefined ? {} : { testHook: options.testHook }),
         ...(options.digest === undefined ? {} : { digest: options.digest }),
       };
       const worker = new Worker(BOOTSTRAP, { workerData: setup, execArgv: execArgvWithoutTsx(process.execArgv) });

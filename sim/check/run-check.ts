@@ -44,7 +44,6 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
   const pooled = await runPool(jobs, {
     threads: request.threads,
     scenarios,
-    ...(request.testHook === undefined ? {} : { testHook: request.testHook }),
     ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
     onResult: (result) => {
       const aggregator = aggregators?.get(result.job.scenario);

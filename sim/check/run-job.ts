@@ -1,16 +1,17 @@
-import { createHash } from 'node:crypto';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { digestRun } from '../report/digest.ts';
-import type { DigestRequest, JobResult, TestHook } from './types.ts';
+import type { DigestRequest, JobResult } from './types.ts';
 import type { Job } from './seeds.ts';
 import { wallClockMs } from './wall-clock.ts';
 
 /**
  * Runs one job: one seed of one scenario through the simulator and the checkers. A throw from the
  * simulator is caught and reported as a crash result, so one bad seed does not take the thread with it.
+ * The third parameter is unused: it held a test hook, and sim/report/run-report.ts still passes
+ * undefined in its place (drop it together with that argument).
  */
-export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook, digest?: DigestRequest): Promise<JobResult> {
+export async function runJob(job: Job, spec: ScenarioSpec, _unused?: undefined, digest?: DigestRequest): Promise<JobResult> {
   const started = wallClockMs();
   try {
     const { report, world } = await simulate({ scenario: spec, seed: job.seed });
@@ -22,7 +23,7 @@ export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook, 
     return {
       job,
       verdict: report.verdict,
-      traceHash: testHook === 'perturb-repeat' && job.repeat ? perturbed(report.traceHash) : report.traceHash,
+      traceHash: report.traceHash,
       violations: report.violations,
       marks: report.marks,
       metrics: report.metrics,
@@ -34,9 +35,4 @@ export async function runJob(job: Job, spec: ScenarioSpec, testHook?: TestHook, 
     const crash = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
     return { job, verdict: 'nondeterminism', traceHash: '', violations: [], marks: {}, metrics: {}, elapsedMs: wallClockMs() - started, crash };
   }
-}
-
-/** Test hook only (LEASEHOLD_CHECK_TEST_HOOK=perturb-repeat): a hash that cannot equal the real one. */
-function perturbed(hash: string): string {
-  return createHash('sha256').update(`test-hook-perturbed:${hash}`).digest('hex');
 }

@@ -29,25 +29,9 @@ export interface DigestRequest {
   timelineIndexes: number[];
 }
 
-/**
- * Test-only hooks, taken from LEASEHOLD_CHECK_TEST_HOOK and passed to the threads explicitly, so the
- * tests can prove the exit-3 paths work without planting nondeterminism in the simulator:
- * `perturb-repeat` changes the trace hash reported by every unseed repeat run, and `crash-worker`
- * kills the first worker thread with an uncaught error at its first job.
- */
-export type TestHook = 'perturb-repeat' | 'crash-worker';
-export const TEST_HOOK_ENV = 'LEASEHOLD_CHECK_TEST_HOOK';
-
-export function testHookFromEnv(env: NodeJS.ProcessEnv): TestHook | undefined {
-  const value = env[TEST_HOOK_ENV];
-  return value === 'perturb-repeat' || value === 'crash-worker' ? value : undefined;
-}
-
 /** workerData of a check thread. */
 export interface WorkerSetup {
   scenarios: Record<string, ScenarioSpec>;
-  threadIndex: number;
-  testHook?: TestHook;
   digest?: DigestRequest;
 }
 
@@ -66,7 +50,6 @@ export interface CheckRequest {
   failuresDir: string;
   junitPath?: string;
   outDir?: string;
-  testHook?: TestHook;
   /** Also write a report per scenario (outDir/<scenario>/) and a catalogue index (outDir/index.html). */
   report?: boolean;
   /** The command line that reruns exactly this check. */

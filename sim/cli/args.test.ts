@@ -20,7 +20,7 @@ function usageLine(...argv: string[]): string {
   throw new Error(`expected a usage error for ${argv.join(' ')}`);
 }
 
-describe('leasehold argument parser', () => {
+describe('leasehold argument parser (node:util parseArgs, typed by command-specs.ts)', () => {
   it('reads --flag value and --flag=value alike', () => {
     expect(parse('run', '--scenario', 'mixed', '--seed', '42').toJSON()).toEqual(parse('run', '--scenario=mixed', '--seed=42').toJSON());
     expect(parse('run', '--scenario=mixed', '--seed', '42').string('seed')).toBe('42');
@@ -34,6 +34,10 @@ describe('leasehold argument parser', () => {
     const args = parse('check', '--scenario', 'mixed', '--scenario=queue-full', '--seeds', '10');
     expect(args.strings('scenario')).toEqual(['mixed', 'queue-full']);
     expect(args.integer('seeds')).toBe(10);
+  });
+
+  it('accepts --flag=true for a boolean', () => {
+    expect(parse('run', '--scenario', 'x', '--seed', '1', '--json=true').boolean('json')).toBe(true);
   });
 
   it('reads booleans, integers with underscores, and K/N shards', () => {
@@ -63,6 +67,9 @@ describe('leasehold argument parser', () => {
     expect(parseCommandLine(['run', '--seed', '1', '-h'])).toEqual({ kind: 'help', command: COMMANDS.run });
     expect(parseCommandLine(['help', 'check'])).toEqual({ kind: 'help', command: COMMANDS.check });
     expect(parseCommandLine(['check', '--bogus', '--help'])).toEqual({ kind: 'help', command: COMMANDS.check });
+    // A flag that takes a value does not swallow --help.
+    expect(parseCommandLine(['run', '--seed', '--help'])).toEqual({ kind: 'help', command: COMMANDS.run });
+    expect(parseCommandLine(['replay', '--', '--help'])).toMatchObject({ kind: 'command' });
   });
 
   it('refuses to read a flag the command does not declare, or as the wrong kind', () => {
@@ -80,6 +87,9 @@ describe('usage errors say what was wrong and what to type instead', () => {
     [['check', '--sed', '1'], 'unknown flag --sed for check', 'Did you mean --seed? Try: leasehold check --seeds 100 --seed 42'],
     [['check', '--seeds'], '--seeds needs a value (N)', 'Try: leasehold check --seeds 100'],
     [['check', '--seeds', '--jobs', '2'], '--seeds needs a value (N)', 'Try: leasehold check --seeds 100'],
+    [['check', '--seeds', '--'], '--seeds needs a value (N)', 'Try: leasehold check --seeds 100'],
+    [['check', '--jobs='], '--jobs needs a value (J)', 'Try: leasehold check --seeds 100 --jobs 2'],
+    [['check', '-seeds', '100'], 'unknown flag -seeds for check', 'Did you mean --seeds? Try: leasehold check --seeds 100'],
     [['check', '--seeds', 'ten'], "--seeds expects a whole number >= 1, got 'ten'", 'Try: leasehold check --seeds 100'],
     [['check', '--seeds', '0'], "--seeds expects a whole number >= 1, got '0'", 'Try: leasehold check --seeds 100'],
     [['check', '--jobs', '1.5'], "--jobs expects a whole number >= 1, got '1.5'", 'Try: leasehold check --seeds 100 --jobs 2'],
@@ -92,6 +102,8 @@ describe('usage errors say what was wrong and what to type instead', () => {
     [['run', '--scenario', 'x', '--seed', '1', '--json=yes'], "--json takes no value (got 'yes')", 'Try: leasehold run --scenario mixed --seed 42 --json'],
     [['run', '--seeds', '5'], 'unknown flag --seeds for run', 'Did you mean --seed? Try: leasehold run --scenario mixed --seed 42'],
     [['run', '--junit', 'x.xml'], '--junit belongs to check', 'Try: leasehold run --scenario mixed --seed 42'],
+    [['start', '--seeds', '5'], 'unknown flag --seeds for start (it takes no flags; --seeds belongs to check, report)', 'Try: leasehold start'],
+    [['replay', 'a.json', 'b.json'], "unexpected argument 'b.json' for replay", 'Try: leasehold replay --scenario mixed --seed 42'],
     [['scenarios', 'extra'], "unexpected argument 'extra' for scenarios", 'Try: leasehold scenarios'],
     [['--seeds', '100'], "'--seeds' is not a command; the command comes first", 'Try: leasehold check --seeds 100'],
     [[], 'no command given', 'Try: leasehold start'],

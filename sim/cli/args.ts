@@ -1,12 +1,18 @@
+import { parseArgs } from 'node:util';
 import { COMMANDS, COMMAND_NAMES, isCommandName, type CommandName, type CommandSpec, type FlagSpec } from './command-specs.ts';
 import { commandLine } from './shell-quote.ts';
 import { closestMatch } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
- * A small, dependency-free argument parser for `leasehold`. Long flags take their value as
- * `--flag value` or `--flag=value`; boolean flags take none; `--` ends the flags. Every mistake is a
- * UsageError whose one line names the problem and a command that would work (S9: exit 64).
+ * The `leasehold` command line. node:util's parseArgs splits the words (`--flag value`, `--flag=value`,
+ * `--`, positionals); this file checks each flag against the command's spec in command-specs.ts and
+ * types its value, so that every mistake is a UsageError whose one line names the flag, what was wrong
+ * and a command that would work (S9: exit 64).
+ *
+ * parseArgs runs with `strict: false` and its tokens are checked here instead. Strict mode would refuse
+ * `--seed -7` (a value that starts with a dash), and its errors name the flag only inside their English
+ * message, with nothing to hang a "did you mean" or a "Try:" on.
  */
 
 /** `--shard K/N`: the K-th of N parts, 1-based, as in a CI matrix. */
@@ -29,11 +35,6 @@ export class ParsedArgs {
 
   get command(): CommandName {
     return this.spec.name;
-  }
-
-  has(name: string): boolean {
-    this.flag(name);
-    return this.values.has(name);
   }
 
   /** The value of a single-valued string flag, or undefined when it was not given. */
@@ -84,10 +85,9 @@ export class ParsedArgs {
 
 /** Splits off the command word, notices help requests, and parses the rest with that command's flags. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
-  const beforeDoubleDash = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
-  const wantsHelp = beforeDoubleDash.some((token) => token === '--help' || token === '-h');
   const [first, ...rest] = argv;
   if (first === 'help') return { kind: 'help', command: rest[0] === undefined ? undefined : commandSpec(rest[0]) };
+  const wantsHelp = asksForHelp(argv);
   if (first === undefined || first.startsWith('-')) {
     if (wantsHelp) return { kind: 'help' };
     throw noCommand(first === undefined ? undefined : argv);
@@ -95,6 +95,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   const spec = commandSpec(first);
   if (wantsHelp) return { kind: 'help', command: spec };
   return { kind: 'command', args: parseFlags(spec, rest) };
+}
+
+/**
+ * `--help` or `-h` anywhere before `--`, whatever else the line gets wrong: asking for help beats a usage
+ * error. Only help is declared here, so no other flag can take it as its value.
+ */
+function asksForHelp(argv: readonly string[]): boolean {
+  return parseArgs({ args: [...argv], options: { help: { type: 'boolean', short: 'h' } }, strict: false, allowPositionals: true }).values.help === true;
 }
 
 /** The spec of a command word, or a UsageError suggesting the nearest command. */
@@ -105,53 +113,45 @@ export function commandSpec(word: string): CommandSpec {
   return raise(`unknown command '${word}' (commands: ${COMMAND_NAMES.join(', ')})`, tryInstead, guess);
 }
 
-export function parseFlags(spec: CommandSpec, tokens: readonly string[]): ParsedArgs {
+export function parseFlags(spec: CommandSpec, words: readonly string[]): ParsedArgs {
+  const options = Object.fromEntries(spec.flags.map((flag) => [flag.name, { type: flag.kind === 'boolean' ? 'boolean' : 'string' } as const]));
+  const { tokens } = parseArgs({ args: [...words], options, strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, FlagValue[]>();
   const positionals: string[] = [];
-  let flagsEnded = false;
-  for (let index = 0; index < tokens.length; index++) {
-    const token = tokens[index] as string;
-    if (!flagsEnded && token === '--') {
-      flagsEnded = true;
-    } else if (!flagsEnded && looksLikeFlag(token)) {
-      const equals = token.indexOf('=');
-      const name = (equals < 0 ? token : token.slice(0, equals)).replace(/^-+/, '');
-      const flag = spec.flags.find((candidate) => candidate.name === name && token.startsWith('--'));
-      if (flag === undefined) throw unknownFlag(spec, equals < 0 ? token : token.slice(0, equals));
-      let raw = equals < 0 ? undefined : token.slice(equals + 1);
-      if (flag.kind !== 'boolean' && raw === undefined) {
-        const next = tokens[index + 1];
-        if (next !== undefined && next !== '--' && !looksLikeFlag(next)) {
-          raw = next;
-          index++;
-        }
-      }
-      const list = values.get(name) ?? [];
-      if (list.length > 0 && flag.repeatable !== true) raise(`--${name} was given twice`, tryWith(spec, flag));
-      list.push(convert(spec, flag, raw));
-      values.set(name, list);
-    } else if (spec.positional !== undefined && positionals.length < spec.positional.max) {
-      positionals.push(token);
-    } else {
-      raise(`unexpected argument '${token}' for ${spec.name}`, `leasehold ${spec.example}`);
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      if (positionals.length >= (spec.positional?.max ?? 0)) raise(`unexpected argument '${token.value}' for ${spec.name}`, `leasehold ${spec.example}`);
+      positionals.push(token.value);
+    } else if (token.kind === 'option') {
+      const flag = spec.flags.find((candidate) => `--${candidate.name}` === token.rawName);
+      // The word as typed (`-seeds` reaches here as the short flags -s -e -e -d -s), up to its `=`.
+      if (flag === undefined) throw unknownFlag(spec, (words[token.index] as string).split('=')[0] as string);
+      const given = values.get(flag.name) ?? [];
+      if (given.length > 0 && flag.repeatable !== true) raise(`--${flag.name} was given twice`, tryWith(spec, flag));
+      values.set(flag.name, [...given, convert(spec, flag, token)]);
     }
   }
-  checkRequired(spec, values, positionals, tokens);
+  checkRequired(spec, values, positionals, words);
   return new ParsedArgs(spec, values, positionals);
 }
 
 /** `-x`, `--name`; but not `-` (stdin by convention) or a negative number given as a value. */
-function looksLikeFlag(token: string): boolean {
-  return token.startsWith('-') && token.length > 1 && !/^-\d/.test(token);
+function looksLikeFlag(word: string): boolean {
+  return word.startsWith('-') && word.length > 1 && !/^-\d/.test(word);
 }
 
-function convert(spec: CommandSpec, flag: FlagSpec, raw: string | undefined): FlagValue {
+/** Types the value of one flag token from parseArgs (`inlineValue`: it came after an `=`). */
+function convert(spec: CommandSpec, flag: FlagSpec, token: { value?: string | undefined; inlineValue?: boolean | undefined }): FlagValue {
   const shown = `--${flag.name}`;
+  const raw = token.value;
   if (flag.kind === 'boolean') {
     if (raw === undefined || raw === 'true') return true;
     return raise(`${shown} takes no value (got '${raw}')`, tryWith(spec, flag));
   }
-  if (raw === undefined || raw === '') return raise(`${shown} needs a value (${flag.valueName ?? 'VALUE'})`, tryWith(spec, flag));
+  // parseArgs gives a flag the next word even when that is another flag (`--seeds --jobs 2`).
+  if (raw === undefined || raw === '' || (token.inlineValue !== true && looksLikeFlag(raw))) {
+    return raise(`${shown} needs a value (${flag.valueName ?? 'VALUE'})`, tryWith(spec, flag));
+  }
   if (flag.kind === 'string') return raw;
   if (flag.kind === 'integer') {
     const min = flag.min ?? 1;

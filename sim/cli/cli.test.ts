@@ -1,22 +1,73 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { emptyPlan } from '../faults/plan.ts';
 import type { RunReport, Verdict } from '../report-types.ts';
-import { importSimModule, type SimModuleLoader } from './command-context.ts';
-import { runCli } from './dispatch.ts';
-import { EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE } from './exit-codes.ts';
+import type { ScenarioSpec } from '../scenario.ts';
+import { catalogueScenario, listScenarios } from '../scenarios/registry.ts';
+import { parseCommandLine, type ParsedArgs } from './args.ts';
+import { COMMAND_NAMES, COMMANDS } from './command-specs.ts';
+import * as checkCommand from './commands/check.ts';
+import * as runCommandModule from './commands/run.ts';
+import { summarise } from './commands/run.ts';
+import { COMMAND_MODULES, runCli, runCommand, toRun } from './dispatch.ts';
+import { EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE, exitCodeForVerdict } from './exit-codes.ts';
 import { UsageError } from './usage-error.ts';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const scratch = mkdtempSync(join(tmpdir(), 'leasehold-cli-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Runs the CLI in-process; `modules` stand in for harness files (undefined: the file is absent). */
-async function cli(argv: string[], modules: Record<string, Record<string, unknown> | undefined> = {}) {
+/** Collects what a command writes. */
+function collector() {
   const out: string[] = [];
   const err: string[] = [];
-  const loader: SimModuleLoader = async (path) => (path in modules ? modules[path] : importSimModule(path));
-  const code = await runCli(argv, { out: (text) => out.push(text), err: (text) => err.push(text) }, { importSimModule: loader });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+  return { context: { out: (text: string) => out.push(text), err: (text: string) => err.push(text) }, stdout: () => out.join('\n'), stderr: () => err.join('\n') };
+}
+
+/** Runs the CLI in-process, with the real command modules. */
+async function cli(argv: string[]) {
+  const io = collector();
+  const code = await runCli(argv, io.context);
+  return { code, stdout: io.stdout(), stderr: io.stderr() };
+}
+
+function parse(...argv: string[]): ParsedArgs {
+  const parsed = parseCommandLine(argv);
+  if (parsed.kind !== 'command') throw new Error('expected a command, got help');
+  return parsed.args;
+}
+
+/** A small scenario file (three explicit tasks, no faults) with `change` applied; returns its path. */
+function scenarioFile(name: string, change: (spec: ScenarioSpec) => void): string {
+  const mixed = catalogueScenario('mixed');
+  const spec: ScenarioSpec = {
+    ...mixed,
+    name,
+    workload: { ...mixed.workload, topics: 0, tasks: [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }, { atMs: 0, tenant: 'acme', topic: 'report', priority: 1 }] },
+    faults: { plan: emptyPlan() },
+  };
+  change(spec);
+  const path = join(scratch, `${name}.json`);
+  writeFileSync(path, JSON.stringify(spec));
+  return path;
+}
+
+/** Ends with a safety violation on sound code: the scenario expects L to fail, and it ends done. */
+function expectsTheImpossible(): string {
+  return scenarioFile('expects-failed', (spec) => {
+    spec.expect = [{ kind: 'final-state', task: 'L', state: 'failed' }];
+  });
+}
+/** Ends with a liveness violation on sound code: one model call outlasts both phases. */
+function cannotDrain(): string {
+  return scenarioFile('cannot-drain', (spec) => {
+    spec.model = { latencyMs: [10_000, 10_000] };
+    spec.phases = { safetyMs: 5_000, livenessMs: 5_000 };
+  });
 }
 
 function report(verdict: Verdict): RunReport {
@@ -32,63 +83,78 @@ function report(verdict: Verdict): RunReport {
   };
 }
 
-const catalogue = { listScenarios: () => [{ name: 'mixed', description: 'several tenants' }, { name: 'queue-full', description: 'a full queue' }] };
-const runnerFor = (verdict: Verdict) => ({ runScenario: async () => report(verdict) });
-
 describe('leasehold run', () => {
   it.each([
     ['pass', EXIT_OK],
     ['safety', EXIT_SAFETY],
     ['liveness', EXIT_LIVENESS],
     ['nondeterminism', EXIT_HARNESS],
-  ] as const)('exits with the code of verdict %s', async (verdict, code) => {
-    const modules = { 'run-scenario.ts': runnerFor(verdict), 'scenarios/registry.ts': catalogue };
-    const result = await cli(['run', '--scenario', 'mixed', '--seed', '42', '--json'], modules);
-    expect(result.code).toBe(code);
+  ] as const)('maps verdict %s to its exit code', (verdict, code) => {
+    expect(exitCodeForVerdict(verdict)).toBe(code);
+  });
+
+  // A real nondeterminism verdict needs a planted bug: exit-codes.test.ts runs `run --json` on one and gets 3.
+  it.each([
+    ['pass', 'mixed', EXIT_OK],
+    ['safety', 'expects-failed', EXIT_SAFETY],
+    ['liveness', 'cannot-drain', EXIT_LIVENESS],
+  ] as const)('prints one JSON report and exits with the code of a real %s run', async (verdict, scenario, code) => {
+    const argument = scenario === 'mixed' ? scenario : scenario === 'expects-failed' ? expectsTheImpossible() : cannotDrain();
+    const result = await cli(['run', '--scenario', argument, '--seed', '1', '--json']);
+    expect(result.code, result.stderr).toBe(code);
     const printed = JSON.parse(result.stdout) as RunReport;
     expect(Object.keys(printed)).toEqual(expect.arrayContaining(['scenario', 'seed', 'traceHash', 'verdict', 'violations', 'marks', 'metrics']));
-    expect(printed.verdict).toBe(verdict);
-    expect(result.stderr).toBe(verdict === 'pass' ? '' : 'replay: leasehold replay --scenario mixed --seed 42');
+    expect(printed).toMatchObject({ verdict, seed: '1' });
+    expect(result.stderr).toBe(verdict === 'pass' ? '' : `replay: leasehold replay --scenario ${argument} --seed 1`);
   });
 
   it('prints a human summary with the violation and the replay line', async () => {
-    const result = await cli(['run', '--scenario', 'mixed', '--seed', '42'], { 'run-scenario.ts': runnerFor('safety'), 'scenarios/registry.ts': catalogue });
+    const file = expectsTheImpossible();
+    const result = await cli(['run', '--scenario', file, '--seed', '1']);
     expect(result.code).toBe(EXIT_SAFETY);
+    expect(result.stdout).toContain('scenario:   expects-failed');
     expect(result.stdout).toContain('verdict:    safety');
-    expect(result.stdout).toContain('I1 (safety) two live holders of task 3 [task 3; history #10, #12]');
-    expect(result.stdout).toContain('marks:      stale_lease_rejected=1, superseded=2');
-    expect(result.stdout).toContain('replay:     leasehold replay --scenario mixed --seed 42');
-  });
-
-  it('says so and exits 3 when the scenario runner is not in the build', async () => {
-    const result = await cli(['run', '--scenario', 'mixed', '--seed', '1'], { 'run-scenario.ts': undefined, 'scenarios/registry.ts': catalogue });
-    expect(result.code).toBe(EXIT_HARNESS);
-    expect(result.stderr).toMatch(/sim\/run-scenario\.ts, which is not in this build yet/);
+    expect(result.stdout).toMatch(/^ {2}expect:final-state \(safety\) expect\[0\] final-state: task \d+ \('L'\) ended done, expected failed$/m);
+    expect(result.stdout).toContain(`replay:     leasehold replay --scenario ${file} --seed 1`);
+    expect(summarise(report('safety')).split('\n')).toEqual([
+      'scenario:   mixed',
+      'seed:       42',
+      'verdict:    safety',
+      'trace hash: abc123',
+      'violations: 1',
+      '  I1 (safety) two live holders of task 3 [task 3; history #10, #12]',
+      'marks:      stale_lease_rejected=1, superseded=2',
+      'metrics:    claims=9',
+    ]);
+    expect(summarise(report('pass'))).toContain('violations: none');
   });
 
   it('refuses an unknown scenario name with exit 64 and the nearest name', async () => {
-    const result = await cli(['run', '--scenario', 'queue-ful', '--seed', '1'], { 'run-scenario.ts': runnerFor('pass'), 'scenarios/registry.ts': catalogue });
+    const result = await cli(['run', '--scenario', 'queue-ful', '--seed', '1']);
     expect(result.code).toBe(EXIT_USAGE);
-    expect(result.stderr).toBe(
-      "leasehold: unknown scenario 'queue-ful' (catalogue: mixed, queue-full). Did you mean queue-full? Try: leasehold run --seed 1 --scenario queue-full",
-    );
+    const names = listScenarios().map((entry) => entry.name).join(', ');
+    expect(result.stderr).toBe(`leasehold: unknown scenario 'queue-ful' (catalogue: ${names}). Did you mean queue-full? Try: leasehold run --seed 1 --scenario queue-full`);
   });
 
   it('refuses a scenario file that does not exist with exit 64', async () => {
-    const result = await cli(['run', '--scenario', 'scenarios/nope.json', '--seed', '1'], { 'run-scenario.ts': runnerFor('pass') });
+    const result = await cli(['run', '--scenario', 'scenarios/nope.json', '--seed', '1']);
     expect(result.code).toBe(EXIT_USAGE);
     expect(result.stderr).toMatch(/^leasehold: scenario file not found: scenarios\/nope\.json\. Try: /);
   });
+});
 
-  it('treats a malformed report and a throwing runner as harness crashes (exit 3)', async () => {
-    const broken = await cli(['run', '--scenario', 'mixed', '--seed', '1'], { 'run-scenario.ts': { runScenario: async () => ({ verdict: 'pass' }) } });
-    expect(broken.code).toBe(EXIT_HARNESS);
-    expect(broken.stderr).toMatch(/harness crash in run: .*without a valid scenario, seed, traceHash/);
-    const throwing = await cli(['run', '--scenario', 'mixed', '--seed', '1'], {
-      'run-scenario.ts': { runScenario: async () => Promise.reject(new TypeError('boom')) },
-    });
-    expect(throwing.code).toBe(EXIT_HARNESS);
-    expect(throwing.stderr.split('\n')[0]).toBe('leasehold: harness crash in run: TypeError: boom');
+describe('every command resolves --scenario the same way (sim/check/scenario-source.ts)', () => {
+  it.each([
+    [['check', '--scenario', 'mixd'], 'leasehold check --scenario'],
+    [['run', '--scenario', 'mixd', '--seed', '7'], 'leasehold run --seed 7 --scenario'],
+    [['replay', '--scenario', 'mixd', '--seed', '7'], 'leasehold replay --seed 7 --scenario'],
+    [['report', '--scenario', 'mixd'], 'leasehold report --scenario'],
+  ])('%j', async (argv, tryPrefix) => {
+    const names = listScenarios().map((entry) => entry.name).join(', ');
+    const result = await cli(argv);
+    expect(result).toEqual({ code: EXIT_USAGE, stdout: '', stderr: `leasehold: unknown scenario 'mixd' (catalogue: ${names}). Did you mean mixed? Try: ${tryPrefix} mixed` });
+    const notJson = await cli(argv.map((word) => (word === 'mixd' ? 'desk.yaml' : word)));
+    expect(notJson).toEqual({ code: EXIT_USAGE, stdout: '', stderr: `leasehold: scenario files are JSON (a .json file), got desk.yaml. Try: ${tryPrefix} mixed` });
   });
 });
 
@@ -96,66 +162,54 @@ describe('leasehold dispatch', () => {
   it('prints help with every command, and per command with its flags', async () => {
     const global = await cli(['--help']);
     expect(global.code).toBe(EXIT_OK);
-    for (const name of ['check', 'replay', 'run', 'report', 'scenarios', 'start', 'demo']) expect(global.stdout).toContain(`  ${name} `);
-    const check = await cli(['check', '-h'], { 'cli/commands/check.ts': undefined });
+    for (const name of COMMAND_NAMES) expect(global.stdout).toContain(`  ${name} `);
+    const check = await cli(['check', '-h']);
     for (const flag of ['--scenario NAME|FILE', '--seeds N', '--seed S', '--jobs J', '--shard K/N', '--junit FILE', '--out DIR']) {
       expect(check.stdout).toContain(flag);
     }
-    expect(check.stdout).toContain('Not in this build yet: sim/cli/commands/check.ts arrives with issue #5');
+    for (const name of COMMAND_NAMES) {
+      const help = await cli(['help', name]);
+      expect(help.code).toBe(EXIT_OK);
+      expect(help.stdout.split('\n').at(-1)).toBe(`Example: leasehold ${COMMANDS[name].example}`);
+    }
   });
 
-  it.each([
-    ['check', '#5'],
-    ['replay', '#5'],
-    ['report', '#6'],
-  ])('%s exits 3 with "not yet available" while its module is missing', async (command, issue) => {
-    const argv = command === 'check' ? ['check'] : [command, '--scenario', 'mixed', '--seed', '1'].slice(0, command === 'report' ? 3 : 5);
-    const result = await cli(argv, { [`cli/commands/${command}.ts`]: undefined });
-    expect(result.code).toBe(EXIT_HARNESS);
-    expect(result.stderr).toContain(`${command} is not yet available in this build`);
-    expect(result.stderr).toContain(`issue ${issue}`);
-  });
-
-  it('still checks usage before saying a command is missing', async () => {
-    const result = await cli(['check', '--shard', '9/2'], { 'cli/commands/check.ts': undefined });
+  it('checks usage before any command runs', async () => {
+    const result = await cli(['check', '--shard', '9/2']);
     expect(result.code).toBe(EXIT_USAGE);
+    expect(result.stdout).toBe('');
+  });
+
+  it("runs each command's own module, and start through the command named by START_RUNS, with that command's defaults", () => {
+    expect(toRun(parse('run', '--scenario', 'mixed', '--seed', '1')).module).toBe(runCommandModule);
+    const start = toRun(parse('start'));
+    expect(start.module).toBe(checkCommand);
+    expect(start.args.toJSON()).toEqual({ command: 'check', flags: { out: 'reports/latest', report: true }, positionals: [] });
+    expect(Object.keys(COMMAND_MODULES).sort()).toEqual(COMMAND_NAMES.filter((name) => name !== 'start').sort());
   });
 
   it('hands parsed arguments to a command module and returns its exit code', async () => {
     let seen: unknown;
-    const check = { execute: async (args: { toJSON(): unknown }) => ((seen = args.toJSON()), 4) };
-    const result = await cli(['check', '--seeds', '5', '--scenario', 'a', '--scenario', 'b'], { 'cli/commands/check.ts': check });
-    expect(result.code).toBe(4);
+    const standIn = { execute: async (args: ParsedArgs) => ((seen = args.toJSON()), 4) };
+    const code = await runCommand(standIn, parse('check', '--seeds', '5', '--scenario', 'a', '--scenario', 'b'), collector().context);
+    expect(code).toBe(4);
     expect(seen).toEqual({ command: 'check', flags: { seeds: 5, scenario: ['a', 'b'] }, positionals: [] });
   });
 
-  it('maps a UsageError from a module to 64 and anything else to 3', async () => {
-    const usage = { execute: async () => Promise.reject(new UsageError('scenario x.json: workload.tenants is required', 'leasehold check --scenario mixed')) };
-    const bad = await cli(['check'], { 'cli/commands/check.ts': usage });
-    expect(bad).toMatchObject({ code: EXIT_USAGE, stderr: 'leasehold: scenario x.json: workload.tenants is required. Try: leasehold check --scenario mixed' });
-    const crash = await cli(['check'], { 'cli/commands/check.ts': { execute: async () => Promise.reject(new Error('db gone')) } });
+  it('maps a UsageError from a module to 64, anything else thrown to 3, and a non-exit code to 3', async () => {
+    const outcome = async (execute: () => Promise<number>) => {
+      const io = collector();
+      const code = await runCommand({ execute }, parse('check'), io.context);
+      return { code, stderr: io.stderr() };
+    };
+    const bad = await outcome(async () => Promise.reject(new UsageError('scenario x.json: workload.tenants is required', 'leasehold check --scenario mixed')));
+    expect(bad).toEqual({ code: EXIT_USAGE, stderr: 'leasehold: scenario x.json: workload.tenants is required. Try: leasehold check --scenario mixed' });
+    const crash = await outcome(async () => Promise.reject(new TypeError('db gone')));
     expect(crash.code).toBe(EXIT_HARNESS);
-    expect(crash.stderr.split('\n')[0]).toBe('leasehold: harness crash in check: Error: db gone');
-    const nonsense = await cli(['check'], { 'cli/commands/check.ts': { execute: async () => 'ok' } });
-    expect(nonsense.code).toBe(EXIT_HARNESS);
-  });
-
-  it('lists the scenario catalogue, or exits 3 while there is none', async () => {
-    const listed = await cli(['scenarios'], { 'scenarios/registry.ts': catalogue });
-    expect(listed.code).toBe(EXIT_OK);
-    expect(listed.stdout).toContain('queue-full  a full queue');
-    const json = await cli(['scenarios', '--json'], { 'scenarios/registry.ts': catalogue });
-    expect(JSON.parse(json.stdout)).toEqual(catalogue.listScenarios());
-    const missing = await cli(['scenarios'], { 'scenarios/registry.ts': undefined });
-    expect(missing.code).toBe(EXIT_HARNESS);
-  });
-
-  it("runs the start job through the command named by START_RUNS, with that command's defaults", async () => {
-    let ran: unknown;
-    const standIn = { execute: async (args: { toJSON(): unknown }) => ((ran = args.toJSON()), 0) };
-    const result = await cli(['start'], { 'cli/commands/check.ts': standIn });
-    expect(result.code).toBe(EXIT_OK);
-    expect(ran).toEqual({ command: 'check', flags: { out: 'reports/latest', report: true }, positionals: [] });
+    expect(crash.stderr.split('\n')[0]).toBe('leasehold: harness crash in check: TypeError: db gone');
+    expect(crash.stderr.split('\n').length).toBeGreaterThan(1);
+    const nonsense = await outcome(async () => 256);
+    expect(nonsense).toEqual({ code: EXIT_HARNESS, stderr: 'leasehold: harness crash: check returned 256 instead of an exit code' });
   });
 });
 

@@ -1,54 +1,55 @@
 import { parseCommandLine, parseFlags, type ParsedArgs } from './args.ts';
-import { importSimModule as importFromTree, simPath, type CliIo, type CommandContext, type SimModuleLoader } from './command-context.ts';
-import { COMMANDS, START_ARGS, START_RUNS, type CommandSpec } from './command-specs.ts';
+import type { CommandContext, CommandModule } from './command-context.ts';
+import { COMMANDS, START_ARGS, START_RUNS, type CommandName } from './command-specs.ts';
+import * as check from './commands/check.ts';
+import * as demo from './commands/demo.ts';
+import * as replay from './commands/replay.ts';
+import * as report from './commands/report.ts';
+import * as run from './commands/run.ts';
+import * as scenarios from './commands/scenarios.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { isUsageError } from './usage-error.ts';
 
-export interface RunCliOptions {
-  /** Replaces how harness modules (and command modules) are found; tests use it to stand in for them. */
-  importSimModule?: SimModuleLoader;
-}
+/**
+ * The module of each command (sim/cli/commands/<name>.ts). They are imported statically, so that the
+ * CLI runs the same from source (tsx) and compiled (dist/, plain node), and a missing one fails the build.
+ */
+export const COMMAND_MODULES: Readonly<Record<Exclude<CommandName, 'start'>, CommandModule>> = { check, replay, run, report, scenarios, demo };
 
 /**
- * The whole CLI as a function: parse, dispatch to sim/cli/commands/<name>.ts, and map every way out
- * to an S9 exit code. It never calls process.exit, so tests can run it in-process.
+ * The whole CLI as a function: parse, run the command's module, and map every way out to an S9 exit
+ * code. It never calls process.exit, so tests can run it in-process.
  */
-export async function runCli(argv: readonly string[], io: CliIo, options: RunCliOptions = {}): Promise<number> {
-  const context: CommandContext = {
-    out: (text) => io.out(text),
-    err: (text) => io.err(text),
-    importSimModule: options.importSimModule ?? importFromTree,
-  };
-  let args: ParsedArgs;
+export async function runCli(argv: readonly string[], context: CommandContext): Promise<number> {
+  let planned: ReturnType<typeof toRun>;
   try {
     const parsed = parseCommandLine(argv);
     if (parsed.kind === 'help') {
-      const spec = parsed.command;
-      io.out(spec === undefined ? globalHelp() : commandHelp(spec, await isAvailable(spec, context)));
+      context.out(parsed.command === undefined ? globalHelp() : commandHelp(parsed.command));
       return EXIT_OK;
     }
-    // `start` is the main job; which command does that job is one constant (START_RUNS), run with its defaults.
-    args = parsed.args.command === 'start' ? parseFlags(COMMANDS[START_RUNS], START_ARGS) : parsed.args;
+    planned = toRun(parsed.args);
   } catch (error) {
     if (!isUsageError(error)) throw error;
-    io.err(error.line());
+    context.err(error.line());
     return EXIT_USAGE;
   }
-  return runCommand(args, context);
+  return runCommand(planned.module, planned.args, context);
 }
 
-async function runCommand(args: ParsedArgs, context: CommandContext): Promise<number> {
-  const modulePath = commandModulePath(args.spec);
+/** What runs for a command line: the command's own module, but for `start` (the main job) START_RUNS with START_ARGS. */
+export function toRun(args: ParsedArgs): { module: CommandModule; args: ParsedArgs } {
+  const command = args.command;
+  if (command === 'start') return { module: COMMAND_MODULES[START_RUNS], args: parseFlags(COMMANDS[START_RUNS], START_ARGS) };
+  return { module: COMMAND_MODULES[command], args };
+}
+
+/** Runs one command module: its exit code, 64 for a UsageError it throws, 3 for anything else (S9). */
+export async function runCommand(module: CommandModule, args: ParsedArgs, context: CommandContext): Promise<number> {
   try {
-    const module = await context.importSimModule(modulePath);
-    if (module === undefined) return notInThisBuild(args.spec, context);
-    if (typeof module.execute !== 'function') {
-      context.err(`leasehold: harness crash: ${simPath(modulePath)} does not export execute(args, context)`);
-      return EXIT_HARNESS;
-    }
-    const code: unknown = await module.execute(args, context);
-    if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 255) {
+    const code = await module.execute(args, context);
+    if (!Number.isInteger(code) || code < 0 || code > 255) {
       context.err(`leasehold: harness crash: ${args.command} returned ${String(code)} instead of an exit code`);
       return EXIT_HARNESS;
     }
@@ -64,26 +65,8 @@ async function runCommand(args: ParsedArgs, context: CommandContext): Promise<nu
 }
 
 /** S9: a harness crash exits 3 with a one-line message first, then the stack for whoever debugs it. */
-export function reportCrash(where: string, error: unknown, io: CliIo): void {
+export function reportCrash(where: string, error: unknown, context: CommandContext): void {
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  io.err(`leasehold: harness crash in ${where}: ${message}`);
-  if (error instanceof Error && error.stack !== undefined) io.err(error.stack.split('\n').slice(1).join('\n'));
-}
-
-function notInThisBuild(spec: CommandSpec, context: CommandContext): number {
-  const path = simPath(commandModulePath(spec));
-  if (spec.pendingIssue === undefined) {
-    context.err(`leasehold: harness crash: ${path} is missing from this build`);
-  } else {
-    context.err(`leasehold: ${spec.name} is not yet available in this build (${path} arrives with issue ${spec.pendingIssue}); nothing was run. Try: leasehold demo`);
-  }
-  return EXIT_HARNESS;
-}
-
-async function isAvailable(spec: CommandSpec, context: CommandContext): Promise<boolean> {
-  return spec.pendingIssue === undefined || (await context.importSimModule(commandModulePath(spec))) !== undefined;
-}
-
-function commandModulePath(spec: CommandSpec): string {
-  return `cli/commands/${spec.name}.ts`;
+  context.err(`leasehold: harness crash in ${where}: ${message}`);
+  if (error instanceof Error && error.stack !== undefined) context.err(error.stack.split('\n').slice(1).join('\n'));
 }

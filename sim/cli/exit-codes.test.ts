@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Counterexample } from '../check/counterexample.ts';
-import { TEST_HOOK_ENV } from '../check/types.ts';
 import type { RunReport, Verdict } from '../report-types.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { findScenario } from '../scenarios/registry.ts';
@@ -15,8 +14,8 @@ import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_
 /**
  * S9 end to end: each exit code of `leasehold check` is read from a real `node tools/leasehold.js check`
  * process, run inside a copy of the project (tools/mutants/copy.ts) that has one planted bug, or over a
- * scenario that must fail that way. No test hook (LEASEHOLD_CHECK_TEST_HOOK is removed from the
- * environment): the verdicts come from the simulator and the checkers, as in CI. Each failing check's
+ * scenario that must fail that way. The shipped code has no test hook: the verdicts come from the
+ * simulator and the checkers, as in CI, and the harness failures from bugs planted in the copy's sim/check/. Each failing check's
  * counterexample is replayed in the same copy, and `replay` and `run --json` must give back the
  * verdict and the trace hash the file recorded. Runs are a seed or two of small scenarios (50 seeds of
  * mixed where coverage is judged, the least at which check enforces it), so the file takes seconds.
@@ -37,7 +36,6 @@ interface Ran {
 /** `node tools/leasehold.js ARGV` of the project at `project`, run from there, as a shell would. */
 function leasehold(project: string, argv: string[]): Promise<Ran> {
   const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0' };
-  delete env[TEST_HOOK_ENV];
   return new Promise((resolve) => {
     execFile(process.execPath, [join(project, 'tools', 'leasehold.js'), ...argv], { cwd: project, env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
@@ -71,10 +69,29 @@ const CLOCK_JUMPS_DROPPED = {
   find: 'return this.targets.jumpClock(fault.deltaMs);',
   replace: 'return;',
 };
+/**
+ * The unseed repeat of a seed reports another trace hash (its own, reversed) than its first run: the
+ * narrowest nondeterminism there is, which leaves the first run, and so the counterexample, replayable.
+ */
+const REPEAT_HASH_DIFFERS = {
+  id: 'repeat-hash-differs',
+  file: 'sim/check/run-job.ts',
+  find: 'traceHash: report.traceHash,',
+  replace: "traceHash: job.repeat ? [...report.traceHash].reverse().join('') : report.traceHash,",
+};
+/** A check thread dies with an uncaught error at its first job, as a native crash or a runaway allocation would end it. */
+const THREAD_DIES = {
+  id: 'check-thread-dies',
+  file: 'sim/check/check-worker.ts',
+  find: "  if (message.type !== 'job') return;\n",
+  replace: "  if (message.type !== 'job') return;\n  throw new Error('planted: the check thread dies at its first job');\n",
+};
 /** The score formula throws: the world crashes at its first claim. Same find text as the catalogue's aging-formula-dropped. */
 const SCORE_THROWS = { ...catalogueEntry('aging-formula-dropped'), id: 'score-throws', replace: "throw new Error('planted: the score formula throws');" };
 
 const NO_RATES = { slowToolProbability: 0, hungToolProbability: 0, lostResponseProbability: 0, duplicateDeliveryProbability: 0, toolErrorProbability: 0 };
+/** One explicit kill and no rates: a run of four topics that takes a blink and passes. */
+const ONE_TIMED_KILL = { plan: { timed: [{ kind: 'kill' as const, atMs: 5_000, worker: 1, reviveAfterMs: 1_000 }], points: [], rates: NO_RATES } };
 
 /** mixed with four topics and `faults` instead of the swarm, written to `directory`; returns its path. */
 function mixedFile(directory: string, name: string, faults: ScenarioSpec['faults'], change: (spec: ScenarioSpec) => void = () => {}): string {
@@ -203,6 +220,39 @@ describe('leasehold check exit codes (S9), each from a real run', () => {
     const replay = await leasehold(copy, ['replay', path]);
     expect(replay.code, replay.stdout + replay.stderr).toBe(EXIT_HARNESS);
     expect(replay.stdout).toContain(`(DIFFERS from the recorded ${file.traceHash})`);
+  });
+
+  it("exits 3 when only a seed's repeat run gives another trace hash; the counterexample keeps the first run, and replays to its hash", async () => {
+    const copy = project('repeat-differs', REPEAT_HASH_DIFFERS);
+    const out = join(scratch, 'repeat-differs', 'out');
+    const scenario = mixedFile(join(scratch, 'repeat-differs'), 'tiny', ONE_TIMED_KILL);
+    // Two seeds at the default unseed rate: one of them (at least one, S6) is run twice.
+    const ran = await check(copy, out, ['--scenario', scenario, '--seeds', '2', '--seed', 'exit-codes-repeat']);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(EXIT_HARNESS);
+    expect(ran.stdout).toMatch(/^NONDETERMINISM tiny seed \d+: two runs gave trace hashes [0-9a-f]{64} and [0-9a-f]{64}$/m);
+    expect(ran.stdout).toContain('unseed check (S6): 1 of 1 seed(s) run twice gave two different trace hashes');
+    expect(summaryOf(out).exitCode).toBe(EXIT_HARNESS);
+    const { path, file } = counterexampleOf(ran, copy);
+    expect(file.verdict).toBe('nondeterminism');
+    expect(file.unseed?.hashA).toBe(file.traceHash);
+    expect(file.unseed?.hashB).toBe([...file.traceHash].reverse().join(''));
+    const trace = join(out, 'trace.jsonl');
+    const replay = await leasehold(copy, ['replay', path, '--trace', trace]);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(EXIT_OK);
+    expect(replay.stdout).toContain(`trace hash: ${file.traceHash} (matches the recorded hash)`);
+    expect(replay.stdout).toContain(`note:       this seed gave two trace hashes when it was checked: ${file.unseed?.hashA} and ${file.unseed?.hashB}`);
+    expect(readFileSync(trace, 'utf8').split('\n').length).toBeGreaterThan(10);
+  });
+
+  it('exits 3 with the seed it was running when a check thread dies, and prints the line that replays that seed', async () => {
+    const copy = project('thread-dies', THREAD_DIES);
+    const out = join(scratch, 'thread-dies', 'out');
+    const scenario = mixedFile(join(scratch, 'thread-dies'), 'tiny', ONE_TIMED_KILL);
+    const ran = await check(copy, out, ['--scenario', scenario, '--seeds', '2', '--seed', 'exit-codes-thread']);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(EXIT_HARNESS);
+    expect(ran.stdout).toMatch(/^HARNESS CRASH: worker thread 0 died while running tiny seed \d+: Error: planted: the check thread dies at its first job$/m);
+    expect(ran.stdout).toMatch(/^replay: leasehold replay --scenario \S+tiny\.json --seed \d+$/m);
+    expect(summaryOf(out).exitCode).toBe(EXIT_HARNESS);
   });
 
   it('exits 3 on a harness crash: a throw inside the world (the score formula throws at the first claim), and the counterexample replays to it', async () => {

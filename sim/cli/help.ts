@@ -7,7 +7,7 @@ const EXIT_CODE_LINES = [
   `  ${EXIT_OK}   all invariants hold`,
   `  ${EXIT_SAFETY}   a safety invariant failed`,
   `  ${EXIT_LIVENESS}   a liveness invariant failed`,
-  `  ${EXIT_HARNESS}   nondeterminism, a harness crash, or a part of the harness missing from this build`,
+  `  ${EXIT_HARNESS}   nondeterminism or a harness crash`,
   `  ${EXIT_COVERAGE}   a required coverage mark was never reached`,
   `  ${EXIT_USAGE}  bad usage or a bad scenario file`,
 ];
@@ -29,15 +29,13 @@ export function globalHelp(): string {
   ].join('\n');
 }
 
-/** `available` is false when the command's module is not in this build yet (see `pendingIssue`). */
-export function commandHelp(spec: CommandSpec, available = true): string {
+export function commandHelp(spec: CommandSpec): string {
   const lines = [`Usage: leasehold ${spec.name}${spec.synopsis === '' ? '' : ` ${spec.synopsis}`}`, '', `${capitalise(spec.summary)}.`, ''];
   const rows = [...spec.flags.map((flag) => [flagLabel(flag), flagHelp(flag)] as const), ['-h, --help', 'show this help'] as const];
   if (spec.positional !== undefined) rows.unshift([spec.positional.name, 'a counterexample file written by a failing check']);
   const width = Math.max(...rows.map(([label]) => label.length));
   lines.push('Flags:', ...rows.map(([label, help]) => `  ${label.padEnd(width)}  ${help}`), '');
   lines.push(`Example: leasehold ${spec.example}`);
-  if (!available && spec.pendingIssue !== undefined) lines.push(`Not in this build yet: sim/cli/commands/${spec.name}.ts arrives with issue ${spec.pendingIssue}; until then ${spec.name} exits 3.`);
   return lines.join('\n');
 }
 

@@ -6,10 +6,10 @@
  * the exit code, and a last line of defence that turns any stray error into exit 3 (S9: harness crash).
  */
 import { reportCrash, runCli } from './dispatch.ts';
-import type { CliIo } from './command-context.ts';
+import type { CommandContext } from './command-context.ts';
 import { EXIT_HARNESS, EXIT_OK } from './exit-codes.ts';
 
-const io: CliIo = {
+const io: CommandContext = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
 };

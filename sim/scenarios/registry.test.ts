@@ -48,7 +48,7 @@ describe('the catalogue (scenarios/*.json)', () => {
     ['poison-task', '1', '253a8b93dd3f00faa6ad742c6c633f4480433071c375cd8d7752855ab7cfef24'],
     ['poison-task', '3', 'dc696c073dba5c951c22c94f76e86d4e3eecef550d6a1c7371ae88bbed5656b9'],
   ])('%s seed %s keeps its pinned trace hash', async (scenario, seed, traceHash) => {
-    const report = await runScenario({ scenario, seed });
+    const report = await runScenario({ scenario: catalogueScenario(scenario), seed });
     expect(report.verdict).toBe('pass');
     expect(report.traceHash).toBe(traceHash);
   });

@@ -9,7 +9,7 @@
  * 120 s on two cores needs: 10,000 x scenarios / (120 s x 2) runs per second per core.
  */
 import { simulate } from '../../sim/run-scenario.ts';
-import { listScenarios } from '../../sim/scenarios/registry.ts';
+import { catalogueScenario, listScenarios } from '../../sim/scenarios/registry.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
 import { elapsedNs, nowNs, sig } from './timing.ts';
@@ -25,7 +25,8 @@ export const catalogueSpeedSection: BenchSection = {
     const seeds = ctx.options.quick ? 1 : 3;
     const names = listScenarios().map((entry) => entry.name);
     const rows: { scenario: string; simNsPerRun: number; sqlNsPerRun: number; writeNsPerRun: number; callsPerRun: number }[] = [];
-    for (const [index, scenario] of names.entries()) {
+    for (const [index, name] of names.entries()) {
+      const scenario = catalogueScenario(name);
       await simulate({ scenario, seed: 'bench-warm' });
       const start = nowNs();
       for (let i = 0; i < seeds; i++) await simulate({ scenario, seed: `bench-${i}` });
@@ -35,13 +36,13 @@ export const catalogueSpeedSection: BenchSection = {
       });
       const replay = [replaySqlCalls(calls), replaySqlCalls(calls)].reduce((a, b) => (b.totalNs < a.totalNs ? b : a));
       rows.push({
-        scenario,
+        scenario: name,
         simNsPerRun,
         sqlNsPerRun: replay.totalNs / seeds,
         writeNsPerRun: replay.inTransactionNs / seeds,
         callsPerRun: replay.calls / seeds,
       });
-      ctx.progress(`  ${index + 1}/${names.length} ${scenario}: ${(1e9 / simNsPerRun).toFixed(1)} runs/s, SQL ${((100 * replay.totalNs) / seeds / simNsPerRun).toFixed(0)}% of it`);
+      ctx.progress(`  ${index + 1}/${names.length} ${name}: ${(1e9 / simNsPerRun).toFixed(1)} runs/s, SQL ${((100 * replay.totalNs) / seeds / simNsPerRun).toFixed(0)}% of it`);
       ctx.gc();
     }
     // Equal weight per scenario: the mean time of one run of each, as check --seeds N runs N of each.

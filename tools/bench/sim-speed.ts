@@ -5,6 +5,7 @@
  * is read with process.hrtime (S1 forbids Date.now here).
  */
 import { simulate } from '../../sim/run-scenario.ts';
+import { catalogueScenario } from '../../sim/scenarios/registry.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
 import { elapsedNs, median, nowNs, sig } from './timing.ts';
@@ -18,8 +19,9 @@ export const simSpeedSection: BenchSection = {
   async run(ctx: BenchContext): Promise<SectionResult> {
     const seedsPerRound = ctx.options.quick ? 10 : 40;
     const rounds = ctx.options.quick ? 3 : Math.max(3, Math.min(ctx.options.rounds, 7));
+    const mixed = catalogueScenario('mixed');
     // Warm-up: module loading and JIT are not the simulator's steady state.
-    for (let seed = 0; seed < 5; seed++) await simulate({ scenario: 'mixed', seed: `warm-${seed}` });
+    for (let seed = 0; seed < 5; seed++) await simulate({ scenario: mixed, seed: `warm-${seed}` });
     const seedRates: number[] = [];
     const compressions: number[] = [];
     let verdicts = 0;
@@ -27,7 +29,7 @@ export const simSpeedSection: BenchSection = {
       let simulatedMs = 0;
       const start = nowNs();
       for (let i = 0; i < seedsPerRound; i++) {
-        const { world, report } = await simulate({ scenario: 'mixed', seed: `bench-${round}-${i}` });
+        const { world, report } = await simulate({ scenario: mixed, seed: `bench-${round}-${i}` });
         simulatedMs += world.endMs - world.startMs;
         if (report.verdict !== 'pass') verdicts++;
       }
@@ -42,7 +44,7 @@ export const simSpeedSection: BenchSection = {
     // seeds/s the SQL alone would allow if the simulator and the worker runtime cost nothing.
     const floorSeeds = ctx.options.quick ? 5 : 20;
     const { calls } = await recordSqlCalls(async () => {
-      for (let i = 0; i < floorSeeds; i++) await simulate({ scenario: 'mixed', seed: `bench-0-${i}` });
+      for (let i = 0; i < floorSeeds; i++) await simulate({ scenario: mixed, seed: `bench-0-${i}` });
     });
     const replays = [0, 1, 2].map(() => replaySqlCalls(calls));
     const best = replays.reduce((a, b) => (b.totalNs < a.totalNs ? b : a));

@@ -5,7 +5,6 @@ import { gitState } from '../../check/git.ts';
 import { runCheck } from '../../check/run-check.ts';
 import { catalogueSources, resolveScenarioArgument, type ScenarioSource } from '../../check/scenario-source.ts';
 import { rootSeed } from '../../check/seeds.ts';
-import { testHookFromEnv } from '../../check/types.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { commandLine } from '../shell-quote.ts';
@@ -35,7 +34,6 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const junitPath = args.string('junit');
   const git = gitState();
   const root = rootSeed(args.string('seed'), git);
-  const testHook = testHookFromEnv(process.env);
   const reproduce = commandLine([
     'leasehold',
     'check',
@@ -58,7 +56,6 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
       failuresDir: outDir === undefined ? DEFAULT_FAILURES_DIR : join(outDir, 'failures'),
       ...(junitPath === undefined ? {} : { junitPath }),
       ...(outDir === undefined ? {} : { outDir }),
-      ...(testHook === undefined ? {} : { testHook }),
       ...(report ? { report } : {}),
       reproduce,
     },

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scenarioJsonSchema } from '../../scenario-schema.ts';
 import { listScenarios } from '../../scenarios/registry.ts';
-import { importSimModule } from '../command-context.ts';
 import { runCli } from '../dispatch.ts';
 import { EXIT_OK } from '../exit-codes.ts';
 import { seedOf } from './scenarios.ts';
@@ -9,7 +8,7 @@ import { seedOf } from './scenarios.ts';
 async function cli(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, { out: (text) => out.push(text), err: (text) => err.push(text) }, { importSimModule });
+  const code = await runCli(argv, { out: (text) => out.push(text), err: (text) => err.push(text) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
