@@ -11,7 +11,7 @@ import { wallClockMs } from './wall-clock.ts';
  * The third parameter is unused: it held a test hook, and sim/report/run-report.ts still passes
  * undefined in its place (drop it together with that argument).
  */
-export async function runJob(job: Job, spec: ScenarioSpec, _unused?: undefined, digest?: DigestRequest): Promise<JobResult> {
+export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestRequest): Promise<JobResult> {
   const started = wallClockMs();
   try {
     const { report, world } = await simulate({ scenario: spec, seed: job.seed });

@@ -47,7 +47,7 @@ export async function collectScenario(options: CollectOptions): Promise<{ aggreg
     progress.advance(result.verdict !== 'pass');
   };
   if (options.threads <= 1) {
-    for (const job of options.jobs) onResult(await runJob(job, options.source.spec, undefined, request));
+    for (const job of options.jobs) onResult(await runJob(job, options.source.spec, request));
     progress.finish();
     return { aggregator };
   }
