@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i1NoDoubleClaim } from './i1-no-double-claim.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /** The real queue's takeover: w0#1's lease expires, its stop is confirmed, w1#1 claims and finishes. */
 async function takeover() {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i10Supersede } from './i10-supersede.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /** The real queue: a waiting v1 superseded by v2; a running v1 that finishes after its v2 was queued. */
 async function corrections() {

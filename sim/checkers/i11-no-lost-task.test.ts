@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /** One task through the real queue, enqueued, claimed and finished; `extra` more left waiting. */
 async function doneRun(overrides: Partial<WorldResult> = {}, extra = 0): Promise<WorldResult> {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { QueueConfig, TaskEvent } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i12UncertainHeld } from './i12-uncertain-held.ts';
-import { realRun, type RealRun } from './real-run.ts';
+import { realRun, type RealRun } from './__test-helpers__/real-run.ts';
 
 /** The real queue: task 1's holder w0#1 went silent, its lease expired and the task sits uncertain. */
 async function uncertain(config: Partial<QueueConfig> = {}): Promise<{ run: RealRun; task: number }> {

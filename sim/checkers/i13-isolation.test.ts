@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i13Isolation } from './i13-isolation.ts';
-import { realRun, type RealRun } from './real-run.ts';
+import { realRun, type RealRun } from './__test-helpers__/real-run.ts';
 
 /** Two tenants' tasks run side by side on the real queue; `before` may act on the run before it is read. */
 async function twoTenants(before: (run: RealRun) => Promise<void> | void = () => {}): Promise<WorldResult> {

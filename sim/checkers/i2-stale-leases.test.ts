@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../src/queue/types.ts';
 import type { OperationFields } from '../history.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i2StaleLeases } from './i2-stale-leases.ts';
-import { oneStepScript, realRun, type RealRun } from './real-run.ts';
+import { oneStepScript, realRun, type RealRun } from './__test-helpers__/real-run.ts';
 
 type More = (run: RealRun, task: number) => Promise<void> | void;
 

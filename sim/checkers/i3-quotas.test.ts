@@ -1,9 +1,9 @@
 import { describe, it } from 'vitest';
 import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i3Quotas } from './i3-quotas.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /**
  * The real queue never breaks its quotas, so each bad history is a real run under looser limits whose

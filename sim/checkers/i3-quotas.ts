@@ -1,11 +1,11 @@
-import { LIVE_STATES, OCCUPYING_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
+import { SPEC_LIVE_STATES, SPEC_OCCUPYING_STATES } from './spec-rules.ts';
 import { analyse, tenantLimit, ViolationList, type Analysis } from './timeline.ts';
 import type { Checker } from './types.ts';
 
-const OCCUPYING = new Set<TaskState | undefined>(OCCUPYING_STATES);
-const LIVE = new Set<TaskState | undefined>(LIVE_STATES);
+const OCCUPYING = new Set<TaskState | undefined>(SPEC_OCCUPYING_STATES);
+const LIVE = new Set<TaskState | undefined>(SPEC_LIVE_STATES);
 
 /**
  * Replays the log in commit order and calls `visit` after every event with the counts it left:

@@ -1,9 +1,9 @@
 import { describe, it } from 'vitest';
 import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i4Capacity } from './i4-capacity.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /** `count` enqueues of new topics into the real queue under `config`. */
 async function enqueued(config: Partial<QueueConfig>, count: number): Promise<WorldResult> {

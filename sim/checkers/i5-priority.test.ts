@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskView } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { claimDecisions, i5Priority, i5Starvation } from './i5-priority.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 const MINUTE = 60_000;
 

@@ -1,9 +1,9 @@
-import { OCCUPYING_STATES } from '../../src/queue/states.ts';
 import type { TaskEvent, TaskState } from '../../src/queue/types.ts';
 import type { FailEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import { analyse, eventsInWindow, evOf, tenantLimit, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
 import { specOrder, specScore } from './spec-formulas.ts';
+import { SPEC_OCCUPYING_STATES } from './spec-rules.ts';
 import type { Checker } from './types.ts';
 
 /** Base priorities are integers 0..30 (Q4). */
@@ -42,7 +42,7 @@ interface Replay {
 }
 
 const memo = new WeakMap<WorldResult, Replay>();
-const OCCUPYING = new Set<TaskState | undefined>(OCCUPYING_STATES);
+const OCCUPYING = new Set<TaskState | undefined>(SPEC_OCCUPYING_STATES);
 
 /**
  * I5 (safety): each claim takes the best eligible task by (score at claim time, enqueue time, id).

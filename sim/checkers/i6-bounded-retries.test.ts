@@ -1,9 +1,9 @@
 import { describe, it } from 'vitest';
 import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i6BoundedRetries } from './i6-bounded-retries.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /** Longer than any backoff the default configuration draws (maxDelayMs 60 s). */
 const PAST_BACKOFF_MS = 61_000;

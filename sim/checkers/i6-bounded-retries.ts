@@ -1,5 +1,6 @@
-import { RETRYABLE_ERROR_CLASSES, type TaskEvent } from '../../src/queue/types.ts';
+import type { TaskEvent } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
+import { SPEC_RETRYABLE_ERROR_CLASSES } from './spec-rules.ts';
 import { analyse, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
@@ -61,7 +62,7 @@ export const i6BoundedRetries: Checker = {
           out.add('exhausted', `task ${taskId}: went back to ready by ${event.type} (event ${event.id}) after its last attempt or delivery`, { taskId });
         }
         // Q16: a non-retryable error class fails at once: its retry bound is zero.
-        if (event.type === 'retry_scheduled' && !(RETRYABLE_ERROR_CLASSES as readonly unknown[]).includes(event.data.errorClass)) {
+        if (event.type === 'retry_scheduled' && !(SPEC_RETRYABLE_ERROR_CLASSES as readonly unknown[]).includes(event.data.errorClass)) {
           out.add('not retryable', `task ${taskId}: retry_scheduled event ${event.id} retries error class ${String(event.data.errorClass)}, which is not retryable (Q16)`, { taskId });
         }
         const reason = exhaustionOf(event);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i7HoldsClosed, i7Settlement } from './i7-settlement.ts';
-import { realRun, type RealRun } from './real-run.ts';
+import { realRun, type RealRun } from './__test-helpers__/real-run.ts';
 
 /** The real queue: one long-tier task run to done; `more` acts on the run before it is read. */
 async function doneRun(more: (run: RealRun) => Promise<void> = async () => {}, overrides: Partial<WorldResult> = {}): Promise<{ world: WorldResult; task: number }> {

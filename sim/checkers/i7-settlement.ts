@@ -1,8 +1,8 @@
 import { faultFreeUsage } from '../actors/scripted-model.ts';
-import { isTerminal } from '../../src/queue/states.ts';
 import type { Usage } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { largestCallTokens, scriptsByTask } from './scripts.ts';
+import { specIsTerminal } from './spec-rules.ts';
 import { analyse, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
@@ -62,7 +62,7 @@ export const i7Settlement: Checker = {
         continue;
       }
       checkClosures(analysis.eventsByTask.get(task.id) ?? [], hold, out);
-      if (isTerminal(task.state) && hold.state === 'held') out.add('unsettled', `task ${task.id} ended ${task.state} but its hold is still held`, { taskId: task.id });
+      if (specIsTerminal(task.state) && hold.state === 'held') out.add('unsettled', `task ${task.id} ended ${task.state} but its hold is still held`, { taskId: task.id });
       if (hold.state === 'held') continue;
       // A hold the reconciler closed (holdTtlMs) charged what was checkpointed when it closed; a later
       // run of the task ends without a settlement, so only an end's own settlement is held to the final usage.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i8EffectsOnce } from './i8-effects-once.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 async function doneRun(): Promise<{ world: WorldResult; task: number }> {
   const run = realRun();

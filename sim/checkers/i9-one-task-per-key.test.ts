@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { WorldResult } from '../world.ts';
-import { expectClean, expectViolation } from './expect-checker.ts';
+import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i9OneTaskPerKey } from './i9-one-task-per-key.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 /** The real queue: topic-1, its exact resend (duplicate), the same key with other input (conflict), topic-2. */
 async function resends(): Promise<WorldResult> {

@@ -1,15 +1,15 @@
-import { canonicalJson } from '../canonical-json.ts';
 import type { EnqueueRequest } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
+import { specCanonicalJson } from './spec-rules.ts';
 import { analyse, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** Q1: the normalised fields the idempotency hash covers (src/queue/enqueue-input.ts). */
 function normalised(request: EnqueueRequest): string {
-  return canonicalJson({
+  return specCanonicalJson({
     store: request.store ?? null,
     priority: request.priority,
-    payload: request.input as never,
+    payload: request.input,
     tier: request.tier ?? 'standard',
     deadline: request.deadline ?? null,
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_MARKS, coverageMarks, REQUIRED_MARKS } from './marks.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 
 describe('S8 coverage marks', () => {
   it('reports every mark, zero when not reached, and requires only marks it knows', async () => {

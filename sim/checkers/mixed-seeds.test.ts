@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Violation } from '../report-types.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { World, type WorldResult } from '../world.ts';
-import { realRun } from './real-run.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 import { allCheckers } from './index.ts';
 import { coverageMarks, REQUIRED_MARKS } from './marks.ts';
 

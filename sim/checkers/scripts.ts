@@ -1,7 +1,7 @@
-import { requestKey } from '../../src/worker/fingerprint.ts';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import { WRITE_TOOLS } from '../actors/tools.ts';
 import type { WorldResult } from '../world.ts';
+import { specRequestKey } from './spec-rules.ts';
 
 const WRITES = new Set<string>(WRITE_TOOLS);
 const memo = new WeakMap<WorldResult, Map<number, TaskScript>>();
@@ -33,7 +33,7 @@ export function intendedEffects(taskId: number, script: TaskScript): Map<string,
   const keys = new Map<string, string>();
   for (const step of script.steps) {
     for (const call of step.calls) {
-      if (WRITES.has(call.tool)) keys.set(requestKey(taskId, call.tool, call.args), call.tool);
+      if (WRITES.has(call.tool)) keys.set(specRequestKey(taskId, call.tool, call.args), call.tool);
     }
   }
   return keys;

@@ -1,9 +1,8 @@
-import { resolveConfig } from '../../src/queue/config.ts';
-import { TRANSITIONS } from '../../src/queue/states.ts';
-import type { QueueConfig, TaskEvent, TaskState, TaskView } from '../../src/queue/types.ts';
+import type { TaskEvent, TaskState, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
 import type { Violation } from '../report-types.ts';
 import type { WorldResult } from '../world.ts';
+import { specConfig, specIsTaskState, type JudgeConfig } from './spec-rules.ts';
 
 /**
  * The shared reading of a finished run that every checker starts from. The event log is replayed once
@@ -20,7 +19,7 @@ export interface Holder {
 }
 
 export interface Analysis {
-  config: QueueConfig;
+  config: JudgeConfig;
   tasks: ReadonlyMap<number, TaskView>;
   /** Each task's events in commit order. */
   eventsByTask: ReadonlyMap<number, readonly TaskEvent[]>;
@@ -38,15 +37,12 @@ export interface Analysis {
   skewAt: readonly number[];
 }
 
-const STATES = new Set<string>(Object.keys(TRANSITIONS));
+/** A state the SPEC names (spec-rules.ts). */
+export const isTaskState = specIsTaskState;
 
-export function isTaskState(value: unknown): value is TaskState {
-  return typeof value === 'string' && STATES.has(value);
-}
-
-/** The configuration the run's queue was opened with. */
-export function configOf(world: WorldResult): QueueConfig {
-  return resolveConfig(world.scenario.queue);
+/** The configuration the run's queue was opened with: the scenario's overrides over the SPEC's defaults. */
+export function configOf(world: WorldResult): JudgeConfig {
+  return specConfig(world.scenario.queue);
 }
 
 /** The cursor an entry recorded (`data.ev`), if any. */
@@ -215,7 +211,7 @@ export function wasPausedBefore(lives: Map<string, { index: number; state: Incar
 }
 
 /** Occupancy limit of a tenant (Q6, A2: a limit of 0 pauses the tenant). */
-export function tenantLimit(config: QueueConfig, tenant: string): number {
+export function tenantLimit(config: JudgeConfig, tenant: string): number {
   // Own keys only, as in the core: a tenant called "constructor" has no limit of its own.
   return Object.hasOwn(config.tenantLimits, tenant) ? (config.tenantLimits[tenant] as number) : config.perTenantLimit;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LIVE_STATES, TERMINAL_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
+import { SPEC_LIVE_STATES, SPEC_TERMINAL_STATES } from '../checkers/spec-rules.ts';
 import type { ExpectationKind } from './types.ts';
 import { oneTaskOf } from './tasks.ts';
 
@@ -12,7 +12,7 @@ interface FinalState {
   state: TaskState | TaskState[];
 }
 
-const STATES = [...LIVE_STATES, ...TERMINAL_STATES] as [TaskState, ...TaskState[]];
+const STATES = [...SPEC_LIVE_STATES, ...SPEC_TERMINAL_STATES] as [TaskState, ...TaskState[]];
 
 /** The task ends the run in the given state (e.g. a superseded version ends `superseded`). */
 export const finalState: ExpectationKind<FinalState> = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { TERMINAL_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
+import { SPEC_TERMINAL_STATES } from '../checkers/spec-rules.ts';
 import { analyse } from '../checkers/timeline.ts';
 import type { WorldResult } from '../world.ts';
 import type { ExpectationKind } from './types.ts';
@@ -23,7 +23,7 @@ interface MaxWait {
   agingSlackMs?: number;
 }
 
-const TERMINAL = new Set<TaskState>(TERMINAL_STATES);
+const TERMINAL = new Set<TaskState>(SPEC_TERMINAL_STATES);
 
 /**
  * The wait from enqueue to first claim (Q7's queue wait, on the core's clock) of the selected tasks is

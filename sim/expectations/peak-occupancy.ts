@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TaskState } from '../../src/queue/types.ts';
+import { SPEC_LIVE_STATES, SPEC_OCCUPYING_STATES } from '../checkers/spec-rules.ts';
 import { analyse } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
 
@@ -7,9 +8,9 @@ const MEASURES = {
   /** Tasks holding a lease right now. */
   running: new Set<TaskState>(['running']),
   /** Slots held (Q6): running + uncertain. */
-  occupied: new Set<TaskState>(['running', 'uncertain']),
+  occupied: new Set<TaskState>(SPEC_OCCUPYING_STATES),
   /** Counted against capacity (Q3): ready + running + uncertain. */
-  live: new Set<TaskState>(['ready', 'running', 'uncertain']),
+  live: new Set<TaskState>(SPEC_LIVE_STATES),
 };
 
 interface PeakOccupancy {

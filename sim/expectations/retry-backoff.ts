@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RETRYABLE_ERROR_CLASSES } from '../../src/queue/types.ts';
+import { SPEC_RETRYABLE_ERROR_CLASSES } from '../checkers/spec-rules.ts';
 import { analyse } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
 import { selectTasks, taskSelectorSchema, tooFew, type TaskSelector } from './task-selector.ts';
@@ -11,7 +11,7 @@ interface RetryBackoff {
   tasks?: TaskSelector;
 }
 
-const RETRYABLE = new Set<unknown>(RETRYABLE_ERROR_CLASSES);
+const RETRYABLE = new Set<unknown>(SPEC_RETRYABLE_ERROR_CLASSES);
 /** Q16's jitter factor is drawn in [0.8, 1.2); the core rounds the product to whole ms. */
 const JITTER_LOW = 0.8;
 const JITTER_HIGH = 1.2;

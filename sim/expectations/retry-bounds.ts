@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { TERMINAL_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
 import { EXHAUSTION_REASONS } from '../checkers/i6-bounded-retries.ts';
+import { SPEC_TERMINAL_STATES } from '../checkers/spec-rules.ts';
 import { analyse } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
 import { selectTasks, taskSelectorSchema, tooFew, type TaskSelector } from './task-selector.ts';
@@ -19,7 +19,7 @@ interface RetryBounds {
   maxRetryAgeMs?: number;
 }
 
-const TERMINAL = new Set<unknown>(TERMINAL_STATES);
+const TERMINAL = new Set<unknown>(SPEC_TERMINAL_STATES);
 
 /**
  * Retries are bounded (Q16, R6, I6) by the numbers the scenario states: attempts, deliveries and the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LIVE_STATES, TERMINAL_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
+import { SPEC_LIVE_STATES, SPEC_TERMINAL_STATES } from '../checkers/spec-rules.ts';
 import type { NoteEntry } from '../history.ts';
 import { analyse, isTaskState, stateAt, wallTimeAt, type Analysis } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
@@ -10,7 +10,7 @@ import type { ExpectationKind } from './types.ts';
  * `retry-waiting` is a ready task whose retry backoff has not passed yet (Q16), and `ready` then means
  * ready and claimable by time; `terminal` is any terminal state.
  */
-const SITUATIONS = [...LIVE_STATES, 'retry-waiting', ...TERMINAL_STATES, 'terminal'] as const;
+const SITUATIONS = [...SPEC_LIVE_STATES, 'retry-waiting', ...SPEC_TERMINAL_STATES, 'terminal'] as const;
 type Situation = (typeof SITUATIONS)[number];
 
 interface StatesAtRestart {
@@ -26,7 +26,7 @@ interface StatesAtRestart {
   minRestarts?: number;
 }
 
-const TERMINAL = new Set<TaskState | undefined>(TERMINAL_STATES);
+const TERMINAL = new Set<TaskState | undefined>(SPEC_TERMINAL_STATES);
 
 /**
  * The scheduler restarted (S4: the database closed and reopened with only committed state) while

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { LIVE_STATES, TERMINAL_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
+import { SPEC_LIVE_STATES, SPEC_TERMINAL_STATES } from '../checkers/spec-rules.ts';
 import { analyse, isTaskState } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
 import { oneTaskOf } from './tasks.ts';
 
-const STATES = [...LIVE_STATES, ...TERMINAL_STATES] as [TaskState, ...TaskState[]];
+const STATES = [...SPEC_LIVE_STATES, ...SPEC_TERMINAL_STATES] as [TaskState, ...TaskState[]];
 
 interface TaskPath {
   kind: 'task-path';

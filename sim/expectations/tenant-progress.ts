@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { OCCUPYING_STATES } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
+import { SPEC_OCCUPYING_STATES } from '../checkers/spec-rules.ts';
 import { analyse, tenantLimit } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
 
@@ -14,7 +14,7 @@ interface TenantProgress {
   minClaims?: number;
 }
 
-const OCCUPYING = new Set<TaskState | undefined>(OCCUPYING_STATES);
+const OCCUPYING = new Set<TaskState | undefined>(SPEC_OCCUPYING_STATES);
 
 /**
  * Seed 004's test "fill one tenant's budget, then check that another tenant still runs": replaying the

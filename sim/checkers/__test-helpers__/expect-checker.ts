@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { WorldResult } from '../world.ts';
-import type { Checker } from './types.ts';
+import type { WorldResult } from '../../world.ts';
+import type { Checker } from '../types.ts';
 
 /** Asserts that `checker` fails `world` with a violation of its own invariant whose message matches. */
 export function expectViolation(checker: Checker, world: WorldResult, message: RegExp): void {

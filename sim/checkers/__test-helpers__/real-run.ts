@@ -1,20 +1,20 @@
-import { SqliteStore } from '../../src/store/sqlite-store.ts';
-import { openWorkQueue } from '../../src/work-queue.ts';
-import type { ClaimedTask, QueueConfig, Tier, Usage, WorkQueue } from '../../src/queue/types.ts';
-import { requestKey } from '../../src/worker/fingerprint.ts';
-import { gatedQueue } from '../actors/gated-queue.ts';
-import { Incarnation } from '../actors/incarnation.ts';
-import { ExternalProvider } from '../actors/provider.ts';
-import type { TaskScript } from '../actors/scripted-model.ts';
-import { WRITE_TOOLS } from '../actors/tools.ts';
-import type { JsonValue } from '../canonical-json.ts';
-import { epochMsDefault, VirtualClock } from '../clock.ts';
-import { emptyPlan } from '../faults/plan.ts';
-import { History } from '../history.ts';
-import { SeededRandom } from '../random.ts';
-import { catalogueScenario } from '../scenarios/registry.ts';
-import type { WorldResult } from '../world.ts';
-import type { Arrival } from '../workload.ts';
+import { SqliteStore } from '../../../src/store/sqlite-store.ts';
+import { openWorkQueue } from '../../../src/work-queue.ts';
+import type { ClaimedTask, QueueConfig, Tier, Usage, WorkQueue } from '../../../src/queue/types.ts';
+import { requestKey } from '../../../src/worker/fingerprint.ts';
+import { gatedQueue } from '../../actors/gated-queue.ts';
+import { Incarnation } from '../../actors/incarnation.ts';
+import { ExternalProvider } from '../../actors/provider.ts';
+import type { TaskScript } from '../../actors/scripted-model.ts';
+import { WRITE_TOOLS } from '../../actors/tools.ts';
+import type { JsonValue } from '../../canonical-json.ts';
+import { epochMsDefault, VirtualClock } from '../../clock.ts';
+import { emptyPlan } from '../../faults/plan.ts';
+import { History } from '../../history.ts';
+import { SeededRandom } from '../../random.ts';
+import { catalogueScenario } from '../../scenarios/registry.ts';
+import type { WorldResult } from '../../world.ts';
+import type { Arrival } from '../../workload.ts';
 
 const mixed = catalogueScenario('mixed');
 
@@ -27,6 +27,10 @@ const mixed = catalogueScenario('mixed');
  * is shown to fail on exactly the defect the edit introduces and to pass the real queue's own books.
  *
  * Every queue call is awaited: the helpers stay right whether the queue answers now or in a promise.
+ *
+ * A test helper, not part of the judge: it drives the judged, so it may use src/. It plays the worker,
+ * and so computes request keys with src's requestKey as src/worker/run.ts does: the checkers compare
+ * those keys with their own (spec-rules.ts), and a drift between the two shows in these histories.
  */
 
 /** A one-step script: one read-only call, one write (unless `write` is false), then the answer. */
