@@ -4,9 +4,13 @@ import { FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES } from '../src/queue/types
 import type { QueueConfig } from '../src/queue/types.ts';
 import { closestMatch } from './cli/suggest.ts';
 import { EXPECTATION_KINDS, expectationSchema } from './expectations/index.ts';
-import { KILL_POINTS, type FaultPlan } from './faults/plan.ts';
-import { ROUND_MOMENTS } from './faults/rounds.ts';
-import type { ExplicitTask, FloodSpec, ScenarioSpec, SwarmKind, WorkloadSpec } from './scenario.ts';
+import { FAULT_SOURCES, planProblems, timedFaultProblems } from './faults/index.ts';
+import { faultPlanSchema, type FaultPlan } from './faults/plan.ts';
+import { perRoundProblems, perRoundSchema } from './faults/rounds.ts';
+import { SWARM_KINDS, swarmSpecSchema, type SwarmKind } from './faults/swarm.ts';
+import type { ExplicitTask, FloodSpec, ScenarioSpec, WorkloadSpec } from './scenario.ts';
+
+export { faultPlanSchema, planProblems };
 
 /**
  * The scenario file format (issue #6), as a zod schema: one JSON object per scenario, holding a
@@ -219,68 +223,9 @@ const workloadSchema = strict({
 // ---------------------------------------------------------------- faults
 
 const ERROR_CLASSES = [...RETRYABLE_ERROR_CLASSES, ...FATAL_ERROR_CLASSES] as [string, ...string[]];
-const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write'] as const satisfies readonly SwarmKind[];
-
-const timedFaultSchema = z.discriminatedUnion('kind', [
-  strict({ kind: z.literal('kill'), atMs: nonNegative(), worker: nonNegative(), reviveAfterMs: nonNegative() }),
-  strict({ kind: z.literal('pause'), atMs: nonNegative(), worker: nonNegative(), durationMs: nonNegative() }),
-  strict({ kind: z.literal('restart'), atMs: nonNegative(), downMs: nonNegative() }),
-  strict({ kind: z.literal('clock-jump'), atMs: nonNegative(), deltaMs: int(Number.MIN_SAFE_INTEGER) }),
-  strict({ kind: z.literal('busy'), atMs: nonNegative(), durationMs: nonNegative(), probability: probability() }),
-]);
-
-const pointScope = {
-  point: oneOf(KILL_POINTS),
-  occurrence: positive(),
-  fromMs: nonNegative().optional(),
-  toMs: nonNegative().optional(),
-  target: oneOf(['any', 'busiest']).optional(),
-  delayMs: nonNegative().optional(),
-  label: z.string({ error: 'expected a string' }).optional(),
-};
-
-const pointFaultSchema = z
-  .discriminatedUnion('kind', [
-    strict({ kind: z.literal('kill-at'), ...pointScope, reviveAfterMs: nonNegative() }),
-    strict({ kind: z.literal('pause-at'), ...pointScope, durationMs: nonNegative() }),
-  ])
-  .superRefine((point, context) => {
-    if (point.fromMs !== undefined && point.toMs !== undefined && point.toMs <= point.fromMs) {
-      context.addIssue({ code: 'custom', path: ['toMs'], message: `must be after fromMs (${point.fromMs}), got ${point.toMs}` });
-    }
-  });
-
-const ratesSchema = strict({
-  slowToolProbability: probability(),
-  hungToolProbability: probability(),
-  lostResponseProbability: probability(),
-  duplicateDeliveryProbability: probability(),
-  toolErrorProbability: probability(),
-  staleWriteProbability: probability().optional(),
-});
-
-/** An explicit fault plan; also the plan recorded in a counterexample file. Worker indexes are checked against the pool separately. */
-export const faultPlanSchema = strict(
-  { timed: list(timedFaultSchema), points: list(pointFaultSchema), rates: ratesSchema },
-  'An explicit fault plan: timed faults, faults at await points, and per-event rates.',
-);
-
-const swarmSchema = strict({ kinds: list(oneOf(SWARM_KINDS, 'a fault kind')), quietProbability: probability() }, 'Fault kinds drawn per seed: each seed turns each on or off.');
-
-const perRoundSchema = strict(
-  {
-    action: z.discriminatedUnion('kind', [strict({ kind: z.literal('kill'), reviveAfterMs: range(0) }), strict({ kind: z.literal('pause'), durationMs: positive() })]),
-    moments: list(z.union([oneOf(ROUND_MOMENTS, 'a moment'), strict({ moment: oneOf(ROUND_MOMENTS, 'a moment'), occurrence: range(1) })]), 1),
-    occurrence: range(1),
-    target: oneOf(['any', 'busiest']),
-  },
-  'One fault per round of a rounds workload, at a moment drawn per seed (seed 002).',
-);
-
-const FAULT_SOURCES = ['plan', 'swarm', 'perRound'] as const;
 
 const faultsSchema = strict(
-  { plan: faultPlanSchema.optional(), swarm: swarmSchema.optional(), perRound: perRoundSchema.optional() },
+  { plan: faultPlanSchema.optional(), swarm: swarmSpecSchema.optional(), perRound: perRoundSchema.optional() },
   'Exactly one of: plan (explicit faults), swarm (drawn per seed), perRound (one fault per round, drawn per seed).',
 )
   .meta({ minProperties: 1, maxProperties: 1 })
@@ -345,38 +290,16 @@ type Context = z.core.$RefinementCtx<unknown>;
 function crossCheck(value: ScenarioFileValue, context: Context): void {
   const faults = value.faults;
   if (faults.plan !== undefined) {
-    for (const problem of planProblems(faults.plan as FaultPlan, value.workers.count)) context.addIssue({ code: 'custom', ...problem, path: ['faults', 'plan', ...problem.path] });
-    faults.plan.timed.forEach((fault, index) => {
-      if (fault.atMs >= value.phases.safetyMs) {
-        context.addIssue({ code: 'custom', path: ['faults', 'plan', 'timed', index, 'atMs'], message: `must be below phases.safetyMs (${value.phases.safetyMs}): faults act only in the safety phase, got ${fault.atMs}` });
-      }
+    (faults.plan as FaultPlan).timed.forEach((fault, index) => {
+      for (const problem of timedFaultProblems(fault, value.workers.count, value.phases.safetyMs)) context.addIssue({ code: 'custom', ...problem, path: ['faults', 'plan', 'timed', index, ...problem.path] });
     });
   }
   if (faults.perRound !== undefined) {
     if (value.workload.rounds === undefined) context.addIssue({ code: 'custom', path: ['faults', 'perRound'], message: 'needs a rounds workload (workload.rounds)' });
-    // A fault during a call lands 1 ms to (shortest latency - 1) ms into it (sim/faults/rounds.ts).
-    const moments = faults.perRound.moments.map((item) => (typeof item === 'string' ? item : item.moment));
-    const during = [
-      ['model_call', 'model', value.model.latencyMs[0]],
-      ['tool_call', 'tools', value.tools.latencyMs[0]],
-    ] as const;
-    for (const [moment, section, shortest] of during) {
-      if (moments.includes(moment) && shortest < 2) {
-        context.addIssue({ code: 'custom', path: [section, 'latencyMs'], message: `a per-round fault during a ${moment.replace('_', ' ')} needs calls of at least 2 ms, got a min of ${shortest}` });
-      }
+    for (const { section, message } of perRoundProblems(faults.perRound, { modelMs: value.model.latencyMs, toolMs: value.tools.latencyMs })) {
+      context.addIssue({ code: 'custom', path: [section, 'latencyMs'], message });
     }
   }
-}
-
-/** Cross-field problems of a fault plan against a pool of workerCount workers, with paths inside the plan. */
-export function planProblems(plan: FaultPlan, workerCount: number): { path: (string | number)[]; message: string }[] {
-  const problems: { path: (string | number)[]; message: string }[] = [];
-  plan.timed.forEach((fault, index) => {
-    if ((fault.kind === 'kill' || fault.kind === 'pause') && fault.worker >= workerCount) {
-      problems.push({ path: ['timed', index, 'worker'], message: `must name one of the ${workerCount} workers (0..${workerCount - 1}), got ${fault.worker}` });
-    }
-  });
-  return problems;
 }
 
 /** The spec a validated file holds: the fields for people dropped. */

@@ -3,6 +3,9 @@ import type { ExpectationSpec } from './expectations/types.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RoundFaultSpec } from './faults/rounds.ts';
+import type { SwarmSpec } from './faults/swarm.ts';
+
+export type { SwarmKind, SwarmSpec } from './faults/swarm.ts';
 
 /**
  * A scenario composes a workload, a worker pool, the queue configuration, fault injectors and the
@@ -99,27 +102,6 @@ export interface RoundsSpec {
   everyMs: number;
   tasksPerRound: number;
 }
-
-export interface SwarmSpec {
-  /** Fault kinds that may be drawn; each seed turns each on or off. */
-  kinds: SwarmKind[];
-  /** Probability that a seed has no faults at all. */
-  quietProbability: number;
-}
-
-export type SwarmKind =
-  | 'kill'
-  | 'kill-at'
-  | 'pause'
-  | 'restart'
-  | 'clock-jump'
-  | 'busy'
-  | 'slow-tool'
-  | 'hung-tool'
-  | 'lost-response'
-  | 'duplicate-delivery'
-  | 'tool-error'
-  | 'stale-write';
 
 export interface ScenarioSpec {
   name: string;

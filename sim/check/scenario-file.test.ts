@@ -33,7 +33,7 @@ describe('scenario files', () => {
     ['a range upside down', (s: Record<string, unknown>) => ((s.model as Record<string, unknown>).latencyMs = [9, 1]), 'model.latencyMs', /min 9 is above max 1/],
     ['a bad queue setting', (s: Record<string, unknown>) => ((s.queue as Record<string, unknown>).leaseMs = 10), 'queue.leaseMs', /3 x heartbeatMs/],
     ['an unknown fault kind', (s: Record<string, unknown>) => (s.faults = { swarm: { kinds: ['meteor'], quietProbability: 0 } }), 'faults.swarm.kinds[0]', /^expected a fault kind, one of "kill", .*, got "meteor"$/],
-    ['a pause point without its duration', (s: Record<string, unknown>) => (s.faults = { plan: { timed: [], points: [{ kind: 'pause-at', point: 'after_effect', occurrence: 1 }], rates: zeroRates() } }), 'faults.plan.points[0].durationMs', /is required/],
+    ['a point fault without its point', (s: Record<string, unknown>) => (s.faults = { plan: { timed: [], points: [{ kind: 'pause-at', occurrence: 1 }], rates: zeroRates() } }), 'faults.plan.points[0].point', /is required/],
     ['both plan and swarm', (s: Record<string, unknown>) => (s.faults = { swarm: { kinds: [], quietProbability: 0 }, plan: {} }), 'faults', /exactly one/],
     ['a kill of a worker that does not exist', (s: Record<string, unknown>) => (s.faults = { plan: { timed: [{ kind: 'kill', atMs: 1, worker: 9, reviveAfterMs: 1 }], points: [], rates: zeroRates() } }), 'faults.plan.timed[0].worker', /one of the 4 workers \(0\.\.3\), got 9/],
     ['a fault after the safety phase', (s: Record<string, unknown>) => (s.faults = { plan: { timed: [{ kind: 'restart', atMs: 150_000, downMs: 1 }], points: [], rates: zeroRates() } }), 'faults.plan.timed[0].atMs', /below phases\.safetyMs \(150000\)/],
