@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SeededRandom } from '../random.ts';
 import { list, oneOf, part, positive, range, strict, withDefaults } from '../schema-kit.ts';
-import type { RoundsSpec } from '../scenario.ts';
+import type { RoundsSpec } from '../workloads/rounds.ts';
 import { emptyPlan, type FaultPlan, type KillPoint, type PointFault } from './plan.ts';
 
 /**
