@@ -1,70 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXPECTATION_KINDS } from './expectations/index.ts';
 import { emptyPlan } from './faults/plan.ts';
+import type { ScenarioSpec } from './scenario.ts';
 import { formatPath, parseFaultPlan, parseScenarioFile, SCHEMA_COVERS_SCENARIO_SPEC, scenarioJsonSchema } from './scenario-schema.ts';
-import { catalogueScenario, listScenarios } from './scenarios/registry.ts';
+import { CATALOGUE_DIR, catalogueScenario, listScenarios } from './scenarios/registry.ts';
 
 const mixed = () => structuredClone(catalogueScenario('mixed')) as unknown as Record<string, unknown>;
+/** A scenario file of parts: the sections at their defaults. */
+const parts = (): Record<string, any> => ({ name: 'probe', workload: [{ kind: 'topics' }] });
+
+function specOf(value: unknown): ScenarioSpec {
+  const parsed = parseScenarioFile(value);
+  if (!parsed.ok) throw new Error(`${parsed.problems[0]?.field}: ${parsed.problems[0]?.problem}`);
+  return parsed.spec;
+}
 
 describe('the scenario file schema', () => {
   it('covers every field of ScenarioSpec (checked by the compiler) and takes every catalogue scenario back unchanged', () => {
     expect(SCHEMA_COVERS_SCENARIO_SPEC).toBe(true);
     for (const { name } of listScenarios()) {
       const spec = catalogueScenario(name);
-      const parsed = parseScenarioFile(JSON.parse(JSON.stringify(spec)));
-      expect(parsed, name).toEqual({ ok: true, spec });
+      // The explicit form: the resolved scenario written out whole reads back as itself.
+      expect(parseScenarioFile(JSON.parse(JSON.stringify(spec))), name).toEqual({ ok: true, spec });
+      // The file as it is resolves to the same.
+      expect(parseScenarioFile(JSON.parse(readFileSync(join(CATALOGUE_DIR, `${name}.json`), 'utf8'))), name).toEqual({ ok: true, spec });
     }
   });
 
   it('knows every expectation kind, from the kinds themselves', () => {
     const kinds = EXPECTATION_KINDS.map((kind) => kind.kind);
-    const spec = { ...mixed(), expect: [{ kind: 'no-such-kind' }] };
-    const parsed = parseScenarioFile(spec);
+    const parsed = parseScenarioFile({ ...parts(), expect: [{ kind: 'no-such-kind' }] });
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.problems[0]).toEqual({ field: 'expect[0].kind', problem: `unknown expectation kind "no-such-kind"; expected one of ${kinds.map((kind) => JSON.stringify(kind)).join(', ')}` });
   });
 
   it('takes weights of tool error classes, and names a class it does not know', () => {
-    const good = { ...mixed(), tools: { latencyMs: [100, 200], errorClasses: { rate_limited: 3, permission_denied: 1 } } };
-    expect(parseScenarioFile(good).ok).toBe(true);
-    const bad = parseScenarioFile({ ...mixed(), tools: { latencyMs: [100, 200], errorClasses: { rate_limit: 1 } } });
+    const good = { ...parts(), tools: { errorClasses: { rate_limited: 3, permission_denied: 1 } } };
+    expect(specOf(good).tools).toEqual({ latencyMs: [100, 2_000], errorClasses: { rate_limited: 3, permission_denied: 1 } });
+    const bad = parseScenarioFile({ ...parts(), tools: { errorClasses: { rate_limit: 1 } } });
     expect(bad.ok).toBe(false);
     if (bad.ok) return;
     expect(bad.problems[0]?.field).toMatch(/^tools\.errorClasses/);
     expect(bad.problems[0]?.problem).toMatch(/rate_limited/);
-    const zero = parseScenarioFile({ ...mixed(), tools: { latencyMs: [100, 200], errorClasses: { rate_limited: 0 } } });
+    const zero = parseScenarioFile({ ...parts(), tools: { errorClasses: { rate_limited: 0 } } });
     expect(zero.ok).toBe(false);
   });
 
   it('lists every problem, unknown fields (typos) first', () => {
-    const spec = mixed();
-    Object.assign(spec.workers as object, { count: 0, slots: 'two' });
-    spec.colour = 'blue';
+    const spec = { ...parts(), workers: { count: 0, slots: 'two' }, colour: 'blue' };
     const parsed = parseScenarioFile(spec);
     expect(parsed.ok ? [] : parsed.problems).toEqual([
-      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, workload, model, tools, supervisor, faults, phases, expect' },
+      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, model, tools, supervisor, workload, faults, phases, expect' },
       { field: 'workers.count', problem: 'expected an integer >= 1, got 0' },
       { field: 'workers.slots', problem: 'expected an integer >= 1, got "two"' },
     ]);
   });
 
   it('says a misspelt field is unknown and what it might have meant, before the field it meant is missing', () => {
-    const spec = mixed();
-    const workload = spec.workload as Record<string, unknown>;
+    const parsed = parseScenarioFile({ ...parts(), workload: [{ kind: 'flood', tenat: 'acme', everyMs: 1_000, untilMs: 10_000 }] });
+    expect(parsed.ok ? [] : parsed.problems.map((problem) => problem.field)).toEqual(['workload[0].tenat', 'workload[0].tenant']);
+    expect(parsed.ok ? '' : parsed.problems[0]!.problem).toMatch(/^unknown field \(did you mean tenant\?\); known: kind, tenant, topicPrefix, /);
+    // The explicit form the same way.
+    const explicit = mixed();
+    const workload = explicit.workload as Record<string, unknown>;
     workload.tenant = workload.tenants;
     delete workload.tenants;
-    const parsed = parseScenarioFile(spec);
-    expect(parsed.ok ? [] : parsed.problems.map((problem) => problem.field)).toEqual(['workload.tenant', 'workload.tenants']);
-    expect(parsed.ok ? '' : parsed.problems[0]!.problem).toMatch(/^unknown field \(did you mean tenants\?\); known: tenants, topics, /);
+    const old = parseScenarioFile(explicit);
+    expect(old.ok ? [] : old.problems.map((problem) => problem.field)).toEqual(['workload.tenant', 'workload.tenants']);
+    expect(old.ok ? '' : old.problems[0]!.problem).toMatch(/^unknown field \(did you mean tenants\?\); known: tenants, topics, /);
   });
 
   it('checks how fields fit together only once each field is right', () => {
-    const spec = mixed();
+    const spec = parts();
     spec.queue = { leaseMs: 10_000, heartbeatMs: 5_000 };
     const parsed = parseScenarioFile(spec);
     expect(parsed.ok ? [] : parsed.problems).toEqual([{ field: 'queue.leaseMs', problem: 'must be at least 3 x heartbeatMs (15000), got 10000' }]);
     spec.queue = { leaseMs: 'long', perTenantLimit: 9 };
+    spec.faults = [{ kind: 'kill', atMs: 1, worker: 99 }];
     const shape = parseScenarioFile(spec);
     expect(shape.ok ? [] : shape.problems).toEqual([{ field: 'queue.leaseMs', problem: 'expected an integer >= 1, got "long"' }]);
   });
@@ -78,20 +93,120 @@ describe('the scenario file schema', () => {
       field: 'plan.points[0].point',
       problem: 'expected one of "before_model_call", "before_tool_call", "after_effect", "between_checkpoints", "after_terminal_write", got "nowhere"',
     });
+    // A plan written before stale writes existed has no staleWriteProbability: still sound.
+    const { staleWriteProbability: _none, ...older } = { ...emptyPlan().rates, staleWriteProbability: 0 };
+    expect(parseFaultPlan({ timed: [], points: [], rates: older }, 'plan', 2)).toEqual([]);
   });
 
   it('writes field paths as people read them', () => {
-    expect(formatPath(['workload', 'tasks', 2, 'priority'])).toBe('workload.tasks[2].priority');
+    expect(formatPath(['workload', 2, 'tasks', 0, 'priority'])).toBe('workload[2].tasks[0].priority');
     expect(formatPath([])).toBe('');
   });
 
-  it('has a JSON Schema: strict objects, the explicit tasks, and exactly one fault source', () => {
+  it('has a JSON Schema: strict objects, the parts with their defaults, the explicit tasks', () => {
     const schema = scenarioJsonSchema() as { properties: Record<string, any>; additionalProperties: boolean; required: string[] };
     expect(schema.additionalProperties).toBe(false);
-    expect(schema.required).toEqual(expect.arrayContaining(['name', 'queue', 'workers', 'workload', 'faults', 'phases']));
-    const task = schema.properties.workload.properties.tasks.items;
-    expect(task.properties.priority).toMatchObject({ type: 'integer', minimum: 0, maximum: 30 });
-    expect(task.additionalProperties).toBe(false);
-    expect(schema.properties.faults).toMatchObject({ minProperties: 1, maxProperties: 1 });
+    expect(schema.required).toEqual(['name', 'workload']);
+    expect(schema.properties.workers).toMatchObject({ additionalProperties: false, properties: { count: { default: 4 }, slots: { default: 1 } } });
+    const workloadKinds = schema.properties.workload.items.oneOf.map((item: any) => item.properties.kind.const);
+    expect(workloadKinds).toEqual(['topics', 'rounds', 'tasks', 'flood']);
+    const tasks = schema.properties.workload.items.oneOf[2];
+    expect(tasks.properties.tasks.items.properties.priority).toMatchObject({ type: 'integer', minimum: 0, maximum: 30 });
+    expect(tasks.properties.tasks.items.additionalProperties).toBe(false);
+    const faultKinds = schema.properties.faults.items.oneOf.map((item: any) => item.properties.kind.const);
+    expect(faultKinds).toEqual(expect.arrayContaining(['kill', 'kill-at', 'pause', 'pause-at', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'fault-plan', 'swarm', 'kill-per-round', 'pause-per-round']));
+    expect(schema.properties.faults.default).toEqual([]);
+  });
+});
+
+describe('parts resolve into the scenario the runner takes', () => {
+  it('fills every section with its defaults, and a topics part with the default scenario\'s load', () => {
+    const spec = specOf(parts());
+    expect(spec).toMatchObject({
+      description: '',
+      queue: {},
+      workers: { count: 4, slots: 1, idleWaitMs: 1_000, maxSteps: 16, toolTimeoutMs: 20_000 },
+      model: { latencyMs: [500, 3_000] },
+      tools: { latencyMs: [100, 2_000] },
+      supervisor: { scanMs: 5_000, confirmDelayMs: 10_000 },
+      faults: { plan: emptyPlan() },
+      phases: { safetyMs: 150_000, livenessMs: 1_800_000 },
+    });
+    expect(spec.workload).toEqual({
+      tenants: ['acme', 'globex', 'initech'],
+      topics: 20,
+      newVersionProbability: 0.2,
+      priorities: [0, 30],
+      arrivalWindowMs: 60_000,
+      writeProbability: 0.8,
+      steps: [1, 4],
+      callsPerStep: [1, 3],
+      tokensPerCall: [200, 2_000],
+      tiers: ['standard'],
+    });
+  });
+
+  it("gives each task its part's defaults (context field by field), and a flood its own tiers", () => {
+    const spec = specOf({
+      name: 'probe',
+      workload: [
+        { kind: 'topics', count: 2, tiers: ['long'] },
+        { kind: 'tasks', defaults: { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' } }, tasks: [{ topic: 'a', priority: 1 }, { topic: 'b', priority: 2, atMs: 0, tenant: 'globex', context: { stage: 't' } }] },
+        { kind: 'flood', tenant: 'bulk', everyMs: 1_000, untilMs: 2_000 },
+        { kind: 'flood', tenant: 'acme', topicPrefix: 'hot', everyMs: 1_000, untilMs: 2_000, count: 2, tiers: ['long'] },
+      ],
+    });
+    expect(spec.workload.tasks).toEqual([
+      { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' }, topic: 'a', label: 'a', priority: 1, tier: 'standard' },
+      { tenant: 'globex', atMs: 0, context: { brand: 'b', stage: 't' }, topic: 'b', label: 'b', priority: 2, tier: 'standard' },
+    ]);
+    expect(spec.workload.floods).toEqual([
+      { tenant: 'bulk', topicPrefix: 'bulk', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000, tiers: ['standard'] },
+      { tenant: 'acme', topicPrefix: 'hot', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000, count: 2 },
+    ]);
+    expect(spec.workload).toMatchObject({ topics: 2, tiers: ['long'] });
+    // Without a topics or rounds part, the tenants are the ones the tasks and floods name.
+    expect(specOf({ name: 'probe', workload: [{ kind: 'flood', tenant: 'bulk', everyMs: 1_000, untilMs: 2_000 }, { kind: 'tasks', tasks: [{ tenant: 'acme', topic: 't', priority: 0 }] }] }).workload).toMatchObject({ tenants: ['acme', 'bulk'], topics: 0 });
+  });
+
+  it('puts rounds, their poison tasks and the stub model where the runner reads them', () => {
+    const script = { steps: [{ calls: [{ tool: 'search_kb', args: { ref: 'x' } }] }], answer: { summary: 'done' } };
+    const spec = specOf({ name: 'probe', model: { latencyMs: [2_000, 2_000], script }, workload: [{ kind: 'rounds', count: 3, everyMs: 60_000, poisonTasks: 1 }] });
+    expect(spec.model).toEqual({ latencyMs: [2_000, 2_000] });
+    expect(spec.workload).toMatchObject({ rounds: { count: 3, everyMs: 60_000, tasksPerRound: 3 }, poisonTasks: 1, topics: 0 });
+    expect(spec.workload.script).toEqual({ steps: [{ calls: [{ tool: 'search_kb', args: { ref: 'x' } }], inputTokens: 800, outputTokens: 200 }], answer: { status: 'needs_human', summary: 'done' }, finalTokens: { inputTokens: 600, outputTokens: 150 } });
+    expect(spec.workload).not.toHaveProperty('poisonProbability');
+  });
+
+  it('makes one plan of the explicit fault parts, in file order, and keeps a drawn source alone', () => {
+    const spec = specOf({
+      ...parts(),
+      faults: [
+        { kind: 'restart', atMs: 50_000 },
+        { kind: 'kill-at', point: 'before_model_call', fromMs: 40_000 },
+        { kind: 'kill', atMs: 10_000, worker: 1 },
+        { kind: 'tool-error', probability: 0.25 },
+        { kind: 'fault-plan', timed: [{ kind: 'clock-jump', atMs: 1, deltaMs: -5 }], rates: { staleWriteProbability: 1 } },
+      ],
+    });
+    expect(spec.faults).toEqual({
+      plan: {
+        timed: [
+          { kind: 'restart', atMs: 50_000, downMs: 3_000 },
+          { kind: 'kill', atMs: 10_000, worker: 1, reviveAfterMs: 5_000 },
+          { kind: 'clock-jump', atMs: 1, deltaMs: -5 },
+        ],
+        points: [{ kind: 'kill-at', point: 'before_model_call', occurrence: 1, fromMs: 40_000, reviveAfterMs: 5_000 }],
+        rates: { slowToolProbability: 0, hungToolProbability: 0, lostResponseProbability: 0, duplicateDeliveryProbability: 0, toolErrorProbability: 0.25, staleWriteProbability: 1 },
+      },
+    });
+    expect(specOf({ ...parts(), faults: [{ kind: 'swarm', quietProbability: 0 }] }).faults).toEqual({ swarm: { kinds: expect.arrayContaining(['kill', 'stale-write']), quietProbability: 0 } });
+    const rounds = { name: 'probe', workload: [{ kind: 'rounds', count: 2, everyMs: 1_000 }] };
+    expect(specOf({ ...rounds, faults: [{ kind: 'pause-per-round', moments: ['model_call'] }] }).faults).toEqual({
+      perRound: { action: { kind: 'pause', durationMs: 45_000 }, moments: ['model_call'], occurrence: [1, 1], target: 'busiest' },
+    });
+    expect(specOf({ ...rounds, faults: [{ kind: 'kill-per-round' }] }).faults).toEqual({
+      perRound: { action: { kind: 'kill', reviveAfterMs: [2_000, 8_000] }, moments: ['model_call', 'tool_call', 'between_checkpoints', 'after_terminal_write'], occurrence: [1, 1], target: 'busiest' },
+    });
   });
 });

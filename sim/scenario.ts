@@ -1,13 +1,24 @@
-import type { ErrorClass, IncidentContext, QueueConfig, Tier } from '../src/queue/types.ts';
-import type { ExpectationSpec } from './expectations/types.ts';
+import type { ErrorClass, QueueConfig, Tier } from '../src/queue/types.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
+import type { ExpectationSpec } from './expectations/types.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RoundFaultSpec } from './faults/rounds.ts';
+import type { SwarmSpec } from './faults/swarm.ts';
+import type { ExplicitTask } from './workloads/tasks.ts';
+import type { FloodSpec } from './workloads/flood.ts';
+import type { RoundsSpec } from './workloads/rounds.ts';
+
+export type { ExplicitTask } from './workloads/tasks.ts';
+export type { FloodSpec } from './workloads/flood.ts';
+export type { RoundsSpec } from './workloads/rounds.ts';
+export type { SwarmKind, SwarmSpec } from './faults/swarm.ts';
 
 /**
- * A scenario composes a workload, a worker pool, the queue configuration, fault injectors and the
- * phases (FoundationDB-style: workloads and faults as data). Built-in scenarios are TypeScript values
- * of this type; scenario files are validated into it.
+ * A scenario as the runner takes it (sim/world.ts), every option resolved: a workload, a worker pool,
+ * the queue configuration, the faults and the phases. A scenario file lists workload and fault parts
+ * with defaults (sim/workloads/, sim/faults/) and sim/scenario-schema.ts resolves it into this; this
+ * same value, written out whole, is what a counterexample file records and is read back as it is (the
+ * explicit form, sim/scenario-explicit.ts).
  */
 export interface WorkloadSpec {
   tenants: string[];
@@ -39,87 +50,11 @@ export interface WorkloadSpec {
   rounds?: RoundsSpec;
   /** Rounds only: exactly this many tasks, chosen per seed, are poison (R6). */
   poisonTasks?: number;
-  /**
-   * Tasks written out one by one (seed 000's tables, seed 003's H1/M1/L1), added to whatever else
-   * the workload draws. Set `topics` to 0 for a workload of explicit tasks only.
-   */
+  /** Tasks written out one by one, added to whatever else the workload draws. */
   tasks?: ExplicitTask[];
   /** Continuous arrival processes (a flood of high-priority work, one tenant filling its budget). */
   floods?: FloodSpec[];
 }
-
-/** One task of an explicit workload. */
-export interface ExplicitTask {
-  /** Arrival, in ms from the start of the run. */
-  atMs: number;
-  tenant: string;
-  topic: string;
-  /** Default 1. */
-  version?: number;
-  priority: number;
-  /** Default: the first of the workload's tiers. */
-  tier?: Tier;
-  /** The name expectations and reports use for this task, e.g. 'H1'; default: the topic. */
-  label?: string;
-  /** What its model decides; default: a script drawn from the workload's ranges. */
-  script?: TaskScript;
-  /** Its worker dies at its first model call, every time (R6). */
-  poison?: boolean;
-  /** Q14: the task expires this many ms after its arrival. */
-  deadlineAfterMs?: number;
-  /** The same request is sent again at each of these times (ms from the start): resends (Q1). */
-  resendAtMs?: number[];
-  /**
-   * A buggy client sends the same (tenant, topic, version) again at each of these times with a
-   * different input: the queue must refuse it idempotency_conflict (Q1, I9).
-   */
-  conflictAtMs?: number[];
-  /** Verified context for incident grouping (Q17). */
-  context?: IncidentContext;
-  /** The client cancels the task at this time, ms from the start (Q13): at once if ready, at a step boundary if running. */
-  cancelAtMs?: number;
-}
-
-/** `count` tasks arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic. */
-export interface FloodSpec {
-  tenant: string;
-  /** Topics are `${topicPrefix}-${n}`; labels too. */
-  topicPrefix: string;
-  /** Drawn per task from this inclusive range. */
-  priority: [number, number];
-  everyMs: number;
-  fromMs: number;
-  untilMs: number;
-  /** Tasks per arrival; default 1. */
-  count?: number;
-}
-
-export interface RoundsSpec {
-  count: number;
-  everyMs: number;
-  tasksPerRound: number;
-}
-
-export interface SwarmSpec {
-  /** Fault kinds that may be drawn; each seed turns each on or off. */
-  kinds: SwarmKind[];
-  /** Probability that a seed has no faults at all. */
-  quietProbability: number;
-}
-
-export type SwarmKind =
-  | 'kill'
-  | 'kill-at'
-  | 'pause'
-  | 'restart'
-  | 'clock-jump'
-  | 'busy'
-  | 'slow-tool'
-  | 'hung-tool'
-  | 'lost-response'
-  | 'duplicate-delivery'
-  | 'tool-error'
-  | 'stale-write';
 
 export interface ScenarioSpec {
   name: string;

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClaimedTask, EnqueueResult, WorkQueue } from '../src/queue/types.ts';
+import type { EnqueueResult, WorkQueue } from '../src/queue/types.ts';
 import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
 import { SqliteStore } from '../src/store/sqlite-store.ts';
@@ -14,14 +14,14 @@ import { freshMemoryDatabase } from './memory-image.ts';
 import { ExternalProvider } from './actors/provider.ts';
 import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
 import { SimWorker } from './actors/sim-worker.ts';
-import { StaleWriter } from './actors/stale-writer.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import { simulatedTools } from './actors/tools.ts';
 import { EventLoop } from './event-loop.ts';
 import { FaultController } from './faults/controller.ts';
-import type { FaultPlan, KillPoint } from './faults/plan.ts';
-import { drawRoundPlan } from './faults/rounds.ts';
-import { drawSwarmPlan } from './faults/swarm.ts';
+import type { FaultWorld, SchedulerHandle } from './faults/injector.ts';
+import type { FaultPlan } from './faults/plan.ts';
+import { planOf } from './faults/index.ts';
+import { needsDisk } from './faults/restart.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
@@ -60,15 +60,6 @@ export interface WorldResult {
   crash?: unknown;
 }
 
-/** The scenario's explicit plan, or the one this seed draws: a swarm, or one fault per round. */
-function planOf(scenario: ScenarioSpec, random: SeededRandom): FaultPlan {
-  const { faults, workload } = scenario;
-  if ('plan' in faults) return structuredClone(faults.plan);
-  if ('swarm' in faults) return drawSwarmPlan(random.fork('swarm'), faults.swarm, scenario.workers.count, scenario.phases.safetyMs);
-  if (workload.rounds === undefined) throw new RangeError(`scenario ${scenario.name}: per-round faults need a rounds workload`);
-  return drawRoundPlan(random.fork('round-faults'), faults.perRound, workload.rounds, { modelMs: scenario.model.latencyMs, toolMs: scenario.tools.latencyMs });
-}
-
 /**
  * The world (S3): one SQLite database, the core's WorkQueue on the virtual clock, N simulated workers
  * running the production worker runtime, a scripted model, simulated tools, an external provider and
@@ -82,7 +73,6 @@ export class World {
   readonly arrivals: Arrival[];
   readonly workers: SimWorker[] = [];
   private readonly random: SeededRandom;
-  private readonly deliveryRandom: SeededRandom;
   private readonly faults: FaultController;
   private readonly supervisor: Supervisor;
   private readonly incarnations = new Map<string, Incarnation>();
@@ -95,7 +85,6 @@ export class World {
   private handle: Database.Database | undefined;
   private store!: SqliteStore;
   private readonly enqueuesByTenant = new Map<string, number>();
-  private readonly staleWriter: StaleWriter;
   private down = false;
   private loopEvents = 0;
   private crash: unknown;
@@ -106,35 +95,48 @@ export class World {
     planOverride?: FaultPlan,
   ) {
     this.random = new SeededRandom(seed);
-    this.deliveryRandom = this.random.fork('delivery');
     const { workers } = scenario;
     this.plan = planOverride ?? planOf(scenario, this.random);
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
-    // A restart must find committed state on disk; other runs stay in memory, which is much faster.
-    const needsFile = this.plan.timed.some((fault) => fault.kind === 'restart');
-    this.directory = needsFile ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
+    this.directory = needsDisk(this.plan) ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
     this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
     this.queue = this.openQueue();
-    this.faults = new FaultController(this.plan, this.loop, this.history, this.random.fork('faults'), {
-      kill: (worker, reason, reviveAfterMs, atNextAwait) => this.kill(this.workers[worker], reason, reviveAfterMs, atNextAwait),
-      killIncarnation: (id, reason, reviveAfterMs, atNextAwait) => {
-        const worker = this.workers.find((w) => w.current?.id === id);
-        this.kill(worker, reason, reviveAfterMs, atNextAwait);
-      },
-      pause: (worker, durationMs) => this.pause(worker, durationMs),
-      restart: (downMs) => this.restart(downMs),
-      jumpClock: (deltaMs) => {
-        this.history.note('clock-jump', 'faults', { deltaMs });
-        this.loop.clock.jump(deltaMs);
-      },
-      runningTasks: () => this.workers.map((worker) => worker.running),
-    });
-    this.staleWriter = new StaleWriter(this.loop, this.history, () => this.queue, () => !this.down, this.random.fork('stale-writes'), resolveConfig(scenario.queue).leaseMs, this.cursor);
+    this.faults = new FaultController(this.plan, this.faultWorld(), this.random);
     this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down, {
-      uncertain: (taskId, generation) => this.staleWriter.noteUncertain(taskId, generation, this.faults.rates().staleWriteProbability ?? 0),
-      confirmed: (taskId, generation) => this.staleWriter.noteConfirm(taskId, generation, this.faults.rates().staleWriteProbability ?? 0),
+      uncertain: (taskId, generation) => this.faults.supervisorSaw('uncertain', taskId, generation),
+      confirmed: (taskId, generation) => this.faults.supervisorSaw('confirmed', taskId, generation),
     }, this.cursor);
     for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
+  }
+
+  /** What faults act on (faults/injector.ts): the workers' processes and the scheduler's. */
+  private faultWorld(): FaultWorld {
+    const world = this;
+    const scheduler: SchedulerHandle = {
+      get down() {
+        return world.down;
+      },
+      onDisk: this.dbPath !== ':memory:',
+      shutDown: async () => {
+        await this.closeQueue();
+        this.down = true;
+      },
+      reopen: () => this.reopen(),
+      queue: () => this.queue,
+      cursor: this.cursor,
+      leaseMs: resolveConfig(this.scenario.queue).leaseMs,
+    };
+    return {
+      loop: this.loop,
+      history: this.history,
+      workerCount: this.scenario.workers.count,
+      kill: (index, reason, reviveAfterMs, atNextAwait, label) => this.kill(this.workers[index], reason, reviveAfterMs, atNextAwait, label),
+      pause: (index, durationMs, label) => this.pause(index, durationMs, label),
+      isCurrent: (incarnation) => this.workers[incarnation.worker]?.current === incarnation,
+      runningTasks: () => this.workers.map((worker) => worker.running),
+      deliver: (index, task) => this.workers[index]?.deliver(task),
+      scheduler,
+    };
   }
 
   private openQueue(): WorkQueue {
@@ -204,18 +206,16 @@ export class World {
           now: () => loop.now(),
           faults: {
             rates: () => this.faults.rates(),
-            afterEffect: () => this.killAtPoint('after_effect', incarnation, true),
+            afterEffect: () => this.faults.atPoint('after_effect', incarnation, true),
           },
         }),
       queueHooks: (incarnation) => ({
         unavailable: (_op, write) => this.down || (write && this.faults.busy()),
-        after: (op, args, result) => this.afterQueueCall(incarnation, op, args, result),
+        after: (op, args, result) => this.faults.afterQueueCall(incarnation, op, args, result),
         cursor: this.cursor,
       }),
-      // The call at the point never starts (killBefore answers true and the call never resolves); the
-      // process itself dies before the loop's next event, so no other run of this incarnation that is
-      // already past its await can reach the queue as a dead process.
-      killBefore: (point, incarnation) => this.killAtPoint(point, incarnation, true),
+      // S4 points before a model or tool call: true means the process died there (faults/kill-at.ts).
+      killBefore: (point, incarnation) => this.faults.atPoint(point, incarnation, true),
       onOutcome: (incarnation, outcome) => {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
         // A run that met an error it did not expect is a bug of the core or of the world; the worker
@@ -226,46 +226,6 @@ export class World {
       },
       onCrash: (error) => this.fail(error),
     });
-  }
-
-  private afterQueueCall(incarnation: Incarnation, op: string, args: readonly unknown[], result: unknown): void {
-    const ok = (result as { ok?: boolean } | undefined)?.ok === true;
-    if (op === 'checkpoint' && ok && (args[3] as { kind: string }).kind === 'A') this.killAtPoint('between_checkpoints', incarnation, true);
-    if (op === 'complete' && ok) this.killAtPoint('after_terminal_write', incarnation, true);
-    if (op === 'claim' && ok) {
-      const task = (result as { task: ClaimedTask }).task;
-      this.staleWriter.noteClaim(task.id, incarnation.id, task.generation, this.faults.rates().staleWriteProbability ?? 0);
-    }
-    if (op === 'claim' && ok && this.faults.chance(this.faults.rates().duplicateDeliveryProbability)) {
-      const task = (result as { task: ClaimedTask }).task;
-      const target = this.workers[this.deliveryRandom.int(0, this.workers.length - 1)];
-      this.loop.after(this.deliveryRandom.int(0, 5_000), () => target?.deliver(structuredClone(task)));
-    }
-  }
-
-  private killAtPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean): boolean {
-    if (incarnation.state === 'dead') return true;
-    const fault = this.faults.pointFault(point, incarnation.worker);
-    if (fault === undefined) return false;
-    const worker = this.workers[incarnation.worker];
-    const delayMs = fault.delayMs ?? 0;
-    const label = fault.label;
-    if (fault.kind === 'pause-at') {
-      // A process is frozen between two statements: it finishes this burst and stops at its next await.
-      this.loop.after(delayMs, () => {
-        if (worker?.current === incarnation) this.pause(incarnation.worker, fault.durationMs, label);
-      });
-      return false;
-    }
-    if (delayMs > 0) {
-      // The call that follows the point starts; the process dies while it is in flight.
-      this.loop.after(delayMs, () => {
-        if (worker?.current === incarnation) this.kill(worker, `${point}+${delayMs}ms`, fault.reviveAfterMs, false, label);
-      });
-      return false;
-    }
-    this.kill(worker, point, fault.reviveAfterMs, atNextAwait, label);
-    return true;
   }
 
   /**
@@ -293,14 +253,6 @@ export class World {
     if (worker?.current?.state !== 'alive') return;
     worker.pause(label);
     this.loop.after(durationMs, () => worker.resume());
-  }
-
-  private async restart(downMs: number): Promise<void> {
-    if (this.down || this.dbPath === ':memory:') return;
-    this.history.note('restart', 'scheduler', { downMs });
-    await this.closeQueue();
-    this.down = true;
-    this.loop.after(downMs, () => this.reopen());
   }
 
   private reopen(): void {
@@ -418,8 +370,8 @@ export class World {
 
   private beginLiveness(): void {
     this.history.note('phase', 'sim', { phase: 'liveness' });
+    // Faults stop, and a scheduler a restart left down comes back (faults/restart.ts).
     this.faults.stop();
-    if (this.down) this.reopen();
     for (const worker of this.workers) {
       if (worker.current?.state === 'paused') worker.resume();
       else if (worker.current?.state === 'dead') this.revive(worker);

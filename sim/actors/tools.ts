@@ -1,7 +1,11 @@
 import type { Waiter } from '../../src/ports.ts';
-import { RETRYABLE_ERROR_CLASSES, type ErrorClass } from '../../src/queue/types.ts';
-import { ToolFailure, type Tool, type ToolContext } from '../../src/worker/types.ts';
+import type { ErrorClass } from '../../src/queue/types.ts';
+import type { Tool, ToolContext } from '../../src/worker/types.ts';
+import { toolHangs } from '../faults/hung-tool.ts';
+import { responseLost } from '../faults/lost-response.ts';
 import type { FaultRates } from '../faults/plan.ts';
+import { slowToolLatency } from '../faults/slow-tool.ts';
+import { toolFailure } from '../faults/tool-error.ts';
 import type { SeededRandom } from '../random.ts';
 import type { ExternalProvider } from './provider.ts';
 
@@ -28,7 +32,8 @@ interface ToolEnvironment {
 }
 
 /**
- * Simulated tools. Latency, errors, slow and hung calls, and lost responses come from the seed. A
+ * Simulated tools. Latency, errors, slow and hung calls, and lost responses come from the seed (each
+ * fault kind's file decides its own, in sim/faults/, from this tool's stream, in the order below). A
  * write tool acts through the external provider with the run's request key; a lost response means
  * the effect happened but the caller never hears of it.
  */
@@ -44,14 +49,14 @@ export function simulatedTools(environment: ToolEnvironment): Tool[] {
 async function callTool(environment: ToolEnvironment, name: string, readOnly: boolean, args: unknown, context: ToolContext): Promise<unknown> {
   const { waiter, random, faults } = environment;
   const rates = faults.rates();
-  let latencyMs = random.int(environment.latencyMs[0], environment.latencyMs[1]);
-  if (random.chance(rates.slowToolProbability)) latencyMs *= 10;
-  if (random.chance(rates.hungToolProbability)) return new Promise(() => {});
+  const latencyMs = slowToolLatency(random, rates, random.int(environment.latencyMs[0], environment.latencyMs[1]));
+  if (toolHangs(random, rates)) return new Promise(() => {});
   const sentIndex = readOnly
     ? undefined
     : environment.provider.noteSent({ requestKey: context.requestKey, taskId: context.taskId, generation: context.generation, actor: environment.actor() });
   await waiter.sleep(Math.ceil(latencyMs / 2));
-  if (random.chance(rates.toolErrorProbability)) throw drawFailure(random, name, environment.errorClasses);
+  const failure = toolFailure(random, rates, name, environment.errorClasses);
+  if (failure !== undefined) throw failure;
   let result: unknown = { tool: name, ok: true };
   if (!readOnly) {
     result = environment.provider.execute(
@@ -69,23 +74,7 @@ async function callTool(environment: ToolEnvironment, name: string, readOnly: bo
     );
     faults.afterEffect();
   }
-  if (random.chance(rates.lostResponseProbability)) return new Promise(() => {});
+  if (responseLost(random, rates)) return new Promise(() => {});
   await waiter.sleep(Math.floor(latencyMs / 2));
   return result;
-}
-
-function drawFailure(random: SeededRandom, tool: string, weights: Partial<Record<ErrorClass, number>> | undefined): ToolFailure {
-  const errorClass: ErrorClass = weights === undefined ? (random.chance(0.85) ? random.pick(RETRYABLE_ERROR_CLASSES) : 'permission_denied') : pickWeighted(random, weights);
-  return new ToolFailure(errorClass, `${tool}: simulated ${errorClass}`);
-}
-
-function pickWeighted(random: SeededRandom, weights: Partial<Record<ErrorClass, number>>): ErrorClass {
-  const entries = (Object.entries(weights) as [ErrorClass, number][]).filter(([, weight]) => weight > 0).sort(([a], [b]) => (a < b ? -1 : 1));
-  const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
-  let draw = random.next() * total;
-  for (const [errorClass, weight] of entries) {
-    draw -= weight;
-    if (draw < 0) return errorClass;
-  }
-  return entries[entries.length - 1]![0];
 }

@@ -1,110 +1,109 @@
-import type { EventLoop } from '../event-loop.ts';
-import type { History } from '../history.ts';
+import type { ClaimedTask } from '../../src/queue/types.ts';
+import type { Incarnation } from '../actors/incarnation.ts';
 import type { SeededRandom } from '../random.ts';
-import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint, type PointFault } from './plan.ts';
-
-export interface FaultTargets {
-  kill(worker: number, reason: string, reviveAfterMs: number, atNextAwait: boolean): void;
-  killIncarnation(incarnationId: string, reason: string, reviveAfterMs: number, atNextAwait: boolean): void;
-  pause(worker: number, durationMs: number): void;
-  restart(downMs: number): void;
-  jumpClock(deltaMs: number): void;
-  /** Running tasks per worker index (0 for a worker with no live incarnation), for 'busiest' scopes. */
-  runningTasks(): readonly number[];
-}
+import { BusyWindows } from './busy.ts';
+import { jumpClock } from './clock-jump.ts';
+import { deliverAgain } from './duplicate-delivery.ts';
+import { POINT_FAULTS, TIMED_FAULTS } from './index.ts';
+import type { FaultRun, FaultWorld, PointInjector, TimedInjector } from './injector.ts';
+import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint, type PointFault, type TimedFault } from './plan.ts';
+import { PointCounter, pointAfterQueueCall } from './point-scope.ts';
+import { recoverScheduler } from './restart.ts';
+import { StaleWriter, staleWriteHooks } from './stale-write.ts';
 
 /**
- * Turns a fault plan into events on the loop and answers the injection hooks. Every random draw
- * comes from the faults stream, so a seed decides every fault. `stop()` ends the safety phase: no
- * fault fires after it (S5).
+ * One run's faults: turns the plan into events on the loop and answers the world's hooks (a worker at
+ * an await point, a queue call returned, a tool call, a supervisor's look at an uncertain task), each
+ * by the file of the fault kind concerned. Every random draw comes from a stream forked by name from
+ * the run's root (faults, delivery, stale-writes), so a seed decides every fault. `stop()` ends the
+ * safety phase: no fault fires after it (S5).
  */
 export class FaultController {
   private active = true;
   private startMs = 0;
-  /** Arrivals each point fault has counted so far, by its index in the plan. */
-  private readonly pointCounts: number[] = [];
-  private readonly busyWindows: { fromMs: number; toMs: number; probability: number }[] = [];
+  private readonly run: FaultRun;
+  private readonly points: PointCounter<PointFault>;
+  /**
+   * The clock jump alone goes through here: sim/cli/exit-codes.test.ts plants its clock-jumps-dropped
+   * sabotage on the `this.targets.jumpClock` line of this file. The jump itself is clock-jump.ts's;
+   * once that sabotage names clock-jump.ts, this indirection can go.
+   */
+  private readonly targets: { jumpClock(deltaMs: number): void };
 
   constructor(
     private readonly plan: FaultPlan,
-    private readonly loop: EventLoop,
-    private readonly history: History,
-    private readonly random: SeededRandom,
-    private readonly targets: FaultTargets,
-  ) {}
+    world: FaultWorld,
+    /** The run's root stream: the controller forks its own from it. */
+    root: SeededRandom,
+  ) {
+    const random = root.fork('faults');
+    const { scheduler } = world;
+    this.run = {
+      world,
+      random,
+      deliveryRandom: root.fork('delivery'),
+      busy: new BusyWindows(world.loop, world.history, random),
+      staleWrites: new StaleWriter(world.loop, world.history, () => scheduler.queue(), () => !scheduler.down, root.fork('stale-writes'), scheduler.leaseMs, scheduler.cursor),
+    };
+    this.points = new PointCounter(plan.points, () => world.runningTasks());
+    this.targets = { jumpClock: (deltaMs) => jumpClock(this.run, deltaMs) };
+  }
 
   schedule(startMs: number): void {
     this.startMs = startMs;
     for (const fault of this.plan.timed) {
-      this.loop.schedule(startMs + fault.atMs, () => {
+      this.run.world.loop.schedule(startMs + fault.atMs, () => {
         if (!this.active) return;
-        switch (fault.kind) {
-          case 'kill':
-            return this.targets.kill(fault.worker, 'timed', fault.reviveAfterMs, false);
-          case 'pause':
-            return this.targets.pause(fault.worker, fault.durationMs);
-          case 'restart':
-            return this.targets.restart(fault.downMs);
-          case 'clock-jump':
-            return this.targets.jumpClock(fault.deltaMs);
-          case 'busy':
-            this.history.note('sqlite-busy', 'faults', { durationMs: fault.durationMs, probability: fault.probability });
-            this.busyWindows.push({ fromMs: this.loop.now(), toMs: this.loop.now() + fault.durationMs, probability: fault.probability });
-        }
+        return this.fire(fault);
       });
     }
   }
 
+  private fire(fault: TimedFault): void | Promise<void> {
+    if (fault.kind === 'clock-jump') return this.targets.jumpClock(fault.deltaMs);
+    return (TIMED_FAULTS[fault.kind] as TimedInjector<TimedFault>).fire(fault, this.run);
+  }
+
+  /** The liveness phase begins: nothing fires any more, and a scheduler a restart left down comes back. */
   stop(): void {
     this.active = false;
+    recoverScheduler(this.run);
   }
 
-  get isActive(): boolean {
-    return this.active;
-  }
-
+  /** The plan's rates in the safety phase, none after it. */
   rates(): FaultRates {
     return this.active ? this.plan.rates : NO_RATES;
   }
 
-  chance(probability: number): boolean {
-    return probability > 0 && this.random.chance(probability);
-  }
-
-  /** A write meets SQLITE_BUSY inside an active busy window, with that window's probability. */
+  /** A write meets SQLITE_BUSY now (busy.ts). */
   busy(): boolean {
-    if (!this.active) return false;
-    const now = this.loop.now();
-    const window = this.busyWindows.find((w) => w.fromMs <= now && now < w.toMs);
-    return window !== undefined && this.random.chance(window.probability);
+    return this.active && this.run.busy.meets();
   }
 
   /**
-   * Counts an arrival of `worker` at a point for every point fault whose scope takes it; returns the
-   * first fault whose count reached its occurrence now, if any. An unscoped fault counts every arrival
-   * from the start, as the plain kill-at always has.
+   * `incarnation` reached `point`: true when it dies right there (the call at the point never
+   * starts). A dead process reaches nothing.
    */
-  pointFault(point: KillPoint, worker: number): PointFault | undefined {
-    if (!this.active) return undefined;
-    const sinceStartMs = this.loop.now() - this.startMs;
-    let busiest: boolean | undefined;
-    let fired: PointFault | undefined;
-    this.plan.points.forEach((fault, index) => {
-      if (fault.point !== point) return;
-      if (fault.fromMs !== undefined && sinceStartMs < fault.fromMs) return;
-      if (fault.toMs !== undefined && sinceStartMs >= fault.toMs) return;
-      if (fault.target === 'busiest' && !(busiest ??= this.isBusiest(worker))) return;
-      const count = (this.pointCounts[index] ?? 0) + 1;
-      this.pointCounts[index] = count;
-      if (fired === undefined && count === fault.occurrence) fired = fault;
-    });
-    return fired;
+  atPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean): boolean {
+    if (incarnation.state === 'dead') return true;
+    if (!this.active) return false;
+    const fault = this.points.arrive(point, incarnation.worker, this.run.world.loop.now() - this.startMs);
+    if (fault === undefined) return false;
+    return (POINT_FAULTS[fault.kind] as PointInjector<PointFault>).fire(fault, point, incarnation, atNextAwait, this.run);
   }
 
-  /** Seed 002: the worker holding the most running tasks right now (ties all count); never an idle one. */
-  private isBusiest(worker: number): boolean {
-    const running = this.targets.runningTasks();
-    const mine = running[worker] ?? 0;
-    return mine > 0 && running.every((other) => other <= mine);
+  /** A queue call of `incarnation` returned: the points it stands at now, and the faults a claim draws. */
+  afterQueueCall(incarnation: Incarnation, op: string, args: readonly unknown[], result: unknown): void {
+    const point = pointAfterQueueCall(op, args, result);
+    if (point !== undefined) this.atPoint(point, incarnation, true);
+    if (op !== 'claim' || (result as { ok?: boolean } | undefined)?.ok !== true) return;
+    const task = (result as { task: ClaimedTask }).task;
+    staleWriteHooks.claimed(this.run, this.rates(), task, incarnation.id);
+    deliverAgain(this.run, this.rates(), task);
+  }
+
+  /** The supervisor looks at an uncertain task, or has confirmed a stop: stale writes replay confirmations late. */
+  supervisorSaw(event: 'uncertain' | 'confirmed', taskId: number, generation: number): unknown {
+    return staleWriteHooks[event](this.run, this.rates(), taskId, generation);
   }
 }

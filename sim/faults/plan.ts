@@ -1,76 +1,61 @@
-/**
- * A fault plan (S4) is data: explicit timed faults, kills at await points, and per-event rates. A
- * swarm plan is drawn per seed into this same shape, so a failing seed's plan can be written out,
- * replayed and shrunk fault by fault.
- */
+import { z } from 'zod';
+import { list, probability, strict } from '../schema-kit.ts';
+import { busyFault, type BusyFault } from './busy.ts';
+import { clockJumpFault, type ClockJumpFault } from './clock-jump.ts';
+import type { DuplicateDeliveryRate } from './duplicate-delivery.ts';
+import type { HungToolRate } from './hung-tool.ts';
+import { killAtFault, type KillAtFault } from './kill-at.ts';
+import { killFault, type KillFault } from './kill.ts';
+import type { LostResponseRate } from './lost-response.ts';
+import { pauseAtFault, type PauseAtFault } from './pause-at.ts';
+import { pauseFault, type PauseFault } from './pause.ts';
+import { restartFault, type RestartFault } from './restart.ts';
+import type { SlowToolRate } from './slow-tool.ts';
+import type { StaleWriteRate } from './stale-write.ts';
+import type { ToolErrorRate } from './tool-error.ts';
 
-/** Where a worker can die: before a call, after an external effect but before its response is recorded,
- * between the two checkpoints of a step, or after the terminal write. */
-export const KILL_POINTS = ['before_model_call', 'before_tool_call', 'after_effect', 'between_checkpoints', 'after_terminal_write'] as const;
-export type KillPoint = (typeof KILL_POINTS)[number];
-
-export type TimedFault =
-  /** Kill the worker at a moment, whatever it is awaiting; a new incarnation starts reviveAfterMs later. */
-  | { kind: 'kill'; atMs: number; worker: number; reviveAfterMs: number }
-  /** Freeze the worker: it misses heartbeats and wakes as a zombie. */
-  | { kind: 'pause'; atMs: number; worker: number; durationMs: number }
-  /** Close the queue and reopen it from the file with only committed state. */
-  | { kind: 'restart'; atMs: number; downMs: number }
-  | { kind: 'clock-jump'; atMs: number; deltaMs: number }
-  /** A window in which writes meet SQLITE_BUSY with this probability. */
-  | { kind: 'busy'; atMs: number; durationMs: number; probability: number };
+export { KILL_POINTS, type KillPoint, type PointFaultScope } from './point-scope.ts';
 
 /**
- * A fault that fires when a worker reaches an await point. Without a scope it counts every arrival of
- * every worker from the start; a scope narrows what counts: a window of the run (a round), or only
- * the worker holding the most running tasks at that moment (seed 002 kills that one).
+ * A fault plan (S4) is data: timed faults, faults at await points, and per-event rates, each entry the
+ * fault of one kind's file. A swarm or per-round plan is drawn per seed into this same shape, so a
+ * failing seed's plan can be written out (counterexample files), replayed and shrunk fault by fault;
+ * that JSON shape is the replay format, kept readable across versions.
  */
-export type PointFault =
-  | (PointFaultScope & {
-      kind: 'kill-at';
-      reviveAfterMs: number;
-    })
-  | (PointFaultScope & {
-      /** Freeze the worker that reached the point; it wakes durationMs later as a possible zombie. */
-      kind: 'pause-at';
-      durationMs: number;
-    });
 
-export interface PointFaultScope {
-  point: KillPoint;
-  /** Fire at the occurrence-th (from 1) arrival at this point that the scope counts. */
-  occurrence: number;
-  /** Count only arrivals in [fromMs, toMs), in ms from the start of the run. */
-  fromMs?: number;
-  toMs?: number;
-  /** 'busiest': count only arrivals of a worker that holds the most running tasks right then. */
-  target?: 'any' | 'busiest';
-  /**
-   * The process goes on for delayMs after reaching the point and then dies (or freezes): a delay
-   * shorter than the call that follows lands in that call, e.g. during a model call. 0 or absent: a
-   * kill happens at the point itself, before the call; a pause at the next await.
-   */
-  delayMs?: number;
-  /** A name for reports, put in the kill or pause note, e.g. 'round 3: during a model call'. */
-  label?: string;
-}
+/** Faults that act at a time (`atMs` from the start of the run). */
+export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault;
 
-/** Probabilities per event, drawn from the faults stream. */
-export interface FaultRates {
-  slowToolProbability: number;
-  hungToolProbability: number;
-  lostResponseProbability: number;
-  duplicateDeliveryProbability: number;
-  toolErrorProbability: number;
-  /** Per claim: the holder's writes are sent again once its lease has moved on (StaleWriter). */
-  staleWriteProbability?: number;
-}
+/** Faults that act when a worker reaches an await point (point-scope.ts). */
+export type PointFault = KillAtFault | PauseAtFault;
+
+/** Probabilities per event, one field per rate kind. */
+export type FaultRates = SlowToolRate & HungToolRate & LostResponseRate & DuplicateDeliveryRate & ToolErrorRate & Partial<StaleWriteRate>;
 
 export interface FaultPlan {
   timed: TimedFault[];
   points: PointFault[];
   rates: FaultRates;
 }
+
+export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault]);
+export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault]);
+
+/** The rates of a plan: every field but staleWriteProbability (newer than the first counterexample files) is required. */
+export const ratesSchema = strict({
+  slowToolProbability: probability(),
+  hungToolProbability: probability(),
+  lostResponseProbability: probability(),
+  duplicateDeliveryProbability: probability(),
+  toolErrorProbability: probability(),
+  staleWriteProbability: probability().optional(),
+} satisfies Record<keyof FaultRates, z.ZodType>);
+
+/** An explicit fault plan, as the explicit scenario form and a counterexample file hold it. Worker indexes are checked against the pool separately. */
+export const faultPlanSchema = strict(
+  { timed: list(timedFaultSchema), points: list(pointFaultSchema), rates: ratesSchema },
+  'An explicit fault plan: timed faults, faults at await points, and per-event rates.',
+);
 
 export const NO_RATES: FaultRates = Object.freeze({
   slowToolProbability: 0,

@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import type { SeededRandom } from '../random.ts';
-import type { RoundsSpec } from '../scenario.ts';
+import { list, oneOf, part, positive, range, strict, withDefaults } from '../schema-kit.ts';
+import type { RoundsSpec } from '../workloads/rounds.ts';
 import { emptyPlan, type FaultPlan, type KillPoint, type PointFault } from './plan.ts';
 
 /**
@@ -29,6 +31,55 @@ export interface RoundFaultSpec {
    */
   occurrence: [number, number];
   target: 'any' | 'busiest';
+}
+
+const momentsField = list(z.union([oneOf(ROUND_MOMENTS, 'a moment'), strict({ moment: oneOf(ROUND_MOMENTS, 'a moment'), occurrence: range(1) })]), 1).meta({
+  description: 'The moments to use, each as often over the rounds, in an order drawn per seed; a moment may carry its own occurrence range. Default: all four.',
+});
+const roundFields = {
+  moments: momentsField,
+  occurrence: range(1).meta({ description: "Which arrival at the moment's point fires the fault, counted from the start of its round; default [1, 1]." }),
+  target: oneOf(['any', 'busiest']).meta({ description: "'busiest' (default): only the worker holding the most running tasks counts; 'any': every worker." }),
+};
+const ROUND_DEFAULTS = { moments: [...ROUND_MOMENTS] as RoundMoment[], occurrence: [1, 1] as [number, number], target: 'busiest' as const };
+
+/** The explicit form's `faults.perRound`. */
+export const perRoundSchema = strict(
+  { action: z.discriminatedUnion('kind', [strict({ kind: z.literal('kill'), reviveAfterMs: range(0) }), strict({ kind: z.literal('pause'), durationMs: positive() })]), ...roundFields },
+  'One fault per round of a rounds workload, at a moment drawn per seed (seed 002).',
+);
+
+/** `{ "kind": "kill-per-round" }`: each round, the busiest worker dies at a moment drawn per seed, and is revived 2 to 8 s later. */
+export const killPerRoundPart = part(
+  'kill-per-round',
+  withDefaults({ reviveAfterMs: range(0).meta({ description: 'A new incarnation starts a drawn [min, max] ms later; default [2000, 8000].' }), ...roundFields }, { ...ROUND_DEFAULTS, reviveAfterMs: [2_000, 8_000] }),
+  'One kill per round of a rounds workload, at a moment drawn per seed (seed 002). Stands alone among the fault parts.',
+);
+
+/** `{ "kind": "pause-per-round" }`: each round, the busiest worker freezes at a moment drawn per seed, for 45 s. */
+export const pausePerRoundPart = part(
+  'pause-per-round',
+  withDefaults({ durationMs: positive().meta({ description: 'How long it stays frozen; default 45000.' }), ...roundFields }, { ...ROUND_DEFAULTS, durationMs: 45_000 }),
+  'One pause per round of a rounds workload, at a moment drawn per seed (seed 002). Stands alone among the fault parts.',
+);
+
+type RoundPart = z.output<typeof killPerRoundPart> | z.output<typeof pausePerRoundPart>;
+
+export function roundFaultSpecOf(value: RoundPart): RoundFaultSpec {
+  const action: RoundFaultSpec['action'] = value.kind === 'kill-per-round' ? { kind: 'kill', reviveAfterMs: value.reviveAfterMs } : { kind: 'pause', durationMs: value.durationMs };
+  return { action, moments: value.moments, occurrence: value.occurrence, target: value.target };
+}
+
+/** A fault during a call lands 1 ms to (shortest latency - 1) ms into it, so such moments need calls of 2 ms or more. */
+export function perRoundProblems(spec: Pick<RoundFaultSpec, 'moments'>, latencies: RoundLatencies): { section: 'model' | 'tools'; message: string }[] {
+  const moments = spec.moments.map((item) => (typeof item === 'string' ? item : item.moment));
+  const during = [
+    ['model_call', 'model', latencies.modelMs[0]],
+    ['tool_call', 'tools', latencies.toolMs[0]],
+  ] as const;
+  return during
+    .filter(([moment, , shortest]) => moments.includes(moment) && shortest < 2)
+    .map(([moment, section, shortest]) => ({ section, message: `a per-round fault during a ${moment.replace('_', ' ')} needs calls of at least 2 ms, got a min of ${shortest}` }));
 }
 
 export interface RoundLatencies {

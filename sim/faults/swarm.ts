@@ -1,39 +1,83 @@
 import type { SeededRandom } from '../random.ts';
-import type { SwarmSpec } from '../scenario.ts';
-import { KILL_POINTS, emptyPlan, type FaultPlan } from './plan.ts';
+import { list, oneOf, part, probability, strict, withDefaults } from '../schema-kit.ts';
+import { busy } from './busy.ts';
+import { clockJump } from './clock-jump.ts';
+import { duplicateDelivery } from './duplicate-delivery.ts';
+import { hungTool } from './hung-tool.ts';
+import type { RateInjector, SwarmDraw } from './injector.ts';
+import { killAt } from './kill-at.ts';
+import { kill } from './kill.ts';
+import { lostResponse } from './lost-response.ts';
+import { pause } from './pause.ts';
+import { emptyPlan, type FaultPlan, type FaultRates } from './plan.ts';
+import { restart } from './restart.ts';
+import { slowTool } from './slow-tool.ts';
+import { staleWrite } from './stale-write.ts';
+import { toolError } from './tool-error.ts';
 
 /**
  * Swarm testing (TigerBeetle's VOPR): each seed switches each fault kind on or off and draws its rate,
- * so some seeds hammer one weakness and some run clean. The result is an explicit plan.
+ * so some seeds hammer one weakness and some run clean. The result is an explicit plan. How a kind's
+ * faults are drawn is its own file's (`swarm` of its injector); this file only says which kinds and in
+ * what order.
  */
+export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write'] as const;
+export type SwarmKind = (typeof SWARM_KINDS)[number];
+
+export interface SwarmSpec {
+  /** Fault kinds that may be drawn; each seed turns each on or off. */
+  kinds: SwarmKind[];
+  /** Probability that a seed has no faults at all. */
+  quietProbability: number;
+}
+
+const swarmFields = {
+  kinds: list(oneOf(SWARM_KINDS, 'a fault kind')).meta({ description: 'Fault kinds that may be drawn; each seed turns each on or off. Default: all of them.' }),
+  quietProbability: probability().meta({ description: 'Probability that a seed has no faults at all; default 0.1.' }),
+};
+
+/** The explicit form's `faults.swarm`. */
+export const swarmSpecSchema = strict(swarmFields, 'Fault kinds drawn per seed: each seed turns each on or off.');
+
+/** `{ "kind": "swarm" }`: every kind, quiet one seed in ten. */
+export const swarmPart = part('swarm', withDefaults(swarmFields, { kinds: [...SWARM_KINDS], quietProbability: 0.1 }), 'Faults drawn per seed, swarm-style: each seed turns each kind on or off and draws its faults. Stands alone among the fault parts.');
+
+export function swarmSpecOf({ kinds, quietProbability }: { kinds: SwarmKind[]; quietProbability: number }): SwarmSpec {
+  return { kinds, quietProbability };
+}
+
+const rate =
+  (injector: RateInjector<keyof FaultRates>) =>
+  ({ random }: SwarmDraw, plan: FaultPlan): void => {
+    plan.rates[injector.field] = injector.swarm(random);
+  };
+
+/**
+ * The order a seed considers the kinds in. Each one it may draw costs a draw of the faults stream
+ * (on or off), so this order is part of what every swarm seed means: changing it changes every trace.
+ */
+const DRAW_ORDER: [SwarmKind, (draw: SwarmDraw, plan: FaultPlan) => void][] = [
+  ['kill', kill.swarm!],
+  ['pause', pause.swarm!],
+  ['restart', restart.swarm!],
+  ['clock-jump', clockJump.swarm!],
+  ['busy', busy.swarm!],
+  ['kill-at', killAt.swarm!],
+  ['slow-tool', rate(slowTool)],
+  ['hung-tool', rate(hungTool)],
+  ['lost-response', rate(lostResponse)],
+  ['duplicate-delivery', rate(duplicateDelivery)],
+  ['tool-error', rate(toolError)],
+  ['stale-write', rate(staleWrite)],
+];
+
 export function drawSwarmPlan(random: SeededRandom, swarm: SwarmSpec, workers: number, safetyMs: number): FaultPlan {
   const plan = emptyPlan();
   if (random.chance(swarm.quietProbability)) return plan;
-  const on = (kind: SwarmSpec['kinds'][number]) => swarm.kinds.includes(kind) && random.chance(0.5);
-  const at = () => random.int(0, safetyMs - 1);
-  const worker = () => random.int(0, workers - 1);
-  if (on('kill')) {
-    for (let n = random.int(1, 4); n > 0; n--) plan.timed.push({ kind: 'kill', atMs: at(), worker: worker(), reviveAfterMs: random.int(500, 20_000) });
+  const draw: SwarmDraw = { random, at: () => random.int(0, safetyMs - 1), worker: () => random.int(0, workers - 1) };
+  for (const [kind, drawInto] of DRAW_ORDER) {
+    if (swarm.kinds.includes(kind) && random.chance(0.5)) drawInto(draw, plan);
   }
-  if (on('pause')) {
-    for (let n = random.int(1, 3); n > 0; n--) plan.timed.push({ kind: 'pause', atMs: at(), worker: worker(), durationMs: random.int(2_000, 60_000) });
-  }
-  if (on('restart')) {
-    for (let n = random.int(1, 2); n > 0; n--) plan.timed.push({ kind: 'restart', atMs: at(), downMs: random.int(100, 3_000) });
-  }
-  if (on('clock-jump')) plan.timed.push({ kind: 'clock-jump', atMs: at(), deltaMs: random.int(-5_000, 45_000) });
-  if (on('busy')) plan.timed.push({ kind: 'busy', atMs: at(), durationMs: random.int(1_000, 30_000), probability: random.float(0.05, 0.5) });
-  if (on('kill-at')) {
-    for (let n = random.int(1, 3); n > 0; n--) {
-      plan.points.push({ kind: 'kill-at', point: random.pick(KILL_POINTS), occurrence: random.int(1, 12), reviveAfterMs: random.int(500, 20_000) });
-    }
-  }
-  if (on('slow-tool')) plan.rates.slowToolProbability = random.float(0.01, 0.2);
-  if (on('hung-tool')) plan.rates.hungToolProbability = random.float(0.005, 0.05);
-  if (on('lost-response')) plan.rates.lostResponseProbability = random.float(0.005, 0.05);
-  if (on('duplicate-delivery')) plan.rates.duplicateDeliveryProbability = random.float(0.01, 0.2);
-  if (on('tool-error')) plan.rates.toolErrorProbability = random.float(0.01, 0.1);
-  if (on('stale-write')) plan.rates.staleWriteProbability = random.float(0.05, 0.5);
   plan.timed.sort((a, b) => a.atMs - b.atMs);
   return plan;
 }

@@ -1,10 +1,32 @@
-import type { WorkQueue } from '../../src/queue/types.ts';
-import { started, type CursorReader } from './cursor.ts';
+import type { ClaimedTask, WorkQueue } from '../../src/queue/types.ts';
+import { started, type CursorReader } from '../actors/cursor.ts';
+import { gatedQueue } from '../actors/gated-queue.ts';
+import { Incarnation } from '../actors/incarnation.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
 import type { SeededRandom } from '../random.ts';
-import { gatedQueue } from './gated-queue.ts';
-import { Incarnation } from './incarnation.ts';
+import { ratePart, type FaultRun, type RateInjector } from './injector.ts';
+import type { FaultRates } from './plan.ts';
+
+/** A holder's writes, and the supervisor's confirmations, delivered late: the StaleWriter below. */
+export const staleWriteFault = ratePart('stale-write', "Per claim: the holder's writes are sent again once its lease has moved on; per confirmation: it is delivered again late.");
+export interface StaleWriteRate {
+  /** Per claim: the holder's writes are sent again once its lease has moved on (StaleWriter). */
+  staleWriteProbability: number;
+}
+
+export const staleWrite: RateInjector<'staleWriteProbability'> = {
+  kind: 'stale-write',
+  field: 'staleWriteProbability',
+  swarm: (random) => random.float(0.05, 0.5),
+};
+
+/** Where the run's events reach the stale writer, each with the plan's rate right now. */
+export const staleWriteHooks = {
+  claimed: ({ staleWrites }: FaultRun, rates: FaultRates, task: ClaimedTask, workerId: string) => staleWrites.noteClaim(task.id, workerId, task.generation, rates.staleWriteProbability ?? 0),
+  uncertain: ({ staleWrites }: FaultRun, rates: FaultRates, taskId: number, generation: number) => staleWrites.noteUncertain(taskId, generation, rates.staleWriteProbability ?? 0),
+  confirmed: ({ staleWrites }: FaultRun, rates: FaultRates, taskId: number, generation: number) => staleWrites.noteConfirm(taskId, generation, rates.staleWriteProbability ?? 0),
+};
 
 /** How many times a replay waits for its credentials to go stale before it gives up. */
 const WAITS_MAX = 20;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyPlan } from '../faults/plan.ts';
+import { emptyPlan } from './plan.ts';
 import type { FailEntry, OkEntry } from '../history.ts';
 import { simulate } from '../run-scenario.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';

@@ -1,0 +1,121 @@
+import type { ClaimedTask, WorkQueue } from '../../src/queue/types.ts';
+import { part, probability } from '../schema-kit.ts';
+import type { CursorReader } from '../actors/cursor.ts';
+import type { Incarnation } from '../actors/incarnation.ts';
+import type { EventLoop } from '../event-loop.ts';
+import type { History } from '../history.ts';
+import type { SeededRandom } from '../random.ts';
+import type { BusyWindows } from './busy.ts';
+import type { FaultPlan } from './plan.ts';
+import type { KillPoint } from './point-scope.ts';
+import type { StaleWriter } from './stale-write.ts';
+
+/**
+ * What every fault injector (one file per fault kind in sim/faults/) is written against. The world
+ * (sim/world.ts) implements FaultWorld: the few handles on processes and the scheduler a fault needs.
+ * The controller (controller.ts) holds one FaultRun per run and calls each kind's file at its moment:
+ * a timed fault at its time, a point fault when a worker reaches its point, a rate at the event it
+ * rates (a tool call, a claim, a confirmation).
+ */
+export interface FaultWorld {
+  readonly loop: EventLoop;
+  readonly history: History;
+  readonly workerCount: number;
+  /**
+   * SIGKILL worker `index`'s current incarnation (no-op when it is already dead); a new incarnation
+   * starts `reviveAfterMs` later. `atNextAwait`: the kill was decided inside a synchronous burst of the
+   * worker, which finishes it and dies before the loop's next event.
+   */
+  kill(index: number, reason: string, reviveAfterMs: number, atNextAwait: boolean, label?: string): void;
+  /** Freezes worker `index`'s live incarnation for `durationMs`: it misses heartbeats and wakes as a possible zombie. */
+  pause(index: number, durationMs: number, label?: string): void;
+  /** Whether `incarnation` is still its worker's current one: a delayed fault hits only the process that reached the point. */
+  isCurrent(incarnation: Incarnation): boolean;
+  /** Running tasks per worker index (0 for a worker with no live incarnation). */
+  runningTasks(): readonly number[];
+  /** Hands worker `index` a claim again (a duplicate delivery); ignored unless it is alive. */
+  deliver(index: number, task: ClaimedTask): void;
+  readonly scheduler: SchedulerHandle;
+}
+
+/** The scheduler process as faults see it: the restart fault shuts it down and reopens it. */
+export interface SchedulerHandle {
+  /** True while it is down: calls meet SQLITE_BUSY, clients retry. */
+  readonly down: boolean;
+  /** Whether its database is a file, whose committed state a reopen finds again (an in-memory one is not restarted). */
+  readonly onDisk: boolean;
+  /** Closes the queue and its database; `down` is true once it has closed. */
+  shutDown(): Promise<void>;
+  /** Opens the queue again from the file, with only committed state (no-op unless down). */
+  reopen(): void;
+  /** The queue now (it changes across restarts). */
+  queue(): WorkQueue;
+  /** The event cursor now (actors/cursor.ts). */
+  readonly cursor: CursorReader;
+  /** The lease of the queue's configuration, which stale writes wait out. */
+  readonly leaseMs: number;
+}
+
+/** One run's faults: the world, the faults stream, and the state kinds keep between events. */
+export interface FaultRun {
+  readonly world: FaultWorld;
+  /** The faults stream (S2): busy and duplicate-delivery decisions. */
+  readonly random: SeededRandom;
+  /** The delivery stream: which worker a duplicate goes to, and when. */
+  readonly deliveryRandom: SeededRandom;
+  readonly busy: BusyWindows;
+  readonly staleWrites: StaleWriter;
+}
+
+/** What a swarm seed draws a kind's faults with (swarm.ts): the faults stream and the plan's bounds. */
+export interface SwarmDraw {
+  readonly random: SeededRandom;
+  /** A time in the safety phase, ms from the start. */
+  at(): number;
+  /** A worker index of the pool. */
+  worker(): number;
+}
+
+/** A cross-field problem of a fault against its scenario, with a path inside the fault. */
+export interface FaultProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/** A fault that acts at a time: an entry of `plan.timed`. */
+export interface TimedInjector<Fault extends { kind: string; atMs: number }> {
+  readonly kind: Fault['kind'];
+  /** How a swarm seed adds faults of this kind to its plan; absent: not a swarm kind. */
+  readonly swarm?: (draw: SwarmDraw, plan: FaultPlan) => void;
+  /** Checks a fault against a pool of `workerCount` workers. */
+  readonly problems?: (fault: Fault, workerCount: number) => FaultProblem[];
+  /**
+   * What it does when its time comes (the controller calls it only in the safety phase, S5). A promise
+   * is handed to the event loop, which records its failure as the run's.
+   */
+  fire(fault: Fault, run: FaultRun): void | Promise<void>;
+}
+
+/** A fault that acts when a worker reaches an await point: an entry of `plan.points`. */
+export interface PointInjector<Fault extends { kind: string }> {
+  readonly kind: Fault['kind'];
+  readonly swarm?: (draw: SwarmDraw, plan: FaultPlan) => void;
+  /**
+   * Hits `incarnation`, which has just reached `point` and is the one this fault counted to. True:
+   * the call at the point never starts (the process died right there).
+   */
+  fire(fault: Fault, point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, run: FaultRun): boolean;
+}
+
+/** A fault that acts with a probability per event: a field of `plan.rates`. */
+export interface RateInjector<Field extends string> {
+  readonly kind: string;
+  readonly field: Field;
+  /** The rate a swarm seed that turns this kind on gives it. */
+  readonly swarm: (random: SeededRandom) => number;
+}
+
+/** A rate as a scenario file states it: `{ "kind": "tool-error", "probability": 0.25 }`. */
+export function ratePart<const Kind extends string>(kind: Kind, description: string) {
+  return part(kind, { probability: probability().meta({ description: 'The chance per event, from 0 to 1.' }) }, description);
+}

@@ -1,0 +1,54 @@
+import type { EnqueueRequest } from '../../src/queue/types.ts';
+import type { TaskScript } from '../actors/scripted-model.ts';
+import { READ_ONLY_TOOLS, WRITE_TOOLS } from '../actors/tools.ts';
+import type { SeededRandom } from '../random.ts';
+import type { WorkloadSpec } from '../scenario.ts';
+
+/** One enqueue the client sends during a run. */
+export interface Arrival {
+  atMs: number;
+  request: EnqueueRequest;
+  /** The name expectations and reports use for the task: an explicit task's label, or its topic. */
+  label?: string;
+  /** Q14: the deadline, in ms from the start of the run; the world adds its start time. */
+  deadlineMs?: number;
+  /** Q13: once accepted, the client cancels the task at this time (ms from the start of the run). */
+  cancelAtMs?: number;
+}
+
+/** A drawn request: its priority and tier from the workload's ranges, its script drawn (or the stub model's). */
+export function drawRequest(random: SeededRandom, spec: WorkloadSpec, tenant: string, topic: string, version: number): EnqueueRequest {
+  return {
+    tenant,
+    topic,
+    version,
+    priority: random.int(spec.priorities[0], spec.priorities[1]),
+    tier: random.pick(spec.tiers),
+    input: { script: spec.script === undefined ? drawScript(random, spec, `${tenant}/${topic}/v${version}`) : structuredClone(spec.script) },
+  };
+}
+
+export function drawScript(random: SeededRandom, spec: WorkloadSpec, label: string): TaskScript {
+  const stepCount = random.int(spec.steps[0], spec.steps[1]);
+  const writeStep = random.chance(spec.writeProbability) ? random.int(0, stepCount - 1) : -1;
+  const tokens = () => random.int(spec.tokensPerCall[0], spec.tokensPerCall[1]);
+  const steps: TaskScript['steps'] = [];
+  for (let step = 0; step < stepCount; step++) {
+    const calls: TaskScript['steps'][number]['calls'] = [];
+    for (let n = random.int(spec.callsPerStep[0], spec.callsPerStep[1]); n > 0; n--) {
+      calls.push({ tool: random.pick(READ_ONLY_TOOLS), args: { ref: `${label}/s${step}`, n } });
+    }
+    if (step === writeStep) {
+      const items = [{ id: 'item-b', qty: random.int(1, 3) }, { id: 'item-a', qty: 1 }];
+      calls.push({ tool: random.pick(WRITE_TOOLS), args: { order: label, items } });
+    }
+    steps.push({ calls, inputTokens: tokens(), outputTokens: Math.ceil(tokens() / 4) });
+  }
+  const script: TaskScript = {
+    steps,
+    answer: { status: 'needs_human', summary: `investigated ${label}` },
+    finalTokens: { inputTokens: tokens(), outputTokens: Math.ceil(tokens() / 4) },
+  };
+  if (spec.poisonProbability !== undefined && random.chance(spec.poisonProbability)) script.poison = true;
+  return script;
+}

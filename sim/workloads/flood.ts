@@ -1,0 +1,77 @@
+import type { z } from 'zod';
+import type { Tier } from '../../src/queue/types.ts';
+import type { SeededRandom } from '../random.ts';
+import type { WorkloadSpec } from '../scenario.ts';
+import { list, nonNegative, oneOf, part, positive, range, strict, text, TIERS, withDefaults } from '../schema-kit.ts';
+import { drawRequest, type Arrival } from './draw.ts';
+
+/**
+ * A flood: a continuous arrival process, `count` tasks every `everyMs` from `fromMs` until `untilMs`
+ * (exclusive), each on its own topic (a flood of high-priority work, one tenant filling its budget).
+ */
+export interface FloodSpec {
+  tenant: string;
+  /** Topics are `${topicPrefix}-${n}`; labels too. */
+  topicPrefix: string;
+  /** Drawn per task from this inclusive range. */
+  priority: [number, number];
+  everyMs: number;
+  fromMs: number;
+  untilMs: number;
+  /** Tasks per arrival; default 1. */
+  count?: number;
+  /** Each task picks one, uniformly; default: the workload's tiers. */
+  tiers?: Tier[];
+}
+
+const floodFields = {
+  tenant: text(),
+  topicPrefix: text().meta({ description: 'Topics (and labels) are `${topicPrefix}-${n}`; default: the tenant.' }),
+  priority: range(0, 30).meta({ description: 'Base priority, drawn per task from [min, max]; default [0, 30].' }),
+  everyMs: positive(),
+  fromMs: nonNegative().meta({ description: 'The first arrival, ms from the start; default 0.' }),
+  untilMs: nonNegative().meta({ description: 'Arrivals stop before this time (exclusive).' }),
+  count: positive().optional().meta({ description: 'Tasks per arrival; default 1.' }),
+  tiers: list(oneOf(TIERS), 1).optional().meta({ description: 'Each task picks one, uniformly; default ["standard"].' }),
+};
+
+function windowProblems(flood: { fromMs: number; untilMs: number }, context: z.core.$RefinementCtx<unknown>): void {
+  if (flood.untilMs <= flood.fromMs) context.addIssue({ code: 'custom', path: ['untilMs'], message: `must be after fromMs (${flood.fromMs}), got ${flood.untilMs}` });
+}
+
+/** The explicit form's `workload.floods[]`. */
+export const floodSpecSchema = strict(floodFields, '`count` tasks arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic.').superRefine(windowProblems);
+
+export const floodPart = part(
+  'flood',
+  { ...withDefaults(floodFields, { priority: [0, 30], fromMs: 0 }), topicPrefix: floodFields.topicPrefix.optional() },
+  '`count` tasks of one tenant arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic.',
+).superRefine(windowProblems);
+export type FloodPart = z.output<typeof floodPart>;
+
+/** The flood as the runner takes it; `tiers` only when they differ from the workload's. */
+export function resolveFlood(value: FloodPart, workloadTiers: readonly Tier[]): FloodSpec {
+  const { kind: _kind, topicPrefix, count, tiers, ...rest } = value;
+  const flood: FloodSpec = { ...rest, topicPrefix: topicPrefix ?? value.tenant };
+  if (count !== undefined && count !== 1) flood.count = count;
+  const drawn = tiers ?? ['standard'];
+  if (drawn.join() !== workloadTiers.join()) flood.tiers = drawn;
+  return flood;
+}
+
+export function floodArrivals(random: SeededRandom, spec: WorkloadSpec, floods: readonly FloodSpec[]): Arrival[] {
+  const arrivals: Arrival[] = [];
+  for (const flood of floods) {
+    let n = 0;
+    const drawing: WorkloadSpec = { ...spec, priorities: flood.priority, ...(flood.tiers === undefined ? {} : { tiers: flood.tiers }) };
+    for (let atMs = flood.fromMs; atMs < flood.untilMs; atMs += flood.everyMs) {
+      for (let k = 0; k < (flood.count ?? 1); k++) {
+        n++;
+        const topic = `${flood.topicPrefix}-${n}`;
+        const request = drawRequest(random, drawing, flood.tenant, topic, 1);
+        arrivals.push({ atMs, request, label: topic });
+      }
+    }
+  }
+  return arrivals;
+}
