@@ -115,7 +115,7 @@ export class StaleWriter {
   /** The harness's own look at the database, outside the history: only to time the replay. */
   private async stillHolds(taskId: number, workerId: string, generation: number): Promise<boolean> {
     const task = await this.queue().get(taskId);
-    return task !== undefined && task.state === 'running' && task.generation === generation && task.workerId === workerId && (task.leaseUntil ?? 0) >= this.loop.now();
+    return task !== undefined && task.state === 'running' && task.generation === generation && task.workerId === workerId && (task.leaseUntil ?? 0) > this.loop.clock.now();
   }
 
   private async replay(taskId: number, workerId: string, generation: number): Promise<void> {
