@@ -42,6 +42,14 @@
  * checkpoints), and transactions are small enough never to spill uncommitted pages into the WAL.
  *
  * Deterministic (S1): no time, no randomness but the Random passed in, file sizes only.
+ *
+ * For the simulator's power-loss fault: a power loss stops every process on the host, so every worker
+ * incarnation dies with it (their queue calls now reject with PowerLostError); draw `keep` from a
+ * named fork of the seed (say `random.fork('power-loss')`); reopen with `twin.openQueue`, and read the
+ * event cursor through `twin.store.readNow`. The store's `close()` (which a queue's close calls) leaves
+ * the connection open for the next queue of the same power cycle; `twin.close()` ends it. The syncs are
+ * real fsyncs of the file (the model does not need them, SQLite makes them): a path on a RAM filesystem
+ * (/dev/shm) makes them cheap without changing what the twin says survives.
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Database, Statement } from 'better-sqlite3';
