@@ -8,6 +8,7 @@ export { DEFAULT_CONFIG, resolveConfig } from './queue/config.ts';
 export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError, OpenError } from './queue/errors.ts';
 export { EDGES, STATES, TRANSITIONS, TERMINAL_STATES, LIVE_STATES, OCCUPYING_STATES, isTerminal, canTransition, type Edge, type TransitionEvent } from './queue/states.ts';
 export type { Store, StoreTx } from './store/store.ts';
+export { DEFAULT_DURABILITY, DURABILITIES, type Durability } from './store/durability.ts';
 export { score, compareCandidates, retryBackoffMs } from './queue/scoring.ts';
 export { canonicalJson, sha256Hex } from './canonical-json.ts';
 export * from './queue/types.ts';

@@ -16,6 +16,7 @@ import { lastCheckpoint, writeCheckpoint } from './runs/checkpoints.ts';
 import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
 import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
+import { requireDurability, type Durability } from './store/durability.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Step, Store, StoreTx } from './store/store.ts';
 
@@ -26,6 +27,12 @@ export interface OpenWorkQueueOptions {
   /** Defaults to the OS CSPRNG; the simulator passes a seeded stream. */
   random?: Random;
   config?: Partial<QueueConfig>;
+  /**
+   * What a commit survives on power loss (src/store/durability.ts). A path defaults to 'acknowledged':
+   * no acknowledged enqueue, effect-ledger row, run end or cancel is lost. A handle keeps its own
+   * synchronous setting unless this is given. A Store brings its own: passing both is a ConfigError.
+   */
+  durability?: Durability;
 }
 
 /**
@@ -40,10 +47,18 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
   if (options.random !== undefined && typeof options.random?.next !== 'function') {
     throw new ConfigError('random', 'expected a Random with next()');
   }
+  const durability = requireDurability(options.durability);
   const partial = { config, clock: options.clock, random: options.random ?? new CryptoRandom() };
+  if (isStore(options.db) && durability !== undefined) {
+    throw new ConfigError('durability', 'a Store passed in keeps the durability it was opened with; give it to SqliteStore.open instead');
+  }
   const store = isStore(options.db)
     ? options.db
-    : SqliteStore.open(options.db, { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries }, () => now(partial as QueueContext));
+    : SqliteStore.open(
+        options.db,
+        { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries, ...(durability === undefined ? {} : { durability }) },
+        () => now(partial as QueueContext),
+      );
   return new StoreWorkQueue({ ...partial, store });
 }
 

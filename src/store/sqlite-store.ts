@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
-import type { Database as DatabaseHandle } from 'better-sqlite3';
+import type { Database as DatabaseHandle, Statement } from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { BusyError, ConfigError, OpenError } from '../queue/errors.ts';
+import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability } from './durability.ts';
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
@@ -16,26 +17,51 @@ export function isBusy(error: unknown): boolean {
 export interface SqliteStoreOptions {
   busyTimeoutMs: number;
   busyRetries: number;
+  /**
+   * What a commit survives (durability.ts). A path gets DEFAULT_DURABILITY unless this says otherwise;
+   * a handle passed in keeps its own synchronous setting unless this is given, and is then the store's
+   * to set. In memory nothing survives a crash, so there is nothing to choose and nothing is switched.
+   */
+  durability?: Durability;
 }
 
+type Level = 'FULL' | 'NORMAL';
+
 /**
- * The embedded store: one SQLite file (or ':memory:'), many processes on one host. A path gets WAL with
- * synchronous NORMAL: a commit survives a process crash, and readers never block the single writer. A
- * handle passed in keeps its own settings except the busy timeout, which the queue needs (Q18).
+ * The embedded store: one SQLite file (or ':memory:'), many processes on one host. A path gets WAL, and
+ * readers never block the single writer; its commits are synced as its durability says (by default
+ * `acknowledged`: NORMAL, and FULL for the commits whose answer leaves the process). A handle passed in
+ * keeps its own settings except the busy timeout, which the queue needs (Q18), and the synchronous
+ * level when a durability is given.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   private readonly statements: StoreTx;
   private readonly runner: ReturnType<DatabaseHandle['transaction']>;
   private closed = false;
+  /** The connection's synchronous level as the store last set it; undefined when the store leaves it alone. */
+  private level: Level | undefined;
+  /** `PRAGMA synchronous = ...`, prepared once, for the per-transaction switch of `acknowledged`. */
+  private readonly switchTo: Record<Level, Statement> | undefined;
 
   private constructor(
     readonly db: DatabaseHandle,
     private readonly owned: boolean,
     private readonly options: SqliteStoreOptions,
+    /** The durability in force; undefined for a handle left at its own settings, or a database in memory. */
+    readonly durability: Durability | undefined,
   ) {
     this.runner = db.transaction((work: () => unknown) => work());
     this.statements = new SqliteStatements(db);
+    if (durability !== undefined) {
+      // SQLite refuses to change the level inside a transaction, so it is set between transactions:
+      // once here, and under `acknowledged` again before a transaction that needs the other level.
+      this.level = durability === 'every_commit' ? 'FULL' : 'NORMAL';
+      db.pragma(`synchronous = ${this.level}`);
+      if (durability === 'acknowledged') {
+        this.switchTo = { FULL: db.prepare('PRAGMA synchronous = FULL'), NORMAL: db.prepare('PRAGMA synchronous = NORMAL') };
+      }
+    }
   }
 
   /**
@@ -44,11 +70,14 @@ export class SqliteStore implements Store {
    */
   static open(target: string | DatabaseHandle, options: SqliteStoreOptions, at: () => number): SqliteStore {
     const path = typeof target === 'string' ? target : (target as DatabaseHandle | null)?.name ?? String(target);
+    const durability = requireDurability(options.durability);
     let opened: { db: DatabaseHandle; owned: boolean } | undefined;
     try {
       opened = openHandle(target, options.busyTimeoutMs);
+      const inForce = opened.db.memory ? undefined : opened.owned ? (durability ?? DEFAULT_DURABILITY) : durability;
+      const store = new SqliteStore(opened.db, opened.owned, options, inForce);
       migrate(opened.db, at());
-      return new SqliteStore(opened.db, opened.owned, options);
+      return store;
     } catch (error) {
       if (opened?.owned) opened.db.close();
       throw typedOpenError(path, error);
@@ -72,6 +101,7 @@ export class SqliteStore implements Store {
 
   /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. */
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
+    if (this.switchTo !== undefined) this.syncFor(operation);
     for (let attempt = 1; ; attempt++) {
       try {
         return this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
@@ -103,6 +133,17 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * `acknowledged`: sets the level the next commit needs, and leaves it there, so a run of commits at
+   * one level switches once; the connection's level after a commit is the level that commit ran at.
+   */
+  private syncFor(operation: string): void {
+    const level = synchronousFor('acknowledged', operation);
+    if (level === this.level) return;
+    this.switchTo![level].run();
+    this.level = level;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -131,7 +172,6 @@ function openHandle(target: string | DatabaseHandle, busyTimeoutMs: number): { d
     if (target !== ':memory:') {
       try {
         db.pragma('journal_mode = WAL');
-        db.pragma('synchronous = NORMAL');
       } catch (error) {
         db.close();
         throw error;

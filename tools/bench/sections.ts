@@ -5,7 +5,8 @@
 import { catalogueSpeedSection } from './catalogue-speed.ts';
 import { claimLatencySection } from './claim-latency.ts';
 import { cycleThroughputSection } from './cycle-throughput.ts';
+import { durabilitySection } from './durability.ts';
 import type { BenchSection } from './registry.ts';
 import { simSpeedSection } from './sim-speed.ts';
 
-export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, simSpeedSection, catalogueSpeedSection];
+export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, simSpeedSection, catalogueSpeedSection, durabilitySection];
