@@ -157,8 +157,8 @@ describe('parts resolve into the scenario the runner takes', () => {
       ],
     });
     expect(spec.workload.tasks).toEqual([
-      { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' }, topic: 'a', priority: 1, tier: 'standard' },
-      { tenant: 'globex', atMs: 0, context: { brand: 'b', stage: 't' }, topic: 'b', priority: 2, tier: 'standard' },
+      { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' }, topic: 'a', label: 'a', priority: 1, tier: 'standard' },
+      { tenant: 'globex', atMs: 0, context: { brand: 'b', stage: 't' }, topic: 'b', label: 'b', priority: 2, tier: 'standard' },
     ]);
     expect(spec.workload.floods).toEqual([
       { tenant: 'bulk', topicPrefix: 'bulk', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000, tiers: ['standard'] },

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readScenarioFile } from '../check/scenario-file.ts';
 import { emptyPlan, type FaultPlan } from '../faults/plan.ts';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
@@ -29,8 +29,7 @@ import type { ExpectationKind } from './types.ts';
 
 function scenario(name: string, change: (spec: ScenarioSpec) => ScenarioSpec = (spec) => spec): ScenarioSpec {
   const path = join(import.meta.dirname, '..', '..', 'scenarios', `${name}.json`);
-  const { $schema: _schema, notes: _notes, ...spec } = JSON.parse(readFileSync(path, 'utf8')) as ScenarioSpec & { $schema?: string; notes?: string[] };
-  return change({ ...spec, expect: [] });
+  return change({ ...readScenarioFile(path), expect: [] });
 }
 
 const runs = new Map<string, Promise<WorldResult>>();

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { readScenarioFile } from '../check/scenario-file.ts';
 import { i5Priority, i5Starvation } from '../checkers/i5-priority.ts';
 import { analyse } from '../checkers/timeline.ts';
 import { agingOvertake } from '../expectations/aging-overtake.ts';
@@ -29,8 +29,9 @@ import type { WorldResult } from '../world.ts';
 const ROOT = join(import.meta.dirname, '..', '..', 'scenarios');
 const NAMES = ['starvation-flood', 'tenant-flood', 'retry-storm', 'scheduler-restart'] as const;
 
+/** The file as a scenario file is read: its parts resolved into the runner's spec. */
 function load(name: (typeof NAMES)[number]): ScenarioSpec {
-  return JSON.parse(readFileSync(join(ROOT, `${name}.json`), 'utf8')) as ScenarioSpec;
+  return readScenarioFile(join(ROOT, `${name}.json`));
 }
 
 function check<S extends { kind: string }>(kind: ExpectationKind<S>, spec: Omit<S, 'kind'>, run: WorldResult): string[] {

@@ -1,21 +1,20 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readScenarioFile } from '../check/scenario-file.ts';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 
 /**
  * The catalogue scenarios that reproduce seeds 000 and 003 (scenarios/*.json), run straight from their
- * files: every invariant and every expectation the file states must hold on each seed. The files are
- * read with JSON.parse (the fields for people, $schema and notes, dropped), so this test does not
- * depend on the scenario-file validator; `leasehold check` runs them over many more seeds.
+ * files: every invariant and every expectation the file states must hold on each seed. Each file is
+ * read as a scenario file is (its parts resolved into the runner's spec), straight from its path and
+ * not through the catalogue's cache; `leasehold check` runs them over many more seeds.
  */
 
 const SCENARIOS_DIR = join(import.meta.dirname, '..', '..', 'scenarios');
 
 function readCatalogueScenario(name: string): ScenarioSpec {
-  const { $schema: _schema, notes: _notes, ...spec } = JSON.parse(readFileSync(join(SCENARIOS_DIR, `${name}.json`), 'utf8')) as ScenarioSpec & { $schema?: string; notes?: string[] };
-  return spec;
+  return readScenarioFile(join(SCENARIOS_DIR, `${name}.json`));
 }
 
 const CATALOGUE: { name: string; seed: string; seeds: number }[] = [

@@ -118,9 +118,12 @@ function mergeTask(defaults: PartialTask | undefined, task: PartialTask): Partia
   return { ...merged, atMs: merged.atMs ?? 0 };
 }
 
-/** The part's tasks as the runner takes them: each with its defaults applied. */
+/** The part's tasks as the runner takes them: each with its defaults applied, and its label (default: the topic). */
 export function resolveTasks(value: TasksPart): ExplicitTask[] {
-  return value.tasks.map((task) => mergeTask(value.defaults, task) as ExplicitTask);
+  return value.tasks.map((task) => {
+    const merged = mergeTask(value.defaults, task) as ExplicitTask;
+    return { ...merged, label: merged.label ?? merged.topic };
+  });
 }
 
 /** Each task at its time, then its resends and conflicting resends; scripts drawn from the tasks' own stream when not given. */
