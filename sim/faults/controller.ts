@@ -40,7 +40,6 @@ export class FaultController {
     const { scheduler } = world;
     this.run = {
       world,
-      plan,
       random,
       deliveryRandom: root.fork('delivery'),
       busy: new BusyWindows(world.loop, world.history, random),

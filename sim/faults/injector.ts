@@ -59,7 +59,6 @@ export interface SchedulerHandle {
 /** One run's faults: the world, the faults stream, and the state kinds keep between events. */
 export interface FaultRun {
   readonly world: FaultWorld;
-  readonly plan: FaultPlan;
   /** The faults stream (S2): busy and duplicate-delivery decisions. */
   readonly random: SeededRandom;
   /** The delivery stream: which worker a duplicate goes to, and when. */
@@ -112,8 +111,6 @@ export interface PointInjector<Fault extends { kind: string }> {
 export interface RateInjector<Field extends string> {
   readonly kind: string;
   readonly field: Field;
-  /** Absent from plans written before this kind existed (counterexample files): then 0. */
-  readonly optionalInPlan?: boolean;
   /** The rate a swarm seed that turns this kind on gives it. */
   readonly swarm: (random: SeededRandom) => number;
 }

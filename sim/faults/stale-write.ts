@@ -18,8 +18,6 @@ export interface StaleWriteRate {
 export const staleWrite: RateInjector<'staleWriteProbability'> = {
   kind: 'stale-write',
   field: 'staleWriteProbability',
-  // Fault plans written before this kind existed (counterexample files) have no such rate: 0.
-  optionalInPlan: true,
   swarm: (random) => random.float(0.05, 0.5),
 };
 
