@@ -65,9 +65,9 @@ const SUPERVISOR_NEVER_CONFIRMS = {
 };
 const CLOCK_JUMPS_DROPPED = {
   id: 'clock-jumps-dropped',
-  file: 'sim/faults/controller.ts',
-  find: 'return this.targets.jumpClock(fault.deltaMs);',
-  replace: 'return;',
+  file: 'sim/faults/clock-jump.ts',
+  find: 'fire: (fault, run) => jumpClock(run, fault.deltaMs),',
+  replace: 'fire: () => {},',
 };
 /**
  * The unseed repeat of a seed reports another trace hash (its own, reversed) than its first run: the

@@ -2,7 +2,6 @@ import type { ClaimedTask } from '../../src/queue/types.ts';
 import type { Incarnation } from '../actors/incarnation.ts';
 import type { SeededRandom } from '../random.ts';
 import { BusyWindows } from './busy.ts';
-import { jumpClock } from './clock-jump.ts';
 import { deliverAgain } from './duplicate-delivery.ts';
 import { POINT_FAULTS, TIMED_FAULTS } from './index.ts';
 import type { FaultRun, FaultWorld, PointInjector, TimedInjector } from './injector.ts';
@@ -23,12 +22,6 @@ export class FaultController {
   private startMs = 0;
   private readonly run: FaultRun;
   private readonly points: PointCounter<PointFault>;
-  /**
-   * The clock jump alone goes through here: sim/cli/exit-codes.test.ts plants its clock-jumps-dropped
-   * sabotage on the `this.targets.jumpClock` line of this file. The jump itself is clock-jump.ts's;
-   * once that sabotage names clock-jump.ts, this indirection can go.
-   */
-  private readonly targets: { jumpClock(deltaMs: number): void };
 
   constructor(
     private readonly plan: FaultPlan,
@@ -46,7 +39,6 @@ export class FaultController {
       staleWrites: new StaleWriter(world.loop, world.history, () => scheduler.queue(), () => !scheduler.down, root.fork('stale-writes'), scheduler.leaseMs, scheduler.cursor),
     };
     this.points = new PointCounter(plan.points, () => world.runningTasks());
-    this.targets = { jumpClock: (deltaMs) => jumpClock(this.run, deltaMs) };
   }
 
   schedule(startMs: number): void {
@@ -60,7 +52,6 @@ export class FaultController {
   }
 
   private fire(fault: TimedFault): void | Promise<void> {
-    if (fault.kind === 'clock-jump') return this.targets.jumpClock(fault.deltaMs);
     return (TIMED_FAULTS[fault.kind] as TimedInjector<TimedFault>).fire(fault, this.run);
   }
 
