@@ -515,6 +515,38 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: 'const backoffMs = retryBackoffMs(row.attempts, Math.random(), config);', // allow-ambient: sabotage text, applied only to a temporary copy
     expectedInvariant: 'I14',
   },
+
+  // ---------------------------------------------------------------- a decision the judge once shared
+  // Each of these changes a decision src/ and the old checkers both took from one module (the request
+  // key, the credit rate, the retryable classes), so a judge that imported it agreed with the bug. The
+  // checkers restate SPEC in sim/checkers/spec-rules.ts now; these prove the restatement is what judges.
+  {
+    id: 'request-key-order-sensitive',
+    description:
+      'The effect key stops treating an array of items with ids as a set (an idempotency key hashed over the payload as sent, as clients that build keys from JSON.stringify do): the same order re-sent with its items in another order gets another key, so a resumed run that rebuilds the payload in another order executes the effect twice (R3).',
+    file: 'src/worker/fingerprint.ts',
+    find: 'if (items.length > 0 && items.every(hasId)) {',
+    replace: 'if (items.length < 0) {',
+    expectedInvariant: 'I8',
+  },
+  {
+    id: 'credit-rate-halved',
+    description:
+      'The default credit rate drifts (tokensPerCredit 1,000 becomes 500, a unit mix-up of the kind billing code ships): every settlement charges twice the credits its usage earns (R4).',
+    file: 'src/queue/config.ts',
+    find: 'tokensPerCredit: 1_000,',
+    replace: 'tokensPerCredit: 500,',
+    expectedInvariant: 'I7',
+  },
+  {
+    id: 'permission-denied-retried',
+    description:
+      'A fatal error class is classed retryable (permission_denied joins the retry list, as queues that retry every thrown error do): a run refused by a tool is retried with backoff instead of failing at once (Q16).',
+    file: 'src/queue/types.ts',
+    find: "export const RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout'] as const;",
+    replace: "export const RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout', 'permission_denied'] as const;",
+    expectedInvariant: 'I6',
+  },
 ];
 
 /** Where `find` occurs in `text`: every start index (overlapping occurrences included). */
