@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { EnqueueRequest } from '../../src/queue/types.ts';
 import type { SeededRandom } from '../random.ts';
 import type { WorkloadSpec } from '../scenario.ts';
-import { part, positive, probability, range, strict, withDefaults } from '../schema-kit.ts';
+import { nonNegative, part, positive, probability, range, strict, withDefaults } from '../schema-kit.ts';
 import { drawRequest, type Arrival } from './draw.ts';
 
 /**
@@ -16,7 +16,10 @@ import { drawRequest, type Arrival } from './draw.ts';
  * - cancels (Q13) at drawn moments of a task's life: ready, running, uncertain, or already ended;
  * - versions out of order (Q2): a newer version that arrives before the topic's first version (which
  *   then arrives late and must be stored superseded), and two newer versions, the newest first;
- * - bursts: many arrivals at one instant, resends of tasks and new topics mixed.
+ * - bursts: many arrivals at one instant, resends of tasks and new topics mixed;
+ * - an operator who looks at the queue every operatorEveryMs and, with operatorCancelProbability,
+ *   cancels one of the tasks it finds uncertain (Q13: the cancel is persisted, and confirmStopped ends
+ *   the task cancelled); sim/world.ts runs it, from the stream `client-swarm/operator`.
  *
  * Which state a resend or cancel really met is not known when drawing; the coverage marks read it
  * from the run (checkers/marks.ts).
@@ -38,6 +41,10 @@ export interface ClientSwarmSpec {
   burstSize: [number, number];
   /** Resends and cancels come up to this long after the task's arrival. */
   maxDelayMs: number;
+  /** The operator looks every operatorEveryMs (0: never) until operatorUntilMs, and cancels an uncertain task with this probability. */
+  operatorEveryMs: number;
+  operatorUntilMs: number;
+  operatorCancelProbability: number;
 }
 
 export const CLIENT_SWARM_DEFAULTS: ClientSwarmSpec = {
@@ -50,6 +57,9 @@ export const CLIENT_SWARM_DEFAULTS: ClientSwarmSpec = {
   bursts: [1, 2],
   burstSize: [4, 10],
   maxDelayMs: 120_000,
+  operatorEveryMs: 5_000,
+  operatorUntilMs: 150_000,
+  operatorCancelProbability: 0.3,
 };
 
 const fields = {
@@ -62,6 +72,9 @@ const fields = {
   bursts: range(0).meta({ description: 'Bursts per run, [min, max]: many arrivals at one instant; default [1, 2].' }),
   burstSize: range(1).meta({ description: 'Arrivals per burst, [min, max]: resends and new topics; default [4, 10].' }),
   maxDelayMs: positive().meta({ description: "Resends and cancels come up to this many ms after the task's arrival; default 120000." }),
+  operatorEveryMs: nonNegative().meta({ description: 'The operator looks at the uncertain tasks every this many ms (0: no operator); default 5000.' }),
+  operatorUntilMs: nonNegative().meta({ description: 'The operator stops looking after this many ms from the start; default 150000.' }),
+  operatorCancelProbability: probability().meta({ description: 'Each time the operator finds uncertain tasks, it cancels one of them with this probability (Q13); default 0.3.' }),
 };
 
 /** The explicit form's `workload.clientSwarm`. */
@@ -90,6 +103,13 @@ function moment(random: SeededRandom, swarm: ClientSwarmSpec): number {
     default:
       return random.int(late, swarm.maxDelayMs);
   }
+}
+
+/** The times the operator looks at the queue, in ms from the start. */
+export function operatorTimes(swarm: ClientSwarmSpec): number[] {
+  const times: number[] = [];
+  if (swarm.operatorEveryMs > 0) for (let atMs = swarm.operatorEveryMs; atMs <= swarm.operatorUntilMs; atMs += swarm.operatorEveryMs) times.push(atMs);
+  return times;
 }
 
 const keyOf = (request: EnqueueRequest) => JSON.stringify([request.tenant, request.topic, request.version]);
