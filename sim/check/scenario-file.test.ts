@@ -105,7 +105,7 @@ describe('scenario files', () => {
   });
 
   it('accepts the fields for people ($schema, notes) and keeps them out of the spec', () => {
-    const file = { $schema: './schema.json', notes: ['why this scenario exists'], ...parts() };
+    const file: Record<string, any> = { $schema: './schema.json', notes: ['why this scenario exists'], ...parts() };
     file.workload.push({ kind: 'client-swarm' });
     const validated = validateScenario(file) as unknown as Record<string, unknown>;
     expect(validated).not.toHaveProperty('$schema');
