@@ -6,6 +6,7 @@ import { swarmSpecSchema, SWARM_KINDS, type SwarmKind } from './faults/swarm.ts'
 import type { ExplicitTask, FloodSpec, ScenarioSpec, WorkloadSpec } from './scenario.ts';
 import { expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, toolsFields, workersFields } from './scenario-sections.ts';
 import { list, nonNegative, oneOf, probability, range, strict, text, TIERS } from './schema-kit.ts';
+import { clientSwarmSchema } from './workloads/client-swarm.ts';
 import { floodSpecSchema } from './workloads/flood.ts';
 import { roundsSchema } from './workloads/rounds.ts';
 import { scriptSchema } from './workloads/script.ts';
@@ -35,6 +36,7 @@ const workloadSchema = strict({
   poisonTasks: nonNegative().optional(),
   tasks: list(explicitTaskSchema).optional(),
   floods: list(floodSpecSchema).optional(),
+  clientSwarm: clientSwarmSchema.optional(),
 }).superRefine((workload, context) => {
   if (workload.poisonTasks !== undefined) {
     if (workload.rounds === undefined) context.addIssue({ code: 'custom', path: ['poisonTasks'], message: 'needs a rounds workload (workload.rounds)' });

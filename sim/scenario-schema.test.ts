@@ -109,7 +109,7 @@ describe('the scenario file schema', () => {
     expect(schema.required).toEqual(['name', 'workload']);
     expect(schema.properties.workers).toMatchObject({ additionalProperties: false, properties: { count: { default: 4 }, slots: { default: 1 } } });
     const workloadKinds = schema.properties.workload.items.oneOf.map((item: any) => item.properties.kind.const);
-    expect(workloadKinds).toEqual(['topics', 'rounds', 'tasks', 'flood']);
+    expect(workloadKinds).toEqual(['topics', 'rounds', 'tasks', 'flood', 'client-swarm']);
     const tasks = schema.properties.workload.items.oneOf[2];
     expect(tasks.properties.tasks.items.properties.priority).toMatchObject({ type: 'integer', minimum: 0, maximum: 30 });
     expect(tasks.properties.tasks.items.additionalProperties).toBe(false);

@@ -4,10 +4,12 @@ import type { ExpectationSpec } from './expectations/types.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RoundFaultSpec } from './faults/rounds.ts';
 import type { SwarmSpec } from './faults/swarm.ts';
+import type { ClientSwarmSpec } from './workloads/client-swarm.ts';
 import type { ExplicitTask } from './workloads/tasks.ts';
 import type { FloodSpec } from './workloads/flood.ts';
 import type { RoundsSpec } from './workloads/rounds.ts';
 
+export type { ClientSwarmSpec } from './workloads/client-swarm.ts';
 export type { ExplicitTask } from './workloads/tasks.ts';
 export type { FloodSpec } from './workloads/flood.ts';
 export type { RoundsSpec } from './workloads/rounds.ts';
@@ -54,6 +56,8 @@ export interface WorkloadSpec {
   tasks?: ExplicitTask[];
   /** Continuous arrival processes (a flood of high-priority work, one tenant filling its budget). */
   floods?: FloodSpec[];
+  /** A misbehaving client over all the other arrivals: resends, conflicts, cancels, out-of-order versions, bursts. */
+  clientSwarm?: ClientSwarmSpec;
 }
 
 export interface ScenarioSpec {

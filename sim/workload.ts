@@ -1,5 +1,6 @@
 import type { SeededRandom } from './random.ts';
 import type { WorkloadSpec } from './scenario.ts';
+import { clientSwarmArrivals } from './workloads/client-swarm.ts';
 import type { Arrival } from './workloads/draw.ts';
 import { floodArrivals } from './workloads/flood.ts';
 import { drawRounds } from './workloads/rounds.ts';
@@ -11,9 +12,15 @@ export { drawScript } from './workloads/draw.ts';
 
 /**
  * Draws the arrivals of a workload from the workload stream: the drawn part (topics or rounds), then
- * the explicit tasks and the floods, each part by its own file in sim/workloads/.
+ * the explicit tasks and the floods, each part by its own file in sim/workloads/; then the client
+ * swarm over all of them, from its own stream too.
  */
 export function drawArrivals(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
+  const arrivals = partArrivals(random, spec);
+  return spec.clientSwarm === undefined ? arrivals : clientSwarmArrivals(random.fork('client-swarm'), spec, spec.clientSwarm, arrivals);
+}
+
+function partArrivals(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
   const drawn = spec.rounds !== undefined ? drawRounds(random, spec, spec.rounds) : drawTopics(random, spec);
   if (spec.tasks === undefined && spec.floods === undefined) return drawn;
   // Explicit tasks and floods draw from their own streams, so adding one leaves the rest of a seed as it was.

@@ -6,7 +6,9 @@ import type { ScenarioSpec } from './scenario.ts';
 import { catalogueScenario } from './scenarios/registry.ts';
 import { World, type WorldResult } from './world.ts';
 
-const mixed = catalogueScenario('mixed');
+// mixed without its client swarm: these probes count every arrival and call.
+const { clientSwarm: _swarm, ...mixedWorkload } = catalogueScenario('mixed').workload;
+const mixed = { ...catalogueScenario('mixed'), workload: mixedWorkload };
 
 /** One tenant, one topic whose script has two steps and a write effect: a run with every kind of await. */
 function probe(plan: FaultPlan, overrides: Partial<ScenarioSpec> = {}): ScenarioSpec {

@@ -26,6 +26,7 @@ import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { drawArrivals, type Arrival } from './workload.ts';
+import { operatorTimes } from './workloads/client-swarm.ts';
 
 /** Where runs that restart the scheduler keep their database file: tmpfs when the machine has one. */
 const SIM_FILES = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
@@ -293,12 +294,29 @@ export class World {
     }
   }
 
-  /** The client cancels a task (Q13); while the scheduler is down it tries again. */
-  private async cancel(taskId: number): Promise<void> {
-    const invoke = this.history.invoke('client', 'cancel', { taskId });
+  /**
+   * The client swarm's operator (workloads/client-swarm.ts): at each of its times it reads the
+   * uncertain tasks and, with its probability, cancels one of them (Q13), from its own stream.
+   */
+  private scheduleOperator(startMs: number): void {
+    const swarm = this.scenario.workload.clientSwarm;
+    if (swarm === undefined) return;
+    const random = this.random.fork('workload').fork('client-swarm').fork('operator');
+    for (const atMs of operatorTimes(swarm)) {
+      this.loop.schedule(startMs + atMs, async () => {
+        if (this.down) return;
+        const uncertain = await this.queue.tasksInState('uncertain');
+        if (uncertain.length > 0 && random.chance(swarm.operatorCancelProbability)) await this.cancel(random.pick(uncertain).id, 'operator');
+      });
+    }
+  }
+
+  /** The client (or the operator) cancels a task (Q13); while the scheduler is down it tries again. */
+  private async cancel(taskId: number, actor = 'client'): Promise<void> {
+    const invoke = this.history.invoke(actor, 'cancel', { taskId });
     if (this.down) {
       this.history.fail(invoke, 'unavailable');
-      this.loop.after(1_000, () => this.cancel(taskId));
+      this.loop.after(1_000, () => this.cancel(taskId, actor));
       return;
     }
     const { result, ev } = await started(this.queue.cancel(taskId), this.cursor);
@@ -332,6 +350,7 @@ export class World {
     const startMs = loop.now();
     try {
       this.scheduleArrivals(startMs);
+      this.scheduleOperator(startMs);
       this.faults.schedule(startMs);
       this.supervisor.start();
       for (const worker of this.workers) worker.start();

@@ -41,7 +41,7 @@ describe('scenario files', () => {
     ['a typo inside a part', (s: Record<string, any>) => (s.workload[0].tenant = ['a']), 'workload[0].tenant', /unknown field \(did you mean tenants\?\)/],
     ['a range upside down', (s: Record<string, any>) => (s.model = { latencyMs: [9, 1] }), 'model.latencyMs', /min 9 is above max 1/],
     ['a bad queue setting', (s: Record<string, any>) => (s.queue.leaseMs = 10), 'queue.leaseMs', /3 x heartbeatMs/],
-    ['an unknown workload part', (s: Record<string, any>) => (s.workload = [{ kind: 'meteor' }]), 'workload[0].kind', /^unknown workload part "meteor"; expected one of "topics", "rounds", "tasks", "flood"$/],
+    ['an unknown workload part', (s: Record<string, any>) => (s.workload = [{ kind: 'meteor' }]), 'workload[0].kind', /^unknown workload part "meteor"; expected one of "topics", "rounds", "tasks", "flood", "client-swarm"$/],
     ['an unknown fault kind in a swarm', (s: Record<string, any>) => (s.faults = [{ kind: 'swarm', kinds: ['meteor'] }]), 'faults[0].kinds[0]', /^expected a fault kind, one of "kill", .*, got "meteor"$/],
     ['an unknown fault part', (s: Record<string, any>) => (s.faults = [{ kind: 'meteor', atMs: 1 }]), 'faults[0].kind', /^unknown fault kind "meteor"; expected one of "kill", "pause", /],
     ['a point fault without its point', (s: Record<string, any>) => (s.faults = [{ kind: 'pause-at', occurrence: 1 }]), 'faults[0].point', /is required/],
@@ -105,7 +105,8 @@ describe('scenario files', () => {
   });
 
   it('accepts the fields for people ($schema, notes) and keeps them out of the spec', () => {
-    const file = { $schema: './schema.json', notes: ['why this scenario exists'], ...parts() };
+    const file: Record<string, any> = { $schema: './schema.json', notes: ['why this scenario exists'], ...parts() };
+    file.workload.push({ kind: 'client-swarm' });
     const validated = validateScenario(file) as unknown as Record<string, unknown>;
     expect(validated).not.toHaveProperty('$schema');
     expect(validated).not.toHaveProperty('notes');

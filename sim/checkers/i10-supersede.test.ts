@@ -59,6 +59,19 @@ describe('I10 supersede and stale input', () => {
     expectViolation(i10Supersede, bad, /task 2 \(v1\) arrived after v2 \(task 1\) and was enqueued, not superseded/);
   });
 
+  it('fails when the client of a late version is answered enqueued instead of superseded (Q2)', async () => {
+    const run = realRun();
+    await run.enqueue({ topic: 'topic-1', version: 3 });
+    await run.enqueue({ topic: 'topic-1', version: 1 });
+    const world = await run.build();
+    expect(world.enqueued.map(({ result }) => (result.ok ? result.status : result.error))).toEqual(['enqueued', 'superseded']);
+    expectClean(i10Supersede, world);
+    world.enqueued[1] = { ...world.enqueued[1]!, result: { ok: true, taskId: 2, status: 'enqueued' } };
+    expectViolation(i10Supersede, world, /enqueue of acme\/topic-1\/v1 stored task 2 superseded \(a newer version came first\) but answered enqueued/);
+    world.enqueued[1] = { ...world.enqueued[1]!, result: { ok: true, taskId: 1, status: 'superseded' } };
+    expectViolation(i10Supersede, world, /was answered superseded, but task 1 was stored enqueued/);
+  });
+
   it('fails when an older version is left ready after a newer one was enqueued', async () => {
     const world = await corrections();
     world.events = world.events.filter((event) => event.type !== 'superseded');

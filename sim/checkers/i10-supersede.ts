@@ -13,6 +13,9 @@ import type { Checker } from './types.ts';
  *   first event): it arrived late and must never run (Q2);
  * - when a newer version of a topic is enqueued, no older version of that topic that never started is
  *   left ready (Q2: the same transaction supersedes them);
+ * - the client is told (Q2, the Core API's `status`): an enqueue that stored a late version is answered
+ *   `superseded`, never `enqueued` or `replaced` (its client must not wait for a result that will never
+ *   come), and an enqueue answered `superseded` names a task that was stored superseded;
  * - a `completed` event carries outcome stale_input exactly when a newer version of its (tenant,
  *   topic) was inserted before it in commit order, and `done` otherwise; the task's final outcome
  *   agrees.
@@ -71,6 +74,19 @@ export const i10Supersede: Checker = {
         }
       }
     });
+    // The answers: the status the client got for each enqueue that stored a task (duplicates stored nothing).
+    for (const { arrival, result } of world.enqueued) {
+      if (!result.ok || result.status === 'duplicate') continue;
+      const first = analysis.eventsByTask.get(result.taskId)?.[0];
+      if (first === undefined) continue;
+      const key = `${arrival.request.tenant}/${arrival.request.topic}/v${arrival.request.version}`;
+      if (result.status === 'superseded' && first.type !== 'superseded') {
+        out.add('late answer', `enqueue of ${key} was answered superseded, but task ${result.taskId} was stored ${first.type}`, { taskId: result.taskId });
+      }
+      if (result.status !== 'superseded' && first.type === 'superseded') {
+        out.add('late answer', `enqueue of ${key} stored task ${result.taskId} superseded (a newer version came first) but answered ${result.status}: the client is not told it will never run`, { taskId: result.taskId });
+      }
+    }
     return out.list;
   },
 };

@@ -52,4 +52,38 @@ describe('S8 coverage marks', () => {
     await run.enqueue({ topic: 'topic-2', version: 2 });
     expect(coverageMarks(await run.build())).toMatchObject({ takeover_fresh: 1, superseded: 1, queue_full: 1, hold_released: 1 });
   });
+
+  it("counts the client swarm's calls by the state each met: resends, a conflict, a late version, cancels, a burst", async () => {
+    const run = realRun({ globalLimit: 4, perTenantLimit: 4 });
+    const a = (await run.enqueue({ topic: 'topic-1' }))!;
+    await run.enqueue({ topic: 'topic-1' });
+    await run.enqueue({ topic: 'topic-1', priority: 29 });
+    await run.claim('w0#1', a);
+    await run.enqueue({ topic: 'topic-1' });
+    expect(await run.cancel(a)).toMatchObject({ ok: true, state: 'cancel_requested' });
+    const b = (await run.enqueue({ topic: 'topic-2' }))!;
+    expect(await run.cancel(b)).toMatchObject({ ok: true, state: 'cancelled' });
+    expect(await run.cancel(b)).toMatchObject({ ok: false, error: 'already_terminal' });
+    await run.enqueue({ topic: 'topic-2' });
+    await run.enqueue({ topic: 'topic-3', version: 2 });
+    await run.enqueue({ topic: 'topic-3', version: 1 });
+    const c = (await run.enqueue({ topic: 'topic-4', priority: 30 }))!;
+    await run.claim('w1#1', c);
+    run.advance(31_000);
+    await run.expireLeases();
+    expect(await run.cancel(c)).toMatchObject({ ok: true, state: 'cancel_requested' });
+    expect(coverageMarks(await run.build())).toMatchObject({
+      resend_before_claim: 1,
+      resend_while_running: 1,
+      resend_after_end: 1,
+      conflict_refused: 1,
+      version_out_of_order: 1,
+      cancel_ready: 1,
+      cancel_running: 1,
+      cancel_uncertain: 1,
+      cancel_after_end: 1,
+      // Nine enqueues at the first instant, none later.
+      burst: 1,
+    });
+  });
 });

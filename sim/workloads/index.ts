@@ -3,6 +3,7 @@ import type { Tier } from '../../src/queue/types.ts';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import type { WorkloadSpec } from '../scenario.ts';
 import { list } from '../schema-kit.ts';
+import { clientSwarmPart, resolveClientSwarm } from './client-swarm.ts';
 import { floodPart, resolveFlood } from './flood.ts';
 import { roundsPart } from './rounds.ts';
 import { resolveTasks, tasksPart, type ExplicitTask } from './tasks.ts';
@@ -14,11 +15,11 @@ import { topicsPart } from './topics.ts';
  * part, and beside it any number of `tasks` and `flood` parts. They resolve to the runner's
  * WorkloadSpec; each part's arrivals are drawn by its own file from its own stream.
  */
-export const workloadPartSchema = z.discriminatedUnion('kind', [topicsPart, roundsPart, tasksPart, floodPart]);
+export const workloadPartSchema = z.discriminatedUnion('kind', [topicsPart, roundsPart, tasksPart, floodPart, clientSwarmPart]);
 export type WorkloadPart = z.output<typeof workloadPartSchema>;
 
 export const workloadPartsSchema = list(workloadPartSchema, 1, 'a list of workload parts').meta({
-  description: 'Workload parts: at most one topics or rounds part (drawn arrivals), and any tasks and flood parts beside it.',
+  description: 'Workload parts: at most one topics or rounds part (drawn arrivals), any tasks and flood parts beside it, and at most one client-swarm part over them all.',
 });
 
 /** How the model draws each task's script (the parts form keeps these in `model`). */
@@ -31,13 +32,18 @@ export interface ScriptDrawing {
   script?: TaskScript | undefined;
 }
 
-/** At most one part draws arrivals (topics or rounds): paths inside `workload`. */
+/** At most one part draws arrivals (topics or rounds), and at most one client swarm: paths inside `workload`. */
 export function workloadListProblems(parts: readonly WorkloadPart[]): { path: (string | number)[]; message: string }[] {
-  const drawing = parts.map((item, index) => ({ item, index })).filter(({ item }) => item.kind === 'topics' || item.kind === 'rounds');
-  return drawing.slice(1).map(({ index }) => ({
-    path: [index, 'kind'],
-    message: `a scenario draws its arrivals from one topics or rounds part, and workload[${drawing[0]!.index}] is one; add tasks or flood parts beside it instead`,
-  }));
+  const indexed = parts.map((item, index) => ({ item, index }));
+  const drawing = indexed.filter(({ item }) => item.kind === 'topics' || item.kind === 'rounds');
+  const swarms = indexed.filter(({ item }) => item.kind === 'client-swarm');
+  return [
+    ...drawing.slice(1).map(({ index }) => ({
+      path: [index, 'kind'],
+      message: `a scenario draws its arrivals from one topics or rounds part, and workload[${drawing[0]!.index}] is one; add tasks or flood parts beside it instead`,
+    })),
+    ...swarms.slice(1).map(({ index }) => ({ path: [index, 'kind'], message: `a scenario has at most one client-swarm part, and workload[${swarms[0]!.index}] is one` })),
+  ];
 }
 
 export function resolveWorkload(parts: readonly WorkloadPart[], drawing: ScriptDrawing): WorkloadSpec {
@@ -67,5 +73,7 @@ export function resolveWorkload(parts: readonly WorkloadPart[], drawing: ScriptD
   // A task's tier defaults to standard, whatever tier the drawn tasks start their list with.
   if (tasks.length > 0) spec.tasks = tasks.map((task): ExplicitTask => (task.tier === undefined && tiers[0] !== 'standard' ? { ...task, tier: 'standard' } : task));
   if (floods.length > 0) spec.floods = floods;
+  const swarm = parts.find((item) => item.kind === 'client-swarm');
+  if (swarm !== undefined) spec.clientSwarm = resolveClientSwarm(swarm);
   return spec;
 }
