@@ -37,11 +37,16 @@ describe('the catalogue (scenarios/*.json)', () => {
   // The same seeds give the same marks and metrics as before; mixed 1, 2, 7 and poison-task 1, 3 give the
   // same history entries in another order. Mixed seed 7 changed once more when the stale-write fault began
   // awaiting each replayed write (a rejected replay had gone unhandled), and kill-takeover seed 1 when the
-  // lease's lane began sending a write with no extra promise turn (same marks and metrics). A change here means the simulation changed: say why in the commit.
+  // lease's lane began sending a write with no extra promise turn (same marks and metrics). Mixed seeds 2 and 7,
+  // whose swarm plans hold a busy fault, changed when that fault moved beneath the store: a second connection
+  // holding the write lock in bursts drawn from the faults stream (faults/busy.ts) instead of a throw before the
+  // call, and so the run on a database file; both still pass (busy_rejected 29 -> 32 and 8 -> 13). Mixed seed 1's
+  // busy window opens after its safety phase ended early, and the other seeds have no busy fault: unchanged.
+  // A change here means the simulation changed: say why in the commit.
   it.each([
     ['mixed', '1', '41b40ecb7f9a86b103ccd1e637559681113c1cde9f38a798b22de7a27ef343a7'],
-    ['mixed', '2', 'fa0fb6a18b2ccb507fc8e5acd1b4c03589fbebaa60d0333d6fd3b12e49708b02'],
-    ['mixed', '7', '246e6e8207430da093b2353b678d7073350ce795e323d9af9b89d3135bc2088c'],
+    ['mixed', '2', '70c0471f411102b76ef328d92b34f14420b34b301af157fdd64189a19f69bf68'],
+    ['mixed', '7', 'fd4424fa68996947beb8dae79d811704c39c05e7ff1afdf5022446158079e188'],
     ['kill-takeover', '1', '61b21b0c5f570fd057dd00c93cf04561d7d6560814b3ad3f3b7464bd36e1e640'],
     ['zombie-pause', '1', 'b4b8e039937d267d1ffd8620091647c782b5d21763c1fadf70ade955ea16e86f'],
     ['zombie-pause', '2', 'b0744479cff3763e4965fe3ba91332b9b8ddd9040bc83238cc7536a9b263b719'],
