@@ -48,8 +48,10 @@ export function needsFile(plan: FaultPlan): boolean {
 const BURST_MS = { min: 20, max: 400 } as const;
 
 /**
- * The competing writer of one run: a connection of its own on the world's database file, opened at the
- * first busy window, which holds the write lock in bursts while a window is open.
+ * The competing writer of one run: a connection of its own on the world's database file, which holds
+ * the write lock in bursts while a window is open. It is opened for each burst and closed when the
+ * burst ends, so between bursts the queue's connection is the file's only one (a restart, or a model of
+ * the file beneath the store, sees the database as it would with no competing process).
  */
 export class BusyWindows {
   private holder: Database.Database | undefined;
@@ -75,7 +77,7 @@ export class BusyWindows {
 
   /** Whether the competing writer holds the write lock now. */
   get holding(): boolean {
-    return this.holder?.inTransaction === true;
+    return this.holder !== undefined;
   }
 
   /**
@@ -96,10 +98,11 @@ export class BusyWindows {
 
   private hold(endMs: number): void {
     if (endMs > this.holdUntil) this.holdUntil = endMs;
-    if (!this.holding) {
-      this.holder ??= new Database(this.file!, { timeout: 0 });
+    if (this.holder === undefined) {
+      const holder = new Database(this.file!, { timeout: 0 });
       // The queue's transactions are synchronous and done by the end of each loop event, so the lock is free here.
-      this.holder.exec('BEGIN IMMEDIATE');
+      holder.exec('BEGIN IMMEDIATE');
+      this.holder = holder;
     }
     this.loop.schedule(endMs, () => {
       if (this.loop.now() >= this.holdUntil) this.release();
@@ -112,15 +115,17 @@ export class BusyWindows {
    * is cut to nothing.
    */
   release(): void {
-    if (this.holding) this.holder!.exec('ROLLBACK');
+    const holder = this.holder;
+    this.holder = undefined;
     this.holdUntil = -1;
+    if (holder === undefined) return;
+    holder.exec('ROLLBACK');
+    holder.close();
   }
 
-  /** The liveness phase or the end of the run: the competing writer lets go and closes its connection. */
+  /** The liveness phase or the end of the run: the competing writer lets go, and takes the lock no more. */
   close(): void {
     this.release();
     this.closed = true;
-    this.holder?.close();
-    this.holder = undefined;
   }
 }
