@@ -22,13 +22,15 @@ import type { FaultWorld, SchedulerHandle } from './faults/injector.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import { planOf } from './faults/index.ts';
 import { needsDisk } from './faults/restart.ts';
+import { needsFile } from './faults/busy.ts';
+import { BusyError } from '../src/queue/errors.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { drawArrivals, type Arrival } from './workload.ts';
 import { operatorTimes } from './workloads/client-swarm.ts';
 
-/** Where runs that restart the scheduler keep their database file: tmpfs when the machine has one. */
+/** Where runs that restart the scheduler, or meet a competing writer, keep their database file: tmpfs when the machine has one. */
 const SIM_FILES = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
 /** Everything a finished run leaves for the checkers (S7): the history and the final database. */
@@ -99,7 +101,7 @@ export class World {
     const { workers } = scenario;
     this.plan = planOverride ?? planOf(scenario, this.random);
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
-    this.directory = needsDisk(this.plan) ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
+    this.directory = needsDisk(this.plan) || needsFile(this.plan) ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
     this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
     this.queue = this.openQueue();
     this.faults = new FaultController(this.plan, this.faultWorld(), this.random);
@@ -118,6 +120,7 @@ export class World {
         return world.down;
       },
       onDisk: this.dbPath !== ':memory:',
+      databaseFile: this.dbPath === ':memory:' ? undefined : this.dbPath,
       shutDown: async () => {
         await this.closeQueue();
         this.down = true;
@@ -143,7 +146,10 @@ export class World {
   private openQueue(): WorkQueue {
     const config = resolveConfig(this.scenario.queue);
     const options = { clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue };
-    const storeOptions = { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries };
+    // Busy timeout 0: SQLite's busy handler would sleep in real time inside the synchronous call, while the
+    // competing writer of a busy fault (faults/busy.ts) lets go only at a loop event. Each attempt meets
+    // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
+    const storeOptions = { busyTimeoutMs: 0, busyRetries: config.busyRetries };
     let target: string | Database.Database = this.dbPath;
     if (this.dbPath === ':memory:') {
       target = freshMemoryDatabase();
@@ -211,7 +217,7 @@ export class World {
           },
         }),
       queueHooks: (incarnation) => ({
-        unavailable: (_op, write) => this.down || (write && this.faults.busy()),
+        unavailable: () => this.down,
         after: (op, args, result) => this.faults.afterQueueCall(incarnation, op, args, result),
         cursor: this.cursor,
       }),
@@ -283,7 +289,15 @@ export class World {
       this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
       return;
     }
-    const { result, ev } = await started(this.queue.enqueue(request), this.cursor);
+    let answer: { result: EnqueueResult; ev: number };
+    try {
+      answer = await started(this.queue.enqueue(request), this.cursor);
+    } catch (error) {
+      if (!this.busyFailed(invoke, error)) throw error;
+      this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
+      return;
+    }
+    const { result, ev } = answer;
     this.enqueued.push({ arrival, result });
     if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
@@ -311,7 +325,18 @@ export class World {
     }
   }
 
-  /** The client (or the operator) cancels a task (Q13); while the scheduler is down it tries again. */
+  /**
+   * A client's call met a database that stayed busy past the store's retries (a BusyError, Q18: a
+   * competing writer held the lock, faults/busy.ts): recorded as the call's failure, and true, so the
+   * client tries again. Anything else is not for the client to handle.
+   */
+  private busyFailed(invoke: number, error: unknown): boolean {
+    if (!(error instanceof BusyError)) return false;
+    this.history.fail(invoke, error.code);
+    return true;
+  }
+
+  /** The client (or the operator) cancels a task (Q13); while the scheduler is down, or the database stays busy, it tries again. */
   private async cancel(taskId: number, actor = 'client'): Promise<void> {
     const invoke = this.history.invoke(actor, 'cancel', { taskId });
     if (this.down) {
@@ -319,7 +344,15 @@ export class World {
       this.loop.after(1_000, () => this.cancel(taskId, actor));
       return;
     }
-    const { result, ev } = await started(this.queue.cancel(taskId), this.cursor);
+    let answer: { result: Awaited<ReturnType<WorkQueue['cancel']>>; ev: number };
+    try {
+      answer = await started(this.queue.cancel(taskId), this.cursor);
+    } catch (error) {
+      if (!this.busyFailed(invoke, error)) throw error;
+      this.loop.after(1_000, () => this.cancel(taskId, actor));
+      return;
+    }
+    const { result, ev } = answer;
     if (result.ok) this.history.ok(invoke, { data: { outcome: result.state, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
   }
@@ -398,6 +431,7 @@ export class World {
   }
 
   private async finish(startMs: number, safetyEndMs: number, drained: boolean): Promise<WorldResult> {
+    this.faults.end();
     for (const worker of this.workers) worker.stop();
     this.supervisor.stop();
     if (this.down) this.reopen();

@@ -4,12 +4,16 @@ import type { History, OperationFields } from '../history.ts';
 import type { CursorReader } from './cursor.ts';
 import { DeadIncarnationError, type Incarnation } from './incarnation.ts';
 
-/** Calls that write, and so can meet a transient SQLITE_BUSY (S4). */
+/** Calls that write (each one BEGIN IMMEDIATE transaction in the store, which a competing writer can keep busy, faults/busy.ts). */
 const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent', 'acknowledgeCancel', 'checkpoint', 'recordEffect', 'interrupt']);
 const RECORDED = new Set([...WRITES, 'lastCheckpoint', 'get', 'effectResult']);
 
 export interface QueueFaultHooks {
-  /** True when this call should fail with SQLITE_BUSY before it starts (a busy window, or a restart). */
+  /**
+   * True while the scheduler is down (a restart): the call cannot reach it and fails at once, recorded
+   * db_busy as a client of a closed database sees it. Not the busy fault: that is a real competing
+   * writer beneath the store (faults/busy.ts), whose SQLITE_BUSY the store's own retries meet.
+   */
   unavailable(op: string, write: boolean): boolean;
   /** Called after a call returned, to fire kill points such as 'after_terminal_write'. */
   after(op: string, args: readonly unknown[], result: unknown): void;
@@ -19,8 +23,8 @@ export interface QueueFaultHooks {
 
 /**
  * The queue as one worker incarnation sees it: every call is recorded in the history (invoke, then ok
- * or fail with its reason), writes can meet an injected SQLITE_BUSY (thrown before the transaction,
- * as SQLite does), and `current()` follows the scheduler across restarts.
+ * or fail with its reason: a BusyError the store gave up with is recorded by its code, db_busy), calls
+ * to a scheduler that is down fail at once, and `current()` follows the scheduler across restarts.
  */
 export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, history: History, hooks: QueueFaultHooks): WorkQueue {
   return new Proxy({} as WorkQueue, {

@@ -1,3 +1,4 @@
+import { BusyError } from '../../src/queue/errors.ts';
 import type { WorkQueue } from '../../src/queue/types.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
@@ -64,30 +65,40 @@ export class Supervisor {
   }
 
   async scan(): Promise<void> {
-    const queue = this.queue();
-    const invoke = this.history.invoke('supervisor', 'expireLeases');
-    const expiry = await started(queue.expireLeases(), this.cursor);
-    this.history.ok(invoke, { data: { expired: expiry.result, ev: expiry.ev } });
-    const reconciling = this.history.invoke('supervisor', 'reconcile');
-    const reconciled = await started(queue.reconcile(), this.cursor);
-    this.history.ok(reconciling, { data: { ...reconciled.result, ev: reconciled.ev } });
-    for (const task of (await queue.tasksInState('uncertain'))) {
-      this.observers.uncertain(task.id, task.generation);
-      const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
-      if (holder === undefined || holder.state === 'paused') continue;
-      const reported = this.stoppedRuns.has(`${task.id}:${task.generation}:${holder.id}`);
-      const deadLongEnough = holder.state === 'dead' && this.loop.now() - (holder.diedAtMs ?? 0) >= this.constraints.confirmDelayMs;
-      if (!reported && !deadLongEnough) continue;
-      const confirm = this.history.invoke('supervisor', 'confirmStopped', {
-        taskId: task.id,
-        generation: task.generation,
-        data: { holder: holder.id, holderState: holder.state, reported },
-      });
-      const { result, ev } = await started(queue.confirmStopped(task.id, task.generation, 'supervisor'), this.cursor);
-      if (result.ok) {
-        this.history.ok(confirm, { data: { outcome: result.next, ev } });
-        this.observers.confirmed(task.id, task.generation);
-      } else this.history.fail(confirm, result.error, { data: { ev } });
+    // The call in flight: a competing writer that keeps the database busy past the store's retries
+    // (faults/busy.ts, Q18: a BusyError) fails it, and the scan ends there; the next scan tries again.
+    let open: number | undefined;
+    try {
+      const queue = this.queue();
+      const invoke = (open = this.history.invoke('supervisor', 'expireLeases'));
+      const expiry = await started(queue.expireLeases(), this.cursor);
+      this.history.ok(invoke, { data: { expired: expiry.result, ev: expiry.ev } });
+      const reconciling = (open = this.history.invoke('supervisor', 'reconcile'));
+      const reconciled = await started(queue.reconcile(), this.cursor);
+      this.history.ok(reconciling, { data: { ...reconciled.result, ev: reconciled.ev } });
+      open = undefined;
+      for (const task of (await queue.tasksInState('uncertain'))) {
+        this.observers.uncertain(task.id, task.generation);
+        const holder = task.workerId === undefined ? undefined : this.incarnations().get(task.workerId);
+        if (holder === undefined || holder.state === 'paused') continue;
+        const reported = this.stoppedRuns.has(`${task.id}:${task.generation}:${holder.id}`);
+        const deadLongEnough = holder.state === 'dead' && this.loop.now() - (holder.diedAtMs ?? 0) >= this.constraints.confirmDelayMs;
+        if (!reported && !deadLongEnough) continue;
+        const confirm = (open = this.history.invoke('supervisor', 'confirmStopped', {
+          taskId: task.id,
+          generation: task.generation,
+          data: { holder: holder.id, holderState: holder.state, reported },
+        }));
+        const { result, ev } = await started(queue.confirmStopped(task.id, task.generation, 'supervisor'), this.cursor);
+        open = undefined;
+        if (result.ok) {
+          this.history.ok(confirm, { data: { outcome: result.next, ev } });
+          this.observers.confirmed(task.id, task.generation);
+        } else this.history.fail(confirm, result.error, { data: { ev } });
+      }
+    } catch (error) {
+      if (!(error instanceof BusyError) || open === undefined) throw error;
+      this.history.fail(open, error.code);
     }
   }
 }

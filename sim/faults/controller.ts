@@ -4,7 +4,7 @@ import type { SeededRandom } from '../random.ts';
 import { BusyWindows } from './busy.ts';
 import { deliverAgain } from './duplicate-delivery.ts';
 import { POINT_FAULTS, TIMED_FAULTS } from './index.ts';
-import type { FaultRun, FaultWorld, PointInjector, TimedInjector } from './injector.ts';
+import type { FaultRun, FaultWorld, PointInjector, SchedulerHandle, TimedInjector } from './injector.ts';
 import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint, type PointFault, type TimedFault } from './plan.ts';
 import { PointCounter, pointAfterQueueCall } from './point-scope.ts';
 import { recoverScheduler } from './restart.ts';
@@ -30,12 +30,19 @@ export class FaultController {
     root: SeededRandom,
   ) {
     const random = root.fork('faults');
-    const { scheduler } = world;
+    const busy = new BusyWindows(world.loop, world.history, random, world.scheduler.databaseFile);
+    // A scheduler reopening after a restart finds the write lock free: the competing writer (busy.ts) lets go first.
+    const scheduler: SchedulerHandle = Object.assign(Object.create(world.scheduler) as SchedulerHandle, {
+      reopen: () => {
+        busy.release();
+        world.scheduler.reopen();
+      },
+    });
     this.run = {
-      world,
+      world: { ...world, scheduler },
       random,
       deliveryRandom: root.fork('delivery'),
-      busy: new BusyWindows(world.loop, world.history, random),
+      busy,
       staleWrites: new StaleWriter(world.loop, world.history, () => scheduler.queue(), () => !scheduler.down, root.fork('stale-writes'), scheduler.leaseMs, scheduler.cursor),
     };
     this.points = new PointCounter(plan.points, () => world.runningTasks());
@@ -58,17 +65,18 @@ export class FaultController {
   /** The liveness phase begins: nothing fires any more, and a scheduler a restart left down comes back. */
   stop(): void {
     this.active = false;
+    this.run.busy.close();
     recoverScheduler(this.run);
+  }
+
+  /** The run is over (or crashed in the safety phase): the competing writer of a busy fault lets go and closes its connection. */
+  end(): void {
+    this.run.busy.close();
   }
 
   /** The plan's rates in the safety phase, none after it. */
   rates(): FaultRates {
     return this.active ? this.plan.rates : NO_RATES;
-  }
-
-  /** A write meets SQLITE_BUSY now (busy.ts). */
-  busy(): boolean {
-    return this.active && this.run.busy.meets();
   }
 
   /**

@@ -42,6 +42,8 @@ export interface FaultWorld {
 export interface SchedulerHandle {
   /** True while it is down: calls meet SQLITE_BUSY, clients retry. */
   readonly down: boolean;
+  /** The database file, which a competing writer (busy.ts) opens a connection of its own on; undefined in memory. */
+  readonly databaseFile?: string | undefined;
   /** Whether its database is a file, whose committed state a reopen finds again (an in-memory one is not restarted). */
   readonly onDisk: boolean;
   /** Closes the queue and its database; `down` is true once it has closed. */
@@ -59,7 +61,7 @@ export interface SchedulerHandle {
 /** One run's faults: the world, the faults stream, and the state kinds keep between events. */
 export interface FaultRun {
   readonly world: FaultWorld;
-  /** The faults stream (S2): busy and duplicate-delivery decisions. */
+  /** The faults stream (S2): busy bursts and duplicate-delivery decisions. */
   readonly random: SeededRandom;
   /** The delivery stream: which worker a duplicate goes to, and when. */
   readonly deliveryRandom: SeededRandom;
