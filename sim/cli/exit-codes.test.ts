@@ -37,7 +37,7 @@ interface Ran {
 function leasehold(project: string, argv: string[]): Promise<Ran> {
   const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0' };
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(project, 'tools', 'leasehold.js'), ...argv], { cwd: project, env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(project, 'tools', 'leasehold.js'), ...argv], { cwd: project, env, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });
