@@ -140,7 +140,7 @@ async function expectReproduced(project: string, path: string, recorded: Counter
   expect({ verdict: report.verdict, traceHash: report.traceHash, seed: report.seed }).toEqual({ verdict, traceHash: recorded.traceHash, seed: recorded.seed });
 }
 
-describe('leasehold check exit codes (S9), each from a real run', () => {
+describe('leasehold check exit codes (S9), each from a real run', { timeout: 300_000 }, () => {
   it('exits 0 on an unsabotaged copy, over 50 seeds of mixed with coverage enforced and every required mark reached', async () => {
     const copy = project('clean');
     const out = join(scratch, 'clean', 'out');
