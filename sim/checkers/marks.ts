@@ -30,6 +30,8 @@ export const ALL_MARKS = [
   'expired',
   'settled',
   'hold_released',
+  'power_loss',
+  'power_loss_lost_commits',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -64,6 +66,7 @@ const COUNTED_NOTES: Partial<Record<string, Mark>> = {
   'clock-jump': 'clock_jump',
   'stale-write': 'stale_write',
   'provider-repeat': 'provider_repeat',
+  'power-loss': 'power_loss',
 };
 
 /**
@@ -79,6 +82,8 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   const lives = incarnationStates(world);
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);
+    // A power loss that really rolled back unsynced commits (not one that hit a synced instant).
+    if (entry.type === 'note' && entry.kind === 'power-loss' && ((entry.data as { lost?: unknown[] } | undefined)?.lost?.length ?? 0) > 0) bump('power_loss_lost_commits');
     if (entry.type !== 'fail') continue;
     if (entry.reason === 'stale_lease') {
       bump('stale_lease_rejected');
