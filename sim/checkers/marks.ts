@@ -43,7 +43,8 @@ export type Mark = (typeof ALL_MARKS)[number];
  * twenty-odd topics, so `queue-full` demands queue_full and `cancel-and-deadline` demands cancelled and
  * expired in every run, through their `mark` expectations. effect_ledger_repeat needs a worker to die
  * between recording an effect and its tool event: no catalogue scenario reaches it reliably (0 in a
- * 20-seed catalogue run), so it is reported, not required.
+ * 20-seed catalogue run), so it is reported, not required. power_loss and power_loss_lost_commits (a cut
+ * that really rolled back unsynced commits) are required: 47 and 36 of mixed seeds 0..99 reached them.
  */
 const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'cancelled', 'expired']);
 

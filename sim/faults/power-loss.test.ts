@@ -92,7 +92,7 @@ describe('checkers across a power loss', () => {
     const blind = { ...world, history: world.history };
     const note = powerNote(blind);
     const saved = note.data;
-    (note as { data: unknown }).data = { ...saved, lost: [], cursor: Number.MAX_SAFE_INTEGER };
+    (note as { data: unknown }).data = { ...(saved as object), lost: [], cursor: Number.MAX_SAFE_INTEGER };
     expectViolation(i1NoDoubleClaim, blind, /has no claimed event|handed to .* by a second claim|log names/);
     (note as { data: unknown }).data = saved;
     // A claim answered after the power came back is judged as any other: one with no claimed event fails.
