@@ -114,7 +114,7 @@ describe('the scenario file schema', () => {
     expect(tasks.properties.tasks.items.properties.priority).toMatchObject({ type: 'integer', minimum: 0, maximum: 30 });
     expect(tasks.properties.tasks.items.additionalProperties).toBe(false);
     const faultKinds = schema.properties.faults.items.oneOf.map((item: any) => item.properties.kind.const);
-    expect(faultKinds).toEqual(expect.arrayContaining(['kill', 'kill-at', 'pause', 'pause-at', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'fault-plan', 'swarm', 'kill-per-round', 'pause-per-round']));
+    expect(faultKinds).toEqual(expect.arrayContaining(['kill', 'kill-at', 'pause', 'pause-at', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss', 'fault-plan', 'swarm', 'kill-per-round', 'pause-per-round']));
     expect(schema.properties.faults.default).toEqual([]);
   });
 });

@@ -24,6 +24,9 @@ import { planOf } from './faults/index.ts';
 import { needsDisk } from './faults/restart.ts';
 import { needsFile } from './faults/busy.ts';
 import { BusyError } from '../src/queue/errors.ts';
+import { needsPowerLossTwin } from './faults/power-loss.ts';
+import { PowerLossTwin } from './store/power-loss.ts';
+import type { Store } from '../src/store/store.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
@@ -86,7 +89,16 @@ export class World {
   private queue: WorkQueue;
   /** The database handle of a file-backed run, which the world opens and closes around the queue. */
   private handle: Database.Database | undefined;
-  private store!: SqliteStore;
+  private store!: Store & Pick<SqliteStore, 'readNow'>;
+  /**
+   * A run with a power-loss fault keeps its database in the power-loss twin (sim/store/power-loss.ts),
+   * at the queue's default durability, and maps each commit the twin saw to the history invoke of the
+   * call that made it (`commitInvokes[commit.index]`), so a power-loss note can name the calls it undid.
+   */
+  private twin: PowerLossTwin | undefined;
+  private readonly commitInvokes: number[] = [];
+  /** How many unsynced commits a `keep: prefix` power loss keeps: its own stream, so other draws stay put. */
+  private keepRandom: SeededRandom | undefined;
   private readonly enqueuesByTenant = new Map<string, number>();
   private down = false;
   private loopEvents = 0;
@@ -121,6 +133,7 @@ export class World {
       },
       onDisk: this.dbPath !== ':memory:',
       databaseFile: this.dbPath === ':memory:' ? undefined : this.dbPath,
+      ...(needsPowerLossTwin(this.plan) ? { powerLoss: (keep: 'none' | 'prefix', downMs: number) => this.powerLoss(keep, downMs) } : {}),
       shutDown: async () => {
         await this.closeQueue();
         this.down = true;
@@ -151,6 +164,14 @@ export class World {
     // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
     const storeOptions = { busyTimeoutMs: 0, busyRetries: config.busyRetries };
     let target: string | Database.Database = this.dbPath;
+    if (this.dbPath !== ':memory:' && needsPowerLossTwin(this.plan)) {
+      // A power loss must find what the disk was told to keep: the twin opens the file through the
+      // production path at the production default durability ('acknowledged'), not synchronous OFF.
+      // A restart (a process crash of the scheduler) reopens the queue on the twin's same connection.
+      this.twin ??= PowerLossTwin.open({ path: this.dbPath, at: () => this.loop.clock.now(), ...storeOptions });
+      this.store = this.watchCommits(this.twin);
+      return openWorkQueue({ ...options, db: this.store });
+    }
     if (this.dbPath === ':memory:') {
       target = freshMemoryDatabase();
       this.handle = target;
@@ -168,6 +189,51 @@ export class World {
     // call committed (actors/cursor.ts); the queue runs on it through the production API.
     this.store = SqliteStore.open(target, storeOptions, () => this.loop.clock.now());
     return openWorkQueue({ ...options, db: this.store });
+  }
+
+  /** The twin's current store, with each new commit mapped to the history invoke that made it. */
+  private watchCommits(twin: PowerLossTwin): Store & Pick<SqliteStore, 'readNow'> {
+    const inner = twin.store;
+    const noteCommits = () => {
+      const entries = this.history.entries();
+      let invoke = entries.length - 1;
+      while (invoke >= 0 && entries[invoke]!.type !== 'invoke') invoke--;
+      for (let index = this.commitInvokes.length === 0 ? 1 : this.commitInvokes.length; index <= twin.commits.length; index++) this.commitInvokes[index] = invoke;
+    };
+    return {
+      kind: inner.kind,
+      write: (operation, readClock, body) => {
+        try {
+          const result = inner.writeNow(operation, readClock, body);
+          noteCommits();
+          return Promise.resolve(result);
+        } catch (error) {
+          noteCommits();
+          return Promise.reject(error);
+        }
+      },
+      read: (operation, body) => inner.read(operation, body),
+      readNow: (operation, body) => inner.readNow(operation, body),
+      close: () => inner.close(),
+    };
+  }
+
+  /**
+   * S4 power loss (faults/power-loss.ts): every process on the host stops at once. The database returns
+   * to what the disk kept, the scheduler is down for downMs, and every worker incarnation dies and comes
+   * back when the power does. The note names the commits the cut rolled back and the calls that made them.
+   */
+  private powerLoss(keep: 'none' | 'prefix', downMs: number): void {
+    const twin = this.twin;
+    if (twin === undefined || this.down) return;
+    const report = twin.powerLoss(keep === 'prefix' ? (this.keepRandom ??= this.random.fork('power-loss-keep')) : 0);
+    this.down = true;
+    this.store = this.watchCommits(twin);
+    const cursor = this.cursor();
+    const lost = report.lost.map((commit) => ({ commit: commit.index, operation: commit.operation, synchronous: commit.synchronous, invoke: this.commitInvokes[commit.index] ?? -1 }));
+    this.history.note('power-loss', 'host', { downMs, keep, synced: report.synced, kept: report.kept, cursor, lost });
+    for (const worker of this.workers) this.kill(worker, 'power-loss', downMs, false);
+    this.loop.after(downMs, () => this.reopen());
   }
 
   /** The event cursor now (actors/cursor.ts). */
@@ -466,6 +532,7 @@ export class World {
     const stored = { tasks: final.tasks, events: result.events, checkpoints: [...checkpoints].map(([id, checkpoint]) => [id, checkpoint ?? null]), holds: result.holds, deadLetters: result.deadLetters, effects: result.effects };
     this.history.note('final-database', 'sim', { sha256: sha256Hex(canonicalJson(stored)) });
     await this.closeQueue();
+    this.twin?.close();
     if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
     return result;
   }

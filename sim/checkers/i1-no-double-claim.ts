@@ -1,5 +1,5 @@
 import type { WorldResult } from '../world.ts';
-import { analyse, authorOf, ViolationList } from './timeline.ts';
+import { analyse, authorOf, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /**
@@ -11,7 +11,9 @@ import type { Checker } from './types.ts';
  * - a claim only takes a task that was `ready` just before it: the previous holder's run had already
  *   left `running` (completed, failed, retried, or expired to uncertain and then confirmed);
  * - every successful claim in the history matches exactly one `claimed` event (same task, generation and
- *   worker) and the other way round, and no (task, generation) was handed out twice.
+ *   worker) and the other way round, and no (task, generation) was handed out twice. A claim a power loss
+ *   rolled back (timeline.ts `rolledBack`) left no event and its generation is handed out again: it is
+ *   left out (its worker died with the host), while the log's own rules above still hold across the cut.
  */
 export const i1NoDoubleClaim: Checker = {
   invariant: 'I1',
@@ -46,7 +48,7 @@ export const i1NoDoubleClaim: Checker = {
     }
     const granted = new Set<string>();
     for (const entry of world.history.entries()) {
-      if (entry.type !== 'ok' || entry.op !== 'claim') continue;
+      if (entry.type !== 'ok' || entry.op !== 'claim' || rolledBack(analysis, entry)) continue;
       const key = `${String(entry.taskId)}:${String(entry.generation)}`;
       if (granted.has(key)) {
         out.add('twice', `task ${String(entry.taskId)} generation ${String(entry.generation)} was handed to ${entry.actor} by a second claim`, { at: [entry.index], taskId: entry.taskId });

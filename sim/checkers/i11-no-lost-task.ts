@@ -1,6 +1,7 @@
+import type { OkEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import { specAllowsMove, specIsTerminal } from './spec-rules.ts';
-import { analyse, isTaskState, ViolationList } from './timeline.ts';
+import { analyse, isTaskState, MAY_ROLL_BACK, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /**
@@ -12,7 +13,11 @@ import type { Checker } from './types.ts';
  *   after a newer one); every transition's `from` is the state the log had left the task in, and every
  *   transition is a move the SPEC allows (spec-rules.ts, never src's table);
  * - the final state of every task is the state its log ends in, and every task has a log;
- * - every accepted enqueue names a task that exists.
+ * - every accepted enqueue names a task that exists, and it is that enqueue's task (same tenant, topic
+ *   and version: a power loss that undid an enqueue gives its id to the next one);
+ * - power loss (S4): no acknowledged write that must survive one (an enqueue, Q1; an effect-ledger row,
+ *   R3; a cancel; a run's end: all but timeline.ts MAY_ROLL_BACK) is among the commits a power-loss note
+ *   says it rolled back.
  */
 export const i11Contiguous: Checker = {
   invariant: 'I11',
@@ -48,8 +53,26 @@ export const i11Contiguous: Checker = {
       const logged = last === undefined ? undefined : analysis.stateAfter[analysis.positionOfEvent.get(last.id)!];
       if (logged !== task.state) out.add('state', `task ${task.id} is ${task.state} but its log leaves it ${logged ?? 'without events'}`, { taskId: task.id });
     }
-    for (const { result } of world.enqueued) {
-      if (result.ok && !analysis.tasks.has(result.taskId)) out.add('lost', `accepted enqueue named task ${result.taskId}, which does not exist`, { taskId: result.taskId });
+    for (const { arrival, result } of world.enqueued) {
+      if (!result.ok) continue;
+      const task = analysis.tasks.get(result.taskId);
+      const { tenant, topic, version } = arrival.request;
+      if (task === undefined) out.add('lost', `accepted enqueue named task ${result.taskId}, which does not exist`, { taskId: result.taskId });
+      else if (task.tenant !== tenant || task.topic !== topic || task.version !== version) {
+        out.add('lost', `accepted enqueue of ${tenant}/${topic} v${version} named task ${result.taskId}, which is ${task.tenant}/${task.topic} v${task.version}: the acknowledged task is gone`, { taskId: result.taskId });
+      }
+    }
+    const entries = world.history.entries();
+    for (const loss of analysis.powerLosses) {
+      for (const commit of loss.lost) {
+        if (MAY_ROLL_BACK.has(commit.operation)) continue;
+        const ok = entries.find((entry): entry is OkEntry => entry.type === 'ok' && entry.invokeIndex === commit.invoke);
+        if (ok === undefined) continue;
+        out.add('power loss', `${ok.actor}'s ${ok.op}${ok.taskId === undefined ? '' : ` of task ${ok.taskId}`} was acknowledged (history ${ok.index}) and then rolled back by the power loss at history ${loss.index}`, {
+          at: [ok.index, loss.index],
+          ...(ok.taskId === undefined ? {} : { taskId: ok.taskId }),
+        });
+      }
     }
     return out.list;
   },

@@ -1,5 +1,5 @@
 import type { WorldResult } from '../world.ts';
-import { analyse, evOf, incarnationStateAt, incarnationStates, ViolationList } from './timeline.ts';
+import { analyse, evAt, incarnationStateAt, incarnationStates, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** Sources that must never free an uncertain slot (Q11): they run inside the task. */
@@ -39,11 +39,11 @@ export const i12UncertainHeld: Checker = {
       if (event.type === 'claimed') holders.set(`${event.taskId}:${String(event.data.generation)}`, String(event.data.workerId));
     }
     for (const entry of world.history.entries()) {
-      if (entry.type !== 'ok' || entry.op !== 'confirmStopped' || entry.taskId === undefined) continue;
+      if (entry.type !== 'ok' || entry.op !== 'confirmStopped' || entry.taskId === undefined || rolledBack(analysis, entry)) continue;
       const key = `${entry.taskId}:${String(entry.generation)}`;
       let list = confirmations.get(key);
       if (list === undefined) confirmations.set(key, (list = []));
-      list.push({ index: entry.index, before: analysis.cursorBefore[entry.invokeIndex] ?? 0, ev: evOf(entry) ?? Number.MAX_SAFE_INTEGER, actor: entry.actor });
+      list.push({ index: entry.index, before: analysis.cursorBefore[entry.invokeIndex] ?? 0, ev: evAt(analysis, entry) ?? Number.MAX_SAFE_INTEGER, actor: entry.actor });
       const holder = holders.get(key);
       if (workers.has(entry.actor)) out.add('untrusted', `task ${entry.taskId} confirmed stopped by worker ${entry.actor}`, { at: [entry.index], taskId: entry.taskId });
       if (holder !== undefined && incarnationStateAt(lives, holder, entry.index) === 'paused') {
@@ -97,9 +97,9 @@ export const i12UncertainHeld: Checker = {
 /** Q13: a cancel the queue acknowledged as requested (the task was running or uncertain) is persisted: its event is in the log. */
 function checkCancelsRecorded(world: WorldResult, analysis: ReturnType<typeof analyse>, out: ViolationList): void {
   for (const entry of world.history.entries()) {
-    if (entry.type !== 'ok' || entry.op !== 'cancel' || entry.taskId === undefined) continue;
+    if (entry.type !== 'ok' || entry.op !== 'cancel' || entry.taskId === undefined || rolledBack(analysis, entry)) continue;
     if ((entry.data as { outcome?: unknown } | undefined)?.outcome !== 'cancel_requested') continue;
-    const ev = evOf(entry);
+    const ev = evAt(analysis, entry);
     if (ev === undefined) continue;
     const before = analysis.cursorBefore[entry.invokeIndex] ?? 0;
     const events = analysis.eventsByTask.get(entry.taskId) ?? [];

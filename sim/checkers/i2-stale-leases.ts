@@ -2,7 +2,7 @@ import type { TaskEvent } from '../../src/queue/types.ts';
 import type { FailEntry, OkEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import { providerCalls } from './provider-calls.ts';
-import { analyse, authorOf, describeHolder, evOf, eventsBetween, sameHolder, stateAt, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
+import { analyse, authorOf, describeHolder, evAt, eventsBetween, rolledBack, sameHolder, stateAt, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** The fenced writes of a lease holder (Q8): each names (taskId, workerId = the actor, generation). */
@@ -52,7 +52,8 @@ export const i2StaleLeases: Checker = {
     checkEventAuthors(world, analysis, out);
     checkLeaseTimes(world, analysis, out);
     for (const entry of world.history.entries()) {
-      if ((entry.type === 'ok' || entry.type === 'fail') && HOLDER_WRITES.has(entry.op)) checkHolderWrite(analysis, entry, out);
+      // A write a power loss undid left nothing to compare with (an acknowledged durable one is I11's and I8's to flag).
+      if ((entry.type === 'ok' || entry.type === 'fail') && HOLDER_WRITES.has(entry.op) && !rolledBack(analysis, entry)) checkHolderWrite(analysis, entry, out);
     }
     checkCheckpoints(world, analysis, out);
     checkLedger(world, analysis, out);
@@ -93,7 +94,7 @@ function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: V
     });
     return;
   }
-  const ev = evOf(entry);
+  const ev = evAt(analysis, entry);
   if (taskId === undefined || generation === undefined || ev === undefined) return;
   const caller = { workerId: entry.actor, generation };
   const before = analysis.cursorBefore[entry.invokeIndex] ?? 0;
@@ -145,12 +146,17 @@ function checkLedger(world: WorldResult, analysis: Analysis, out: ViolationList)
 
 function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationList): void {
   const calls = providerCalls(world);
+  // A claim a power loss rolled back was the lease of its time: its holder's sends before the cut are judged as a holder's.
+  const undoneClaims = new Set<string>();
+  for (const entry of world.history.entries()) {
+    if (entry.type === 'ok' && entry.op === 'claim' && rolledBack(analysis, entry)) undoneClaims.add(`${entry.actor}|${String(entry.taskId)}|${String(entry.generation)}`);
+  }
   const currentKeys = new Set<string>();
   const staleExecutions: typeof calls = [];
   for (const call of calls) {
     const sentAt = call.sentIndex ?? call.index;
     const now = stateAt(analysis, call.taskId, analysis.cursorBefore[sentAt] ?? 0);
-    const current = sameHolder(now.holder, { workerId: call.actor, generation: call.generation });
+    const current = sameHolder(now.holder, { workerId: call.actor, generation: call.generation }) || undoneClaims.has(`${call.actor}|${call.taskId}|${call.generation}`);
     if (current) currentKeys.add(call.requestKey);
     else {
       if (call.executed) staleExecutions.push(call);
@@ -228,8 +234,8 @@ interface Renewal {
 function checkLeaseTimes(world: WorldResult, analysis: Analysis, out: ViolationList): void {
   const renewals = new Map<number, Renewal[]>();
   for (const entry of world.history.entries()) {
-    if (entry.type !== 'ok' || entry.op !== 'heartbeat' || entry.taskId === undefined || entry.generation === undefined) continue;
-    const ev = evOf(entry);
+    if (entry.type !== 'ok' || entry.op !== 'heartbeat' || entry.taskId === undefined || entry.generation === undefined || rolledBack(analysis, entry)) continue;
+    const ev = evAt(analysis, entry);
     if (ev === undefined) continue;
     let list = renewals.get(entry.taskId);
     if (list === undefined) renewals.set(entry.taskId, (list = []));

@@ -1,6 +1,6 @@
 import type { WorldResult } from '../world.ts';
 import { replayCounts } from './i3-quotas.ts';
-import { analyse, evOf, ViolationList } from './timeline.ts';
+import { analyse, evOf, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** Enqueue refusals that must be recorded in the rejections table (Q3, Q14, Q1). */
@@ -60,7 +60,7 @@ export const i4Capacity: Checker = {
 function checkQueueFullWasFull(world: WorldResult, liveAfterEvent: Map<number, number>, capacity: number, out: ViolationList): void {
   const ids = world.events.map((event) => event.id);
   for (const entry of world.history.entries()) {
-    if (entry.type !== 'fail' || entry.op !== 'enqueue' || entry.reason !== 'queue_full') continue;
+    if (entry.type !== 'fail' || entry.op !== 'enqueue' || entry.reason !== 'queue_full' || rolledBack(analyse(world), entry)) continue;
     const ev = evOf(entry);
     if (ev === undefined) continue;
     // The newest event at or before the cursor tells how many tasks were live when the refusal committed.

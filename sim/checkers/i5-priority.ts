@@ -1,7 +1,7 @@
 import type { TaskEvent, TaskState } from '../../src/queue/types.ts';
 import type { FailEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
-import { analyse, eventsInWindow, evOf, tenantLimit, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
+import { analyse, eventsInWindow, evAt, evOf, rolledBack, tenantLimit, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
 import { specOrder, specScore } from './spec-formulas.ts';
 import { SPEC_OCCUPYING_STATES } from './spec-rules.ts';
 import type { Checker } from './types.ts';
@@ -227,7 +227,8 @@ function checkAgingBound(context: Context, event: TaskEvent, claimed: Track, can
 function refusedClaims(world: WorldResult): { entry: FailEntry; ev: number }[] {
   const refusals: { entry: FailEntry; ev: number }[] = [];
   for (const entry of world.history.entries()) {
-    if (entry.type !== 'fail' || entry.op !== 'claim' || (entry.reason !== 'empty' && entry.reason !== 'quota')) continue;
+    // A refusal answered in history a power loss undid is judged against a log that is gone: left out.
+    if (entry.type !== 'fail' || entry.op !== 'claim' || (entry.reason !== 'empty' && entry.reason !== 'quota') || rolledBack(analyse(world), entry)) continue;
     const ev = evOf(entry);
     if (ev !== undefined) refusals.push({ entry, ev });
   }
@@ -237,7 +238,7 @@ function refusedClaims(world: WorldResult): { entry: FailEntry; ev: number }[] {
 function judgeRefusal(context: Context, entry: FailEntry): void {
   const { analysis, occupied, replay } = context;
   if (occupied.global >= analysis.config.globalLimit) return;
-  const ev = evOf(entry) ?? 0;
+  const ev = evAt(analysis, entry) ?? 0;
   const from = analysis.cursorBefore[entry.invokeIndex] ?? 0;
   let retired = 0;
   for (const event of eventsInWindow(context.world, from, ev)) {

@@ -3,7 +3,7 @@ import type { Usage } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { largestCallTokens, scriptsByTask } from './scripts.ts';
 import { specIsTerminal } from './spec-rules.ts';
-import { analyse, ViolationList } from './timeline.ts';
+import { analyse, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** Closures the reconciler makes on its own (src/runs/settlement.ts), with no end event of the task. */
@@ -137,8 +137,9 @@ function checkClosures(events: readonly { id: number; type: string; data: Record
 function checkReconcilerReleases(world: WorldResult, out: ViolationList): void {
   let reported = 0;
   let lastPass: number | undefined;
+  const analysis = analyse(world);
   for (const entry of world.history.entries()) {
-    if (entry.type !== 'ok' || entry.op !== 'reconcile') continue;
+    if (entry.type !== 'ok' || entry.op !== 'reconcile' || rolledBack(analysis, entry)) continue;
     const released = (entry.data as { releasedHolds?: unknown } | undefined)?.releasedHolds;
     if (typeof released === 'number' && released > 0) {
       reported += released;

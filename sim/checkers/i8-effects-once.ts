@@ -19,7 +19,11 @@ import type { Checker } from './types.ts';
  *   later ones repeated: true, and the row names the generation that recorded it first (R3);
  * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
  * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
- *   its intended keys, each under the task and action that intends it.
+ *   its intended keys, each under the task and action that intends it;
+ * - an acknowledged ledger row stays (R3, and the power-loss fault, S4): every key a recordEffect was
+ *   answered ok for is in the final ledger, and no worker sent that key to the provider after the
+ *   acknowledgement (the provider's key deduplicates, so a lost row shows as a second request, not a
+ *   second execution: the ledger must be the guard, not the provider).
  */
 export const i8EffectsOnce: Checker = {
   invariant: 'I8',
@@ -93,6 +97,27 @@ export const i8EffectsOnce: Checker = {
           taskId: effect.taskId,
         });
       }
+    }
+    const acknowledged = new Map<string, number>();
+    for (const entry of entries) {
+      if (entry.type !== 'ok' || entry.op !== 'recordEffect') continue;
+      // The ok entry keeps the cursor; the key is in its invoke's data (actors/gated-queue.ts).
+      const key = (entries[entry.invokeIndex]?.data as { requestKey?: unknown } | undefined)?.requestKey;
+      if (typeof key === 'string' && !acknowledged.has(key)) acknowledged.set(key, entry.index);
+    }
+    const ledgerKeys = new Set((world.effects ?? []).map((effect) => effect.requestKey));
+    for (const [key, index] of acknowledged) {
+      if (world.effects !== undefined && !ledgerKeys.has(key)) {
+        out.add('ledger lost', `the ledger row of ${key} was acknowledged (history ${index}) but is not in the final ledger`, { at: [index] });
+      }
+    }
+    for (const request of world.provider.requests) {
+      const index = acknowledged.get(request.requestKey);
+      if (request.sentIndex === undefined || index === undefined || request.sentIndex <= index) continue;
+      out.add('resent', `task ${request.taskId}: ${request.actor} sent ${request.requestKey} again (history ${request.sentIndex}) after its ledger row was acknowledged (history ${index})`, {
+        taskId: request.taskId,
+        at: [index, request.sentIndex],
+      });
     }
     const scripts = scriptsByTask(world);
     const ledger = new Map<number, Map<string, string>>();

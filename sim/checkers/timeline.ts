@@ -35,6 +35,42 @@ export interface Analysis {
   cursorBefore: readonly number[];
   /** Per history entry: the wall-clock skew (sum of clock jumps) in force at that entry. */
   skewAt: readonly number[];
+  /**
+   * Power losses (S4, faults/power-loss.ts): the history index of each `power-loss` note, and the invoke
+   * indexes of the calls whose commits it rolled back (the note's `lost`). See `rolledBack` and `evAt`.
+   */
+  powerLosses: readonly { index: number; cursor: number; lost: readonly { invoke: number; operation: string }[] }[];
+  undoneInvokes: ReadonlySet<number>;
+  /** Per history entry: the event cursor of the next power loss's recovered database (Infinity if none follows). */
+  capAt: readonly number[];
+}
+
+/**
+ * The writes that may roll back on a power loss under the default durability, as src/store/durability.ts
+ * documents them (its LOSABLE_WRITES), restated here so the judge does not take its word from the code
+ * it judges: a claim, heartbeat, checkpoint or event append, a sweep (expireLeases, reconcile) and a
+ * confirmation may be undone; an acknowledged enqueue (Q1), effect-ledger row (R3), cancel (Q13) or end
+ * of a run may not.
+ */
+export const MAY_ROLL_BACK: ReadonlySet<string> = new Set(['claim', 'heartbeat', 'checkpoint', 'appendEvent', 'expireLeases', 'reconcile', 'confirmStopped']);
+
+/**
+ * True when the entry's place in the log was undone by a power loss: an ok whose commit the power-loss
+ * note names as lost, or an answer recorded before a power loss at a cursor beyond what the database
+ * came back with (the events it saw are gone, and their ids are given to new events). Such an entry says
+ * nothing about the final log; whether its loss was allowed is judged on its own (MAY_ROLL_BACK).
+ */
+export function rolledBack(analysis: Analysis, entry: HistoryEntry): boolean {
+  if (entry.type === 'ok' && analysis.undoneInvokes.has(entry.invokeIndex)) return true;
+  if (entry.type !== 'ok' && entry.type !== 'fail') return false;
+  const ev = evOf(entry);
+  return ev !== undefined && ev > (analysis.capAt[entry.index] ?? Number.POSITIVE_INFINITY);
+}
+
+/** The entry's cursor placed in the final log: `ev`, capped at what a later power loss kept. */
+export function evAt(analysis: Analysis, entry: HistoryEntry): number | undefined {
+  const ev = evOf(entry);
+  return ev === undefined ? undefined : Math.min(ev, analysis.capAt[entry.index] ?? Number.POSITIVE_INFINITY);
 }
 
 /** A state the SPEC names (spec-rules.ts). */
@@ -108,10 +144,29 @@ function build(world: WorldResult): Analysis {
   const entries = world.history.entries();
   const cursorBefore: number[] = new Array(entries.length);
   const skewAt: number[] = new Array(entries.length);
+  const powerLosses: Analysis['powerLosses'][number][] = [];
+  const undoneInvokes = new Set<number>();
+  for (const entry of entries) {
+    if (entry.type !== 'note' || entry.kind !== 'power-loss') continue;
+    const data = entry.data as { cursor?: unknown; lost?: unknown } | undefined;
+    const lost = Array.isArray(data?.lost) ? (data.lost as { invoke?: unknown; operation?: unknown }[]).map((commit) => ({ invoke: Number(commit.invoke), operation: String(commit.operation) })) : [];
+    powerLosses.push({ index: entry.index, cursor: typeof data?.cursor === 'number' ? data.cursor : 0, lost });
+    for (const commit of lost) if (commit.invoke >= 0) undoneInvokes.add(commit.invoke);
+  }
+  // Before a power loss, the final log holds only the events up to the cursor it came back with (a later
+  // one keeps at least as much), so a cursor read before it is capped there; after it, the log goes on from it.
+  const capAt: number[] = new Array(entries.length);
+  let cap = Number.POSITIVE_INFINITY;
+  let loss = powerLosses.length - 1;
+  for (let index = entries.length - 1; index >= 0; index--) {
+    while (loss >= 0 && powerLosses[loss]!.index >= index) cap = Math.min(cap, powerLosses[loss--]!.cursor);
+    capAt[index] = cap;
+  }
   let cursor = 0;
   let skew = 0;
   entries.forEach((entry, index) => {
-    cursorBefore[index] = cursor;
+    if (entry.type === 'note' && entry.kind === 'power-loss') cursor = Number((entry.data as { cursor?: unknown } | undefined)?.cursor ?? 0);
+    cursorBefore[index] = Math.min(cursor, capAt[index]!);
     // The jump note is written just before the clock moves, at the same instant: later entries see it.
     if (entry.type === 'note' && entry.kind === 'clock-jump') skew += Number((entry.data as { deltaMs?: unknown } | undefined)?.deltaMs ?? 0);
     skewAt[index] = skew;
@@ -129,6 +184,9 @@ function build(world: WorldResult): Analysis {
     positionOfEvent,
     cursorBefore,
     skewAt,
+    powerLosses,
+    undoneInvokes,
+    capAt,
   };
 }
 

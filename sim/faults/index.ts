@@ -13,6 +13,7 @@ import { lostResponse, lostResponseFault } from './lost-response.ts';
 import { pauseAt, pauseAtFault } from './pause-at.ts';
 import { pause, pauseFault } from './pause.ts';
 import { NO_RATES, pointFaultSchema, ratesSchema, timedFaultSchema, type FaultPlan, type FaultRates, type PointFault, type TimedFault } from './plan.ts';
+import { powerLoss, powerLossFault } from './power-loss.ts';
 import { restart, restartFault } from './restart.ts';
 import { drawRoundPlan, killPerRoundPart, pausePerRoundPart, roundFaultSpecOf } from './rounds.ts';
 import { slowTool, slowToolFault } from './slow-tool.ts';
@@ -32,6 +33,7 @@ export const TIMED_FAULTS: { [Kind in TimedFault['kind']]: TimedInjector<Extract
   restart,
   'clock-jump': clockJump,
   busy,
+  'power-loss': powerLoss,
 };
 
 export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt };
@@ -51,6 +53,7 @@ export const faultPartSchema = z.discriminatedUnion('kind', [
   restartFault,
   clockJumpFault,
   busyFault,
+  powerLossFault,
   killAtFault,
   pauseAtFault,
   slowToolFault,

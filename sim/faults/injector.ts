@@ -54,6 +54,12 @@ export interface SchedulerHandle {
   queue(): WorkQueue;
   /** The event cursor now (actors/cursor.ts). */
   readonly cursor: CursorReader;
+  /**
+   * Cuts the host's power (power-loss.ts): present only when the run's database is a power-loss twin.
+   * The scheduler and every worker die, the database returns to its last synced state (plus a seeded
+   * prefix of the unsynced commits with keep 'prefix'), and everything comes back downMs later.
+   */
+  readonly powerLoss?: (keep: 'none' | 'prefix', downMs: number) => void;
   /** The lease of the queue's configuration, which stale writes wait out. */
   readonly leaseMs: number;
 }

@@ -9,6 +9,7 @@ import { killFault, type KillFault } from './kill.ts';
 import type { LostResponseRate } from './lost-response.ts';
 import { pauseAtFault, type PauseAtFault } from './pause-at.ts';
 import { pauseFault, type PauseFault } from './pause.ts';
+import { powerLossFault, type PowerLossFault } from './power-loss.ts';
 import { restartFault, type RestartFault } from './restart.ts';
 import type { SlowToolRate } from './slow-tool.ts';
 import type { StaleWriteRate } from './stale-write.ts';
@@ -24,7 +25,7 @@ export { KILL_POINTS, type KillPoint, type PointFaultScope } from './point-scope
  */
 
 /** Faults that act at a time (`atMs` from the start of the run). */
-export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault;
+export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault;
 
 /** Faults that act when a worker reaches an await point (point-scope.ts). */
 export type PointFault = KillAtFault | PauseAtFault;
@@ -38,7 +39,7 @@ export interface FaultPlan {
   rates: FaultRates;
 }
 
-export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault]);
+export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault]);
 export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault]);
 
 /** The rates of a plan: every field but staleWriteProbability (newer than the first counterexample files) is required. */

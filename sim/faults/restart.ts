@@ -26,9 +26,9 @@ export const restart: TimedInjector<RestartFault> = {
   fire: (fault, run) => restartScheduler(run, fault.downMs),
 };
 
-/** A restart must find committed state on disk: a plan with one runs on a database file, others in memory (much faster). */
+/** A restart (or a power loss) must find state on disk: a plan with one runs on a database file, others in memory (much faster). */
 export function needsDisk(plan: FaultPlan): boolean {
-  return plan.timed.some((fault) => fault.kind === 'restart');
+  return plan.timed.some((fault) => fault.kind === 'restart' || fault.kind === 'power-loss');
 }
 
 async function restartScheduler({ world }: FaultRun, downMs: number): Promise<void> {

@@ -400,6 +400,15 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: "    const notBefore = at + decision.backoffMs * 1000;",
     expectedInvariant: 'I11',
   },
+  {
+    id: 'enqueue-not-synced',
+    description:
+      "An acknowledged enqueue that a power loss can take back: the default durability ('acknowledged') moves enqueue to the writes that stay at synchronous NORMAL, so the client is told its task is accepted before the WAL is synced, and a power cut before the next synced commit loses the task (Q1). The power-loss fault's seeds see the task gone, or its id handed to a later enqueue.",
+    file: 'src/store/durability.ts',
+    find: lines('export const LOSABLE_WRITES: ReadonlySet<string> = new Set([', "  'claim',"),
+    replace: lines('export const LOSABLE_WRITES: ReadonlySet<string> = new Set([', "  'enqueue',", "  'claim',"),
+    expectedInvariant: 'I11',
+  },
 
   // ---------------------------------------------------------------- I12 uncertain is held
   {
