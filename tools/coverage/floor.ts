@@ -43,7 +43,7 @@ export function judge(floors: FloorFile, measured: Partial<Record<'unit' | 'gate
 }
 
 /** How far under a measured figure `--raise` puts its floor, in points, per suite. */
-export const MARGIN = { unit: 0.5, gate: 2 } as const;
+export const MARGIN = { unit: 0.5, gate: 3 } as const;
 
 /** The floors after `--raise`: each the higher of itself and (measured - margin) rounded down to 0.1. */
 export function raised(floors: FloorFile, verdicts: readonly Verdict[]): FloorFile {
