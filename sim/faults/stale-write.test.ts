@@ -51,4 +51,12 @@ describe('stale writes', () => {
     }
     expect(accepted).toEqual([]);
   });
+
+  it('delivers a late confirmation again when the database stays busy, instead of crashing the run', async () => {
+    // mixed seed 260029602785498: a replayed confirmStopped met the busy fault's competing writer past the
+    // store's retries, and its BusyError escaped the supervisor's scan as a harness crash.
+    const { report, world } = await simulate({ scenario: catalogueScenario('mixed'), seed: '260029602785498' });
+    expect(world.crash).toBeUndefined();
+    expect(report.violations).toEqual([]);
+  });
 });

@@ -1,3 +1,4 @@
+import { BusyError } from '../../src/queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../../src/queue/types.ts';
 import { started, type CursorReader } from '../actors/cursor.ts';
 import { gatedQueue } from '../actors/gated-queue.ts';
@@ -99,7 +100,18 @@ export class StaleWriter {
     }
     const queue = this.queue();
     const invoke = this.history.invoke('supervisor', 'confirmStopped', { taskId, generation, data: { replayed: true } });
-    const { result, ev } = await started(queue.confirmStopped(taskId, generation, 'supervisor'), this.cursor);
+    let answer: { result: Awaited<ReturnType<WorkQueue['confirmStopped']>>; ev: number };
+    try {
+      answer = await started(queue.confirmStopped(taskId, generation, 'supervisor'), this.cursor);
+    } catch (error) {
+      // A competing writer kept the database busy past the store's retries (faults/busy.ts, Q18): the
+      // late duplicate failed like any call would, and is delivered again later, as the supervisor's is.
+      if (!(error instanceof BusyError)) throw error;
+      this.history.fail(invoke, error.code);
+      if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.replayConfirm(taskId, generation, wait + 1));
+      return;
+    }
+    const { result, ev } = answer;
     if (result.ok) this.history.ok(invoke, { data: { outcome: result.next, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
   }
