@@ -53,7 +53,7 @@ describe('the scenario file schema', () => {
     const spec = { ...parts(), workers: { count: 0, slots: 'two' }, colour: 'blue' };
     const parsed = parseScenarioFile(spec);
     expect(parsed.ok ? [] : parsed.problems).toEqual([
-      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, model, tools, supervisor, workload, faults, phases, expect' },
+      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, model, tools, supervisor, fleet, workload, faults, phases, expect' },
       { field: 'workers.count', problem: 'expected an integer >= 1, got 0' },
       { field: 'workers.slots', problem: 'expected an integer >= 1, got "two"' },
     ]);
@@ -91,7 +91,7 @@ describe('the scenario file schema', () => {
     ]);
     expect(parseFaultPlan({ ...emptyPlan(), points: [{ kind: 'kill-at', point: 'nowhere', occurrence: 1, reviveAfterMs: 0 }] }, 'plan', 2)[0]).toEqual({
       field: 'plan.points[0].point',
-      problem: 'expected one of "before_model_call", "before_tool_call", "after_effect", "between_checkpoints", "after_terminal_write", got "nowhere"',
+      problem: 'expected one of "before_model_call", "before_tool_call", "after_effect", "between_checkpoints", "after_terminal_write", "before_claim", "before_heartbeat", "before_get", "before_lastCheckpoint", "before_checkpoint", "before_effectResult", "before_recordEffect", "before_appendEvent", "before_acknowledgeCancel", "before_interrupt", "before_complete", "before_fail", got "nowhere"',
     });
     // A plan written before stale writes existed has no staleWriteProbability: still sound.
     const { staleWriteProbability: _none, ...older } = { ...emptyPlan().rates, staleWriteProbability: 0 };

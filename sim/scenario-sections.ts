@@ -111,6 +111,17 @@ export const supervisorFields = {
 };
 export const SUPERVISOR_DEFAULTS = { scanMs: 5_000, confirmDelayMs: 10_000 };
 
+export const fleetFields = {
+  interleave: probability().meta({
+    description:
+      "The chance that an actor's transaction waits at its BEGIN while other actors' transactions run first (sim/store/fleet.ts); 0: every transaction runs the moment it is made. Default 0.25.",
+  }),
+  maxWaitMs: nonNegative().meta({
+    description: 'The longest such wait; 0: a wait only lets what is due at the same instant run first, so the order of transactions changes and the timeline does not. Default 400.',
+  }),
+};
+export { FLEET_DEFAULTS } from './store/fleet.ts';
+
 export const phasesFields = {
   safetyMs: positive().meta({ description: 'The safety phase, with faults; default 150000.' }),
   livenessMs: positive().meta({ description: 'The liveness phase after it (faults stop, everyone recovers), within which everything must drain; default 1800000.' }),

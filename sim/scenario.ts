@@ -1,3 +1,4 @@
+import type { FleetSpec } from './store/fleet.ts';
 import type { ErrorClass, QueueConfig, Tier } from '../src/queue/types.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { ExpectationSpec } from './expectations/types.ts';
@@ -78,6 +79,8 @@ export interface ScenarioSpec {
     errorClasses?: Partial<Record<ErrorClass, number>>;
   };
   supervisor: { scanMs: number; confirmDelayMs: number };
+  /** The fleet (sim/store/fleet.ts); absent: FLEET_DEFAULTS. */
+  fleet?: FleetSpec;
   /** An explicit plan, a swarm drawn per seed, or one fault per round of a rounds workload drawn per seed. */
   faults: { plan: FaultPlan } | { swarm: SwarmSpec } | { perRound: RoundFaultSpec };
   phases: { safetyMs: number; livenessMs: number };

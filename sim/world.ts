@@ -9,7 +9,7 @@ import { SqliteStore } from '../src/store/sqlite-store.ts';
 import { openWorkQueue } from '../src/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
-import { started } from './actors/cursor.ts';
+import { recordedCall, type ActorQueue } from './actors/gated-queue.ts';
 import { freshMemoryDatabase } from './memory-image.ts';
 import { ExternalProvider } from './actors/provider.ts';
 import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
@@ -26,7 +26,7 @@ import { needsFile } from './faults/busy.ts';
 import { BusyError } from '../src/queue/errors.ts';
 import { needsPowerLossTwin } from './faults/power-loss.ts';
 import { PowerLossTwin } from './store/power-loss.ts';
-import type { Store } from '../src/store/store.ts';
+import { Fleet, FLEET_DEFAULTS, type BaseStore, type FleetActor } from './store/fleet.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
@@ -86,10 +86,19 @@ export class World {
   private readonly outcomes: WorldResult['outcomes'] = [];
   private readonly directory: string | undefined;
   private readonly dbPath: string;
-  private queue: WorkQueue;
+  /**
+   * The scheduler's own queue: the world's look at the database (the end-of-run reads, the operator's
+   * list), on a connection whose transactions never wait. Every actor has a queue of its own (connect).
+   */
+  private readonly queue: WorkQueue;
+  private readonly fleet: Fleet;
+  private readonly own: ActorQueue;
+  private readonly client: ActorQueue;
+  private readonly operator: ActorQueue;
   /** The database handle of a file-backed run, which the world opens and closes around the queue. */
   private handle: Database.Database | undefined;
-  private store!: Store & Pick<SqliteStore, 'readNow'>;
+  /** The world's database as every connection reaches it now: it changes across restarts and power losses. */
+  private store!: BaseStore;
   /**
    * A run with a power-loss fault keeps its database in the power-loss twin (sim/store/power-loss.ts),
    * at the queue's default durability, and maps each commit the twin saw to the history invoke of the
@@ -115,12 +124,22 @@ export class World {
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
     this.directory = needsDisk(this.plan) || needsFile(this.plan) ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
     this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
-    this.queue = this.openQueue();
+    this.fleet = new Fleet(
+      { base: () => this.store, down: () => this.down, cursor: this.cursor, committed: (invoke) => this.noteCommits(invoke) },
+      this.random.fork('fleet'),
+      scenario.fleet ?? FLEET_DEFAULTS,
+    );
+    this.openStore();
+    this.own = this.connect({ id: 'scheduler', alive: () => true, waiter: this.loop.waiter }, false);
+    this.queue = this.own.queue;
+    this.client = this.connect({ id: 'client', alive: () => true, waiter: this.loop.waiter });
+    this.operator = this.connect({ id: 'operator', alive: () => true, waiter: this.loop.waiter });
     this.faults = new FaultController(this.plan, this.faultWorld(), this.random);
-    this.supervisor = new Supervisor(this.loop, this.history, () => this.queue, () => this.incarnations, scenario.supervisor, () => !this.down, {
+    const supervisor = this.connect({ id: 'supervisor', alive: () => true, waiter: this.loop.waiter });
+    this.supervisor = new Supervisor(this.loop, this.history, supervisor, () => this.incarnations, scenario.supervisor, () => !this.down, {
       uncertain: (taskId, generation) => this.faults.supervisorSaw('uncertain', taskId, generation),
       confirmed: (taskId, generation) => this.faults.supervisorSaw('confirmed', taskId, generation),
-    }, this.cursor);
+    });
     for (let index = 0; index < workers.count; index++) this.workers.push(this.makeWorker(index));
   }
 
@@ -135,12 +154,12 @@ export class World {
       databaseFile: this.dbPath === ':memory:' ? undefined : this.dbPath,
       ...(needsPowerLossTwin(this.plan) ? { powerLoss: (keep: 'none' | 'prefix', downMs: number) => this.powerLoss(keep, downMs) } : {}),
       shutDown: async () => {
-        await this.closeQueue();
+        // Down first: a transaction that reaches the database while it closes meets a scheduler that is down.
         this.down = true;
+        await this.closeQueue();
       },
       reopen: () => this.reopen(),
-      queue: () => this.queue,
-      cursor: this.cursor,
+      connect: (id) => this.connect({ id, alive: () => true, waiter: this.loop.waiter }),
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
     };
     return {
@@ -148,7 +167,7 @@ export class World {
       history: this.history,
       workerCount: this.scenario.workers.count,
       kill: (index, reason, reviveAfterMs, atNextAwait, label) => this.kill(this.workers[index], reason, reviveAfterMs, atNextAwait, label),
-      pause: (index, durationMs, label) => this.pause(index, durationMs, label),
+      pause: (index, durationMs, label, at) => this.pause(index, durationMs, label, at),
       isCurrent: (incarnation) => this.workers[incarnation.worker]?.current === incarnation,
       runningTasks: () => this.workers.map((worker) => worker.running),
       deliver: (index, task) => this.workers[index]?.deliver(task),
@@ -156,66 +175,54 @@ export class World {
     };
   }
 
-  private openQueue(): WorkQueue {
-    const config = resolveConfig(this.scenario.queue);
-    const options = { clock: this.loop.clock, random: this.random.fork('core'), config: this.scenario.queue };
+  /** Opens the world's database (or reopens it after a restart): every connection reaches it through `this.store`. */
+  private openStore(): void {
     // Busy timeout 0: SQLite's busy handler would sleep in real time inside the synchronous call, while the
     // competing writer of a busy fault (faults/busy.ts) lets go only at a loop event. Each attempt meets
     // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
-    const storeOptions = { busyTimeoutMs: 0, busyRetries: config.busyRetries };
-    let target: string | Database.Database = this.dbPath;
+    const storeOptions = { busyTimeoutMs: 0, busyRetries: resolveConfig(this.scenario.queue).busyRetries };
     if (this.dbPath !== ':memory:' && needsPowerLossTwin(this.plan)) {
       // A power loss must find what the disk was told to keep: the twin opens the file through the
       // production path at the production default durability ('acknowledged'), not synchronous OFF.
       // A restart (a process crash of the scheduler) reopens the queue on the twin's same connection.
       this.twin ??= PowerLossTwin.open({ path: this.dbPath, at: () => this.loop.clock.now(), ...storeOptions });
-      this.store = this.watchCommits(this.twin);
-      return openWorkQueue({ ...options, db: this.store });
+      this.store = this.twin.store;
+      return;
     }
+    let target: Database.Database;
     if (this.dbPath === ':memory:') {
       target = freshMemoryDatabase();
-      this.handle = target;
     } else {
       // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
       // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
       // committed, as before. The handle is the world's; the store adopts it (the production API).
-      const handle = new Database(this.dbPath);
-      handle.pragma('journal_mode = WAL');
-      handle.pragma('synchronous = OFF');
-      this.handle = handle;
-      target = handle;
+      target = new Database(this.dbPath);
+      target.pragma('journal_mode = WAL');
+      target.pragma('synchronous = OFF');
     }
-    // The world opens the store itself, so its history can read the event cursor at the instant each
-    // call committed (actors/cursor.ts); the queue runs on it through the production API.
+    this.handle = target;
+    // The world opens the store itself, so each connection can read the event cursor at the instant its
+    // transaction committed (sim/store/fleet.ts); every queue runs on it through the production API.
     this.store = SqliteStore.open(target, storeOptions, () => this.loop.clock.now());
-    return openWorkQueue({ ...options, db: this.store });
   }
 
-  /** The twin's current store, with each new commit mapped to the history invoke that made it. */
-  private watchCommits(twin: PowerLossTwin): Store & Pick<SqliteStore, 'readNow'> {
-    const inner = twin.store;
-    const noteCommits = () => {
-      const entries = this.history.entries();
-      let invoke = entries.length - 1;
-      while (invoke >= 0 && entries[invoke]!.type !== 'invoke') invoke--;
-      for (let index = this.commitInvokes.length === 0 ? 1 : this.commitInvokes.length; index <= twin.commits.length; index++) this.commitInvokes[index] = invoke;
-    };
-    return {
-      kind: inner.kind,
-      write: (operation, readClock, body) => {
-        try {
-          const result = inner.writeNow(operation, readClock, body);
-          noteCommits();
-          return Promise.resolve(result);
-        } catch (error) {
-          noteCommits();
-          return Promise.reject(error);
-        }
-      },
-      read: (operation, body) => inner.read(operation, body),
-      readNow: (operation, body) => inner.readNow(operation, body),
-      close: () => inner.close(),
-    };
+  /**
+   * A queue of its own for `actor` (a worker incarnation, the supervisor, the client, a fault's
+   * sender), on a connection of its own to the world's database (sim/store/fleet.ts), with the core's
+   * randomness forked for it: each process of a fleet opens its own queue. `interleaves` false: the
+   * connection's transactions never wait (the scheduler's own look, read after the loop has stopped).
+   */
+  private connect(actor: FleetActor, interleaves = true): ActorQueue {
+    const connection = this.fleet.connect(actor, interleaves);
+    const queue = openWorkQueue({ clock: this.loop.clock, random: this.random.fork('core').fork(actor.id), config: this.scenario.queue, db: connection });
+    return { queue, connection };
+  }
+
+  /** A write of history call `invoke` ran: the twin's new commits, if any, are that call's (a power-loss note names them). */
+  private noteCommits(invoke: number | undefined): void {
+    const twin = this.twin;
+    if (twin === undefined) return;
+    for (let index = this.commitInvokes.length === 0 ? 1 : this.commitInvokes.length; index <= twin.commits.length; index++) this.commitInvokes[index] = invoke ?? -1;
   }
 
   /**
@@ -228,7 +235,7 @@ export class World {
     if (twin === undefined || this.down) return;
     const report = twin.powerLoss(keep === 'prefix' ? (this.keepRandom ??= this.random.fork('power-loss-keep')) : 0);
     this.down = true;
-    this.store = this.watchCommits(twin);
+    this.store = twin.store;
     const cursor = this.cursor();
     const lost = report.lost.map((commit) => ({ commit: commit.index, operation: commit.operation, synchronous: commit.synchronous, invoke: this.commitInvokes[commit.index] ?? -1 }));
     this.history.note('power-loss', 'host', { downMs, keep, synced: report.synced, kept: report.kept, cursor, lost });
@@ -239,8 +246,9 @@ export class World {
   /** The event cursor now (actors/cursor.ts). */
   private readonly cursor = (): number => this.store.readNow('eventCursor', (tx) => tx.eventCursor());
 
+  /** Closes the world's database: every queue on it stays, and meets a scheduler that is down until it reopens. */
   private async closeQueue(): Promise<void> {
-    await this.queue.close();
+    await this.store.close();
     this.handle?.close();
     this.handle = undefined;
   }
@@ -252,7 +260,6 @@ export class World {
     return new SimWorker(index, {
       loop,
       history,
-      queue: () => this.queue,
       ...scenario.workers,
       makeModel: (incarnation) => {
         this.incarnations.set(incarnation.id, incarnation);
@@ -285,8 +292,14 @@ export class World {
       queueHooks: (incarnation) => ({
         unavailable: () => this.down,
         after: (op, args, result) => this.faults.afterQueueCall(incarnation, op, args, result),
-        cursor: this.cursor,
       }),
+      connect: (incarnation) =>
+        this.connect({
+          id: incarnation.id,
+          alive: () => incarnation.alive,
+          waiter: incarnation.waiter(loop.waiter),
+          boundary: (operation) => this.faults.atBoundary(incarnation, operation),
+        }),
       // S4 points before a model or tool call: true means the process died there (faults/kill-at.ts).
       killBefore: (point, incarnation) => this.faults.atPoint(point, incarnation, true),
       onOutcome: (incarnation, outcome) => {
@@ -321,16 +334,16 @@ export class World {
     worker.start();
   }
 
-  private pause(index: number, durationMs: number, label?: string): void {
+  private pause(index: number, durationMs: number, label?: string, at?: string): void {
     const worker = this.workers[index];
     if (worker?.current?.state !== 'alive') return;
-    worker.pause(label);
+    worker.pause(label, at);
     this.loop.after(durationMs, () => worker.resume());
   }
 
   private reopen(): void {
     if (!this.down) return;
-    this.queue = this.openQueue();
+    this.openStore();
     this.down = false;
     this.history.note('reopen', 'scheduler');
   }
@@ -357,7 +370,7 @@ export class World {
     }
     let answer: { result: EnqueueResult; ev: number };
     try {
-      answer = await started(this.queue.enqueue(request), this.cursor);
+      answer = await recordedCall(this.client.connection, invoke, () => this.client.queue.enqueue(request));
     } catch (error) {
       if (!this.busyFailed(invoke, error)) throw error;
       this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
@@ -385,7 +398,14 @@ export class World {
     for (const atMs of operatorTimes(swarm)) {
       this.loop.schedule(startMs + atMs, async () => {
         if (this.down) return;
-        const uncertain = await this.queue.tasksInState('uncertain');
+        let uncertain: Awaited<ReturnType<WorkQueue['tasksInState']>>;
+        try {
+          uncertain = await this.operator.queue.tasksInState('uncertain');
+        } catch (error) {
+          // Its look waited at BEGIN (sim/store/fleet.ts) and met a scheduler gone down, or a busy database: no cancel this time.
+          if (error instanceof BusyError) return;
+          throw error;
+        }
         if (uncertain.length > 0 && random.chance(swarm.operatorCancelProbability)) await this.cancel(random.pick(uncertain).id, 'operator');
       });
     }
@@ -412,7 +432,8 @@ export class World {
     }
     let answer: { result: Awaited<ReturnType<WorkQueue['cancel']>>; ev: number };
     try {
-      answer = await started(this.queue.cancel(taskId), this.cursor);
+      const { queue, connection } = actor === 'operator' ? this.operator : this.client;
+      answer = await recordedCall(connection, invoke, () => queue.cancel(taskId));
     } catch (error) {
       if (!this.busyFailed(invoke, error)) throw error;
       this.loop.after(1_000, () => this.cancel(taskId, actor));
@@ -433,7 +454,13 @@ export class World {
     this.enqueuesByTenant.set(tenant, count);
     if ((count & (count - 1)) !== 0) return;
     const invoke = this.history.invoke('client', 'list-tenant', { data: { tenant } });
-    const rows = await this.queue.listForTenant(tenant);
+    let rows: Awaited<ReturnType<WorkQueue['listForTenant']>>;
+    try {
+      rows = await this.client.queue.listForTenant(tenant);
+    } catch (error) {
+      if (!this.busyFailed(invoke, error)) throw error;
+      return;
+    }
     const tenants = [...new Set(rows.map((row) => row.tenant))].sort();
     this.history.ok(invoke, { data: { tenant, rows: rows.length, tenants } });
   }

@@ -1,7 +1,7 @@
 import { BusyError } from '../../src/queue/errors.ts';
 import type { WorkQueue } from '../../src/queue/types.ts';
 import type { History, OperationFields } from '../history.ts';
-import type { CursorReader } from './cursor.ts';
+import type { Connection } from '../store/fleet.ts';
 import { DeadIncarnationError, type Incarnation } from './incarnation.ts';
 
 /** Calls that write (each one BEGIN IMMEDIATE transaction in the store, which a competing writer can keep busy, faults/busy.ts). */
@@ -17,23 +17,27 @@ export interface QueueFaultHooks {
   unavailable(op: string, write: boolean): boolean;
   /** Called after a call returned, to fire kill points such as 'after_terminal_write'. */
   after(op: string, args: readonly unknown[], result: unknown): void;
-  /** The event cursor now, read synchronously (cursor.ts). */
-  cursor: CursorReader;
+}
+
+/** One actor's own queue on its own connection (sim/store/fleet.ts). */
+export interface ActorQueue {
+  queue: WorkQueue;
+  connection: Connection;
 }
 
 /**
- * The queue as one worker incarnation sees it: every call is recorded in the history (invoke, then ok
- * or fail with its reason: a BusyError the store gave up with is recorded by its code, db_busy), calls
- * to a scheduler that is down fail at once, and `current()` follows the scheduler across restarts.
+ * The queue as one worker incarnation sees it: its own queue on its own connection (the fleet), every
+ * call recorded in the history (invoke, then ok or fail with its reason: a BusyError the store gave up
+ * with is recorded by its code, db_busy), calls to a scheduler that is down failing at once.
  */
-export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, history: History, hooks: QueueFaultHooks): WorkQueue {
+export function gatedQueue(own: ActorQueue, incarnation: Incarnation, history: History, hooks: QueueFaultHooks): WorkQueue {
+  const queue = own.queue as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
   return new Proxy({} as WorkQueue, {
     get(_target, property) {
       const name = String(property);
-      if (name === 'config') return current().config;
+      if (name === 'config') return own.queue.config;
       return (...args: unknown[]): Promise<unknown> => {
         if (!incarnation.alive) return Promise.reject(new DeadIncarnationError(incarnation.id, name));
-        const queue = current() as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
         if (!RECORDED.has(name)) return queue[name]!(...args);
         const fields = fieldsOf(name, args);
         const invoke = history.invoke(incarnation.id, name, fields);
@@ -41,16 +45,9 @@ export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, h
           history.fail(invoke, 'db_busy');
           return Promise.reject(new BusyError(name, 1));
         }
-        let pending: Promise<unknown>;
-        try {
-          pending = queue[name]!(...args);
-        } catch (error) {
-          pending = Promise.reject(error);
-        }
-        // The transaction has committed by now (cursor.ts); read where it landed before anything else runs.
-        const ev = hooks.cursor();
+        const pending = recordedCall(own.connection, invoke, () => queue[name]!(...args));
         return pending.then(
-          (result) => {
+          ({ result, ev }) => {
             recordResult(history, invoke, name, result, ev);
             hooks.after(name, args, result);
             return result;
@@ -63,6 +60,27 @@ export function gatedQueue(current: () => WorkQueue, incarnation: Incarnation, h
       };
     },
   });
+}
+
+/**
+ * Makes one recorded call on an actor's connection: the call's transaction takes the tag, and `ev`
+ * is the event cursor the moment that transaction committed (or ran, for a read), however long it
+ * waited at its BEGIN and whatever other actors committed before or after it (sim/store/fleet.ts).
+ */
+export async function recordedCall<T>(connection: Connection, invoke: number, call: () => Promise<T>): Promise<{ result: T; ev: number }> {
+  connection.tagNext(invoke);
+  let pending: Promise<T>;
+  try {
+    pending = call();
+  } catch (error) {
+    pending = Promise.reject(error);
+  } finally {
+    connection.untag();
+  }
+  const result = await pending;
+  const ev = connection.take(invoke);
+  if (ev === undefined) throw new Error(`harness bug: call ${invoke} returned without a transaction of its own`);
+  return { result, ev };
 }
 
 function fieldsOf(op: string, args: readonly unknown[]): OperationFields {

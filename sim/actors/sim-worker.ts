@@ -1,10 +1,9 @@
-import type { WorkQueue } from '../../src/queue/types.ts';
 import type { ClaimedTask } from '../../src/queue/types.ts';
 import type { RunOutcome, Tool } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
-import { gatedQueue, type QueueFaultHooks } from './gated-queue.ts';
+import { gatedQueue, type ActorQueue, type QueueFaultHooks } from './gated-queue.ts';
 import { Incarnation } from './incarnation.ts';
 import type { Model } from '../../src/worker/types.ts';
 import type { KillPoint } from '../faults/plan.ts';
@@ -12,7 +11,8 @@ import type { KillPoint } from '../faults/plan.ts';
 export interface SimWorkerEnvironment {
   loop: EventLoop;
   history: History;
-  queue: () => WorkQueue;
+  /** A queue of its own for an incarnation, on a connection of its own (sim/store/fleet.ts). */
+  connect(incarnation: Incarnation): ActorQueue;
   slots: number;
   idleWaitMs: number;
   maxSteps: number;
@@ -60,7 +60,7 @@ export class SimWorker {
         environment.killBefore('before_tool_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => tool.call(args, context)),
     }));
     this.worker = new Worker({
-      queue: gatedQueue(environment.queue, incarnation, environment.history, environment.queueHooks(incarnation)),
+      queue: gatedQueue(environment.connect(incarnation), incarnation, environment.history, environment.queueHooks(incarnation)),
       workerId: incarnation.id,
       model: gatedModel,
       tools,
@@ -99,11 +99,13 @@ export class SimWorker {
     return this.current?.state === 'alive' ? (this.worker?.running ?? 0) : 0;
   }
 
-  pause(fault?: string): void {
+  /** `at`: the await point a point fault froze it at (checkers/windows.ts), put in the note when given. */
+  pause(fault?: string, at?: string): void {
     const incarnation = this.current;
     if (incarnation?.state !== 'alive') return;
     incarnation.pause();
-    this.environment.history.note('pause', incarnation.id, fault === undefined ? undefined : { running: this.worker?.running ?? 0, fault });
+    const data = { ...(fault === undefined ? {} : { running: this.worker?.running ?? 0, fault }), ...(at === undefined ? {} : { at }) };
+    this.environment.history.note('pause', incarnation.id, Object.keys(data).length === 0 ? undefined : data);
   }
 
   resume(): void {

@@ -1,8 +1,7 @@
 import { BusyError } from '../../src/queue/errors.ts';
-import type { WorkQueue } from '../../src/queue/types.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
-import { started, type CursorReader } from './cursor.ts';
+import { recordedCall, type ActorQueue } from './gated-queue.ts';
 import type { Incarnation } from './incarnation.ts';
 
 export interface SupervisorConstraints {
@@ -30,14 +29,13 @@ export class Supervisor {
   constructor(
     private readonly loop: EventLoop,
     private readonly history: History,
-    private readonly queue: () => WorkQueue,
+    /** Its own queue on its own connection (sim/store/fleet.ts). */
+    private readonly own: ActorQueue,
     private readonly incarnations: () => ReadonlyMap<string, Incarnation>,
     private readonly constraints: SupervisorConstraints,
     private readonly available: () => boolean,
     /** Told of every uncertain task a scan looks at, and of every successful confirmation: the world replays some confirmations late, as stale writes. */
     private readonly observers: SupervisorObservers = { uncertain: () => {}, confirmed: () => {} },
-    /** The event cursor, read synchronously right after each call (cursor.ts). */
-    private readonly cursor: CursorReader = () => 0,
   ) {}
 
   start(): void {
@@ -66,15 +64,15 @@ export class Supervisor {
 
   async scan(): Promise<void> {
     // The call in flight: a competing writer that keeps the database busy past the store's retries
-    // (faults/busy.ts, Q18: a BusyError) fails it, and the scan ends there; the next scan tries again.
+    // (faults/busy.ts, Q18: a BusyError), or a scheduler gone down, fails it, and the scan ends there.
     let open: number | undefined;
     try {
-      const queue = this.queue();
+      const { queue, connection } = this.own;
       const invoke = (open = this.history.invoke('supervisor', 'expireLeases'));
-      const expiry = await started(queue.expireLeases(), this.cursor);
+      const expiry = await recordedCall(connection, invoke, () => queue.expireLeases());
       this.history.ok(invoke, { data: { expired: expiry.result, ev: expiry.ev } });
       const reconciling = (open = this.history.invoke('supervisor', 'reconcile'));
-      const reconciled = await started(queue.reconcile(), this.cursor);
+      const reconciled = await recordedCall(connection, reconciling, () => queue.reconcile());
       this.history.ok(reconciling, { data: { ...reconciled.result, ev: reconciled.ev } });
       open = undefined;
       for (const task of (await queue.tasksInState('uncertain'))) {
@@ -89,7 +87,7 @@ export class Supervisor {
           generation: task.generation,
           data: { holder: holder.id, holderState: holder.state, reported },
         }));
-        const { result, ev } = await started(queue.confirmStopped(task.id, task.generation, 'supervisor'), this.cursor);
+        const { result, ev } = await recordedCall(connection, confirm, () => queue.confirmStopped(task.id, task.generation, 'supervisor'));
         open = undefined;
         if (result.ok) {
           this.history.ok(confirm, { data: { outcome: result.next, ev } });
@@ -97,8 +95,10 @@ export class Supervisor {
         } else this.history.fail(confirm, result.error, { data: { ev } });
       }
     } catch (error) {
-      if (!(error instanceof BusyError) || open === undefined) throw error;
-      this.history.fail(open, error.code);
+      // Its look at the uncertain tasks can meet it too: its transaction waited at BEGIN (sim/store/fleet.ts)
+      // while the scheduler went down. Either way the scan ends, and the next one tries again.
+      if (!(error instanceof BusyError)) throw error;
+      if (open !== undefined) this.history.fail(open, error.code);
     }
   }
 }

@@ -6,7 +6,7 @@ import { deliverAgain } from './duplicate-delivery.ts';
 import { POINT_FAULTS, TIMED_FAULTS } from './index.ts';
 import type { FaultRun, FaultWorld, PointInjector, SchedulerHandle, TimedInjector } from './injector.ts';
 import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint, type PointFault, type TimedFault } from './plan.ts';
-import { PointCounter, pointAfterQueueCall } from './point-scope.ts';
+import { PointCounter, boundaryPoint, pointAfterQueueCall } from './point-scope.ts';
 import { recoverScheduler } from './restart.ts';
 import { StaleWriter, staleWriteHooks } from './stale-write.ts';
 
@@ -43,7 +43,7 @@ export class FaultController {
       random,
       deliveryRandom: root.fork('delivery'),
       busy,
-      staleWrites: new StaleWriter(world.loop, world.history, () => scheduler.queue(), () => !scheduler.down, root.fork('stale-writes'), scheduler.leaseMs, scheduler.cursor),
+      staleWrites: new StaleWriter(world.loop, world.history, scheduler.connect('stale-writer'), () => !scheduler.down, root.fork('stale-writes'), scheduler.leaseMs),
     };
     this.points = new PointCounter(plan.points, () => world.runningTasks());
   }
@@ -89,6 +89,15 @@ export class FaultController {
     const fault = this.points.arrive(point, incarnation.worker, this.run.world.loop.now() - this.startMs);
     if (fault === undefined) return false;
     return (POINT_FAULTS[fault.kind] as PointInjector<PointFault>).fire(fault, point, incarnation, atNextAwait, this.run);
+  }
+
+  /**
+   * `incarnation`'s connection is at the BEGIN of a transaction for queue call `op` (sim/store/fleet.ts):
+   * true when it dies right there, between the commits before and the one it was about to make.
+   */
+  atBoundary(incarnation: Incarnation, op: string): boolean {
+    const point = boundaryPoint(op);
+    return point !== undefined && this.atPoint(point, incarnation, false);
   }
 
   /** A queue call of `incarnation` returned: the points it stands at now, and the faults a claim draws. */

@@ -1,6 +1,6 @@
-import type { ClaimedTask, WorkQueue } from '../../src/queue/types.ts';
+import type { ClaimedTask } from '../../src/queue/types.ts';
 import { part, probability } from '../schema-kit.ts';
-import type { CursorReader } from '../actors/cursor.ts';
+import type { ActorQueue } from '../actors/gated-queue.ts';
 import type { Incarnation } from '../actors/incarnation.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
@@ -27,8 +27,8 @@ export interface FaultWorld {
    * worker, which finishes it and dies before the loop's next event.
    */
   kill(index: number, reason: string, reviveAfterMs: number, atNextAwait: boolean, label?: string): void;
-  /** Freezes worker `index`'s live incarnation for `durationMs`: it misses heartbeats and wakes as a possible zombie. */
-  pause(index: number, durationMs: number, label?: string): void;
+  /** Freezes worker `index`'s live incarnation for `durationMs`: it misses heartbeats and wakes as a possible zombie. `at`: the await point a point fault froze it at. */
+  pause(index: number, durationMs: number, label?: string, at?: string): void;
   /** Whether `incarnation` is still its worker's current one: a delayed fault hits only the process that reached the point. */
   isCurrent(incarnation: Incarnation): boolean;
   /** Running tasks per worker index (0 for a worker with no live incarnation). */
@@ -50,10 +50,8 @@ export interface SchedulerHandle {
   shutDown(): Promise<void>;
   /** Opens the queue again from the file, with only committed state (no-op unless down). */
   reopen(): void;
-  /** The queue now (it changes across restarts). */
-  queue(): WorkQueue;
-  /** The event cursor now (actors/cursor.ts). */
-  readonly cursor: CursorReader;
+  /** A queue of its own, on a connection of its own (sim/store/fleet.ts), for an actor of the faults such as the stale writer. */
+  connect(actor: string): ActorQueue;
   /**
    * Cuts the host's power (power-loss.ts): present only when the run's database is a power-loss twin.
    * The scheduler and every worker die, the database returns to its last synced state (plus a seeded

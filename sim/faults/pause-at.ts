@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { nonNegative, part } from '../schema-kit.ts';
 import type { PointInjector } from './injector.ts';
-import { pointScopeFields, scopeProblems } from './point-scope.ts';
+import { KILL_POINTS, pointScopeFields, scopeProblems } from './point-scope.ts';
 
 /**
  * A pause at an await point: the worker that reaches the point freezes (delayMs later, or at its next
@@ -17,10 +17,20 @@ export type PauseAtFault = z.output<typeof pauseAtFault>;
 
 export const pauseAt: PointInjector<PauseAtFault> = {
   kind: 'pause-at',
-  fire: (fault, _point, incarnation, _atNextAwait, { world }) => {
+  /**
+   * A swarm seed freezes a worker at one or two await points (any of them, transaction boundaries
+   * included: a pause between two commits of a run) at one of their first dozen arrivals, for a short
+   * stall or for longer than a lease, so every window is hit at a known rate.
+   */
+  swarm: ({ random }, plan) => {
+    for (let n = random.int(1, 2); n > 0; n--) {
+      plan.points.push({ kind: 'pause-at', point: random.pick(KILL_POINTS), occurrence: random.int(1, 12), durationMs: random.chance(0.5) ? random.int(500, 5_000) : random.int(30_000, 90_000) });
+    }
+  },
+  fire: (fault, point, incarnation, _atNextAwait, { world }) => {
     // A process is frozen between two statements: it finishes this burst and stops at its next await.
     world.loop.after(fault.delayMs ?? 0, () => {
-      if (world.isCurrent(incarnation)) world.pause(incarnation.worker, fault.durationMs, fault.label);
+      if (world.isCurrent(incarnation)) world.pause(incarnation.worker, fault.durationMs, fault.label, point);
     });
     return false;
   },

@@ -24,7 +24,7 @@ function controllerFor(points: PointFault[], running: number[]) {
     isCurrent: () => true,
     runningTasks: () => running,
     deliver: () => {},
-    scheduler: { down: false, onDisk: false, shutDown: async () => {}, reopen: () => {}, queue: () => { throw new Error('no queue in this test'); }, cursor: () => 0, leaseMs: 30_000 },
+    scheduler: { down: false, onDisk: false, shutDown: async () => {}, reopen: () => {}, connect: () => ({}) as never, leaseMs: 30_000 },
   };
   const controller = new FaultController(plan, world, new SeededRandom('controller'));
   const startMs = loop.now();

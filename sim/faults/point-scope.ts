@@ -6,10 +6,42 @@ import { z } from 'zod';
  * the scope that says which arrivals at a point count, and the counting itself.
  */
 
-/** Where a worker can die: before a call, after an external effect but before its response is recorded,
- * between the two checkpoints of a step, or after the terminal write. */
-export const KILL_POINTS = ['before_model_call', 'before_tool_call', 'after_effect', 'between_checkpoints', 'after_terminal_write'] as const;
+/**
+ * Every transaction boundary of the worker runtime: the BEGIN of each queue call it makes, where its
+ * connection may wait for the rest of the fleet (sim/store/fleet.ts). A kill here lands between two
+ * commits of the run (the call's transaction never starts); a pause freezes the process right after it.
+ */
+export const BOUNDARY_POINTS = [
+  'before_claim',
+  'before_heartbeat',
+  'before_get',
+  'before_lastCheckpoint',
+  'before_checkpoint',
+  'before_effectResult',
+  'before_recordEffect',
+  'before_appendEvent',
+  'before_acknowledgeCancel',
+  'before_interrupt',
+  'before_complete',
+  'before_fail',
+] as const;
+
+/**
+ * Where a worker can die: before a call, after an external effect but before its response is recorded,
+ * between the two checkpoints of a step, after the terminal write, or at any transaction boundary.
+ * Together they are every await of the worker runtime but its idle sleep: the model call, each tool
+ * call, each queue call. Appended in that order, so a swarm seed drawn before the boundaries existed
+ * picks the same named point from the same draw.
+ */
+export const KILL_POINTS = ['before_model_call', 'before_tool_call', 'after_effect', 'between_checkpoints', 'after_terminal_write', ...BOUNDARY_POINTS] as const;
 export type KillPoint = (typeof KILL_POINTS)[number];
+
+const BOUNDARY_OF: ReadonlyMap<string, KillPoint> = new Map(BOUNDARY_POINTS.map((point) => [point.slice('before_'.length), point]));
+
+/** The boundary point at the BEGIN of queue call `op`'s transaction, if the worker runtime makes that call. */
+export function boundaryPoint(op: string): KillPoint | undefined {
+  return BOUNDARY_OF.get(op);
+}
 
 /**
  * A point fault fires when a worker reaches an await point. Without a scope it counts every arrival of

@@ -69,14 +69,24 @@ describe('power-loss fault', () => {
     expect(allCheckers.flatMap((checker) => checker.check(first)).map((violation) => violation.message)).toEqual([]);
   });
 
-  it('is drawn last in the swarm, so the draws of every other kind are what they were', () => {
-    expect(SWARM_KINDS.at(-1)).toBe('power-loss');
-    const without = { kinds: SWARM_KINDS.filter((kind) => kind !== 'power-loss'), quietProbability: 0.1 };
-    const withIt = { kinds: [...SWARM_KINDS], quietProbability: 0.1 };
+  it('is drawn after every kind that came before it, so their draws are what they were', () => {
+    const at = SWARM_KINDS.indexOf('power-loss');
+    expect(at).toBeGreaterThan(0);
+    const without = { kinds: SWARM_KINDS.slice(0, at), quietProbability: 0.1 };
+    const withIt = { kinds: SWARM_KINDS.slice(0, at + 1), quietProbability: 0.1 };
     for (let seed = 0; seed < 50; seed++) {
       const a = drawSwarmPlan(new SeededRandom(`s${seed}`), without, 4, 150_000);
       const b = drawSwarmPlan(new SeededRandom(`s${seed}`), withIt, 4, 150_000);
       expect({ ...b, timed: b.timed.filter((fault) => fault.kind !== 'power-loss') }).toEqual(a);
+    }
+  });
+
+  it('is followed only by pause-at, appended after it the same way', () => {
+    expect(SWARM_KINDS.slice(SWARM_KINDS.indexOf('power-loss'))).toEqual(['power-loss', 'pause-at']);
+    for (let seed = 0; seed < 50; seed++) {
+      const a = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: SWARM_KINDS.filter((kind) => kind !== 'pause-at'), quietProbability: 0.1 }, 4, 150_000);
+      const b = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: [...SWARM_KINDS], quietProbability: 0.1 }, 4, 150_000);
+      expect({ ...b, points: b.points.filter((fault) => fault.kind !== 'pause-at') }).toEqual(a);
     }
   });
 });

@@ -1,7 +1,6 @@
 import { BusyError } from '../../src/queue/errors.ts';
-import type { ClaimedTask, WorkQueue } from '../../src/queue/types.ts';
-import { started, type CursorReader } from '../actors/cursor.ts';
-import { gatedQueue } from '../actors/gated-queue.ts';
+import type { ClaimedTask } from '../../src/queue/types.ts';
+import { gatedQueue, recordedCall, type ActorQueue } from '../actors/gated-queue.ts';
 import { Incarnation } from '../actors/incarnation.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
@@ -54,13 +53,12 @@ export class StaleWriter {
   constructor(
     private readonly loop: EventLoop,
     private readonly history: History,
-    private readonly queue: () => WorkQueue,
+    /** Its own queue on its own connection (sim/store/fleet.ts). */
+    private readonly own: ActorQueue,
     /** False while the scheduler is down: the replay waits and tries again. */
     private readonly up: () => boolean,
     private readonly random: SeededRandom,
     private readonly leaseMs: number,
-    /** The event cursor, read synchronously right after each call (cursor.ts). */
-    private readonly cursor: CursorReader = () => 0,
   ) {}
 
   /** Called on every successful claim; `probability` is the plan's staleWriteProbability right now. */
@@ -98,11 +96,11 @@ export class StaleWriter {
       if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.replayConfirm(taskId, generation, wait + 1));
       return;
     }
-    const queue = this.queue();
+    const { queue, connection } = this.own;
     const invoke = this.history.invoke('supervisor', 'confirmStopped', { taskId, generation, data: { replayed: true } });
-    let answer: { result: Awaited<ReturnType<WorkQueue['confirmStopped']>>; ev: number };
+    let answer: Awaited<ReturnType<typeof recordedCall<Awaited<ReturnType<typeof queue.confirmStopped>>>>>;
     try {
-      answer = await started(queue.confirmStopped(taskId, generation, 'supervisor'), this.cursor);
+      answer = await recordedCall(connection, invoke, () => queue.confirmStopped(taskId, generation, 'supervisor'));
     } catch (error) {
       // A competing writer kept the database busy past the store's retries (faults/busy.ts, Q18): the
       // late duplicate failed like any call would, and is delivered again later, as the supervisor's is.
@@ -126,7 +124,14 @@ export class StaleWriter {
 
   /** The harness's own look at the database, outside the history: only to time the replay. */
   private async stillHolds(taskId: number, workerId: string, generation: number): Promise<boolean> {
-    const task = await this.queue().get(taskId);
+    let task: Awaited<ReturnType<typeof this.own.queue.get>>;
+    try {
+      task = await this.own.queue.get(taskId);
+    } catch (error) {
+      // The look waited at its BEGIN (sim/store/fleet.ts) and met a scheduler that had gone down: look again later.
+      if (error instanceof BusyError) return true;
+      throw error;
+    }
     return task !== undefined && task.state === 'running' && task.generation === generation && task.workerId === workerId && (task.leaseUntil ?? 0) > this.loop.clock.now();
   }
 
@@ -134,8 +139,8 @@ export class StaleWriter {
     this.history.note('stale-write', 'faults', { taskId, workerId, generation });
     // Recorded like any worker's calls, under the worker id the queue knew: `ev` cursors and all.
     const sender = new Incarnation(workerId, -1);
-    const queue = gatedQueue(this.queue, sender, this.history, { unavailable: () => !this.up(), after: () => {}, cursor: this.cursor });
-    const last = await this.queue().lastCheckpoint(taskId);
+    const queue = gatedQueue(this.own, sender, this.history, { unavailable: () => !this.up(), after: () => {} });
+    const last = await this.own.queue.lastCheckpoint(taskId);
     const writes: (() => Promise<unknown>)[] = [
       () => queue.heartbeat(taskId, workerId, generation),
       () => queue.appendEvent(taskId, workerId, generation, 'tool_result', { toolCallId: 'stale-replay', ok: true }),

@@ -8,6 +8,7 @@ import type { RateInjector, SwarmDraw } from './injector.ts';
 import { killAt } from './kill-at.ts';
 import { kill } from './kill.ts';
 import { lostResponse } from './lost-response.ts';
+import { pauseAt } from './pause-at.ts';
 import { pause } from './pause.ts';
 import { powerLoss } from './power-loss.ts';
 import { emptyPlan, type FaultPlan, type FaultRates } from './plan.ts';
@@ -22,7 +23,7 @@ import { toolError } from './tool-error.ts';
  * faults are drawn is its own file's (`swarm` of its injector); this file only says which kinds and in
  * what order.
  */
-export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss'] as const;
+export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss', 'pause-at'] as const;
 export type SwarmKind = (typeof SWARM_KINDS)[number];
 
 export interface SwarmSpec {
@@ -70,8 +71,9 @@ const DRAW_ORDER: [SwarmKind, (draw: SwarmDraw, plan: FaultPlan) => void][] = [
   ['duplicate-delivery', rate(duplicateDelivery)],
   ['tool-error', rate(toolError)],
   ['stale-write', rate(staleWrite)],
-  // Appended last: a seed's draws for every kind above stay what they were before power-loss existed.
+  // Appended last, in the order they came: a seed's draws for every kind above each stay what they were before it existed.
   ['power-loss', powerLoss.swarm!],
+  ['pause-at', pauseAt.swarm!],
 ];
 
 export function drawSwarmPlan(random: SeededRandom, swarm: SwarmSpec, workers: number, safetyMs: number): FaultPlan {

@@ -3,6 +3,7 @@ import { openWorkQueue } from '../../../src/work-queue.ts';
 import type { ClaimedTask, QueueConfig, Tier, Usage, WorkQueue } from '../../../src/queue/types.ts';
 import { requestKey } from '../../../src/worker/fingerprint.ts';
 import { gatedQueue } from '../../actors/gated-queue.ts';
+import { Fleet, type Connection } from '../../store/fleet.ts';
 import { Incarnation } from '../../actors/incarnation.ts';
 import { ExternalProvider } from '../../actors/provider.ts';
 import type { TaskScript } from '../../actors/scripted-model.ts';
@@ -71,11 +72,15 @@ export class RealRun {
   private readonly held = new Map<string, Held>();
 
   private readonly store: SqliteStore;
+  private readonly connection: Connection;
 
   constructor(readonly config: Partial<QueueConfig> = {}) {
     // The run opens the store itself, as the world does, so worker calls record their event cursor.
     this.store = SqliteStore.open(':memory:', { busyTimeoutMs: 1_000, busyRetries: 0 }, () => this.clock.now());
-    this.queue = openWorkQueue({ db: this.store, clock: this.clock, random: new SeededRandom('checker-tests').fork('core'), config });
+    // One connection whose transactions never wait: a test orders every call itself.
+    const fleet = new Fleet({ base: () => this.store, down: () => false, cursor: this.cursor, committed: () => {} }, new SeededRandom('checker-tests').fork('fleet'), { interleave: 0, maxWaitMs: 0 });
+    this.connection = fleet.connect({ id: 'real-run', alive: () => true, waiter: { sleep: () => Promise.resolve() } });
+    this.queue = openWorkQueue({ db: this.connection, clock: this.clock, random: new SeededRandom('checker-tests').fork('core'), config });
   }
 
   private readonly cursor = (): number => this.store.readNow('eventCursor', (tx) => tx.eventCursor());
@@ -105,7 +110,7 @@ export class RealRun {
       incarnation = new Incarnation(workerId, Number(/^w(\d+)/.exec(workerId)?.[1] ?? 0));
       this.incarnations.set(workerId, incarnation);
     }
-    return gatedQueue(() => this.queue, incarnation, this.history, { unavailable: () => false, after: () => {}, cursor: this.cursor });
+    return gatedQueue({ queue: this.queue, connection: this.connection }, incarnation, this.history, { unavailable: () => false, after: () => {} });
   }
 
   /** The client's enqueue, recorded as `World.enqueue` records it. */

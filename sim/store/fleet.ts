@@ -1,0 +1,172 @@
+/**
+ * The fleet (issue 15, S3): every actor of the world — each worker incarnation, the supervisor, the
+ * client, the operator, the stale writer — holds its own connection to the world's database and opens
+ * its own WorkQueue on it, as the processes of a production fleet do. The seed decides, at every
+ * transaction boundary of the core (BEGIN of each write, and of each read), whether the actor's
+ * transaction runs at once or waits while other actors' transactions run first; so a check made in
+ * one transaction and acted on in the next is raced by the rest of the fleet, including between the
+ * transactions of one worker's step (effectResult, then recordEffect; checkpoint A, then the tool call,
+ * then checkpoint B). A worker can also die at a boundary: between two commits of its run.
+ *
+ * One physical SQLite handle serves every connection. That is indistinguishable from separate
+ * connections at the granularity the core works at: every transaction is BEGIN IMMEDIATE and runs to
+ * its end synchronously (better-sqlite3), so two transactions never overlap in time, which is exactly
+ * what SQLite's single writer gives separate processes; and a read in WAL sees the last commit either
+ * way. What separate handles would add is a reader's snapshot held across another's commit, and the
+ * core never holds one (a read is one statement batch, no transaction spans an await: Q5). The busy
+ * fault (faults/busy.ts) keeps its own real second connection, because the lock it holds must be real.
+ *
+ * Deterministic (S1): the waits are loop events, their lengths come from one seeded stream per actor,
+ * and the order of transactions that wait until the same instant is the loop's scheduling order.
+ */
+import type { Waiter } from '../../src/ports.ts';
+import { BusyError } from '../../src/queue/errors.ts';
+import type { SqliteStore } from '../../src/store/sqlite-store.ts';
+import type { Step, Store, StoreTx, TransactionBody } from '../../src/store/store.ts';
+import type { SeededRandom } from '../random.ts';
+
+/** The world's database as the fleet reaches it: the store in force now (it changes across restarts). */
+export type BaseStore = Store & Pick<SqliteStore, 'writeNow' | 'readNow'>;
+
+export interface FleetSpec {
+  /**
+   * The chance that one transaction of an actor waits at its BEGIN before it runs (0: every
+   * transaction runs the moment it is made, as before the fleet; 1: every one waits).
+   */
+  interleave: number;
+  /**
+   * The longest wait. 0: a waiting transaction only lets what is due at the same instant run first, so
+   * the order of transactions changes and the timeline does not (for scenarios whose expectations name
+   * exact instants).
+   */
+  maxWaitMs: number;
+}
+
+/** The fleet of a scenario that says nothing: a quarter of all transactions wait, none longer than 400 ms. */
+export const FLEET_DEFAULTS: FleetSpec = { interleave: 0.25, maxWaitMs: 400 };
+
+export interface FleetWorld {
+  base(): BaseStore;
+  /** True while the scheduler is down (a restart, a power loss): a transaction that reaches it fails as against a closed database. */
+  down(): boolean;
+  /** The event cursor now. */
+  cursor(): number;
+  /** A write transaction of the call recorded at history `invoke` has just committed (or failed). */
+  committed(invoke: number | undefined): void;
+}
+
+/** Who holds a connection: an id for its stream, whether it is alive, and how it waits. */
+export interface FleetActor {
+  readonly id: string;
+  /** A dead process sends nothing more: its waiting transactions never run and never settle. */
+  alive(): boolean;
+  /** How it waits: a worker's gated waiter (a paused process holds its transaction; a dead one never sends it). */
+  readonly waiter: Waiter;
+  /**
+   * Called at each of its transaction boundaries, once the wait (if any) is over and just before
+   * BEGIN: true when the process dies right there (faults/kill-between-commits.ts).
+   */
+  boundary?(operation: string): boolean;
+}
+
+const NEVER = new Promise<never>(() => {});
+
+/**
+ * The wait a transaction draws, if any: half of the waits only let what is due at this instant run
+ * first, most of the rest are short (up to a tenth of the longest), a few run to the longest.
+ */
+function drawWait(random: SeededRandom, { interleave, maxWaitMs }: FleetSpec): number | undefined {
+  if (interleave <= 0 || !random.chance(interleave)) return undefined;
+  const roll = random.next();
+  if (roll < 0.5 || maxWaitMs === 0) return 0;
+  const short = Math.max(1, Math.floor(maxWaitMs / 10));
+  if (roll < 0.9 || short >= maxWaitMs) return random.int(1, short);
+  return random.int(short + 1, maxWaitMs);
+}
+
+export class Fleet {
+  constructor(
+    private readonly world: FleetWorld,
+    private readonly random: SeededRandom,
+    private readonly spec: FleetSpec,
+  ) {}
+
+  /** A new connection for `actor`, with its own stream of waits; `interleaves` false: its transactions never wait. */
+  connect(actor: FleetActor, interleaves = true): Connection {
+    return new Connection(this.world, actor, this.random.fork(actor.id), interleaves ? this.spec : { interleave: 0, maxWaitMs: 0 });
+  }
+}
+
+/**
+ * One actor's connection: a Store the actor's own WorkQueue runs on. A recorded call tags the
+ * connection with its history invoke just before it calls the queue; every queue call starts its one
+ * transaction synchronously, so the transaction takes the tag, and the cursor read when it commits is
+ * the call's own (`take`), however long the transaction waited and whatever ran before it.
+ */
+export class Connection implements Store {
+  readonly kind = 'sqlite';
+  private tag: number | undefined;
+  private readonly cursors = new Map<number, number>();
+
+  constructor(
+    private readonly world: FleetWorld,
+    readonly actor: FleetActor,
+    private readonly random: SeededRandom,
+    private readonly spec: FleetSpec,
+  ) {}
+
+  /** The next transaction made on this connection is the one of history call `invoke`. */
+  tagNext(invoke: number): void {
+    this.tag = invoke;
+  }
+
+  /** Clears a tag no transaction took (the call failed before its transaction, say on a bad argument). */
+  untag(): void {
+    this.tag = undefined;
+  }
+
+  /** The event cursor right after the transaction of call `invoke` ran, once. */
+  take(invoke: number): number | undefined {
+    const ev = this.cursors.get(invoke);
+    this.cursors.delete(invoke);
+    return ev;
+  }
+
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+    return this.transaction(operation, () => this.world.base().writeNow(operation, readClock, body), true);
+  }
+
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    return this.transaction(operation, () => this.world.base().readNow(operation, body), false);
+  }
+
+  /** The world closes the database itself; an actor's queue closing leaves it to the others. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private transaction<T>(operation: string, run: () => T, writing: boolean): Promise<T> {
+    const invoke = this.tag;
+    this.tag = undefined;
+    const wait = drawWait(this.random, this.spec);
+    if (wait === undefined) return this.now(operation, invoke, run, writing);
+    return this.actor.waiter.sleep(wait).then(() => this.now(operation, invoke, run, writing));
+  }
+
+  /** BEGIN now: unless the process died waiting (or dies at this boundary), or the database is down. */
+  private now<T>(operation: string, invoke: number | undefined, run: () => T, writing: boolean): Promise<T> {
+    if (!this.actor.alive()) return NEVER;
+    if (this.actor.boundary?.(operation) === true) return NEVER;
+    if (this.world.down()) return Promise.reject(new BusyError(operation, 1));
+    let result: T;
+    try {
+      result = run();
+    } catch (error) {
+      if (writing) this.world.committed(invoke);
+      return Promise.reject(error);
+    }
+    if (writing) this.world.committed(invoke);
+    if (invoke !== undefined) this.cursors.set(invoke, this.world.cursor());
+    return Promise.resolve(result);
+  }
+}
