@@ -243,7 +243,7 @@ export class World {
     this.loop.after(downMs, () => this.reopen());
   }
 
-  /** The event cursor now (actors/cursor.ts). */
+  /** The event cursor now: the newest event id committed (each connection reads it when its transaction commits, sim/store/fleet.ts). */
   private readonly cursor = (): number => this.store.readNow('eventCursor', (tx) => tx.eventCursor());
 
   /** Closes the world's database: every queue on it stays, and meets a scheduler that is down until it reopens. */
