@@ -35,6 +35,12 @@ describe('I9 one task per (tenant, topic, version)', () => {
     expectViolation(i9OneTaskPerKey, world, /with different input was accepted \(duplicate\)/);
   });
 
+  it('fails when a resend of a held key is answered as a new task', async () => {
+    const world = await resends();
+    world.enqueued[1] = { ...world.enqueued[1]!, result: { ok: true, taskId: 1, status: 'enqueued' } };
+    expectViolation(i9OneTaskPerKey, world, /acme\/topic-1\/v1 resent the same input and was answered enqueued, not duplicate/);
+  });
+
   it('fails when a duplicate is answered with another id', async () => {
     const world = await resends();
     world.enqueued[1] = { ...world.enqueued[1]!, result: { ok: true, taskId: 2, status: 'duplicate' } };

@@ -51,6 +51,8 @@ export const i9OneTaskPerKey: Checker = {
         if (owner !== result.taskId) out.add('same id', `enqueue of ${key} answered task ${result.taskId}, but the key is held by task ${String(owner)}`, { taskId: result.taskId });
         if (firstInput !== undefined && firstInput !== input) out.add('conflict accepted', `enqueue of ${key} with different input was accepted (${result.status}) as task ${result.taskId}`, { taskId: result.taskId });
         if (result.status === 'duplicate' && firstInput === undefined) out.add('duplicate', `enqueue of ${key} answered duplicate though nothing held the key yet`, { taskId: result.taskId });
+        // Q1: a resend of a held key is a duplicate, whatever the task is doing; any other answer tells the client a new task was queued.
+        if (result.status !== 'duplicate' && firstInput !== undefined && firstInput === input) out.add('resend answered new', `enqueue of ${key} resent the same input and was answered ${result.status}, not duplicate`, { taskId: result.taskId });
         first.set(key, firstInput ?? input);
       } else if (result.error === 'idempotency_conflict') {
         if (firstInput === undefined || firstInput === input) out.add('false conflict', `enqueue of ${key} refused idempotency_conflict though ${firstInput === undefined ? 'nothing held the key' : 'the input is the same'}`);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applySabotage, INVARIANTS, occurrences, SABOTAGES, StaleSabotageError } from './catalogue.ts';
+import { applySabotage, BLIND_SPOTS, INVARIANTS, occurrences, plantedTexts, SABOTAGES, StaleSabotageError } from './catalogue.ts';
 import { parseArguments, table, type MutantOutcome } from './run.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -19,7 +19,31 @@ describe('the sabotage catalogue (issue 7)', () => {
       expect(sabotage.find, sabotage.id).not.toBe('');
       expect(sabotage.replace, sabotage.id).not.toBe(sabotage.find);
       expect(INVARIANTS, sabotage.id).toContain(sabotage.expectedInvariant);
+      for (const edit of sabotage.also ?? []) {
+        expect(edit.file, sabotage.id).toMatch(/^src\/.+\.ts$/);
+        expect(edit.file, sabotage.id).not.toMatch(/\.test\.ts$/);
+        expect(edit.replace, sabotage.id).not.toBe(edit.find);
+      }
     }
+  });
+
+  it('plants at least three bugs against each blind spot of the simulation (issue 15)', () => {
+    for (const spot of BLIND_SPOTS) {
+      expect(SABOTAGES.filter((sabotage) => sabotage.blindSpot === spot).map((sabotage) => sabotage.id).length, spot).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it('applies every edit of a sabotage that spans two places, each exactly once, in order', () => {
+    for (const sabotage of SABOTAGES.filter((entry) => (entry.also ?? []).length > 0)) {
+      const texts = plantedTexts(sabotage, (file) => readFileSync(join(ROOT, file), 'utf8'));
+      for (const [file, text] of texts) expect(text, `${sabotage.id} ${file}`).not.toBe(readFileSync(join(ROOT, file), 'utf8'));
+    }
+    const base = { id: 'two-places', file: 'a.ts', find: 'A', replace: 'B' };
+    const files: Record<string, string> = { 'a.ts': 'xAy', 'b.ts': 'C' };
+    expect(plantedTexts({ ...base, also: [{ file: 'a.ts', find: 'By', replace: 'Bz' }, { file: 'b.ts', find: 'C', replace: 'D' }] }, (file) => files[file]!)).toEqual(
+      new Map([['a.ts', 'xBz'], ['b.ts', 'D']]),
+    );
+    expect(() => plantedTexts({ ...base, also: [{ file: 'a.ts', find: 'A', replace: 'Q' }] }, (file) => files[file]!)).toThrow(StaleSabotageError);
   });
 
   it("matches every find text exactly once in the current src/, so a refactor that breaks one fails here", () => {

@@ -20,6 +20,24 @@
 export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
+/**
+ * Issue 15: the blind spot of the simulation a planted bug was written against, beyond the checker it
+ * breaks. `gap`: a check made in one transaction and acted on in the next (only the fleet races it);
+ * `workload`: something users do at an awkward moment (resends, late versions, cancels at any time);
+ * `configuration`: only a non-default or edge configuration shows it; `window`: only a fault in a
+ * narrow window between two awaits of a run shows it; `path`: only a rare combination of moves of the
+ * state machine reaches it; `judge`: a decision src/ and the old checkers shared.
+ */
+export const BLIND_SPOTS = ['gap', 'workload', 'configuration', 'window', 'path', 'judge'] as const;
+export type BlindSpot = (typeof BLIND_SPOTS)[number];
+
+/** One exact find-and-replace in one file of src/. */
+export interface Edit {
+  file: string;
+  find: string;
+  replace: string;
+}
+
 export interface Sabotage {
   /** Stable kebab-case name, used by `npm run mutants -- --only id,...`. */
   id: string;
@@ -30,7 +48,14 @@ export interface Sabotage {
   /** The exact text it changes: must occur exactly once in `file`. */
   find: string;
   replace: string;
+  /**
+   * Further edits of the same bug, applied in order after the first (a bug that spans two places:
+   * the check moved out of its transaction and the act that trusted it). Each must match exactly once
+   * in its file as the edits before it left it.
+   */
+  also?: readonly Edit[];
   expectedInvariant: InvariantId;
+  blindSpot?: BlindSpot;
 }
 
 /** Multi-line texts are written one line per argument, so indentation stays visible. */
@@ -537,6 +562,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: 'if (items.length > 0 && items.every(hasId)) {',
     replace: 'if (items.length < 0) {',
     expectedInvariant: 'I8',
+    blindSpot: 'judge',
   },
   {
     id: 'credit-rate-halved',
@@ -546,6 +572,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: 'tokensPerCredit: 1_000,',
     replace: 'tokensPerCredit: 500,',
     expectedInvariant: 'I7',
+    blindSpot: 'judge',
   },
   {
     id: 'permission-denied-retried',
@@ -555,6 +582,231 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: "export const RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout'] as const;",
     replace: "export const RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout', 'permission_denied'] as const;",
     expectedInvariant: 'I6',
+    blindSpot: 'judge',
+  },
+  // ---------------------------------------------------------------- issue 15: the simulation's blind spots
+  // Written against the five ways bugs that peer queues shipped slipped past the gate (BLIND_SPOTS), none
+  // of them a variant of an entry above. Gap bugs need the fleet (sim/store/fleet.ts) to race the two
+  // transactions; workload bugs the client swarm; configuration bugs a non-default configuration; window
+  // bugs a fault at one await of a run; path bugs a rare combination of moves.
+  {
+    id: 'claim-slots-counted-outside',
+    description:
+      "The claim counts occupied slots in a read of its own before its write transaction (a concurrency limit checked outside the lock, as group and rate limiters built from a count query and a separate take have shipped): two claimers that both counted a free slot both take a task, and the limit is exceeded (Q6).",
+    file: 'src/queue/claim.ts',
+    find: lines(
+      'export function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {',
+      '  const workerId = requireWorkerId(workerIdArgument);',
+      "  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId));",
+      '}',
+      '',
+      'function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string): Step<ClaimResult> {',
+      '  const { config } = context;',
+      '  const holding = yield* tx.holding();',
+      '  yield* expireOverdue(context, tx, holding, at);',
+      "  // Q6: a claim needs room in the global limit and in its tenant's limit; uncertain keeps its slot.",
+      "  if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };",
+      '  const blocked = blockedTenants(context, holding);',
+    ),
+    replace: lines(
+      'export async function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {',
+      '  const workerId = requireWorkerId(workerIdArgument);',
+      "  const counted = await context.store.read('claim', (tx) => tx.holding());",
+      "  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId, counted));",
+      '}',
+      '',
+      'function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string, counted: readonly HoldingRow[]): Step<ClaimResult> {',
+      '  const { config } = context;',
+      '  const holding = yield* tx.holding();',
+      '  yield* expireOverdue(context, tx, holding, at);',
+      "  if (counted.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };",
+      '  const blocked = blockedTenants(context, counted);',
+    ),
+    expectedInvariant: 'I3',
+    blindSpot: 'gap',
+  },
+  {
+    id: 'capacity-counted-outside',
+    description:
+      'The enqueue reads the live count before its write transaction and decides capacity on that count (a bounded queue whose size check and push are two round trips): two enqueues that both saw one free place are both accepted, and the queue holds more live tasks than its capacity (Q3).',
+    file: 'src/queue/enqueue.ts',
+    find: lines(
+      'export function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
+      '  const checked = validateEnqueue(request, context.config);',
+      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
+      '  const task = checked.value;',
+      "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));",
+    ),
+    replace: lines(
+      'export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
+      '  const checked = validateEnqueue(request, context.config);',
+      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
+      '  const task = checked.value;',
+      "  const seen = { ...context, counted: await context.store.read('enqueue', (tx) => tx.liveCount()) };",
+      "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task));",
+    ),
+    also: [
+      {
+        file: 'src/queue/enqueue.ts',
+        find: 'if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();',
+        replace: 'if (replaced.length === 0 && (context as { counted?: number }).counted! + 1 > config.capacity) throw new QueueFull();',
+      },
+    ],
+    expectedInvariant: 'I4',
+    blindSpot: 'gap',
+  },
+  {
+    id: 'supersede-latest-read-outside',
+    description:
+      "The enqueue looks up the topic's newest version in a read before its write transaction (a singleton/version check made in one query and trusted in the next): an older version that races a newer one of the same topic is stored ready instead of superseded, and both may run (Q2).",
+    file: 'src/queue/enqueue.ts',
+    find: lines(
+      'export function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
+      '  const checked = validateEnqueue(request, context.config);',
+      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
+      '  const task = checked.value;',
+      "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));",
+    ),
+    replace: lines(
+      'export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
+      '  const checked = validateEnqueue(request, context.config);',
+      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
+      '  const task = checked.value;',
+      "  const seen = { ...context, latestSeen: await context.store.read('enqueue', (tx) => tx.latestVersionOfTopic(task.tenant, task.topic)) };",
+      "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task));",
+    ),
+    also: [
+      {
+        file: 'src/queue/enqueue.ts',
+        find: '  const latest = yield* tx.latestVersionOfTopic(task.tenant, task.topic);',
+        replace: '  const latest = (context as { latestSeen?: number | null }).latestSeen ?? null;',
+      },
+    ],
+    expectedInvariant: 'I10',
+    blindSpot: 'gap',
+  },
+  {
+    id: 'latest-version-ignores-ended',
+    description:
+      "The newest-version lookup only sees live tasks (a dedupe window over active jobs only, as singleton keys that lapse when the job completes): a late older version that arrives after the newer version finished is stored ready and runs after it (Q2).",
+    file: 'src/store/statements.ts',
+    find: "latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?', 'pluck'),",
+    replace: "latestVersionOfTopic: p(\"SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ? AND state IN ('ready', 'running', 'uncertain')\", 'pluck'),",
+    expectedInvariant: 'I10',
+    blindSpot: 'workload',
+  },
+  {
+    id: 'resend-of-running-answered-new',
+    description:
+      'A resend of a request whose task is running is answered as a new task (status enqueued, the id of the running task): an API that answers 201 Created to a dedup hit, so the client believes a second run was queued (Q1).',
+    file: 'src/queue/enqueue.ts',
+    find: "if (existing.input_hash === task.inputHash) return { ok: true, taskId: existing.id, status: 'duplicate' };",
+    replace: "if (existing.input_hash === task.inputHash) return { ok: true, taskId: existing.id, status: existing.state === 'running' ? 'enqueued' : 'duplicate' };",
+    expectedInvariant: 'I9',
+    blindSpot: 'workload',
+  },
+  {
+    id: 'cancel-after-end-acknowledged',
+    description:
+      'A cancel of a task that already ended is acknowledged as requested instead of refused already_terminal, and nothing is written: the operator is told a cancel is on its way for a task that finished (Q13).',
+    file: 'src/queue/operator.ts',
+    find: "if (isTerminal(state)) return { ok: false, error: 'already_terminal', state, message: `task ${taskId} already ended ${state}` };",
+    replace: "if (isTerminal(state)) return { ok: true, state: 'cancel_requested' };",
+    expectedInvariant: 'I12',
+    blindSpot: 'workload',
+  },
+  {
+    id: 'backoff-cap-dropped',
+    description:
+      'The retry backoff loses its cap (min(base * 2^attempts, max) becomes base * 2^attempts): with the defaults the cap is never reached within the attempts allowed, so only a configuration whose maxDelayMs is below base * 2^attempts shows the backoff running past it (Q16).',
+    file: 'src/queue/scoring.ts',
+    find: 'const exponential = Math.min(config.baseDelayMs * 2 ** Math.min(attempts, 52), config.maxDelayMs);',
+    replace: 'const exponential = config.baseDelayMs * 2 ** Math.min(attempts, 52);',
+    expectedInvariant: 'I6',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'lease-renewed-for-default',
+    description:
+      "A heartbeat renews the lease for the default 30 s instead of the configured leaseMs (a renewal interval hard-coded where the lock duration is configurable): invisible at the default, a lease that is too long or too short under any other configuration (Q9).",
+    file: 'src/queue/holder-writes.ts',
+    find: '  const leaseUntil = at + context.config.leaseMs;\n  const renewed = yield* tx.heartbeat(fence(who, at), leaseUntil);',
+    replace: '  const leaseUntil = at + 30_000;\n  const renewed = yield* tx.heartbeat(fence(who, at), leaseUntil);',
+    expectedInvariant: 'I2',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'tenant-limit-zero-ignored',
+    description:
+      "A tenant limit of 0 is read as 'no limit of its own' (a falsy check where 0 is a real value): a tenant the operator set to 0 slots keeps claiming at the per-tenant default (Q6).",
+    file: 'src/queue/claim.ts',
+    find: '  for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0) blocked.add(tenant);',
+    replace: '  for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0 && false) blocked.add(tenant);',
+    expectedInvariant: 'I3',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'resume-from-a-skips-its-calls',
+    description:
+      "A takeover from checkpoint A resumes as if from B: the step whose tool calls were decided but not run is counted done, so its calls never run (a resume that trusts the step counter over the pending calls). Only a worker that dies between the two checkpoints of a step shows it (R2).",
+    file: 'src/worker/resume.ts',
+    find: lines(
+      '  const state: RunState = { step: saved.step, messages: [...saved.messages], usage: { ...checkpoint.usage } };',
+      "  if (checkpoint.kind === 'A' && saved.pending !== undefined) state.pending = saved.pending;",
+    ),
+    replace: "  const state: RunState = { step: checkpoint.kind === 'A' ? saved.step + 1 : saved.step, messages: [...saved.messages], usage: { ...checkpoint.usage } };",
+    expectedInvariant: 'I8',
+    blindSpot: 'window',
+  },
+  {
+    id: 'usage-lost-on-resume',
+    description:
+      "A takeover starts the run's usage from zero instead of the checkpoint's: the model calls made before the death are never charged (R4). Only a run taken over after a checkpoint shows it.",
+    file: 'src/worker/resume.ts',
+    find: 'usage: { ...checkpoint.usage } };',
+    replace: 'usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 } };',
+    expectedInvariant: 'I7',
+    blindSpot: 'window',
+  },
+  {
+    id: 'deadline-checked-on-first-step-only',
+    description:
+      'The deadline is checked before the tool calls of the first step only (a check placed where the run starts, not before each call): a deadline that passes between two steps of a run lets its later tool calls go out (Q14).',
+    file: 'src/worker/run.ts',
+    find: 'if (task.deadline !== undefined && deps.clock.now() >= task.deadline) throw new StopRun',
+    replace: 'if (task.deadline !== undefined && this.state.step === 0 && deps.clock.now() >= task.deadline) throw new StopRun',
+    expectedInvariant: 'I8',
+    blindSpot: 'window',
+  },
+  {
+    id: 'dead-letter-skipped-from-uncertain',
+    description:
+      'A task whose attempts run out while it is uncertain (its holder died, the stop is confirmed, no attempt is left) ends failed without a dead letter: the dead-letter write sits on the path from running only (R6).',
+    file: 'src/queue/transition.ts',
+    find: "  if (to === 'failed') yield* deadLetterIfExhausted(tx, row.id, why, at);",
+    replace: "  if (to === 'failed' && row.state !== 'uncertain') yield* deadLetterIfExhausted(tx, row.id, why, at);",
+    expectedInvariant: 'I6',
+    blindSpot: 'path',
+  },
+  {
+    id: 'cancel-from-uncertain-keeps-hold',
+    description:
+      "A task cancelled while uncertain ends with its credit hold still held: the hold is closed on every end but that one (R4), the path running, uncertain, cancelled.",
+    file: 'src/queue/transition.ts',
+    find: "  const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;",
+    replace: "  const hold: HoldClosure | null = ends && row.hold_state === 'held' && !(row.state === 'uncertain' && to === 'cancelled') ? yield* closureFor(context, tx, row.id, why) : null;",
+    expectedInvariant: 'I7',
+    blindSpot: 'path',
+  },
+  {
+    id: 'expiry-at-claim-first-time-only',
+    description:
+      'The claim retires a task past its deadline only if it was never claimed: a task whose deadline passes while it waits for a retry is claimed and run again (Q14), the path running, ready, running past the deadline.',
+    file: 'src/queue/claim.ts',
+    find: '  if (row.deadline !== null && row.deadline <= at) {',
+    replace: '  if (row.deadline !== null && row.deadline <= at && row.first_claimed_at === null) {',
+    expectedInvariant: 'I5',
+    blindSpot: 'path',
   },
 ];
 
@@ -577,6 +829,20 @@ export function applySabotage(text: string, sabotage: Pick<Sabotage, 'id' | 'fil
   }
   const at = found[0]!;
   return text.slice(0, at) + sabotage.replace + text.slice(at + sabotage.find.length);
+}
+
+/**
+ * Every file a sabotage changes, with its text once all of the sabotage's edits are applied in order
+ * (`read` gives a file's text before the sabotage). Throws StaleSabotageError when one edit's find text
+ * does not occur exactly once in the text the edits before it left.
+ */
+export function plantedTexts(sabotage: Pick<Sabotage, 'id' | 'file' | 'find' | 'replace' | 'also'>, read: (file: string) => string): Map<string, string> {
+  const texts = new Map<string, string>();
+  for (const edit of [sabotage, ...(sabotage.also ?? [])]) {
+    const text = texts.get(edit.file) ?? read(edit.file);
+    texts.set(edit.file, applySabotage(text, { id: sabotage.id, file: edit.file, find: edit.find, replace: edit.replace }));
+  }
+  return texts;
 }
 
 export class StaleSabotageError extends Error {

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applySabotage, StaleSabotageError, type Sabotage } from './catalogue.ts';
+import { plantedTexts, StaleSabotageError, type Sabotage } from './catalogue.ts';
 
 /**
  * Copies of the project to plant a sabotage in: `npm run mutants` (run.ts) and the exit-code tests
@@ -31,9 +31,12 @@ export function copyOf(pristine: string, directory: string): string {
   return directory;
 }
 
-/** Applies one sabotage in a copy; a find text that does not occur exactly once throws StaleSabotageError. */
-export function plantSabotage(directory: string, entry: Pick<Sabotage, 'id' | 'file' | 'find' | 'replace'>): void {
-  const path = join(directory, entry.file);
-  if (!existsSync(path)) throw new StaleSabotageError(entry.id, entry.file, 0);
-  writeFileSync(path, applySabotage(readFileSync(path, 'utf8'), entry));
+/** Applies one sabotage in a copy, every edit of it in order; a find text that does not occur exactly once throws StaleSabotageError. */
+export function plantSabotage(directory: string, entry: Pick<Sabotage, 'id' | 'file' | 'find' | 'replace' | 'also'>): void {
+  const texts = plantedTexts(entry, (file) => {
+    const path = join(directory, file);
+    if (!existsSync(path)) throw new StaleSabotageError(entry.id, file, 0);
+    return readFileSync(path, 'utf8');
+  });
+  for (const [file, text] of texts) writeFileSync(join(directory, file), text);
 }
