@@ -144,7 +144,7 @@ describe('config validation names the bad field', () => {
     const error = await configError({ tierHolds: { Long: 90 } });
     expect(error.field).toBe('tierHolds.Long');
     expect(error.message).toMatch(/unknown tier; known: standard, long/);
-    expect(resolveConfig({ tierHolds: { long: 90 } }).tierHolds).toEqual({ standard: 20, long: 90 });
+    expect(resolveConfig({ tierHolds: { long: 90 } as QueueConfig['tierHolds'] }).tierHolds).toEqual({ standard: 20, long: 90 });
   });
 
   it('accepts a tenant limit of 0 (a paused tenant)', () => {
