@@ -84,6 +84,12 @@ describe('the scenario file schema', () => {
     expect(shape.ok ? [] : shape.problems).toEqual([{ field: 'queue.leaseMs', problem: 'expected an integer >= 1, got "long"' }]);
   });
 
+  it('refuses a worker idle wait of 0, which the worker runtime would refuse mid-run (a harness crash, exit 3, instead of exit 64)', () => {
+    const parsed = parseScenarioFile({ ...parts(), workers: { idleWaitMs: 0 } });
+    expect(parsed.ok ? [] : parsed.problems).toEqual([{ field: 'workers.idleWaitMs', problem: 'expected an integer >= 1, got 0' }]);
+    expect(parseScenarioFile({ ...parts(), workers: { idleWaitMs: 1 } }).ok).toBe(true);
+  });
+
   it('checks a fault plan as recorded in a counterexample, worker indexes included', () => {
     expect(parseFaultPlan(emptyPlan(), 'plan', 2)).toEqual([]);
     expect(parseFaultPlan({ ...emptyPlan(), timed: [{ kind: 'pause', atMs: 0, worker: 2, durationMs: 5 }] }, 'plan', 2)).toEqual([

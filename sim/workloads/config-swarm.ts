@@ -141,7 +141,6 @@ export function resolveConfigSwarm(section: ConfigSwarmSection, fixedQueue: read
   };
 }
 
-
 /**
  * One seed's configuration: the scenario's queue and workers with the swarm's options drawn in, in an
  * order where each option is drawn within what the options before it allow (globalLimit before
