@@ -4,7 +4,8 @@ import { checkExpectations } from './expectations/index.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RunReport, Verdict, Violation } from './report-types.ts';
 import type { ScenarioSpec } from './scenario.ts';
-import { World, type WorldResult } from './world.ts';
+import { worldFor } from './seed-world.ts';
+import type { WorldResult } from './world.ts';
 
 export interface RunScenarioOptions {
   /** A catalogue scenario or a validated file (sim/check/scenario-source.ts resolves a name or a path into one). */
@@ -16,7 +17,7 @@ export interface RunScenarioOptions {
 
 /** Runs one seed of one scenario in the simulator and judges it. */
 export async function simulate(options: RunScenarioOptions): Promise<{ world: WorldResult; report: RunReport }> {
-  const world = await new World(options.scenario, options.seed, options.plan).run();
+  const world = await worldFor(options.scenario, options.seed, options.plan).run();
   return { world, report: judge(world) };
 }
 

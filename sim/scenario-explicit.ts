@@ -7,6 +7,7 @@ import type { ExplicitTask, FloodSpec, ScenarioSpec, WorkloadSpec } from './scen
 import { expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, fleetFields, toolsFields, workersFields } from './scenario-sections.ts';
 import { list, nonNegative, oneOf, probability, range, strict, text, TIERS } from './schema-kit.ts';
 import { clientSwarmSchema } from './workloads/client-swarm.ts';
+import { configSwarmSchema } from './workloads/config-swarm.ts';
 import { floodSpecSchema } from './workloads/flood.ts';
 import { roundsSchema } from './workloads/rounds.ts';
 import { scriptSchema } from './workloads/script.ts';
@@ -71,6 +72,7 @@ const explicitObject = strict({
   ...headerFields,
   queue: queueSchema,
   workers: strict(workersFields),
+  configSwarm: configSwarmSchema.optional(),
   workload: workloadSchema,
   model: strict({ latencyMs: modelLatency }),
   tools: strict(toolsFields),

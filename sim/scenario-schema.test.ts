@@ -53,7 +53,7 @@ describe('the scenario file schema', () => {
     const spec = { ...parts(), workers: { count: 0, slots: 'two' }, colour: 'blue' };
     const parsed = parseScenarioFile(spec);
     expect(parsed.ok ? [] : parsed.problems).toEqual([
-      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, model, tools, supervisor, fleet, workload, faults, phases, expect' },
+      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, configSwarm, model, tools, supervisor, fleet, workload, faults, phases, expect' },
       { field: 'workers.count', problem: 'expected an integer >= 1, got 0' },
       { field: 'workers.slots', problem: 'expected an integer >= 1, got "two"' },
     ]);
@@ -82,6 +82,12 @@ describe('the scenario file schema', () => {
     spec.faults = [{ kind: 'kill', atMs: 1, worker: 99 }];
     const shape = parseScenarioFile(spec);
     expect(shape.ok ? [] : shape.problems).toEqual([{ field: 'queue.leaseMs', problem: 'expected an integer >= 1, got "long"' }]);
+  });
+
+  it('refuses a worker idle wait of 0, which the worker runtime would refuse mid-run (a harness crash, exit 3, instead of exit 64)', () => {
+    const parsed = parseScenarioFile({ ...parts(), workers: { idleWaitMs: 0 } });
+    expect(parsed.ok ? [] : parsed.problems).toEqual([{ field: 'workers.idleWaitMs', problem: 'expected an integer >= 1, got 0' }]);
+    expect(parseScenarioFile({ ...parts(), workers: { idleWaitMs: 1 } }).ok).toBe(true);
   });
 
   it('checks a fault plan as recorded in a counterexample, worker indexes included', () => {

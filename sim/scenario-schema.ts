@@ -24,6 +24,7 @@ import {
 } from './scenario-sections.ts';
 import { strict } from './schema-kit.ts';
 import { defaultExpectation, describeIssues, formatPath, joinField, type ScenarioProblem } from './schema-errors.ts';
+import { configSwarmSection, resolveConfigSwarm } from './workloads/config-swarm.ts';
 import { resolveWorkload, workloadListProblems, workloadPartsSchema } from './workloads/index.ts';
 
 export { SCHEMA_COVERS_SCENARIO_SPEC } from './scenario-explicit.ts';
@@ -47,6 +48,7 @@ const partsObject = strict({
   ...headerFields,
   queue: queueSchema.default(() => ({})),
   workers: sectionWithDefaults(workersFields, WORKERS_DEFAULTS, 'The simulated worker pool.'),
+  configSwarm: configSwarmSection,
   model: sectionWithDefaults(modelFields, MODEL_DEFAULTS, 'The simulated model: its latency, and the script each task runs (one stub script, or drawn per task).'),
   tools: sectionWithDefaults(toolsFields, TOOLS_DEFAULTS, 'The simulated tools.'),
   supervisor: sectionWithDefaults(supervisorFields, SUPERVISOR_DEFAULTS, 'The supervisor that confirms a stop only once the worker really is dead.'),
@@ -77,8 +79,8 @@ function crossCheck(value: PartsValue, context: Context): void {
   });
 }
 
-/** The ScenarioSpec a validated parts file resolves to. */
-function resolveSpec(value: PartsValue): ScenarioSpec {
+/** The ScenarioSpec a validated parts file resolves to; `raw` is the file as read (which worker options it states). */
+function resolveSpec(value: PartsValue, raw: unknown): ScenarioSpec {
   const { latencyMs, ...drawing } = value.model;
   const spec: ScenarioSpec = {
     name: value.name,
@@ -94,6 +96,11 @@ function resolveSpec(value: PartsValue): ScenarioSpec {
     faults: resolveFaults(value.faults),
     phases: value.phases,
   };
+  if (value.configSwarm !== undefined) {
+    const rawWorkers = (raw as { workers?: unknown }).workers;
+    const statedWorkers = typeof rawWorkers === 'object' && rawWorkers !== null ? Object.keys(rawWorkers) : [];
+    spec.configSwarm = resolveConfigSwarm(value.configSwarm, Object.keys(value.queue), statedWorkers);
+  }
   if (value.expect !== undefined) spec.expect = value.expect;
   return spec;
 }
@@ -115,7 +122,7 @@ export function parseScenarioFile(value: unknown): { ok: true; spec: ScenarioSpe
     return { ok: false, problems };
   }
   const result = scenarioFileSchema.safeParse(value, { error: defaultExpectation });
-  if (result.success) return { ok: true, spec: resolveSpec(result.data) };
+  if (result.success) return { ok: true, spec: resolveSpec(result.data, value) };
   return { ok: false, problems: ranked(result.error.issues, value).map((problem) => partsHint(problem, value)) };
 }
 

@@ -85,7 +85,7 @@ export const queueSchema = strict(
 export const workersFields = {
   count: positive().meta({ description: 'Simulated workers; default 4.' }),
   slots: positive().meta({ description: 'Runs each worker holds at once; default 1.' }),
-  idleWaitMs: nonNegative().meta({ description: 'How long an idle worker waits before it polls again (it backs off from there); default 1000.' }),
+  idleWaitMs: positive().meta({ description: 'How long an idle worker waits before it polls again (it backs off from there), at least 1 ms (the worker runtime refuses 0); default 1000.' }),
   maxSteps: positive().meta({ description: 'Steps a run may take; default 16.' }),
   toolTimeoutMs: positive().meta({ description: 'A tool call that takes longer fails; default 20000.' }),
 };

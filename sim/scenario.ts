@@ -6,11 +6,13 @@ import type { FaultPlan } from './faults/plan.ts';
 import type { RoundFaultSpec } from './faults/rounds.ts';
 import type { SwarmSpec } from './faults/swarm.ts';
 import type { ClientSwarmSpec } from './workloads/client-swarm.ts';
+import type { ConfigSwarmSpec } from './workloads/config-swarm.ts';
 import type { ExplicitTask } from './workloads/tasks.ts';
 import type { FloodSpec } from './workloads/flood.ts';
 import type { RoundsSpec } from './workloads/rounds.ts';
 
 export type { ClientSwarmSpec } from './workloads/client-swarm.ts';
+export type { ConfigSwarmSpec } from './workloads/config-swarm.ts';
 export type { ExplicitTask } from './workloads/tasks.ts';
 export type { FloodSpec } from './workloads/flood.ts';
 export type { RoundsSpec } from './workloads/rounds.ts';
@@ -68,6 +70,11 @@ export interface ScenarioSpec {
   source: string;
   queue: Partial<QueueConfig>;
   workers: { count: number; slots: number; idleWaitMs: number; maxSteps: number; toolTimeoutMs: number };
+  /**
+   * The configuration swarm (workloads/config-swarm.ts): queue and worker options drawn per seed over
+   * `queue` and `workers`, applied before the World opens the queue (run-scenario.ts scenarioForSeed).
+   */
+  configSwarm?: ConfigSwarmSpec;
   workload: WorkloadSpec;
   model: { latencyMs: [number, number] };
   tools: {

@@ -1,4 +1,4 @@
-import { REQUIRED_MARKS } from '../checkers/index.ts';
+import { REQUIRED_MARKS, SCENARIO_MARKS } from '../checkers/index.ts';
 import { DEFAULT_SCENARIO } from '../scenarios/registry.ts';
 import type { ScenarioTally } from './tally.ts';
 
@@ -9,6 +9,9 @@ import type { ScenarioTally } from './tally.ts';
  * seeds, so 50 seeds miss one by chance with probability below 1e-5; fewer seeds (a quick run, or a
  * shard of a small run) would make exit 4 a coin toss, so below the bound the rule is reported as not
  * applied. Marks are summed over every scenario of the run.
+ *
+ * SCENARIO_MARKS are anchored the same way to their own scenario: demanded when it ran at least
+ * COVERAGE_SEEDS_MIN seeds here, whether or not mixed did.
  */
 export const COVERAGE_SEEDS_MIN = 50;
 
@@ -17,13 +20,20 @@ export type CoverageOutcome =
   | { enforced: true; required: readonly string[]; missing: string[] };
 
 export function judgeCoverage(rows: readonly ScenarioTally[], marks: Record<string, number>): CoverageOutcome {
-  const required = [...REQUIRED_MARKS];
-  const anchor = rows.find((row) => row.scenario === DEFAULT_SCENARIO);
-  if (anchor === undefined) {
-    return { enforced: false, required, reason: `required marks apply to runs that include ${DEFAULT_SCENARIO} (or the whole catalogue)` };
-  }
-  if (anchor.seeds < COVERAGE_SEEDS_MIN) {
-    return { enforced: false, required, reason: `${anchor.seeds} ${DEFAULT_SCENARIO} seeds ran here; required marks apply from ${COVERAGE_SEEDS_MIN}` };
+  const seedsOf = (scenario: string) => rows.find((row) => row.scenario === scenario)?.seeds;
+  const anchored = Object.entries(SCENARIO_MARKS)
+    .filter(([scenario]) => (seedsOf(scenario) ?? 0) >= COVERAGE_SEEDS_MIN)
+    .flatMap(([, scenarioMarks]) => scenarioMarks);
+  const mixedSeeds = seedsOf(DEFAULT_SCENARIO);
+  const mixedApplies = mixedSeeds !== undefined && mixedSeeds >= COVERAGE_SEEDS_MIN;
+  const required = [...new Set([...(mixedApplies ? REQUIRED_MARKS : []), ...anchored])];
+  if (required.length === 0) {
+    const allRequired = [...new Set([...REQUIRED_MARKS, ...Object.values(SCENARIO_MARKS).flat()])];
+    const reason =
+      mixedSeeds === undefined
+        ? `required marks apply to runs that include ${DEFAULT_SCENARIO} (or the whole catalogue)`
+        : `${mixedSeeds} ${DEFAULT_SCENARIO} seeds ran here; required marks apply from ${COVERAGE_SEEDS_MIN}`;
+    return { enforced: false, required: allRequired, reason };
   }
   return { enforced: true, required, missing: required.filter((mark) => (marks[mark] ?? 0) === 0) };
 }

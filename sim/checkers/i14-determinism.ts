@@ -1,7 +1,7 @@
 import type { FaultPlan } from '../faults/plan.ts';
 import type { Violation } from '../report-types.ts';
 import type { ScenarioSpec } from '../scenario.ts';
-import { World } from '../world.ts';
+import { worldFor } from '../seed-world.ts';
 
 /**
  * I14: determinism: same seed and code, same trace hash (S6). It is not a function of one run, so it
@@ -19,8 +19,8 @@ export async function sameSeedSameTrace(
   seed: string,
   plan?: FaultPlan,
 ): Promise<{ hashA: string; hashB: string; violations: Violation[] }> {
-  const first = await new World(scenario, seed, plan).run();
-  const second = await new World(scenario, seed, plan).run();
+  const first = await worldFor(scenario, seed, plan).run();
+  const second = await worldFor(scenario, seed, plan).run();
   const hashA = first.history.traceHash();
   const hashB = second.history.traceHash();
   return { hashA, hashB, violations: checkDeterminism(hashA, hashB, `scenario ${scenario.name} seed ${seed}`) };

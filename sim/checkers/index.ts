@@ -56,5 +56,5 @@ export {
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
 export { claimDecisions } from './i5-priority.ts';
-export { coverageMarks, REQUIRED_MARKS } from './marks.ts';
+export { coverageMarks, REQUIRED_MARKS, SCENARIO_MARKS } from './marks.ts';
 export type { Checker } from './types.ts';

@@ -53,6 +53,36 @@ describe('S8 coverage marks', () => {
     expect(coverageMarks(await run.build())).toMatchObject({ takeover_fresh: 1, superseded: 1, queue_full: 1, hold_released: 1 });
   });
 
+  it('counts retry_age_exceeded once per task that ran out of retry age, at a failure or at a claim, and not attempts exhaustion', async () => {
+    const run = realRun({ globalLimit: 3, perTenantLimit: 3, baseDelayMs: 1_000, maxDelayMs: 1_000, maxRetryAgeMs: 5_000, maxAttempts: 2 });
+    // a: its retry at +6 s would come 6 s after its first claim: ended at the failure.
+    const a = (await run.enqueue({ topic: 'topic-1' }))!;
+    await run.claim('w0#1', a);
+    run.advance(5_000);
+    await run.fail('w0#1', a, 'rate_limited');
+    // b: retried, then claimed again only past its age: retired at the claim.
+    const b = (await run.enqueue({ topic: 'topic-2' }))!;
+    await run.claim('w0#1', b);
+    await run.fail('w0#1', b, 'rate_limited');
+    run.advance(6_000);
+    expect(await run.tryClaim('w1#1')).toBeUndefined();
+    // c: its second attempt fails: attempts, not age.
+    const c = (await run.enqueue({ topic: 'topic-3' }))!;
+    await run.claim('w0#1', c);
+    await run.fail('w0#1', c, 'rate_limited');
+    run.advance(1_500);
+    await run.claim('w0#1', c);
+    await run.fail('w0#1', c, 'rate_limited');
+    const world = await run.build();
+    const reasons = world.events.filter((event) => event.type === 'failed').map((event) => [event.taskId, event.data.reason]);
+    expect(reasons).toEqual([
+      [a, 'retry_age_exceeded'],
+      [b, 'retry_age_exceeded'],
+      [c, 'attempts_exhausted'],
+    ]);
+    expect(coverageMarks(world)).toMatchObject({ retry_age_exceeded: 2, dead_letter: 3 });
+  });
+
   it("counts the client swarm's calls by the state each met: resends, a conflict, a late version, cancels, a burst", async () => {
     const run = realRun({ globalLimit: 4, perTenantLimit: 4 });
     const a = (await run.enqueue({ topic: 'topic-1' }))!;

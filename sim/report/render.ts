@@ -19,6 +19,13 @@ export function scenarioFacts(spec: ScenarioSpec): [string, string][] {
     ['workers', `${workers.count} worker(s) x ${workers.slots} slot(s), at most ${workers.maxSteps} steps per run, tool timeout ${formatMs(workers.toolTimeoutMs)}`],
     ['tenants', workload.tenants.join(', ')],
   ];
+  if (spec.configSwarm !== undefined) {
+    const swarm = spec.configSwarm;
+    facts.push([
+      'configuration',
+      `drawn per seed (configSwarm; each seed's draw is its history's first entry, and the settings below are only the file's): queue ${swarm.queue.join(', ') || 'none'}; workers ${swarm.workers.join(', ') || 'none'}; all defaults p=${swarm.allDefaultsProbability}, each default p=${swarm.defaultProbability}, edge p=${swarm.edgeProbability}`,
+    ]);
+  }
   const arrivals: string[] = [];
   if (workload.rounds !== undefined) arrivals.push(`${workload.rounds.count} round(s) of ${workload.rounds.tasksPerRound} task(s), every ${formatMs(workload.rounds.everyMs)}`);
   else if (workload.topics > 0) arrivals.push(`${workload.topics} topic(s) over ${formatMs(workload.arrivalWindowMs)}, newer version with p=${workload.newVersionProbability}`);

@@ -132,8 +132,19 @@ describe('config validation names the bad field', () => {
     expect((await configError({ tierHolds: 'standard' })).field).toBe('tierHolds');
   });
 
-  it('rejects a config that is not an object', () => {
+  it('rejects a config that is not an object, an array included', async () => {
     expect(() => resolveConfig('capacity=5' as never)).toThrow(ConfigError);
+    // An array used to pass as an empty override: every field silently at its default.
+    expect((await configError([{ capacity: 5 }] as never)).field).toBe('config');
+    expect(() => resolveConfig([] as never)).toThrow(/invalid config field 'config': expected an object/);
+  });
+
+  it('rejects a hold for a tier that does not exist, naming it, and keeps the known tiers', async () => {
+    // A typo used to be kept as a hold no task could draw on, while the tier meant kept its default.
+    const error = await configError({ tierHolds: { Long: 90 } });
+    expect(error.field).toBe('tierHolds.Long');
+    expect(error.message).toMatch(/unknown tier; known: standard, long/);
+    expect(resolveConfig({ tierHolds: { long: 90 } as QueueConfig['tierHolds'] }).tierHolds).toEqual({ standard: 20, long: 90 });
   });
 
   it('accepts a tenant limit of 0 (a paused tenant)', () => {

@@ -52,7 +52,8 @@ const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries',
  * meaningless. The first problem found is thrown as a ConfigError naming the field.
  */
 export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig {
-  if (overrides === null || typeof overrides !== 'object') {
+  // An array is an object too, and its indexes would pass as no field at all: refused like any non-object.
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) {
     throw new ConfigError('config', 'expected an object');
   }
   const known = new Set(Object.keys(DEFAULT_CONFIG));
@@ -94,6 +95,10 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
     requireInteger(`tenantLimits.${tenant}`, limit, 0);
   }
   for (const [tier, credits] of Object.entries(config.tierHolds)) {
+    // A hold for a tier no task can have is a typo (`tierHolds.Long`), not a setting: refused, named.
+    if (!Object.hasOwn(DEFAULT_CONFIG.tierHolds, tier)) {
+      throw new ConfigError(`tierHolds.${tier}`, `unknown tier; known: ${Object.keys(DEFAULT_CONFIG.tierHolds).join(', ')}`);
+    }
     requireInteger(`tierHolds.${tier}`, credits, 0);
   }
   return config;

@@ -40,6 +40,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   context.out(`scenario:   ${target.scenario.name}${target.recorded?.scenarioFile === undefined ? '' : ` (from ${target.recorded.scenarioFile}, as recorded)`}`);
   context.out(`seed:       ${target.seed}`);
   context.out(`fault plan: ${target.plan === undefined ? 'drawn from the seed' : 'from the counterexample file'} (${faultCount(world.plan)} faults)`);
+  if (target.scenario.configSwarm !== undefined) context.out(`config:     drawn from the seed (configSwarm): queue ${JSON.stringify(world.scenario.queue)}, workers ${JSON.stringify(world.scenario.workers)}`);
   for (const note of target.notes) context.out(`note:       ${note}`);
   context.out(`verdict:    ${report.verdict}${target.recorded === undefined ? '' : ` (recorded: ${target.recorded.verdict})`}`);
   context.out(`trace hash: ${report.traceHash}${hashLine(recordedHash, report.traceHash, target.recorded)}`);
