@@ -736,13 +736,13 @@ export const SABOTAGES: readonly Sabotage[] = [
     blindSpot: 'configuration',
   },
   {
-    id: 'tenant-limit-zero-ignored',
+    id: 'aging-cap-zero-unlimited',
     description:
-      "A tenant limit of 0 is read as 'no limit of its own' (a falsy check where 0 is a real value): a tenant the operator set to 0 slots keeps claiming at the per-tenant default (Q6).",
-    file: 'src/queue/claim.ts',
-    find: '  for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0) blocked.add(tenant);',
-    replace: '  for (const [tenant, limit] of Object.entries(tenantLimits)) if (limit === 0 && false) blocked.add(tenant);',
-    expectedInvariant: 'I3',
+      "An aging cap of 0 is read as 'no cap' (agingCap || infinity: a falsy check where 0 is a real value): a queue configured to age nothing ages without bound, and a long-waiting low-priority task overtakes work the operator ranked above it (Q4).",
+    file: 'src/queue/scoring.ts',
+    find: 'return basePriority + Math.min(config.agingCap, Math.floor(waitMs / config.agingPeriodMs));',
+    replace: 'return basePriority + Math.min(config.agingCap || Number.MAX_SAFE_INTEGER, Math.floor(waitMs / config.agingPeriodMs));',
+    expectedInvariant: 'I5',
     blindSpot: 'configuration',
   },
   {
