@@ -144,6 +144,28 @@ describe('storage failures surface as a typed StorageError, the transaction roll
     expect(statements).toBeGreaterThanOrEqual(2);
   });
 
+  it('a full disk on which SQLite rolled the whole transaction back inside a savepoint surfaces as disk_full, not "no such savepoint"', () => {
+    // SQLite may end the transaction itself on SQLITE_FULL or SQLITE_IOERR (the simulator's storage-faults
+    // scenario met it inside enqueue's savepoint, seed 1): here the body does what SQLite did, then throws.
+    const db = new Database(':memory:');
+    const store = SqliteStore.open(db, { busyTimeoutMs: 0, busyRetries: 0 }, () => T0);
+    db.exec('CREATE TABLE scratch (id INTEGER PRIMARY KEY, body TEXT)');
+    const error = thrownBy(() =>
+      store.writeNow('enqueue', () => T0, function* (tx) {
+        db.prepare("INSERT INTO scratch (body) VALUES ('before')").run();
+        return yield* tx.savepoint(function* () {
+          db.prepare("INSERT INTO scratch (body) VALUES ('inside')").run();
+          db.exec('ROLLBACK');
+          throw new Database.SqliteError('database or disk is full', 'SQLITE_FULL');
+        });
+      }),
+    );
+    expect(error).toMatchObject({ name: 'StorageError', code: 'disk_full', operation: 'enqueue' });
+    expect(db.inTransaction).toBe(false);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM scratch').get()).toEqual({ n: 0 });
+    db.close();
+  });
+
   it('an I/O error on a read surfaces typed too', async () => {
     const db = new Database(':memory:');
     const store = SqliteStore.open(db, { busyTimeoutMs: 0, busyRetries: 0 }, () => T0);
