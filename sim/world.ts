@@ -23,9 +23,10 @@ import type { FaultPlan } from './faults/plan.ts';
 import { planOf } from './faults/index.ts';
 import { needsDisk } from './faults/restart.ts';
 import { needsFile } from './faults/busy.ts';
-import { BusyError } from '../src/queue/errors.ts';
+import { RetryableStoreError } from '../src/queue/errors.ts';
 import { needsPowerLossTwin } from './faults/power-loss.ts';
 import { PowerLossTwin } from './store/power-loss.ts';
+import { StorageFaults } from './store/storage-faults.ts';
 import type { Store } from '../src/store/store.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
@@ -99,6 +100,8 @@ export class World {
   private readonly commitInvokes: number[] = [];
   /** How many unsynced commits a `keep: prefix` power loss keeps: its own stream, so other draws stay put. */
   private keepRandom: SeededRandom | undefined;
+  /** The storage beneath the world's handle (store/storage-faults.ts): the disk-full and io-error faults act on it. */
+  private readonly storage = new StorageFaults();
   private readonly enqueuesByTenant = new Map<string, number>();
   private down = false;
   private loopEvents = 0;
@@ -142,6 +145,7 @@ export class World {
       queue: () => this.queue,
       cursor: this.cursor,
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
+      storage: this.storage,
     };
     return {
       loop: this.loop,
@@ -187,7 +191,7 @@ export class World {
     }
     // The world opens the store itself, so its history can read the event cursor at the instant each
     // call committed (actors/cursor.ts); the queue runs on it through the production API.
-    this.store = SqliteStore.open(target, storeOptions, () => this.loop.clock.now());
+    this.store = SqliteStore.open(this.storage.attach(target), storeOptions, () => this.loop.clock.now());
     return openWorkQueue({ ...options, db: this.store });
   }
 
@@ -397,7 +401,7 @@ export class World {
    * client tries again. Anything else is not for the client to handle.
    */
   private busyFailed(invoke: number, error: unknown): boolean {
-    if (!(error instanceof BusyError)) return false;
+    if (!(error instanceof RetryableStoreError)) return false;
     this.history.fail(invoke, error.code);
     return true;
   }

@@ -1,4 +1,4 @@
-import { BusyError } from '../../src/queue/errors.ts';
+import { RetryableStoreError } from '../../src/queue/errors.ts';
 import type { WorkQueue } from '../../src/queue/types.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
@@ -97,7 +97,7 @@ export class Supervisor {
         } else this.history.fail(confirm, result.error, { data: { ev } });
       }
     } catch (error) {
-      if (!(error instanceof BusyError) || open === undefined) throw error;
+      if (!(error instanceof RetryableStoreError) || open === undefined) throw error;
       this.history.fail(open, error.code);
     }
   }

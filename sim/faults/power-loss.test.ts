@@ -17,7 +17,7 @@ import type { NoteEntry, OkEntry } from '../history.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { World, type WorldResult } from '../world.ts';
 import { NO_RATES, type FaultPlan } from './plan.ts';
-import { drawSwarmPlan, SWARM_KINDS } from './swarm.ts';
+import { DEFAULT_SWARM_KINDS, drawSwarmPlan } from './swarm.ts';
 import { SeededRandom } from '../random.ts';
 
 const mixed = catalogueScenario('mixed');
@@ -70,9 +70,9 @@ describe('power-loss fault', () => {
   });
 
   it('is drawn last in the swarm, so the draws of every other kind are what they were', () => {
-    expect(SWARM_KINDS.at(-1)).toBe('power-loss');
-    const without = { kinds: SWARM_KINDS.filter((kind) => kind !== 'power-loss'), quietProbability: 0.1 };
-    const withIt = { kinds: [...SWARM_KINDS], quietProbability: 0.1 };
+    expect(DEFAULT_SWARM_KINDS.at(-1)).toBe('power-loss');
+    const without = { kinds: DEFAULT_SWARM_KINDS.filter((kind) => kind !== 'power-loss'), quietProbability: 0.1 };
+    const withIt = { kinds: [...DEFAULT_SWARM_KINDS], quietProbability: 0.1 };
     for (let seed = 0; seed < 50; seed++) {
       const a = drawSwarmPlan(new SeededRandom(`s${seed}`), without, 4, 150_000);
       const b = drawSwarmPlan(new SeededRandom(`s${seed}`), withIt, 4, 150_000);

@@ -1,4 +1,4 @@
-import { BusyError } from '../../src/queue/errors.ts';
+import { RetryableStoreError } from '../../src/queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../../src/queue/types.ts';
 import { started, type CursorReader } from '../actors/cursor.ts';
 import { gatedQueue } from '../actors/gated-queue.ts';
@@ -106,7 +106,7 @@ export class StaleWriter {
     } catch (error) {
       // A competing writer kept the database busy past the store's retries (faults/busy.ts, Q18): the
       // late duplicate failed like any call would, and is delivered again later, as the supervisor's is.
-      if (!(error instanceof BusyError)) throw error;
+      if (!(error instanceof RetryableStoreError)) throw error;
       this.history.fail(invoke, error.code);
       if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.replayConfirm(taskId, generation, wait + 1));
       return;
