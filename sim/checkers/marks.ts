@@ -43,6 +43,9 @@ export const ALL_MARKS = [
   'cancel_after_end',
   'power_loss',
   'power_loss_lost_commits',
+  // Storage beneath the store (faults/disk-full.ts, faults/io-error.ts): a write statement that failed with SQLITE_FULL, or SQLITE_IOERR.
+  'disk_full',
+  'io_error',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -58,8 +61,9 @@ export type Mark = (typeof ALL_MARKS)[number];
  * its tool event: no catalogue scenario reaches it reliably (0 in a 20-seed catalogue run), so it is
  * reported, not required. power_loss and power_loss_lost_commits (a cut
  * that really rolled back unsynced commits) are required: 47 and 36 of mixed seeds 0..99 reached them.
+ * disk_full and io_error are demanded by `storage-faults`, whose swarm lists those faults (mixed's does not).
  */
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired']);
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'disk_full', 'io_error']);
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
@@ -97,6 +101,8 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   const lives = incarnationStates(world);
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);
+    // A storage fault that landed: a write statement beneath the store really failed (store/storage-faults.ts).
+    if (entry.type === 'note' && entry.kind === 'storage-failed') bump(storageMark((entry.data as { code?: unknown } | undefined)?.code));
     // A power loss that really rolled back unsynced commits (not one that hit a synced instant).
     if (entry.type === 'note' && entry.kind === 'power-loss' && ((entry.data as { lost?: unknown[] } | undefined)?.lost?.length ?? 0) > 0) bump('power_loss_lost_commits');
     if (entry.type !== 'fail') continue;
@@ -129,6 +135,10 @@ function countEvents(world: WorldResult, bump: (mark: Mark | undefined, by?: num
       if (event.type === 'claimed' && typeof event.data.generation === 'number' && event.data.generation > 1 && !checkpointed) bump('takeover_fresh');
     }
   }
+}
+
+function storageMark(code: unknown): Mark | undefined {
+  return code === 'disk_full' ? 'disk_full' : code === 'io_error' ? 'io_error' : undefined;
 }
 
 /** Tasks in these states have ended (Q13's already_terminal). */
