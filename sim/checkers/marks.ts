@@ -61,7 +61,7 @@ export type Mark = (typeof ALL_MARKS)[number];
  * its tool event: no catalogue scenario reaches it reliably (0 in a 20-seed catalogue run), so it is
  * reported, not required. power_loss and power_loss_lost_commits (a cut
  * that really rolled back unsynced commits) are required: 47 and 36 of mixed seeds 0..99 reached them.
- * disk_full and io_error are demanded by `storage-faults`, whose swarm lists those faults (mixed's does not).
+ * disk_full and io_error are demanded by `storage-faults` and io_error by `io-errors`, whose plans hold those faults (mixed's swarm does not draw them).
  */
 const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'disk_full', 'io_error']);
 

@@ -562,8 +562,8 @@ export const SABOTAGES: readonly Sabotage[] = [
   },
 
   // ---------------------------------------------------------------- Q18 storage failures (issue 15: disk full, I/O errors)
-  // Caught by the storage-faults scenario, whose full disks and I/O errors (sim/faults/disk-full.ts,
-  // io-error.ts) act beneath the store.
+  // Caught by the storage-faults and io-errors scenarios, whose full disks and I/O errors
+  // (sim/faults/disk-full.ts, io-error.ts) act beneath the store.
   {
     id: 'event-io-error-swallowed',
     description:
@@ -572,6 +572,15 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: '    this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation);',
     replace:
       "    try { this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation); } catch (error) { if (!String((error as { code?: string }).code).startsWith('SQLITE_IOERR')) throw error; }",
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'savepoint-rollback-masks-error',
+    description:
+      "A savepoint undone without asking whether its transaction still exists (the original error masked by the cleanup's, as in drivers that report 'current transaction is aborted' in place of the cause): after SQLite ends a transaction on its own on a full disk, ROLLBACK TO throws 'no such savepoint' and the caller gets an untyped error instead of disk_full.",
+    file: 'src/store/statements.ts',
+    find: '      if (this.db.inTransaction) {',
+    replace: '      if (this.db.open) {',
     expectedInvariant: 'Q18',
   },
   {
@@ -590,6 +599,15 @@ export const SABOTAGES: readonly Sabotage[] = [
     file: 'src/worker/run.ts',
     find: "    if (error instanceof RetryableStoreError) return await run.failWith(new ToolFailure('db_busy', error.message));",
     replace: "    if (error instanceof RetryableStoreError) return await run.failWith(new ToolFailure('business_error', error.message));",
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'storage-error-not-retried',
+    description:
+      "A fenced write that met a full disk or an I/O error is not retried (only SQLITE_BUSY is, as in workers that retry the lock timeout alone): the run reports db_busy at once and burns an attempt for a statement that never committed, where a retry busyWaitMs later would have gone through.",
+    file: 'src/worker/run.ts',
+    find: '        if (!(error instanceof RetryableStoreError) || attempt >= this.deps.busyRetries) throw error;',
+    replace: "        if (!(error instanceof RetryableStoreError) || error.code !== 'db_busy' || attempt >= this.deps.busyRetries) throw error;",
     expectedInvariant: 'Q18',
   },
   {
