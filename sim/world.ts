@@ -23,10 +23,11 @@ import type { FaultPlan } from './faults/plan.ts';
 import { planOf } from './faults/index.ts';
 import { needsDisk } from './faults/restart.ts';
 import { needsFile } from './faults/busy.ts';
-import { BusyError } from '../src/queue/errors.ts';
+import { RetryableStoreError } from '../src/queue/errors.ts';
 import { needsPowerLossTwin } from './faults/power-loss.ts';
 import { PowerLossTwin } from './store/power-loss.ts';
 import { Fleet, FLEET_DEFAULTS, type BaseStore, type FleetActor } from './store/fleet.ts';
+import { StorageFaults } from './store/storage-faults.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
@@ -108,6 +109,8 @@ export class World {
   private readonly commitInvokes: number[] = [];
   /** How many unsynced commits a `keep: prefix` power loss keeps: its own stream, so other draws stay put. */
   private keepRandom: SeededRandom | undefined;
+  /** The storage beneath the world's handle (store/storage-faults.ts): the disk-full and io-error faults act on it. */
+  private readonly storage = new StorageFaults();
   private readonly enqueuesByTenant = new Map<string, number>();
   private down = false;
   private loopEvents = 0;
@@ -161,6 +164,7 @@ export class World {
       reopen: () => this.reopen(),
       connect: (id) => this.connect({ id, alive: () => true, waiter: this.loop.waiter }),
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
+      storage: this.storage,
     };
     return {
       loop: this.loop,
@@ -203,7 +207,7 @@ export class World {
     this.handle = target;
     // The world opens the store itself, so each connection can read the event cursor at the instant its
     // transaction committed (sim/store/fleet.ts); every queue runs on it through the production API.
-    this.store = SqliteStore.open(target, storeOptions, () => this.loop.clock.now());
+    this.store = SqliteStore.open(this.storage.attach(target), storeOptions, () => this.loop.clock.now());
   }
 
   /**
@@ -403,7 +407,7 @@ export class World {
           uncertain = await this.operator.queue.tasksInState('uncertain');
         } catch (error) {
           // Its look waited at BEGIN (sim/store/fleet.ts) and met a scheduler gone down, or a busy database: no cancel this time.
-          if (error instanceof BusyError) return;
+          if (error instanceof RetryableStoreError) return;
           throw error;
         }
         if (uncertain.length > 0 && random.chance(swarm.operatorCancelProbability)) await this.cancel(random.pick(uncertain).id, 'operator');
@@ -417,7 +421,7 @@ export class World {
    * client tries again. Anything else is not for the client to handle.
    */
   private busyFailed(invoke: number, error: unknown): boolean {
-    if (!(error instanceof BusyError)) return false;
+    if (!(error instanceof RetryableStoreError)) return false;
     this.history.fail(invoke, error.code);
     return true;
   }

@@ -5,7 +5,7 @@ export { CryptoRandom } from './adapters/random.ts';
 export { TimerWaiter } from './adapters/waiter.ts';
 export { openWorkQueue, type OpenWorkQueueOptions } from './work-queue.ts';
 export { DEFAULT_CONFIG, resolveConfig } from './queue/config.ts';
-export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError, OpenError } from './queue/errors.ts';
+export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError, OpenError, RetryableStoreError, StorageError, type StorageErrorCode } from './queue/errors.ts';
 export { EDGES, STATES, TRANSITIONS, TERMINAL_STATES, LIVE_STATES, OCCUPYING_STATES, isTerminal, canTransition, type Edge, type TransitionEvent } from './queue/states.ts';
 export type { Store, StoreTx } from './store/store.ts';
 export { DEFAULT_DURABILITY, DURABILITIES, type Durability } from './store/durability.ts';

@@ -1,4 +1,4 @@
-import { BusyError } from '../../src/queue/errors.ts';
+import { RetryableStoreError } from '../../src/queue/errors.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { History } from '../history.ts';
 import { recordedCall, type ActorQueue } from './gated-queue.ts';
@@ -97,7 +97,7 @@ export class Supervisor {
     } catch (error) {
       // Its look at the uncertain tasks can meet it too: its transaction waited at BEGIN (sim/store/fleet.ts)
       // while the scheduler went down. Either way the scan ends, and the next one tries again.
-      if (!(error instanceof BusyError)) throw error;
+      if (!(error instanceof RetryableStoreError)) throw error;
       if (open !== undefined) this.history.fail(open, error.code);
     }
   }

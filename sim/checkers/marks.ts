@@ -45,6 +45,9 @@ export const ALL_MARKS = [
   'cancel_after_end',
   'power_loss',
   'power_loss_lost_commits',
+  // Storage beneath the store (faults/disk-full.ts, faults/io-error.ts): a write statement that failed with SQLITE_FULL, or SQLITE_IOERR.
+  'disk_full',
+  'io_error',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -62,9 +65,11 @@ export type Mark = (typeof ALL_MARKS)[number];
  * that really rolled back unsynced commits) are required: 47 and 36 of mixed seeds 0..99 reached them.
  * retry_age_exceeded cannot happen in mixed (its maxRetryAgeMs is the default hour): `retry-storm`
  * reaches it on most seeds but not every one, so it is demanded of a check run that ran at least
- * COVERAGE_SEEDS_MIN retry-storm seeds (SCENARIO_MARKS below), summed like the rest.
+ * COVERAGE_SEEDS_MIN retry-storm seeds (SCENARIO_MARKS below), summed like the rest. disk_full and
+ * io_error are demanded by `storage-faults` and io_error by `io-errors`, whose plans hold those faults
+ * (mixed's swarm does not draw them).
  */
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded']);
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error']);
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
@@ -114,6 +119,8 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   const lives = incarnationStates(world);
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);
+    // A storage fault that landed: a write statement beneath the store really failed (store/storage-faults.ts).
+    if (entry.type === 'note' && entry.kind === 'storage-failed') bump(storageMark((entry.data as { code?: unknown } | undefined)?.code));
     // A power loss that really rolled back unsynced commits (not one that hit a synced instant).
     if (entry.type === 'note' && entry.kind === 'power-loss' && ((entry.data as { lost?: unknown[] } | undefined)?.lost?.length ?? 0) > 0) bump('power_loss_lost_commits');
     if (entry.type !== 'fail') continue;
@@ -147,6 +154,10 @@ function countEvents(world: WorldResult, bump: (mark: Mark | undefined, by?: num
       if (event.type === 'claimed' && typeof event.data.generation === 'number' && event.data.generation > 1 && !checkpointed) bump('takeover_fresh');
     }
   }
+}
+
+function storageMark(code: unknown): Mark | undefined {
+  return code === 'disk_full' ? 'disk_full' : code === 'io_error' ? 'io_error' : undefined;
 }
 
 /** Tasks in these states have ended (Q13's already_terminal). */

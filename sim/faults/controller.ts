@@ -66,12 +66,14 @@ export class FaultController {
   stop(): void {
     this.active = false;
     this.run.busy.close();
+    this.run.world.scheduler.storage?.stop();
     recoverScheduler(this.run);
   }
 
   /** The run is over (or crashed in the safety phase): the competing writer of a busy fault lets go and closes its connection. */
   end(): void {
     this.run.busy.close();
+    this.run.world.scheduler.storage?.stop();
   }
 
   /** The plan's rates in the safety phase, none after it. */

@@ -4,9 +4,11 @@ import type { ScenarioSpec } from '../scenario.ts';
 import { list, part } from '../schema-kit.ts';
 import { busy, busyFault } from './busy.ts';
 import { clockJump, clockJumpFault } from './clock-jump.ts';
+import { diskFull, diskFullFault } from './disk-full.ts';
 import { duplicateDelivery, duplicateDeliveryFault } from './duplicate-delivery.ts';
 import { hungTool, hungToolFault } from './hung-tool.ts';
 import type { FaultProblem, PointInjector, RateInjector, TimedInjector } from './injector.ts';
+import { ioError, ioErrorFault } from './io-error.ts';
 import { killAt, killAtFault } from './kill-at.ts';
 import { kill, killFault } from './kill.ts';
 import { lostResponse, lostResponseFault } from './lost-response.ts';
@@ -34,6 +36,8 @@ export const TIMED_FAULTS: { [Kind in TimedFault['kind']]: TimedInjector<Extract
   'clock-jump': clockJump,
   busy,
   'power-loss': powerLoss,
+  'disk-full': diskFull,
+  'io-error': ioError,
 };
 
 export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt };
@@ -54,6 +58,8 @@ export const faultPartSchema = z.discriminatedUnion('kind', [
   clockJumpFault,
   busyFault,
   powerLossFault,
+  diskFullFault,
+  ioErrorFault,
   killAtFault,
   pauseAtFault,
   slowToolFault,

@@ -9,6 +9,7 @@ import type { BusyWindows } from './busy.ts';
 import type { FaultPlan } from './plan.ts';
 import type { KillPoint } from './point-scope.ts';
 import type { StaleWriter } from './stale-write.ts';
+import type { StorageFaults } from '../store/storage-faults.ts';
 
 /**
  * What every fault injector (one file per fault kind in sim/faults/) is written against. The world
@@ -60,6 +61,11 @@ export interface SchedulerHandle {
   readonly powerLoss?: (keep: 'none' | 'prefix', downMs: number) => void;
   /** The lease of the queue's configuration, which stale writes wait out. */
   readonly leaseMs: number;
+  /**
+   * The storage beneath the database (store/storage-faults.ts), which the disk-full and io-error faults
+   * act on; absent, or attached to nothing (a world on the power-loss twin), they do nothing but note.
+   */
+  readonly storage?: StorageFaults;
 }
 
 /** One run's faults: the world, the faults stream, and the state kinds keep between events. */

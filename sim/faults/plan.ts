@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { list, probability, strict } from '../schema-kit.ts';
 import { busyFault, type BusyFault } from './busy.ts';
 import { clockJumpFault, type ClockJumpFault } from './clock-jump.ts';
+import { diskFullFault, type DiskFullFault } from './disk-full.ts';
 import type { DuplicateDeliveryRate } from './duplicate-delivery.ts';
 import type { HungToolRate } from './hung-tool.ts';
+import { ioErrorFault, type IoErrorFault } from './io-error.ts';
 import { killAtFault, type KillAtFault } from './kill-at.ts';
 import { killFault, type KillFault } from './kill.ts';
 import type { LostResponseRate } from './lost-response.ts';
@@ -25,7 +27,7 @@ export { KILL_POINTS, type KillPoint, type PointFaultScope } from './point-scope
  */
 
 /** Faults that act at a time (`atMs` from the start of the run). */
-export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault;
+export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault | DiskFullFault | IoErrorFault;
 
 /** Faults that act when a worker reaches an await point (point-scope.ts). */
 export type PointFault = KillAtFault | PauseAtFault;
@@ -39,7 +41,7 @@ export interface FaultPlan {
   rates: FaultRates;
 }
 
-export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault]);
+export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault, diskFullFault, ioErrorFault]);
 export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault]);
 
 /** The rates of a plan: every field but staleWriteProbability (newer than the first counterexample files) is required. */

@@ -81,12 +81,16 @@ describe('power-loss fault', () => {
     }
   });
 
-  it('is followed only by pause-at, appended after it the same way', () => {
-    expect(SWARM_KINDS.slice(SWARM_KINDS.indexOf('power-loss'))).toEqual(['power-loss', 'pause-at']);
-    for (let seed = 0; seed < 50; seed++) {
-      const a = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: SWARM_KINDS.filter((kind) => kind !== 'pause-at'), quietProbability: 0.1 }, 4, 150_000);
-      const b = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: [...SWARM_KINDS], quietProbability: 0.1 }, 4, 150_000);
-      expect({ ...b, points: b.points.filter((fault) => fault.kind !== 'pause-at') }).toEqual(a);
+  it('is followed only by kinds appended after it the same way (pause-at, then the storage faults), each leaving the draws before it alone', () => {
+    const from = SWARM_KINDS.indexOf('power-loss');
+    expect(SWARM_KINDS.slice(from)).toEqual(['power-loss', 'pause-at', 'disk-full', 'io-error']);
+    for (let at = from + 1; at < SWARM_KINDS.length; at++) {
+      const kind = SWARM_KINDS[at]!;
+      for (let seed = 0; seed < 30; seed++) {
+        const a = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: SWARM_KINDS.slice(0, at), quietProbability: 0.1 }, 4, 150_000);
+        const b = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: SWARM_KINDS.slice(0, at + 1), quietProbability: 0.1 }, 4, 150_000);
+        expect({ ...b, timed: b.timed.filter((fault) => fault.kind !== kind), points: b.points.filter((fault) => fault.kind !== kind) }, kind).toEqual(a);
+      }
     }
   });
 });

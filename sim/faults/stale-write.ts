@@ -1,4 +1,4 @@
-import { BusyError } from '../../src/queue/errors.ts';
+import { RetryableStoreError } from '../../src/queue/errors.ts';
 import type { ClaimedTask } from '../../src/queue/types.ts';
 import { gatedQueue, recordedCall, type ActorQueue } from '../actors/gated-queue.ts';
 import { Incarnation } from '../actors/incarnation.ts';
@@ -104,7 +104,7 @@ export class StaleWriter {
     } catch (error) {
       // A competing writer kept the database busy past the store's retries (faults/busy.ts, Q18): the
       // late duplicate failed like any call would, and is delivered again later, as the supervisor's is.
-      if (!(error instanceof BusyError)) throw error;
+      if (!(error instanceof RetryableStoreError)) throw error;
       this.history.fail(invoke, error.code);
       if (wait < WAITS_MAX) this.loop.after(this.leaseMs, () => this.replayConfirm(taskId, generation, wait + 1));
       return;
@@ -129,7 +129,7 @@ export class StaleWriter {
       task = await this.own.queue.get(taskId);
     } catch (error) {
       // The look waited at its BEGIN (sim/store/fleet.ts) and met a scheduler that had gone down: look again later.
-      if (error instanceof BusyError) return true;
+      if (error instanceof RetryableStoreError) return true;
       throw error;
     }
     return task !== undefined && task.state === 'running' && task.generation === generation && task.workerId === workerId && (task.leaseUntil ?? 0) > this.loop.clock.now();

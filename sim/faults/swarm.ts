@@ -2,9 +2,11 @@ import type { SeededRandom } from '../random.ts';
 import { list, oneOf, part, probability, strict, withDefaults } from '../schema-kit.ts';
 import { busy } from './busy.ts';
 import { clockJump } from './clock-jump.ts';
+import { diskFull } from './disk-full.ts';
 import { duplicateDelivery } from './duplicate-delivery.ts';
 import { hungTool } from './hung-tool.ts';
 import type { RateInjector, SwarmDraw } from './injector.ts';
+import { ioError } from './io-error.ts';
 import { killAt } from './kill-at.ts';
 import { kill } from './kill.ts';
 import { lostResponse } from './lost-response.ts';
@@ -23,8 +25,17 @@ import { toolError } from './tool-error.ts';
  * faults are drawn is its own file's (`swarm` of its injector); this file only says which kinds and in
  * what order.
  */
-export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss', 'pause-at'] as const;
+export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss', 'pause-at', 'disk-full', 'io-error'] as const;
 export type SwarmKind = (typeof SWARM_KINDS)[number];
+
+/** The storage faults beneath the store: a swarm draws them only when it lists them (scenarios/storage-faults.json). */
+const LISTED_ONLY: ReadonlySet<SwarmKind> = new Set(['disk-full', 'io-error']);
+
+/**
+ * The kinds `{ "kind": "swarm" }` draws when it lists none: every kind but the storage faults, so a seed
+ * of a scenario with the default swarm (mixed) draws exactly what it drew before they existed.
+ */
+export const DEFAULT_SWARM_KINDS: SwarmKind[] = SWARM_KINDS.filter((kind) => !LISTED_ONLY.has(kind));
 
 export interface SwarmSpec {
   /** Fault kinds that may be drawn; each seed turns each on or off. */
@@ -34,7 +45,7 @@ export interface SwarmSpec {
 }
 
 const swarmFields = {
-  kinds: list(oneOf(SWARM_KINDS, 'a fault kind')).meta({ description: 'Fault kinds that may be drawn; each seed turns each on or off. Default: all of them.' }),
+  kinds: list(oneOf(SWARM_KINDS, 'a fault kind')).meta({ description: 'Fault kinds that may be drawn; each seed turns each on or off. Default: all of them but disk-full and io-error, which are drawn only when listed.' }),
   quietProbability: probability().meta({ description: 'Probability that a seed has no faults at all; default 0.1.' }),
 };
 
@@ -42,7 +53,7 @@ const swarmFields = {
 export const swarmSpecSchema = strict(swarmFields, 'Fault kinds drawn per seed: each seed turns each on or off.');
 
 /** `{ "kind": "swarm" }`: every kind, quiet one seed in ten. */
-export const swarmPart = part('swarm', withDefaults(swarmFields, { kinds: [...SWARM_KINDS], quietProbability: 0.1 }), 'Faults drawn per seed, swarm-style: each seed turns each kind on or off and draws its faults. Stands alone among the fault parts.');
+export const swarmPart = part('swarm', withDefaults(swarmFields, { kinds: DEFAULT_SWARM_KINDS, quietProbability: 0.1 }), 'Faults drawn per seed, swarm-style: each seed turns each kind on or off and draws its faults. Stands alone among the fault parts.');
 
 export function swarmSpecOf({ kinds, quietProbability }: { kinds: SwarmKind[]; quietProbability: number }): SwarmSpec {
   return { kinds, quietProbability };
@@ -74,6 +85,9 @@ const DRAW_ORDER: [SwarmKind, (draw: SwarmDraw, plan: FaultPlan) => void][] = [
   // Appended last, in the order they came: a seed's draws for every kind above each stay what they were before it existed.
   ['power-loss', powerLoss.swarm!],
   ['pause-at', pauseAt.swarm!],
+  // Appended after power-loss for the same reason; a scenario draws them only when its swarm lists them.
+  ['disk-full', diskFull.swarm!],
+  ['io-error', ioError.swarm!],
 ];
 
 export function drawSwarmPlan(random: SeededRandom, swarm: SwarmSpec, workers: number, safetyMs: number): FaultPlan {

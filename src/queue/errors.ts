@@ -24,15 +24,51 @@ export class ConfigError extends LeaseholdError {
 }
 
 /**
+ * A store error after which the same call may be tried again: the database refused the transaction and
+ * rolled it back, so nothing of it was written (Q18). BusyError and StorageError are the two kinds; a
+ * caller that retries store trouble catches this class.
+ */
+export abstract class RetryableStoreError extends LeaseholdError {
+  /** The store operation that failed (the queue call's transaction name). */
+  readonly operation: string;
+
+  constructor(code: string, operation: string, message: string) {
+    super(code, message);
+    this.operation = operation;
+  }
+}
+
+/**
  * SQLITE_BUSY persisted past the busy timeout and the bounded retries (Q18). Nothing was written: the
  * transaction never began or was rolled back, so the caller may retry the same call.
  */
-export class BusyError extends LeaseholdError {
+export class BusyError extends RetryableStoreError {
   readonly attempts: number;
 
   constructor(operation: string, attempts: number) {
-    super('db_busy', `database busy: ${operation} gave up after ${attempts} attempt(s)`);
+    super('db_busy', operation, `database busy: ${operation} gave up after ${attempts} attempt(s)`);
     this.attempts = attempts;
+  }
+}
+
+/** What the storage beneath the database refused: the disk is full (SQLITE_FULL), or an I/O error (SQLITE_IOERR*). */
+export type StorageErrorCode = 'disk_full' | 'io_error';
+
+/**
+ * The storage beneath the database failed a statement of a transaction: `disk_full` (SQLITE_FULL: the
+ * database could not grow) or `io_error` (SQLITE_IOERR and its extended codes: a read or write of the file
+ * failed). The transaction was rolled back, so nothing of it was written, and the call may be tried again
+ * (retryable): a full disk may have room later, and a failed I/O never committed. Not retried by the
+ * store itself, unlike SQLITE_BUSY: the same write would meet the same full disk at once. `sqliteCode`
+ * is SQLite's own code (SQLITE_FULL, SQLITE_IOERR_WRITE, ...).
+ */
+export class StorageError extends RetryableStoreError {
+  declare readonly code: StorageErrorCode;
+  readonly sqliteCode: string;
+
+  constructor(operation: string, code: StorageErrorCode, sqliteCode: string, detail: string) {
+    super(code, operation, `${code === 'disk_full' ? 'disk full' : 'I/O error'}: ${operation} was rolled back (${sqliteCode}: ${detail})`);
+    this.sqliteCode = sqliteCode;
   }
 }
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import type { Database as DatabaseHandle, Statement } from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { BusyError, ConfigError, OpenError } from '../queue/errors.ts';
+import { BusyError, ConfigError, OpenError, StorageError, type StorageErrorCode } from '../queue/errors.ts';
 import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability } from './durability.ts';
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
@@ -12,6 +12,25 @@ const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_
 
 export function isBusy(error: unknown): boolean {
   return typeof error === 'object' && error !== null && BUSY_CODES.has((error as { code?: string }).code ?? '');
+}
+
+/**
+ * SQLite's codes for a storage that failed beneath the database: SQLITE_FULL (the disk, or max_page_count,
+ * left no room) and SQLITE_IOERR with every extended code (SQLITE_IOERR_WRITE, _FSYNC, _SHORT_READ, ...).
+ */
+export function storageCodeOf(error: unknown): StorageErrorCode | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (code === 'SQLITE_FULL') return 'disk_full';
+  if (typeof code === 'string' && (code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR_'))) return 'io_error';
+  return undefined;
+}
+
+/** A storage failure as the typed StorageError naming the operation; anything else as it was. */
+function typedStorageError(operation: string, error: unknown): unknown {
+  const code = storageCodeOf(error);
+  if (code === undefined) return error;
+  const { code: sqliteCode, message } = error as { code: string; message?: string };
+  return new StorageError(operation, code, sqliteCode, String(message ?? sqliteCode));
 }
 
 export interface SqliteStoreOptions {
@@ -88,7 +107,9 @@ export class SqliteStore implements Store {
    * One BEGIN IMMEDIATE transaction (Q5): the write lock is taken up front, so two claimers can never
    * both read the same ready row and then both write it. SQLite already waits up to the busy timeout
    * for the lock; on top of that a bounded number of retries (Q18). When they are spent the caller gets
-   * a BusyError; the transaction was rolled back, so nothing was half-written.
+   * a BusyError; the transaction was rolled back, so nothing was half-written. A full disk or an I/O
+   * error (SQLITE_FULL, SQLITE_IOERR*) is not retried here: better-sqlite3 has rolled the transaction back
+   * by the time it throws (or SQLite already had), and the caller gets a StorageError.
    */
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
     // One settled promise and nothing more: the transaction has run by the time the caller gets it.
@@ -106,7 +127,7 @@ export class SqliteStore implements Store {
       try {
         return this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
       } catch (error) {
-        if (!isBusy(error)) throw error;
+        if (!isBusy(error)) throw typedStorageError(operation, error);
         if (attempt > this.options.busyRetries) throw new BusyError(operation, attempt);
       }
     }
@@ -127,7 +148,7 @@ export class SqliteStore implements Store {
       try {
         return runToEnd(body(this.statements));
       } catch (error) {
-        if (!isBusy(error)) throw error;
+        if (!isBusy(error)) throw typedStorageError(operation, error);
         if (attempt > this.options.busyRetries) throw new BusyError(operation, attempt);
       }
     }

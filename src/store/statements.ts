@@ -255,7 +255,7 @@ function done<T>(value: T): Step<T> {
 export class SqliteStatements implements StoreTx {
   private readonly s: Prepared;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.s = prepare(db);
   }
 
@@ -265,8 +265,13 @@ export class SqliteStatements implements StoreTx {
     try {
       result = yield* body();
     } catch (error) {
-      this.s.rollbackToSavepoint.run();
-      this.s.releaseSavepoint.run();
+      // A full disk or an I/O error may make SQLite roll the whole transaction back on its own, and the
+      // savepoint with it: nothing is left to undo, and the error is what the caller must see (a
+      // ROLLBACK TO would throw "no such savepoint" in its place).
+      if (this.db.inTransaction) {
+        this.s.rollbackToSavepoint.run();
+        this.s.releaseSavepoint.run();
+      }
       throw error;
     }
     this.s.releaseSavepoint.run();

@@ -1,5 +1,5 @@
 import type { Waiter } from '../ports.ts';
-import { BusyError } from '../queue/errors.ts';
+import { RetryableStoreError } from '../queue/errors.ts';
 import type { ClaimedTask, StaleLease, WorkQueue } from '../queue/types.ts';
 
 const LOST: StaleLease = Object.freeze({ ok: false as const, error: 'stale_lease' as const, message: 'the run already lost its lease; the write was not sent' });
@@ -7,7 +7,8 @@ const LOST: StaleLease = Object.freeze({ ok: false as const, error: 'stale_lease
 /**
  * Keeps one lease alive: a heartbeat every heartbeatMs while the run lasts (Q9). It records, for the
  * run to see at its next await, whether the lease was lost (R9) and whether a cancel was requested
- * (Q13). A busy database skips one beat; the lease is three beats long, so one miss costs nothing.
+ * (Q13). A busy database, a full disk or an I/O error (a RetryableStoreError) skips one beat; the lease is
+ * three beats long, so one miss costs nothing.
  *
  * Every fenced write of the run, heartbeats included, goes through one lane (`write`): one at a time,
  * each sent only while the lease is not known to be lost, and each refusal marked before the next
@@ -103,7 +104,7 @@ export class LeaseKeeper {
       try {
         renewed = await this.write('heartbeat', () => this.queue.heartbeat(this.task.id, this.workerId, this.task.generation));
       } catch (error) {
-        if (error instanceof BusyError) continue;
+        if (error instanceof RetryableStoreError) continue;
         throw error;
       }
       if (renewed.ok) {

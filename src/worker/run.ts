@@ -1,5 +1,5 @@
 import type { Clock, Waiter } from '../ports.ts';
-import { BusyError } from '../queue/errors.ts';
+import { RetryableStoreError } from '../queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
 import { requestKey } from './fingerprint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -53,7 +53,9 @@ export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): 
     if (error instanceof StopRun && error.reason === 'lost_lease') return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
     if (error instanceof StopRun) return await run.commitAfterDeadline();
     if (error instanceof ToolFailure) return await run.failWith(error);
-    if (error instanceof BusyError) return await run.failWith(new ToolFailure('db_busy', error.message));
+    // Store trouble that outlasted the run's retries (busy, a full disk, an I/O error; nothing of the write
+    // was committed) is reported as db_busy, the one retryable error class for the database (Q16).
+    if (error instanceof RetryableStoreError) return await run.failWith(new ToolFailure('db_busy', error.message));
     throw error;
   } finally {
     lease.stop();
@@ -197,8 +199,8 @@ class Run {
   private stoppedBy(error: unknown): RunOutcome {
     const { task } = this;
     if (error instanceof StopRun) return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
-    if (error instanceof BusyError) {
-      this.deps.log({ workerId: this.deps.workerId, taskId: task.id, generation: task.generation, message: 'database stayed busy: abandoning the run' });
+    if (error instanceof RetryableStoreError) {
+      this.deps.log({ workerId: this.deps.workerId, taskId: task.id, generation: task.generation, message: `database refused the write (${error.code}): abandoning the run` });
       return { kind: 'abandoned', taskId: task.id, generation: task.generation, reason: error.message };
     }
     throw error;
@@ -245,7 +247,8 @@ class Run {
   }
 
   /**
-   * A fenced write: stale_lease stops the run (R9); a busy database is retried a bounded number of times.
+   * A fenced write: stale_lease stops the run (R9); a busy database, a full disk or an I/O error (a
+   * RetryableStoreError: nothing was written) is retried a bounded number of times.
    * The write goes through the lease's one lane (LeaseKeeper.write), so a refusal is seen before the
    * run or its heartbeat can send another write.
    */
@@ -265,7 +268,7 @@ class Run {
   }
 
   /**
-   * A busy database is retried busyWaitMs apart, a bounded number of times. Waiting is safe: each
+   * A busy database (or a full disk, an I/O error) is retried busyWaitMs apart, a bounded number of times. Waiting is safe: each
    * attempt is its own short transaction, and the fence decides whether the lease survived the wait.
    */
   private async retryBusy<T>(during: string, write: () => Promise<T>): Promise<T> {
@@ -273,8 +276,8 @@ class Run {
       try {
         return await write();
       } catch (error) {
-        if (!(error instanceof BusyError) || attempt >= this.deps.busyRetries) throw error;
-        this.deps.log({ workerId: this.deps.workerId, taskId: this.task.id, message: `${during}: database busy, retrying` });
+        if (!(error instanceof RetryableStoreError) || attempt >= this.deps.busyRetries) throw error;
+        this.deps.log({ workerId: this.deps.workerId, taskId: this.task.id, message: `${during}: database refused the write (${error.code}), retrying` });
         await this.deps.waiter.sleep(this.deps.busyWaitMs);
         this.assertLease(during);
       }

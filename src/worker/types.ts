@@ -87,7 +87,7 @@ export type RunOutcome =
   | { kind: 'expired'; taskId: number }
   /** R9: the lease was lost; the run stopped with no terminal write. */
   | { kind: 'lost_lease'; taskId: number; generation: number; during: string }
-  /** The database stayed busy past every retry: the run stopped with no terminal write; its lease will lapse. */
+  /** The database stayed busy, full or failing (a RetryableStoreError) past every retry: the run stopped with no terminal write; its lease will lapse. */
   | { kind: 'abandoned'; taskId: number; generation: number; reason: string }
   /**
    * An error the run did not expect (a bug in the core, say an InvariantError, or in a tool adapter)

@@ -1,5 +1,5 @@
 import type { Clock, Waiter } from '../ports.ts';
-import { BusyError } from '../queue/errors.ts';
+import { RetryableStoreError } from '../queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
 import { runClaimedTask, type RunDependencies } from './run.ts';
 import type { Model, RunOutcome, Tool, WorkerLogLine } from './types.ts';
@@ -88,7 +88,7 @@ export class Worker {
     try {
       claimed = await this.options.queue.claim(this.options.workerId);
     } catch (error) {
-      if (error instanceof BusyError) return false;
+      if (error instanceof RetryableStoreError) return false;
       throw error;
     }
     if (!claimed.ok) return false;
@@ -109,7 +109,7 @@ export class Worker {
       state = (await this.options.queue.get(task.id))?.state;
     } catch (error) {
       // Unknown is safe: the run's first fenced write decides whether this delivery is current.
-      if (!(error instanceof BusyError)) throw error;
+      if (!(error instanceof RetryableStoreError)) throw error;
     }
     if (state === 'done' || state === 'cancelled') {
       const skipped: RunOutcome = { kind: 'skipped', taskId: task.id, state };
@@ -161,7 +161,7 @@ export class Worker {
         if ((await this.options.queue.interrupt(task.id, this.options.workerId, task.generation, 'shutdown')).ok) interrupted++;
       } catch (error) {
         // The lease will lapse and the task will be taken over; nothing is lost by skipping it.
-        if (!(error instanceof BusyError)) throw error;
+        if (!(error instanceof RetryableStoreError)) throw error;
       }
     }
     return interrupted;

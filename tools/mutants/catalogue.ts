@@ -17,7 +17,11 @@
  * that ought to catch it; the runner reports which one actually did.
  */
 
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14'] as const;
+/**
+ * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
+ * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
+ */
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'Q18'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -807,6 +811,65 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: '  if (row.deadline !== null && row.deadline <= at && row.first_claimed_at === null) {',
     expectedInvariant: 'I5',
     blindSpot: 'path',
+  },
+
+  // ---------------------------------------------------------------- Q18 storage failures (issue 15: disk full, I/O errors)
+  // Caught by the storage-faults and io-errors scenarios, whose full disks and I/O errors
+  // (sim/faults/disk-full.ts, io-error.ts) act beneath the store.
+  {
+    id: 'event-io-error-swallowed',
+    description:
+      "An event append that swallows an I/O error and carries on (the audit log treated as best effort, as stores that log-and-continue on EIO do): the transaction commits without its event and the call answers ok, so the task moved and its log does not say so: half-written.",
+    file: 'src/store/statements.ts',
+    find: '    this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation);',
+    replace:
+      "    try { this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation); } catch (error) { if (!String((error as { code?: string }).code).startsWith('SQLITE_IOERR')) throw error; }",
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'savepoint-rollback-masks-error',
+    description:
+      "A savepoint undone without asking whether its transaction still exists (the original error masked by the cleanup's, as in drivers that report 'current transaction is aborted' in place of the cause): after SQLite ends a transaction on its own on a full disk, ROLLBACK TO throws 'no such savepoint' and the caller gets an untyped error instead of disk_full.",
+    file: 'src/store/statements.ts',
+    find: '      if (this.db.inTransaction) {',
+    replace: '      if (this.db.open) {',
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'writes-without-transaction',
+    description:
+      'Each statement of a write commits on its own (autocommit: the BEGIN IMMEDIATE dropped for speed, as queues that batch-tune their store do): a write that fails at a later statement, on a full disk or an I/O error, leaves its first statements committed: half-written.',
+    file: 'src/store/sqlite-store.ts',
+    find: '        return this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;',
+    replace: '        return runToEnd(body(this.statements, readClock())) as T;',
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'storage-error-fails-task',
+    description:
+      "A worker that reports a database it could not write to as the task's own non-retryable failure (business_error), as workers that mark a job errored on any exception from the store do: a task whose writes met a full disk or an I/O error past the retries ends failed, though nothing about the task was wrong.",
+    file: 'src/worker/run.ts',
+    find: "    if (error instanceof RetryableStoreError) return await run.failWith(new ToolFailure('db_busy', error.message));",
+    replace: "    if (error instanceof RetryableStoreError) return await run.failWith(new ToolFailure('business_error', error.message));",
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'storage-error-not-retried',
+    description:
+      "A fenced write that met a full disk or an I/O error is not retried (only SQLITE_BUSY is, as in workers that retry the lock timeout alone): the run reports db_busy at once and burns an attempt for a statement that never committed, where a retry busyWaitMs later would have gone through.",
+    file: 'src/worker/run.ts',
+    find: '        if (!(error instanceof RetryableStoreError) || attempt >= this.deps.busyRetries) throw error;',
+    replace: "        if (!(error instanceof RetryableStoreError) || error.code !== 'db_busy' || attempt >= this.deps.busyRetries) throw error;",
+    expectedInvariant: 'Q18',
+  },
+  {
+    id: 'claim-storage-error-fatal',
+    description:
+      "The claim loop knows only the lock timeout (SQLITE_BUSY) as transient: a claim that meets a full disk or an I/O error escapes the loop and takes the worker process down (as workers that exit on ENOSPC or EIO from their queue do), where it should find nothing this time and claim again.",
+    file: 'src/worker/worker.ts',
+    find: '      if (error instanceof RetryableStoreError) return false;',
+    replace: "      if (error instanceof RetryableStoreError && error.code === 'db_busy') return false;",
+    expectedInvariant: 'Q18',
   },
 ];
 
