@@ -175,6 +175,7 @@ export class World {
       isCurrent: (incarnation) => this.workers[incarnation.worker]?.current === incarnation,
       runningTasks: () => this.workers.map((worker) => worker.running),
       deliver: (index, task) => this.workers[index]?.deliver(task),
+      cancel: (taskId) => void this.cancel(taskId, 'operator'),
       scheduler,
     };
   }
@@ -302,7 +303,7 @@ export class World {
           id: incarnation.id,
           alive: () => incarnation.alive,
           waiter: incarnation.waiter(loop.waiter),
-          boundary: (operation) => this.faults.atBoundary(incarnation, operation),
+          boundary: (operation, taskId) => this.faults.atBoundary(incarnation, operation, taskId),
         }),
       // S4 points before a model or tool call: true means the process died there (faults/kill-at.ts).
       killBefore: (point, incarnation) => this.faults.atPoint(point, incarnation, true),

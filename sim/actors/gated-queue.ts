@@ -45,7 +45,7 @@ export function gatedQueue(own: ActorQueue, incarnation: Incarnation, history: H
           history.fail(invoke, 'db_busy');
           return Promise.reject(new BusyError(name, 1));
         }
-        const pending = recordedCall(own.connection, invoke, () => queue[name]!(...args));
+        const pending = recordedCall(own.connection, invoke, () => queue[name]!(...args), typeof args[0] === 'number' ? args[0] : undefined);
         return pending.then(
           ({ result, ev }) => {
             recordResult(history, invoke, name, result, ev);
@@ -67,8 +67,8 @@ export function gatedQueue(own: ActorQueue, incarnation: Incarnation, history: H
  * is the event cursor the moment that transaction committed (or ran, for a read), however long it
  * waited at its BEGIN and whatever other actors committed before or after it (sim/store/fleet.ts).
  */
-export async function recordedCall<T>(connection: Connection, invoke: number, call: () => Promise<T>): Promise<{ result: T; ev: number }> {
-  connection.tagNext(invoke);
+export async function recordedCall<T>(connection: Connection, invoke: number, call: () => Promise<T>, taskId?: number): Promise<{ result: T; ev: number }> {
+  connection.tagNext(invoke, taskId);
   let pending: Promise<T>;
   try {
     pending = call();

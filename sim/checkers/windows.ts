@@ -10,7 +10,9 @@ import { analyse } from './timeline.ts';
  * A window is an await point of the worker runtime (faults/point-scope.ts: the model call, each tool
  * call, after an effect, between the checkpoints, after the terminal write, and every transaction
  * boundary) with what hit it: `kill@<point>` (the process died at the point), `kill-during@<point>`
- * (it died while the call after the point was in flight), `pause@<point>` (it froze there).
+ * (it died while the call after the point was in flight), `pause@<point>` (it froze there),
+ * `jump@<point>` (the clock jumped there, faults/clock-jump-at.ts), `cancel@<point>` (the operator
+ * cancelled the task there, faults/cancel-at.ts; only transaction boundaries that name a task).
  *
  * A path pair is two distinct moves of the SPEC's state machine (spec-rules.ts, restated from the SPEC,
  * not src's table) that one task's life combined, e.g. `running>uncertain + uncertain>ready`. A task
@@ -18,10 +20,12 @@ import { analyse } from './timeline.ts';
  * in the universe.
  */
 
-const FAULTS = ['kill', 'kill-during', 'pause'] as const;
+const FAULTS = ['kill', 'kill-during', 'pause', 'jump', 'cancel'] as const;
 
-/** Every window a run can hit. */
-export const ALL_WINDOWS: readonly string[] = FAULTS.flatMap((fault) => KILL_POINTS.map((point) => `${fault}@${point}`));
+/** Every window a run can hit: a cancel only at a boundary whose call names its task. */
+export const ALL_WINDOWS: readonly string[] = FAULTS.flatMap((fault) =>
+  KILL_POINTS.filter((point) => fault !== 'cancel' || (point.startsWith('before_') && !['before_claim', 'before_model_call', 'before_tool_call'].includes(point))).map((point) => `${fault}@${point}`),
+);
 
 const MOVES = SPEC_MOVES.map((move) => `${move.from ?? 'new'}>${move.to}`);
 const TERMINAL = new Set<string>(SPEC_TERMINAL_STATES);
@@ -46,6 +50,8 @@ function windowOf(kind: string, data: { reason?: unknown; at?: unknown } | undef
     if (point !== undefined && POINTS.has(point)) return `${delay === undefined ? 'kill' : 'kill-during'}@${point}`;
   }
   if (kind === 'pause' && typeof data?.at === 'string' && POINTS.has(data.at)) return `pause@${data.at}`;
+  if (kind === 'clock-jump' && typeof data?.at === 'string' && POINTS.has(data.at)) return `jump@${data.at}`;
+  if (kind === 'cancel-at' && typeof data?.at === 'string' && POINTS.has(data.at)) return `cancel@${data.at}`;
   return undefined;
 }
 

@@ -22,7 +22,8 @@ export const clockJump: TimedInjector<ClockJumpFault> = {
   fire: (fault, run) => jumpClock(run, fault.deltaMs),
 };
 
-export function jumpClock({ world }: FaultRun, deltaMs: number): void {
-  world.history.note('clock-jump', 'faults', { deltaMs });
+/** `at`: the await point a clock-jump-at jumped at (checkers/windows.ts), put in the note when given. */
+export function jumpClock({ world }: FaultRun, deltaMs: number, at?: string): void {
+  world.history.note('clock-jump', 'faults', at === undefined ? { deltaMs } : { deltaMs, at });
   world.loop.clock.jump(deltaMs);
 }

@@ -85,27 +85,27 @@ export class FaultController {
    * `incarnation` reached `point`: true when it dies right there (the call at the point never
    * starts). A dead process reaches nothing.
    */
-  atPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean): boolean {
+  atPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, taskId?: number): boolean {
     if (incarnation.state === 'dead') return true;
     if (!this.active) return false;
     const fault = this.points.arrive(point, incarnation.worker, this.run.world.loop.now() - this.startMs);
     if (fault === undefined) return false;
-    return (POINT_FAULTS[fault.kind] as PointInjector<PointFault>).fire(fault, point, incarnation, atNextAwait, this.run);
+    return (POINT_FAULTS[fault.kind] as PointInjector<PointFault>).fire(fault, point, incarnation, atNextAwait, this.run, taskId);
   }
 
   /**
    * `incarnation`'s connection is at the BEGIN of a transaction for queue call `op` (sim/store/fleet.ts):
    * true when it dies right there, between the commits before and the one it was about to make.
    */
-  atBoundary(incarnation: Incarnation, op: string): boolean {
+  atBoundary(incarnation: Incarnation, op: string, taskId?: number): boolean {
     const point = boundaryPoint(op);
-    return point !== undefined && this.atPoint(point, incarnation, false);
+    return point !== undefined && this.atPoint(point, incarnation, false, taskId);
   }
 
   /** A queue call of `incarnation` returned: the points it stands at now, and the faults a claim draws. */
   afterQueueCall(incarnation: Incarnation, op: string, args: readonly unknown[], result: unknown): void {
     const point = pointAfterQueueCall(op, args, result);
-    if (point !== undefined) this.atPoint(point, incarnation, true);
+    if (point !== undefined) this.atPoint(point, incarnation, true, typeof args[0] === 'number' ? args[0] : undefined);
     if (op !== 'claim' || (result as { ok?: boolean } | undefined)?.ok !== true) return;
     const task = (result as { task: ClaimedTask }).task;
     staleWriteHooks.claimed(this.run, this.rates(), task, incarnation.id);

@@ -1,3 +1,5 @@
+import { cancelAt, cancelAtFault } from './cancel-at.ts';
+import { clockJumpAt, clockJumpAtFault } from './clock-jump-at.ts';
 import { z } from 'zod';
 import type { SeededRandom } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
@@ -40,7 +42,7 @@ export const TIMED_FAULTS: { [Kind in TimedFault['kind']]: TimedInjector<Extract
   'io-error': ioError,
 };
 
-export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt };
+export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt, 'clock-jump-at': clockJumpAt, 'cancel-at': cancelAt };
 
 export const RATE_FAULTS: RateInjector<keyof FaultRates>[] = [slowTool, hungTool, lostResponse, duplicateDelivery, toolError, staleWrite];
 
@@ -62,6 +64,8 @@ export const faultPartSchema = z.discriminatedUnion('kind', [
   ioErrorFault,
   killAtFault,
   pauseAtFault,
+  clockJumpAtFault,
+  cancelAtFault,
   slowToolFault,
   hungToolFault,
   lostResponseFault,

@@ -34,6 +34,8 @@ export interface FaultWorld {
   isCurrent(incarnation: Incarnation): boolean;
   /** Running tasks per worker index (0 for a worker with no live incarnation). */
   runningTasks(): readonly number[];
+  /** The operator cancels a task (Q13), as the client swarm's operator does: recorded, retried while the scheduler is down. */
+  cancel(taskId: number): void;
   /** Hands worker `index` a claim again (a duplicate delivery); ignored unless it is alive. */
   deliver(index: number, task: ClaimedTask): void;
   readonly scheduler: SchedulerHandle;
@@ -116,7 +118,7 @@ export interface PointInjector<Fault extends { kind: string }> {
    * Hits `incarnation`, which has just reached `point` and is the one this fault counted to. True:
    * the call at the point never starts (the process died right there).
    */
-  fire(fault: Fault, point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, run: FaultRun): boolean;
+  fire(fault: Fault, point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, run: FaultRun, taskId?: number): boolean;
 }
 
 /** A fault that acts with a probability per event: a field of `plan.rates`. */

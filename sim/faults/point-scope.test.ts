@@ -24,6 +24,7 @@ function controllerFor(points: PointFault[], running: number[]) {
     isCurrent: () => true,
     runningTasks: () => running,
     deliver: () => {},
+    cancel: () => {},
     scheduler: { down: false, onDisk: false, shutDown: async () => {}, reopen: () => {}, connect: () => ({}) as never, leaseMs: 30_000 },
   };
   const controller = new FaultController(plan, world, new SeededRandom('controller'));

@@ -81,9 +81,9 @@ describe('power-loss fault', () => {
     }
   });
 
-  it('is followed only by kinds appended after it the same way (pause-at, then the storage faults), each leaving the draws before it alone', () => {
+  it('is followed only by kinds appended after it the same way (pause-at, the storage faults, then the timing faults at points), each leaving the draws before it alone', () => {
     const from = SWARM_KINDS.indexOf('power-loss');
-    expect(SWARM_KINDS.slice(from)).toEqual(['power-loss', 'pause-at', 'disk-full', 'io-error']);
+    expect(SWARM_KINDS.slice(from)).toEqual(['power-loss', 'pause-at', 'disk-full', 'io-error', 'clock-jump-at', 'cancel-at']);
     for (let at = from + 1; at < SWARM_KINDS.length; at++) {
       const kind = SWARM_KINDS[at]!;
       for (let seed = 0; seed < 30; seed++) {

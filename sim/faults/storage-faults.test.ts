@@ -97,10 +97,12 @@ describe('the disk-full and io-error faults act beneath the store (S4, Q18)', ()
     expect(SWARM_KINDS).toContain('io-error');
     expect(DEFAULT_SWARM_KINDS).not.toContain('disk-full');
     expect(DEFAULT_SWARM_KINDS).not.toContain('io-error');
+    // The kinds drawn before the ones appended after the storage faults (clock-jump-at, cancel-at: swarm.ts).
+    const upTo = SWARM_KINDS.indexOf('io-error') + 1;
     let drawn = 0;
     for (let seed = 0; seed < 50; seed++) {
-      const before = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: DEFAULT_SWARM_KINDS, quietProbability: 0.1 }, 4, 150_000);
-      const listed = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: [...SWARM_KINDS], quietProbability: 0.1 }, 4, 150_000);
+      const before = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: DEFAULT_SWARM_KINDS.filter((kind) => SWARM_KINDS.indexOf(kind) < upTo), quietProbability: 0.1 }, 4, 150_000);
+      const listed = drawSwarmPlan(new SeededRandom(`s${seed}`), { kinds: SWARM_KINDS.slice(0, upTo), quietProbability: 0.1 }, 4, 150_000);
       expect({ ...listed, timed: listed.timed.filter((fault) => fault.kind !== 'disk-full' && fault.kind !== 'io-error') }).toEqual(before);
       drawn += listed.timed.length - before.timed.length;
     }

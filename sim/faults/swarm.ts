@@ -11,6 +11,8 @@ import { killAt } from './kill-at.ts';
 import { kill } from './kill.ts';
 import { lostResponse } from './lost-response.ts';
 import { pauseAt } from './pause-at.ts';
+import { cancelAt } from './cancel-at.ts';
+import { clockJumpAt } from './clock-jump-at.ts';
 import { pause } from './pause.ts';
 import { powerLoss } from './power-loss.ts';
 import { emptyPlan, type FaultPlan, type FaultRates } from './plan.ts';
@@ -25,7 +27,7 @@ import { toolError } from './tool-error.ts';
  * faults are drawn is its own file's (`swarm` of its injector); this file only says which kinds and in
  * what order.
  */
-export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss', 'pause-at', 'disk-full', 'io-error'] as const;
+export const SWARM_KINDS = ['kill', 'kill-at', 'pause', 'restart', 'clock-jump', 'busy', 'slow-tool', 'hung-tool', 'lost-response', 'duplicate-delivery', 'tool-error', 'stale-write', 'power-loss', 'pause-at', 'disk-full', 'io-error', 'clock-jump-at', 'cancel-at'] as const;
 export type SwarmKind = (typeof SWARM_KINDS)[number];
 
 /** The storage faults beneath the store: a swarm draws them only when it lists them (scenarios/storage-faults.json). */
@@ -88,6 +90,9 @@ const DRAW_ORDER: [SwarmKind, (draw: SwarmDraw, plan: FaultPlan) => void][] = [
   // Appended after power-loss for the same reason; a scenario draws them only when its swarm lists them.
   ['disk-full', diskFull.swarm!],
   ['io-error', ioError.swarm!],
+  // Timing faults drawn relative to a run's own milestones (issue 15 item 4), appended after the storage faults.
+  ['clock-jump-at', clockJumpAt.swarm!],
+  ['cancel-at', cancelAt.swarm!],
 ];
 
 export function drawSwarmPlan(random: SeededRandom, swarm: SwarmSpec, workers: number, safetyMs: number): FaultPlan {

@@ -66,7 +66,7 @@ export interface FleetActor {
    * Called at each of its transaction boundaries, once the wait (if any) is over and just before
    * BEGIN: true when the process dies right there (faults/kill-between-commits.ts).
    */
-  boundary?(operation: string): boolean;
+  boundary?(operation: string, taskId: number | undefined): boolean;
 }
 
 const NEVER = new Promise<never>(() => {});
@@ -105,7 +105,7 @@ export class Fleet {
  */
 export class Connection implements Store {
   readonly kind = 'sqlite';
-  private tag: number | undefined;
+  private tag: { invoke: number; taskId: number | undefined } | undefined;
   private readonly cursors = new Map<number, number>();
 
   constructor(
@@ -115,9 +115,9 @@ export class Connection implements Store {
     private readonly spec: FleetSpec,
   ) {}
 
-  /** The next transaction made on this connection is the one of history call `invoke`. */
-  tagNext(invoke: number): void {
-    this.tag = invoke;
+  /** The next transaction made on this connection is the one of history call `invoke` (about task `taskId`, if it names one). */
+  tagNext(invoke: number, taskId?: number): void {
+    this.tag = { invoke, taskId };
   }
 
   /** Clears a tag no transaction took (the call failed before its transaction, say on a bad argument). */
@@ -146,17 +146,18 @@ export class Connection implements Store {
   }
 
   private transaction<T>(operation: string, run: () => T, writing: boolean): Promise<T> {
-    const invoke = this.tag;
+    const tag = this.tag;
     this.tag = undefined;
     const wait = drawWait(this.random, this.spec);
-    if (wait === undefined) return this.now(operation, invoke, run, writing);
-    return this.actor.waiter.sleep(wait).then(() => this.now(operation, invoke, run, writing));
+    if (wait === undefined) return this.now(operation, tag, run, writing);
+    return this.actor.waiter.sleep(wait).then(() => this.now(operation, tag, run, writing));
   }
 
   /** BEGIN now: unless the process died waiting (or dies at this boundary), or the database is down. */
-  private now<T>(operation: string, invoke: number | undefined, run: () => T, writing: boolean): Promise<T> {
+  private now<T>(operation: string, tag: Connection['tag'], run: () => T, writing: boolean): Promise<T> {
+    const invoke = tag?.invoke;
     if (!this.actor.alive()) return NEVER;
-    if (this.actor.boundary?.(operation) === true) return NEVER;
+    if (this.actor.boundary?.(operation, tag?.taskId) === true) return NEVER;
     if (this.world.down()) return Promise.reject(new BusyError(operation, 1));
     let result: T;
     try {
