@@ -9,7 +9,7 @@ import { i4Capacity } from './i4-capacity.ts';
 import { i7Settlement } from './i7-settlement.ts';
 import { i11Contiguous } from './i11-no-lost-task.ts';
 import { allCheckers } from './index.ts';
-import { TABLE_READERS, unreadTables, type AuditedWorld } from './tables.ts';
+import { TABLE_READERS, unreadTables, type AuditedWorld, type AuditFields } from './tables.ts';
 
 /**
  * The fields of TABLE_READERS the world does not export yet (sim/world.ts is wired separately). The
@@ -63,7 +63,7 @@ describe('every table the core writes is read by a checker (issue 15 item 5)', (
 });
 
 /** A real run with two tasks (one done, one superseded before it ran) and its audit fields read from the queue. */
-async function audited(): Promise<AuditedWorld> {
+async function audited(): Promise<WorldResult & Required<AuditFields>> {
   const run = realRun();
   const task = (await run.enqueue({ tier: 'long' }))!;
   await run.claim('w0#1', task);
