@@ -18,7 +18,7 @@ import type { JobResult } from './types.ts';
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-explore-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function plan(parts: Partial<FaultPlan> & { rates?: Partial<FaultPlan['rates']> } = {}): FaultPlan {
+function plan(parts: { timed?: FaultPlan['timed']; points?: FaultPlan['points']; rates?: Partial<FaultPlan['rates']> } = {}): FaultPlan {
   const base = emptyPlan();
   return { timed: parts.timed ?? base.timed, points: parts.points ?? base.points, rates: { ...base.rates, ...(parts.rates ?? {}) } };
 }
@@ -117,7 +117,7 @@ async function check(name: string, explore?: number): Promise<{ pairs: { pairs: 
       sources,
       seedsPerScenario: 20,
       root: { seed: '7', source: 'flag' },
-      git: { dirty: false },
+      git: { commit: undefined, dirty: false },
       threads: 2,
       unseedRate: 0,
       failuresDir: join(outDir, 'failures'),

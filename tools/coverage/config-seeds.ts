@@ -72,6 +72,8 @@ export function renderConfigCoverage(rows: readonly OptionRow[]): string[] {
     '',
     missing.length === 0 ? 'Every option runs with a non-default value somewhere.' : `Missing (no scenario runs another value): ${missing.map((row) => row.option).join('; ')}.`,
     '',
+    "busyTimeoutMs: the world opens its store with a busy timeout of 0 whatever the config says (sim/world.ts: SQLite's busy handler would sleep in real time), so only busyRetries of the pair acts in the gate.",
+    '',
   ];
 }
 

@@ -47,3 +47,16 @@ describe('unreached pieces of src/', () => {
     ]);
   });
 });
+
+describe('the committed reasons file', () => {
+  it('parses, and every reason says something and is keyed file › function › kind: snippet', async () => {
+    const { readReasons } = await import('./unreached.ts');
+    const { REASONS_FILE } = await import('./gate.ts');
+    const { reasons } = readReasons(REASONS_FILE);
+    expect(Object.keys(reasons).length).toBeGreaterThan(0);
+    for (const [key, reason] of Object.entries(reasons)) {
+      expect(key).toMatch(/^src\/\S+\.ts › .+ › (branch|function|lines): /);
+      expect(reason.trim().length, key).toBeGreaterThan(20);
+    }
+  });
+});

@@ -80,9 +80,14 @@ function functionAt(data: FileCoverageData, line: number, exclude?: string): { i
   return best === undefined ? undefined : { id: best.id, name: functionName(best.name) };
 }
 
-/** ast-v8-to-istanbul names anonymous functions `(anonymous_N)`: the number moves with every edit. */
+/**
+ * ast-v8-to-istanbul names anonymous functions `(anonymous_N)` and the second and later constructors of
+ * a file `constructor_N`: the numbers move with every edit elsewhere in the file, so they are dropped
+ * (the snippet tells such functions apart).
+ */
 function functionName(name: string): string {
-  return /^\(anonymous_\d+\)$/.test(name) ? '(anonymous)' : name;
+  if (/^\(anonymous_\d+\)$/.test(name)) return '(anonymous)';
+  return name.replace(/^constructor_\d+$/, 'constructor');
 }
 
 /** Merges sorted line numbers into inclusive ranges. */
