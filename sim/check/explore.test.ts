@@ -62,8 +62,8 @@ describe('guided search (--explore): its parts', () => {
   });
 
   it('picks deterministically from the root seed: unreached pairs by crossover first, then rare targets; a new root picks other parents or seeds', () => {
-    const first = planExplore('root', 'mixed', RUNS, 6, 100, 3);
-    expect(planExplore('root', 'mixed', RUNS, 6, 100, 3)).toEqual(first);
+    const first = planExplore('root', 'mixed', RUNS, [3, 4, 5, 6, 7, 8], 100);
+    expect(planExplore('root', 'mixed', RUNS, [3, 4, 5, 6, 7, 8], 100)).toEqual(first);
     expect(first.jobs.map((job) => [job.id, job.index])).toEqual([
       [100, 3],
       [101, 4],
@@ -81,9 +81,9 @@ describe('guided search (--explore): its parts', () => {
     expect(faultKinds(child.plan)).toContain(kind);
     expect(child.explore).toEqual({ parentSeed: pick.parentSeed, target: pick.target });
     expect(new Set(first.jobs.map((job) => job.seed)).size).toBe(6);
-    const other = planExplore('another root', 'mixed', RUNS, 6, 100, 3);
+    const other = planExplore('another root', 'mixed', RUNS, [3, 4, 5, 6, 7, 8], 100);
     expect(other.jobs.map((job) => job.seed)).not.toEqual(first.jobs.map((job) => job.seed));
-    expect(planExplore('root', 'mixed', [], 6, 100, 3).jobs).toEqual([]);
+    expect(planExplore('root', 'mixed', [], [3, 4, 5, 6, 7, 8], 100).jobs).toEqual([]);
   });
 
   it('a plain job runs exactly its seed, as simulate does (trace hash unchanged); a child runs its plan', async () => {
@@ -111,12 +111,12 @@ describe('--explore on the command line', () => {
 async function check(name: string, explore?: number): Promise<{ pairs: { pairs: { reached: number } }; explore?: ExploreOutcome; exitCode: number }> {
   const outDir = join(scratch, name);
   const quiet = { out: () => {}, err: () => {}, progress: { tty: false as const, line: () => {} } };
-  const sources = catalogueSources().filter((source) => source.name === 'scheduler-restart');
+  const sources = catalogueSources().filter((source) => source.name === 'mixed');
   await runCheck(
     {
       sources,
       seedsPerScenario: 20,
-      root: { seed: '7', source: 'flag' },
+      root: { seed: '8', source: 'flag' },
       git: { commit: undefined, dirty: false },
       threads: 2,
       unseedRate: 0,
@@ -131,17 +131,18 @@ async function check(name: string, explore?: number): Promise<{ pairs: { pairs: 
 }
 
 describe('--explore against a plain check of the same budget', () => {
-  // Measured: scheduler-restart, root seed 7, 20 seeds: the plain check reaches 100 (mark, fault) pairs,
-  // --explore 0.5 (10 plain + 10 guided) 105, and one more mark. On mixed both saturate (455 of 494 at
-  // seeds 7 and 9; at seed 8 plain 453, explore 455).
-  it('reaches at least as many pairs on scheduler-restart, and its picks are in the summary', async () => {
+  // Measured (20 seeds, --explore 0.5 = 10 plain + 10 guided): mixed at root seed 8, plain 453 (mark,
+  // fault) pairs of 494, explore 455; at seeds 7 and 9 both 455 (every pair of the 35 marks reached x the
+  // 13 fault kinds: the rest is 3 marks no run reached). scheduler-restart ties at seeds 7, 8, 9 (100,
+  // 100, 105 both ways). The gain is small; this holds it to "never fewer" on one measured case.
+  it('reaches at least as many pairs on mixed, and its picks are in the summary', async () => {
     const plain = await check('plain');
     const explored = await check('explore', 0.5);
     expect(plain.exitCode).toBe(0);
     expect(explored.exitCode).toBe(0);
     expect(explored.pairs.pairs.reached).toBeGreaterThanOrEqual(plain.pairs.pairs.reached);
     expect(explored.explore?.picks).toHaveLength(10);
-    expect(explored.explore?.picks.every((pick) => pick.scenario === 'scheduler-restart' && pick.parentSeed !== pick.childSeed)).toBe(true);
+    expect(explored.explore?.picks.every((pick) => pick.scenario === 'mixed' && pick.parentSeed !== pick.childSeed)).toBe(true);
     expect(plain.explore).toBeUndefined();
   }, 240_000);
 });

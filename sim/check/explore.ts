@@ -19,8 +19,8 @@ import type { JobResult } from './types.ts';
  *
  * Picks alternate between the two lists (unreached pairs in order of their mark's rarity, then rare
  * targets by run count), each list in a fixed order; which parent and donor serve a target is drawn from
- * a stream seeded by the check's root seed and the scenario. Child k of scenario X has the seed
- * deriveSeed(root, "X#explore", k). Same flags and code, same picks. Every pick is in the summary.
+ * a stream seeded by the check's root seed and the scenario. The child at seed index i of scenario X has
+ * the seed deriveSeed(root, "X#explore", i). Same flags and code, same picks. Every pick is in the summary.
  */
 
 /** The fault kinds of a plan: timed and point fault kinds, and each per-event rate above zero. */
@@ -137,9 +137,11 @@ function targetsOf(runs: readonly JobResult[]): { unreached: Target[]; rare: Tar
 
 /**
  * The child jobs of one scenario, from its plain runs (first runs only; a crashed run has no plan and
- * is no parent). Job ids start at `firstId`; seed indexes at `firstIndex`.
+ * is no parent): one child per seed index in `indexes` (the budget's indexes after the plain ones that
+ * this shard owns), its seed deriveSeed(root, "X#explore", index). Job ids start at `firstId`.
  */
-export function planExplore(root: string, scenario: string, runs: readonly JobResult[], count: number, firstId: number, firstIndex: number): { jobs: Job[]; picks: ExplorePick[] } {
+export function planExplore(root: string, scenario: string, runs: readonly JobResult[], indexes: readonly number[], firstId: number): { jobs: Job[]; picks: ExplorePick[] } {
+  const count = indexes.length;
   const parents = [...runs].filter((run) => !run.job.repeat && run.plan !== undefined && run.crash === undefined).sort((a, b) => a.job.index - b.job.index);
   const jobs: Job[] = [];
   const picks: ExplorePick[] = [];
@@ -153,8 +155,8 @@ export function planExplore(root: string, scenario: string, runs: readonly JobRe
     const list = fromUnreached ? unreached : rare;
     const target = list[(fromUnreached ? next.unreached++ : next.rare++) % list.length] as Target;
     const parent = target.parents[stream.int(0, target.parents.length - 1)] as JobResult;
-    const index = firstIndex + k;
-    const childSeed = deriveSeed(root, `${scenario}#explore`, k);
+    const index = indexes[k] as number;
+    const childSeed = deriveSeed(root, `${scenario}#explore`, index);
     let plan = parent.plan as FaultPlan;
     let donorSeed: string | undefined;
     if (target.donors !== undefined && target.faultKind !== undefined) {

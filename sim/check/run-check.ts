@@ -106,11 +106,11 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
  */
 function exploreJobs(request: CheckRequest, names: readonly string[], split: { plain: number; explore: number }, results: readonly JobResult[], firstId: number): { jobs: Job[]; picks: ExplorePick[] } {
   const shard = request.shard ?? { index: 1, count: 1 };
-  const owned = Array.from({ length: split.explore }, (_, k) => split.plain + k).filter((index) => index % shard.count === shard.index - 1).length;
+  const owned = Array.from({ length: split.explore }, (_, k) => split.plain + k).filter((index) => index % shard.count === shard.index - 1);
   const jobs: Job[] = [];
   const picks: ExplorePick[] = [];
   for (const scenario of names) {
-    const planned = planExplore(request.root.seed, scenario, results.filter((result) => result.job.scenario === scenario), owned, firstId + jobs.length, split.plain);
+    const planned = planExplore(request.root.seed, scenario, results.filter((result) => result.job.scenario === scenario), owned, firstId + jobs.length);
     jobs.push(...planned.jobs);
     picks.push(...planned.picks);
   }
