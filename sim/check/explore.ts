@@ -1,5 +1,5 @@
 import { ALL_MARKS } from '../checkers/marks.ts';
-import type { FaultPlan, FaultRates } from '../faults/plan.ts';
+import { KILL_POINTS, type FaultPlan, type FaultRates } from '../faults/plan.ts';
 import { SeededRandom } from '../random.ts';
 import { deriveSeed, type Job } from './seeds.ts';
 import type { JobResult } from './types.ts';
@@ -23,14 +23,22 @@ import type { JobResult } from './types.ts';
  * the seed deriveSeed(root, "X#explore", i). Same flags and code, same picks. Every pick is in the summary.
  */
 
-/** The fault kinds of a plan: timed and point fault kinds, and each per-event rate above zero. */
+/**
+ * The fault kinds of a plan: timed fault kinds; point faults by kind and window (the await point S4
+ * names: `kill-at:after_effect`), so pairs also tell which windows a mark was reached under; and each
+ * per-event rate above zero (`rate:slowTool`).
+ */
 export function faultKinds(plan: FaultPlan | undefined): string[] {
   if (plan === undefined) return [];
   const kinds = new Set<string>();
   for (const fault of plan.timed) kinds.add(fault.kind);
-  for (const fault of plan.points) kinds.add(fault.kind);
+  for (const fault of plan.points) kinds.add(pointKind(fault));
   for (const [rate, value] of Object.entries(plan.rates)) if ((value ?? 0) > 0) kinds.add(rateKind(rate));
   return [...kinds].sort();
+}
+
+function pointKind(fault: FaultPlan['points'][number]): string {
+  return `${fault.kind}:${fault.point}`;
 }
 
 /** `slowToolProbability` -> `rate:slowTool`: rate kinds are named apart from timed and point kinds. */
@@ -92,7 +100,7 @@ export function crossover(parent: FaultPlan, donor: FaultPlan, kind: string): Fa
     return child;
   }
   child.timed.push(...structuredClone(donor.timed.filter((fault) => fault.kind === kind)));
-  child.points.push(...structuredClone(donor.points.filter((fault) => fault.kind === kind)));
+  child.points.push(...structuredClone(donor.points.filter((fault) => pointKind(fault) === kind)));
   return child;
 }
 
@@ -177,6 +185,8 @@ export function planExplore(root: string, scenario: string, runs: readonly JobRe
 
 export interface PairCoverage {
   marks: { reached: number; of: number };
+  /** The await-point windows (S4) some plan put a point fault in, per point-fault kind, of KILL_POINTS. */
+  windows: { reached: string[]; of: number };
   pairs: { reached: number; of: number };
   /** The (mark, fault kind) pairs of the universe no run reached: every mark x every fault kind some plan held. */
   neverReached: string[];
@@ -189,8 +199,10 @@ export function pairCoverage(runs: readonly JobResult[]): PairCoverage {
   const pairs = new Set(first.flatMap(pairsOf));
   const kinds = [...new Set(first.flatMap((run) => faultKinds(run.plan)))].sort();
   const universe = ALL_MARKS.flatMap((mark) => kinds.map((kind) => pairKey(mark, kind)));
+  const windows = kinds.filter((kind) => kind.includes(':') && !kind.startsWith('rate:'));
   return {
     marks: { reached: marks.size, of: ALL_MARKS.length },
+    windows: { reached: windows, of: 2 * KILL_POINTS.length },
     pairs: { reached: pairs.size, of: universe.length },
     neverReached: universe.filter((pair) => !pairs.has(pair)),
   };
@@ -224,5 +236,5 @@ export function exploreOutcome(fraction: number, split: { plain: number; explore
 }
 
 export function pairCoverageLine(label: string, coverage: PairCoverage): string {
-  return `${label}: marks ${coverage.marks.reached}/${coverage.marks.of}, (mark, fault) pairs ${coverage.pairs.reached}/${coverage.pairs.of} (${coverage.neverReached.length} never reached)`;
+  return `${label}: marks ${coverage.marks.reached}/${coverage.marks.of}, fault windows ${coverage.windows.reached.length}/${coverage.windows.of} (kill-at and pause-at x await point), (mark, fault) pairs ${coverage.pairs.reached}/${coverage.pairs.of} (${coverage.neverReached.length} never reached)`;
 }
