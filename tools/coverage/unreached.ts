@@ -17,7 +17,7 @@
  * A reason starting with REACHABLE_PREFIX says the behaviour is real and no scenario exercises it yet:
  * a seed to add, not an excuse. A key with no reason is "unexplained".
  *
- *   npx tsx tools/coverage/unreached.ts --render reports/coverage   (gate.md again from coverage-final.json)
+ *   npx tsx tools/coverage/gate.ts --render --out reports/coverage   (gate.md again from coverage-final.json)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
