@@ -142,6 +142,20 @@ class StoreWorkQueue implements WorkQueue {
     }));
   }
 
+  creditLedger: WorkQueue['creditLedger'] = () =>
+    this.call(() =>
+      read(this.open(), 'creditLedger', (tx) => tx.creditLedger()).then((rows) =>
+        rows.map((row) => ({ taskId: row.task_id, tenant: row.tenant, kind: row.kind, credits: row.credits, at: row.at })),
+      ),
+    );
+
+  schemaMigrations: WorkQueue['schemaMigrations'] = () =>
+    this.call(() =>
+      read(this.open(), 'schemaMigrations', (tx) => tx.schemaMigrations()).then((rows) =>
+        rows.map((row) => ({ version: row.version, name: row.name, appliedAt: row.applied_at })),
+      ),
+    );
+
   get: WorkQueue['get'] = async (taskId) => {
     const context = this.open();
     const id = requireTaskId(taskId);

@@ -2,6 +2,7 @@ import { EXIT_OK } from '../cli/exit-codes.ts';
 import { replayFileCommand, replaySeedCommand } from './counterexample.ts';
 import { coverageLine, perThreadRate, summaryTable } from './summary.ts';
 import type { CoverageOutcome } from './coverage.ts';
+import { pairCoverageLine, type ExploreOutcome, type PairCoverage } from './explore.ts';
 import type { ThreadDeath } from './pool.ts';
 import { duration } from './progress.ts';
 import { totalOf, type Tally } from './tally.ts';
@@ -18,6 +19,10 @@ export interface CheckOutcome {
   wallMs: number;
   threadsUsed: number;
   exitCode: number;
+  /** Marks and (mark, fault kind) pairs reached by the first runs (explore.ts). */
+  pairs?: PairCoverage;
+  /** --explore: the picks and what they added. */
+  explore?: ExploreOutcome;
 }
 
 /** The end of a check's output: the table, the unseed and coverage lines, failures with their replay line, the result. */
@@ -28,9 +33,26 @@ export function printSummary(outcome: CheckOutcome, out: (text: string) => void)
   out(`wall time ${duration(wallMs / 1000)} on ${outcome.threadsUsed} thread(s); seeds/s per scenario is per thread, the total is wall-clock`);
   out(unseedLine(request, counted, death !== undefined));
   out(coverageLine(coverage));
+  if (outcome.pairs !== undefined) out(pairCoverageLine('marks and pairs', outcome.pairs));
+  if (outcome.explore !== undefined) for (const line of exploreLines(outcome.explore)) out(line);
   reportFailures(request, counted, written, death, out);
   out(`result: ${verdictLine(outcome.exitCode, counted, coverage, death)}`);
 }
+
+/** Per scenario: what the plain part reached, and with the children; then the first picks (all are in summary.json). */
+function exploreLines(explore: ExploreOutcome): string[] {
+  const lines = [`explore (--explore ${explore.fraction}): ${explore.plainSeedsPerScenario} plain + ${explore.exploreSeedsPerScenario} guided seeds per scenario, ${explore.picks.length} picks`];
+  for (const row of explore.scenarios) {
+    lines.push(`  ${row.scenario}: pairs ${row.plain.pairs.reached} after the plain seeds, ${row.withExplore.pairs.reached} with the guided ones (+${row.newPairs.length} new); marks ${row.plain.marks.reached} -> ${row.withExplore.marks.reached}`);
+  }
+  for (const pick of explore.picks.slice(0, EXPLORE_PICKS_PRINTED)) {
+    lines.push(`  pick ${pick.scenario} seed ${pick.childSeed} <- parent ${pick.parentSeed}${pick.donorSeed === undefined ? '' : ` + donor ${pick.donorSeed}`}: ${pick.kind} ${pick.target} (${pick.reachedBy} runs)`);
+  }
+  if (explore.picks.length > EXPLORE_PICKS_PRINTED) lines.push(`  ... ${explore.picks.length - EXPLORE_PICKS_PRINTED} more picks in summary.json`);
+  return lines;
+}
+
+const EXPLORE_PICKS_PRINTED = 10;
 
 export function shortReason(result: JobResult): string {
   if (result.crash !== undefined) return `harness crash: ${result.crash.split('\n')[0]}`;
@@ -56,7 +78,8 @@ function reportFailures(request: CheckRequest, counted: Tally, written: readonly
   else out(`${written.length} counterexample file(s) in ${request.failuresDir}`);
   out(`first failure: ${first.result.job.scenario} seed ${first.result.job.seed}: ${first.unseed === undefined ? shortReason(first.result) : 'nondeterminism: two trace hashes'}`);
   const seedReplay = replaySeedCommand(scenarioArgument(request, first.result.job.scenario), first.result.job.seed);
-  out(`replay: ${replayFileCommand(first.file)}   (or: ${seedReplay})`);
+  // A guided child runs a plan its seed alone does not draw: only its file replays it.
+  out(first.result.job.plan === undefined ? `replay: ${replayFileCommand(first.file)}   (or: ${seedReplay})` : `replay: ${replayFileCommand(first.file)}`);
 }
 
 export function deathLine(death: ThreadDeath): string {
@@ -87,7 +110,9 @@ function verdictLine(code: number, counted: Tally, coverage: CoverageOutcome, de
 /** The counterexample file's replay line when one was written, else the seed's. */
 export function replayCommand(request: CheckRequest, written: readonly WrittenFailure[], result: JobResult): string {
   const file = written.find((entry) => entry.result === result)?.file;
-  return file === undefined ? replaySeedCommand(scenarioArgument(request, result.job.scenario), result.job.seed) : replayFileCommand(file);
+  if (file !== undefined) return replayFileCommand(file);
+  if (result.job.plan !== undefined) return `(a guided child of seed ${result.job.explore?.parentSeed ?? '?'}: its plan is not its seed's; rerun the check to write its counterexample file)`;
+  return replaySeedCommand(scenarioArgument(request, result.job.scenario), result.job.seed);
 }
 
 /** How a replay names a scenario: its catalogue name, or the file it came from. */
@@ -131,5 +156,7 @@ export function summaryJson(outcome: CheckOutcome): unknown {
       replay: replayOf(result),
     })),
     harnessCrash: death === undefined ? null : deathLine(death),
+    ...(outcome.pairs === undefined ? {} : { pairs: outcome.pairs }),
+    ...(outcome.explore === undefined ? {} : { explore: outcome.explore }),
   };
 }

@@ -8,7 +8,8 @@ import { runPool, type ThreadDeath } from './pool.ts';
 import { Progress, type ProgressSink } from './progress.ts';
 import { deathLine, printSummary, replayCommand, shortReason, summaryJson, type CheckOutcome } from './report.ts';
 import type { ScenarioSource } from './scenario-source.ts';
-import { planJobs, withRepeats } from './seeds.ts';
+import { exploreOutcome, pairCoverage, planExplore, splitBudget, type ExploreOutcome, type ExplorePick } from './explore.ts';
+import { planJobs, withRepeats, type Job } from './seeds.ts';
 import { tally, totalOf, type Tally } from './tally.ts';
 import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
 import { versions } from './versions.ts';
@@ -32,28 +33,42 @@ export interface CheckIo {
 export async function runCheck(request: CheckRequest, io: CheckIo): Promise<number> {
   const scenarios = Object.fromEntries(request.sources.map((source) => [source.name, source.spec]));
   const names = request.sources.map((source) => source.name);
-  const firstRuns = planJobs(request.root.seed, names, request.seedsPerScenario, request.shard);
+  const split = request.explore === undefined ? undefined : splitBudget(request.seedsPerScenario, request.explore);
+  const firstRuns = planJobs(request.root.seed, names, split?.plain ?? request.seedsPerScenario, request.shard);
   const jobs = withRepeats(firstRuns, request.unseedRate);
   header(request, firstRuns.length, jobs.length - firstRuns.length, io);
+  if (split !== undefined) io.out(`explore: ${split.plain} plain seed(s) per scenario first, then ${split.explore} guided child run(s) per scenario steered at the rarest marks and (mark, fault) pairs`);
 
   const started = wallClockMs();
-  const progress = new Progress(jobs.length, io.progress);
   let failureLines = 0;
   // --report: the threads digest every first run, folded here per scenario as results arrive.
   const aggregators = request.report === true ? new Map(names.map((name) => [name, new ReportAggregator()])) : undefined;
-  const pooled = await runPool(jobs, {
-    threads: request.threads,
-    scenarios,
-    ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
-    onResult: (result) => {
-      const aggregator = aggregators?.get(result.job.scenario);
-      if (aggregator !== undefined) foldResult(aggregator, result);
-      const failed = !result.job.repeat && result.verdict !== 'pass';
-      progress.advance(failed);
-      if (failed && failureLines++ < FAILURE_LINES_MAX) progress.note(`FAIL ${result.job.scenario} seed ${result.job.seed}: ${shortReason(result)}`);
-    },
-  });
-  progress.finish();
+  const runPhase = async (phaseJobs: readonly Job[]) => {
+    const progress = new Progress(phaseJobs.length, io.progress);
+    const outcome = await runPool(phaseJobs, {
+      threads: request.threads,
+      scenarios,
+      ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
+      onResult: (result) => {
+        const aggregator = aggregators?.get(result.job.scenario);
+        if (aggregator !== undefined) foldResult(aggregator, result);
+        const failed = !result.job.repeat && result.verdict !== 'pass';
+        progress.advance(failed);
+        if (failed && failureLines++ < FAILURE_LINES_MAX) progress.note(`FAIL ${result.job.scenario} seed ${result.job.seed}: ${shortReason(result)}`);
+      },
+    });
+    progress.finish();
+    return outcome;
+  };
+  const pooled = await runPhase(jobs);
+  let explored: ExploreOutcome | undefined;
+  if (split !== undefined && pooled.death === undefined) {
+    const children = exploreJobs(request, names, split, pooled.results, jobs.length);
+    const second = await runPhase(withRepeats(children.jobs, request.unseedRate).map((job, offset) => ({ ...job, id: jobs.length + offset })));
+    pooled.results.push(...second.results);
+    if (second.death !== undefined) pooled.death = second.death;
+    explored = exploreOutcome(request.explore as number, split, children.picks, names, pooled.results);
+  }
 
   const counted = tally(names, pooled.results);
   const coverage = judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks);
@@ -66,6 +81,8 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     wallMs: wallClockMs() - started,
     threadsUsed: Math.min(request.threads, Math.max(1, jobs.length)),
     exitCode: exitCode(counted, coverage, pooled.death),
+    pairs: pairCoverage(pooled.results),
+    ...(explored === undefined ? {} : { explore: explored }),
   };
   printSummary(outcome, (text) => io.out(text));
   if (request.junitPath !== undefined) {
@@ -81,6 +98,23 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     if (aggregators !== undefined) io.out(`reports: ${writeCatalogueReport(request.outDir, outcome, aggregators).html}`);
   }
   return outcome.exitCode;
+}
+
+/**
+ * The guided children of every scenario: in this shard, the seed indexes plain..seeds-1 that the shard
+ * owns (the same partition as planJobs), planned from the scenario's plain runs.
+ */
+function exploreJobs(request: CheckRequest, names: readonly string[], split: { plain: number; explore: number }, results: readonly JobResult[], firstId: number): { jobs: Job[]; picks: ExplorePick[] } {
+  const shard = request.shard ?? { index: 1, count: 1 };
+  const owned = Array.from({ length: split.explore }, (_, k) => split.plain + k).filter((index) => index % shard.count === shard.index - 1);
+  const jobs: Job[] = [];
+  const picks: ExplorePick[] = [];
+  for (const scenario of names) {
+    const planned = planExplore(request.root.seed, scenario, results.filter((result) => result.job.scenario === scenario), owned, firstId + jobs.length);
+    jobs.push(...planned.jobs);
+    picks.push(...planned.picks);
+  }
+  return { jobs, picks };
 }
 
 function header(request: CheckRequest, runs: number, repeats: number, io: CheckIo): void {

@@ -14,7 +14,8 @@ import { wallClockMs } from './wall-clock.ts';
 export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestRequest): Promise<JobResult> {
   const started = wallClockMs();
   try {
-    const { report, world } = await simulate({ scenario: spec, seed: job.seed });
+    // A plain job runs its seed's own plan, exactly as before --explore existed; a child its override.
+    const { report, world } = await simulate(job.plan === undefined ? { scenario: spec, seed: job.seed } : { scenario: spec, seed: job.seed, plan: job.plan });
     // A report's digest of a first run (the unseed repeat only compares hashes); the world is dropped here.
     const digested =
       digest === undefined || job.repeat

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { FaultPlan } from '../faults/plan.ts';
 import type { GitState } from './git.ts';
 
 /**
@@ -43,6 +44,10 @@ export interface Job {
   seed: string;
   /** The second run of a sampled seed (S6, I14): only its trace hash matters. */
   repeat: boolean;
+  /** A guided-search child (--explore, explore.ts): the fault plan it runs instead of its seed's own. */
+  plan?: FaultPlan;
+  /** For a child: the parent seed it came from and the mark or pair it was steered at. */
+  explore?: { parentSeed: string; target: string };
 }
 
 export interface Shard {

@@ -52,6 +52,8 @@ export interface CheckRequest {
   outDir?: string;
   /** Also write a report per scenario (outDir/<scenario>/) and a catalogue index (outDir/index.html). */
   report?: boolean;
+  /** --explore: the share of each scenario's seeds spent on guided children (sim/check/explore.ts). */
+  explore?: number;
   /** The command line that reruns exactly this check. */
   reproduce: string;
 }

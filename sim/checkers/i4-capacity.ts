@@ -4,6 +4,9 @@ import { analyse, evOf, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** Enqueue refusals that must be recorded in the rejections table (Q3, Q14, Q1). */
+/** The states counted against capacity (Q3), from the SPEC, not src's table. */
+const LIVE: ReadonlySet<string> = new Set(['ready', 'running', 'uncertain']);
+
 const RECORDED_REFUSALS = new Set(['queue_full', 'expired', 'idempotency_conflict']);
 
 /**
@@ -15,7 +18,9 @@ const RECORDED_REFUSALS = new Set(['queue_full', 'expired', 'idempotency_conflic
  * - every enqueue refused queue_full, expired or idempotency_conflict appears in the final
  *   rejections with its (tenant, topic, version, reason), and every such rejection was a refusal;
  * - a queue_full refusal was given only while the queue really was full at that point of the log
- *   (live >= capacity), so no task was turned away while there was room.
+ *   (live >= capacity), so no task was turned away while there was room;
+ * - the kept live counter (table counters, Q3: what enqueue compares with capacity) equals the ready +
+ *   running + uncertain tasks of the final database: a counter that drifted admits or refuses wrongly.
  */
 export const i4Capacity: Checker = {
   invariant: 'I4',
@@ -53,6 +58,8 @@ export const i4Capacity: Checker = {
       if ((refused.get(k) ?? 0) < n) out.add('phantom', `rejections record ${k.split('\u0000').join(' / ')} ${n} time(s) but the client was refused ${refused.get(k) ?? 0}`);
     }
     checkQueueFullWasFull(world, liveAfterEvent, capacity, out);
+    const liveTasks = world.final.tasks.filter((task) => LIVE.has(task.state)).length;
+    if (world.final.live !== liveTasks) out.add('counter', `the live counter ends at ${world.final.live} but ${liveTasks} tasks are ready, running or uncertain`);
     return out.list;
   },
 };

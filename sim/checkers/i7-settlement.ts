@@ -1,8 +1,9 @@
 import { faultFreeUsage } from '../actors/scripted-model.ts';
-import type { Usage } from '../../src/queue/types.ts';
+import type { CreditEntry, Usage } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { largestCallTokens, scriptsByTask } from './scripts.ts';
 import { specIsTerminal } from './spec-rules.ts';
+import { auditOf } from './tables.ts';
 import { analyse, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
@@ -35,7 +36,10 @@ function sameUsage(a: Usage | null | undefined, b: Usage): boolean {
  *   the task may run again after that, and its end then finds the hold already closed;
  * - a run that ended done was charged within one model call of its script's fault-free run: model
  *   calls within +-1 of faultFreeUsage, tokens within the script's largest single call (unless the
- *   reconciler closed its hold before the end).
+ *   reconciler closed its hold before the end);
+ * - the credit ledger (R4, table credit_ledger; when the run exports it) has exactly one row per
+ *   closed hold and none for an open one: `charge` for settled, `release` for released, with the
+ *   hold's tenant, charged credits and closing time.
  */
 export const i7Settlement: Checker = {
   invariant: 'I7',
@@ -83,6 +87,7 @@ export const i7Settlement: Checker = {
       if (task.state === 'done' && !byReconciler) checkFaultFree(world, task.id, hold.usage ?? ZERO, out);
     }
     checkReconcilerReleases(world, out);
+    checkLedger(world, holds, out);
     return out.list;
   },
 };
@@ -152,6 +157,38 @@ function checkReconcilerReleases(world: WorldResult, out: ViolationList): void {
       'twice',
       `reconcile passes released ${reported} holds (the last at history entry ${String(lastPass)}) but only ${kept} holds end closed by the reconciler: a later end closed a released hold again`,
     );
+  }
+}
+
+function checkLedger(world: WorldResult, holds: ReadonlyMap<number, WorldResult['holds'][number]>, out: ViolationList): void {
+  const ledger = auditOf(world).creditLedger;
+  if (ledger === undefined) return;
+  const rows = new Map<number, CreditEntry[]>();
+  for (const row of ledger) {
+    const list = rows.get(row.taskId) ?? [];
+    list.push(row);
+    rows.set(row.taskId, list);
+    if (!holds.has(row.taskId)) out.add('ledger', `credit ledger ${row.kind} of ${row.credits} credits for task ${row.taskId}, which has no hold`, { taskId: row.taskId });
+  }
+  for (const hold of holds.values()) {
+    const entries = rows.get(hold.taskId) ?? [];
+    if (hold.state === 'held') {
+      if (entries.length > 0) out.add('ledger', `task ${hold.taskId}: hold still held but the ledger has ${entries.length} row(s)`, { taskId: hold.taskId });
+      continue;
+    }
+    if (entries.length !== 1) {
+      out.add('ledger', `task ${hold.taskId}: hold ${hold.state} has ${entries.length} ledger rows, not one`, { taskId: hold.taskId });
+      continue;
+    }
+    const entry = entries[0]!;
+    const kind = hold.state === 'settled' ? 'charge' : 'release';
+    if (entry.kind !== kind || entry.credits !== hold.chargedCredits || entry.tenant !== hold.tenant || entry.at !== hold.closedAt) {
+      out.add(
+        'ledger',
+        `task ${hold.taskId}: hold ${hold.state} (${hold.tenant}, ${String(hold.chargedCredits)} credits at ${String(hold.closedAt)}) but its ledger row is ${entry.kind} (${entry.tenant}, ${entry.credits} credits at ${entry.at})`,
+        { taskId: hold.taskId },
+      );
+    }
   }
 }
 

@@ -67,7 +67,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   check: {
     name: 'check',
     summary: 'check every invariant over many seeds of the catalogue (the CI gate)',
-    synopsis: '[--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR]',
+    synopsis: '[--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION]',
     flags: [
       scenarioFlag(true),
       seedsFlag,
@@ -87,6 +87,13 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
         valueName: 'RATE',
         example: '5%',
         help: 'share of seeds run twice to compare trace hashes (S6), as 5% or 0.05; 0 turns it off (default 5%, at least one seed)',
+      },
+      {
+        name: 'explore',
+        kind: 'string',
+        valueName: 'FRACTION',
+        example: '50%',
+        help: 'guided search: spend this share of each scenario\'s seeds (as 50% or 0.5) on children of the plain seeds whose runs reached the rarest marks and (mark, fault) pairs; deterministic, picks in the summary',
       },
     ],
     example: 'check --seeds 100',

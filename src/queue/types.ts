@@ -269,6 +269,22 @@ export interface DeadLetter {
   at: number;
 }
 
+/** R4: one row of the credit ledger, written in the transaction that closed a hold. */
+export interface CreditEntry {
+  taskId: number;
+  tenant: string;
+  kind: 'charge' | 'release';
+  credits: number;
+  at: number;
+}
+
+/** Q18: one applied schema migration. */
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  appliedAt: number;
+}
+
 export interface EffectView {
   requestKey: string;
   taskId: number;
@@ -312,6 +328,9 @@ export interface WorkQueue {
   holds(): Promise<HoldView[]>;
   deadLetters(): Promise<DeadLetter[]>;
   effects(): Promise<EffectView[]>;
+  /** Admin audits: the credit ledger in write order (R4) and the applied schema migrations (Q18). */
+  creditLedger(): Promise<CreditEntry[]>;
+  schemaMigrations(): Promise<AppliedMigration[]>;
   expireLeases(): Promise<number>;
   confirmStopped(taskId: number, generation: number, source: string): Promise<ConfirmStoppedResult>;
   cancel(taskId: number): Promise<CancelResult>;

@@ -4,7 +4,9 @@ import type {
   CandidateRow,
   CheckpointRow,
   CompletingRow,
+  CreditRow,
   DeadLetterRow,
+  MigrationRow,
   EffectRow,
   EventRow,
   Fence,
@@ -216,6 +218,8 @@ function prepare(db: Database) {
     trimDeadLetters: p(`DELETE FROM dead_letters WHERE task_id NOT IN
                           (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT :keep)`),
     deadLetters: p('SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC'),
+    creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
+    schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
     failureReasons: p(`SELECT type, data FROM events WHERE task_id = ?
                        AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`),
 
@@ -484,5 +488,13 @@ export class SqliteStatements implements StoreTx {
   }
   deadLetters(): Step<DeadLetterRow[]> {
     return done(this.s.deadLetters.all() as DeadLetterRow[]);
+  }
+
+  creditLedger(): Step<CreditRow[]> {
+    return done(this.s.creditLedger.all() as CreditRow[]);
+  }
+
+  schemaMigrations(): Step<MigrationRow[]> {
+    return done(this.s.schemaMigrations.all() as MigrationRow[]);
   }
 }

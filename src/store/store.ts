@@ -150,6 +150,20 @@ export interface DeadLetterRow {
   at: number;
 }
 
+export interface CreditRow {
+  task_id: number;
+  tenant: string;
+  kind: 'charge' | 'release';
+  credits: number;
+  at: number;
+}
+
+export interface MigrationRow {
+  version: number;
+  name: string;
+  applied_at: number;
+}
+
 export interface EffectRow {
   request_key: string;
   task_id: number;
@@ -349,6 +363,10 @@ export interface StoreTx {
   failureReasons(id: number): Step<{ type: string; data: string }[]>;
   insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void>;
   deadLetters(): Step<DeadLetterRow[]>;
+
+  // ---- audits: the credit ledger (R4) and the applied migrations (Q18)
+  creditLedger(): Step<CreditRow[]>;
+  schemaMigrations(): Step<MigrationRow[]>;
 }
 
 /** A body of one transaction: statements only, given the time read once the transaction began. */

@@ -10,13 +10,17 @@
  * check's own exit code, so a failing gate still fails.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { addTotals, coverageOfCompiledSrc, emptyTotals, percent, totalsOf, unreachedBranches, type Totals, type UnreachedBranch } from './istanbul.ts';
+import { catalogueConfigCoverage, renderConfigCoverage } from './config-seeds.ts';
+import { addTotals, coverageOfCompiledSrc, emptyTotals, percent, totalsOf, unreachedBranches, type FileCoverageData, type Totals, type UnreachedBranch } from './istanbul.ts';
+import { countByStatus, judgeUnreached, readReasons, renderUnreached, unreachedOfFiles, type Judged } from './unreached.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
-const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]';
+/** The human-curated reasons why each unreached piece of src/ stays unreached (tools/coverage/unreached.ts). */
+export const REASONS_FILE = join(REPO, 'tools/coverage/unreached.json');
+const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]\n       npx tsx tools/coverage/gate.ts --render [--out DIR]   (the reports again from DIR/coverage-final.json, after editing tools/coverage/unreached.json)';
 
 export interface GateCoverage {
   seeds: number;
@@ -24,19 +28,27 @@ export interface GateCoverage {
   checkStatus: number;
   totals: Totals;
   files: { file: string; totals: Totals; unreached: UnreachedBranch[] }[];
+  /** Every unreached piece of src/ with its reason (or unexplained), and reasons no longer used. */
+  judged: Judged[];
+  stale: string[];
 }
 
 function main(): void {
   let values;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ allowPositionals: true, options: { seeds: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
+    ({ values, positionals } = parseArgs({ allowPositionals: true, options: { render: { type: 'boolean' }, seeds: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
   } catch (error) {
     process.stderr.write(`gate coverage: ${(error as Error).message}\n${USAGE}\n`);
     process.exit(64);
   }
   if (values.help === true) {
     process.stdout.write(`${USAGE}\nRuns leasehold check compiled under V8 coverage and reports which branches of src/ it reached.\n`);
+    return;
+  }
+  if (values.render === true) {
+    const coverage = rerender(resolve(REPO, values.out));
+    process.stdout.write(`${unreachedLine(coverage.judged, coverage.stale)}\n`);
     return;
   }
   const seeds = Number(values.seeds);
@@ -51,6 +63,7 @@ function main(): void {
   void measure(seeds, resolve(REPO, values.out), values.jobs, positionals).then(
     (coverage) => {
       process.stdout.write(`gate coverage of src/ over ${seeds} seeds: lines ${percent(coverage.totals.lines)}%, branches ${percent(coverage.totals.branches)}% (${coverage.totals.branches.covered}/${coverage.totals.branches.total})\n`);
+      process.stdout.write(`${unreachedLine(coverage.judged, coverage.stale)}\n`);
       // A failing gate stays a failure: this tool measures, it does not pardon.
       process.exitCode = coverage.checkStatus;
     },
@@ -76,16 +89,58 @@ export async function measure(seeds: number, out: string, jobs?: string, checkFl
   if (run.status === 3 || run.status === 64 || run.status === null) throw new Error(`leasehold check ended with ${run.status ?? run.signal}; no coverage taken`);
   process.stderr.write('::: converting V8 coverage\n');
   const files = await coverageOfCompiledSrc(v8, build, REPO);
-  const coverage: GateCoverage = { seeds, checkStatus: run.status, totals: emptyTotals(), files: [] };
+  // A run that never loaded src/ (e.g. --out outside the repository, where the build finds no
+  // node_modules) measured nothing: 0 of 0 branches is not 100%.
+  if (files.size === 0) throw new Error(`leasehold check ended with ${run.status} and loaded no file of src/; no coverage taken`);
+  // The converted per-file maps (Istanbul's coverage-final.json shape), so the report can be rendered
+  // again (tools/coverage/unreached.ts --render) without running the gate again.
+  writeFileSync(join(out, 'coverage-final.json'), `${JSON.stringify(Object.fromEntries(files))}\n`);
+  const coverage = summarise(seeds, run.status, files);
+  writeReports(out, coverage, commit(), productFiles().filter((file) => !files.has(file)));
+  rmSync(v8, { recursive: true, force: true });
+  return coverage;
+}
+
+/** The totals, per-file figures and the judged unreached pieces of converted coverage. */
+export function summarise(seeds: number, checkStatus: number, files: ReadonlyMap<string, FileCoverageData>): GateCoverage {
+  const { judged, stale } = judgeUnreached(unreachedOfFiles(files, REPO), readReasons(REASONS_FILE).reasons);
+  const coverage: GateCoverage = { seeds, checkStatus, totals: emptyTotals(), files: [], judged, stale };
   for (const [file, data] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
     const totals = totalsOf(data);
     addTotals(coverage.totals, totals);
     coverage.files.push({ file, totals, unreached: unreachedBranches(data) });
   }
-  const neverLoaded = productFiles().filter((file) => !files.has(file));
-  writeFileSync(join(out, 'gate-summary.json'), `${JSON.stringify({ seeds, lines: percent(coverage.totals.lines), branches: percent(coverage.totals.branches), totals: coverage.totals }, null, 2)}\n`);
-  writeFileSync(join(out, 'gate.md'), render(coverage, commit(), neverLoaded));
-  rmSync(v8, { recursive: true, force: true });
+  return coverage;
+}
+
+function unreachedLine(judged: readonly Judged[], stale: readonly string[]): string {
+  const counts = countByStatus(judged);
+  return `unreached in src/: ${judged.length} (${counts.explained} explained, ${counts.reachable} reachable with no seed yet, ${counts.unexplained} unexplained${stale.length === 0 ? '' : `; ${stale.length} reasons no longer match`})`;
+}
+
+/**
+ * gate.md and gate-summary.json in `out`, and the same unreached list beside the check's own summary
+ * (out/check/unreached.md, unreached.json), so whoever reads the check's output sees it.
+ */
+export function writeReports(out: string, coverage: GateCoverage, at: string, neverLoaded: readonly string[]): void {
+  const counts = countByStatus(coverage.judged);
+  const summary = { seeds: coverage.seeds, lines: percent(coverage.totals.lines), branches: percent(coverage.totals.branches), totals: coverage.totals, unreached: { total: coverage.judged.length, ...counts, staleReasons: coverage.stale.length } };
+  writeFileSync(join(out, 'gate-summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  const markdown = render(coverage, at, neverLoaded);
+  writeFileSync(join(out, 'gate.md'), markdown);
+  const check = join(out, 'check');
+  mkdirSync(check, { recursive: true });
+  writeFileSync(join(check, 'unreached.md'), `# src/ the check at ${at} never reached\n\n${unreachedLine(coverage.judged, coverage.stale)}; the full gate report is ../gate.md.\n\n${renderUnreached(coverage.judged, coverage.stale).join('\n')}\n`);
+  writeFileSync(join(check, 'unreached.json'), `${JSON.stringify({ commit: at, seeds: coverage.seeds, ...counts, stale: coverage.stale, unreached: coverage.judged }, null, 2)}\n`);
+}
+
+/** Renders the reports again from a saved out/coverage-final.json (after editing the reasons file). */
+export function rerender(out: string): GateCoverage {
+  const saved = JSON.parse(readFileSync(join(out, 'coverage-final.json'), 'utf8')) as Record<string, FileCoverageData>;
+  const files = new Map(Object.entries(saved));
+  const previous = JSON.parse(readFileSync(join(out, 'gate-summary.json'), 'utf8')) as { seeds: number };
+  const coverage = summarise(previous.seeds, 0, files);
+  writeReports(out, coverage, `${commit()} (rendered again from coverage-final.json)`, productFiles().filter((file) => !files.has(file)));
   return coverage;
 }
 
@@ -119,17 +174,9 @@ function render(coverage: GateCoverage, at: string, neverLoaded: readonly string
       ? 'Every production file of src/ was loaded.'
       : `Never loaded by the gate (not in the totals; files of types only hold no statements): ${neverLoaded.join(', ')}.`,
     '',
-    '## Branch paths the gate never ran',
-    '',
-    'Each is `file:line construct (path k of n)`; path 0 is the first (an `if`\'s consequent, the left of `??`), the last an `else` or the right-hand side.',
-    '',
+    ...renderUnreached(coverage.judged, coverage.stale),
+    ...renderConfigCoverage(catalogueConfigCoverage()),
   ];
-  for (const { file, unreached } of coverage.files) {
-    if (unreached.length === 0) continue;
-    lines.push(`### ${file} (${unreached.length})`, '');
-    for (const branch of unreached) lines.push(`- ${file}:${branch.line} ${branch.type} (path ${branch.path} of ${branch.paths})`);
-    lines.push('');
-  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -32,6 +32,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const report = args.boolean('report');
   if (report && outDir === undefined) throw new UsageError('--report writes its reports under --out DIR, and no --out was given', 'leasehold check --out reports/latest --report');
   const junitPath = args.string('junit');
+  const explore = exploreFraction(args.string('explore'));
   const git = gitState();
   const root = rootSeed(args.string('seed'), git);
   const reproduce = commandLine([
@@ -43,6 +44,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     '--seed',
     root.seed,
     ...(shard === undefined ? [] : ['--shard', `${shard.index}/${shard.count}`]),
+    ...(explore === undefined ? [] : ['--explore', String(explore)]),
   ]);
   return runCheck(
     {
@@ -57,6 +59,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
       ...(junitPath === undefined ? {} : { junitPath }),
       ...(outDir === undefined ? {} : { outDir }),
       ...(report ? { report } : {}),
+      ...(explore === undefined ? {} : { explore }),
       reproduce,
     },
     {
@@ -91,4 +94,16 @@ export function unseedRate(raw: string | undefined): number {
     throw new UsageError(`--unseed-rate expects a share between 0 and 1 or 0% and 100%, got '${raw}'`, 'leasehold check --seeds 100 --unseed-rate 5%');
   }
   return rate;
+}
+
+/** `50%`, `0.5`: the share of each scenario's seeds spent on guided children; above 0 and below 1. */
+export function exploreFraction(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const percent = raw.endsWith('%');
+  const value = Number(percent ? raw.slice(0, -1) : raw);
+  const fraction = percent ? value / 100 : value;
+  if (raw.trim() === '' || !Number.isFinite(fraction) || fraction <= 0 || fraction >= 1) {
+    throw new UsageError(`--explore expects a share above 0 and below 1 (or 0% and 100%), got '${raw}'`, 'leasehold check --seeds 100 --explore 50%');
+  }
+  return fraction;
 }
