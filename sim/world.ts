@@ -52,6 +52,9 @@ export interface WorldResult {
   holds: Awaited<ReturnType<WorkQueue['holds']>>;
   deadLetters: Awaited<ReturnType<WorkQueue['deadLetters']>>;
   effects: Awaited<ReturnType<WorkQueue['effects']>>;
+  /** The credit ledger (R4) and the applied migrations, read at the end so checkers read every table the core writes (checkers/tables.ts). */
+  creditLedger: Awaited<ReturnType<WorkQueue['creditLedger']>>;
+  schemaMigrations: Awaited<ReturnType<WorkQueue['schemaMigrations']>>;
   /**
    * Q17: the incident grouping of every task enqueued in the run, read from the queue at the end
    * (minGroupSize 1: groups of one included; a candidate in the SPEC's sense has two or more).
@@ -550,6 +553,8 @@ export class World {
       holds: await this.queue.holds(),
       deadLetters: await this.queue.deadLetters(),
       effects: await this.queue.effects(),
+      creditLedger: await this.queue.creditLedger(),
+      schemaMigrations: await this.queue.schemaMigrations(),
       incidents: await this.queue.incidentCandidates({ from: 0, to: Number.MAX_SAFE_INTEGER, minGroupSize: 1 }),
       outcomes: this.outcomes,
       drained,

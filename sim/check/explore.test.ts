@@ -5,10 +5,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../cli/command-specs.ts';
 import { exploreFraction } from '../cli/commands/check.ts';
 import { UsageError } from '../cli/usage-error.ts';
-import { emptyPlan, type FaultPlan } from '../faults/plan.ts';
+import { POINT_FAULTS } from '../faults/index.ts';
+import { emptyPlan, KILL_POINTS, type FaultPlan } from '../faults/plan.ts';
+import { SeededRandom } from '../random.ts';
 import { simulate } from '../run-scenario.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
-import { crossover, faultKinds, pairCoverage, pairsOf, planExplore, splitBudget, type ExploreOutcome } from './explore.ts';
+import { crossover, faultKinds, pairCoverage, pairsOf, planExplore, splitBudget, withFreshPoints, type ExploreOutcome } from './explore.ts';
 import { runCheck } from './run-check.ts';
 import { runJob } from './run-job.ts';
 import { catalogueSources } from './scenario-source.ts';
@@ -55,7 +57,7 @@ describe('guided search (--explore): its parts', () => {
     expect(faultKinds(donor)).toEqual(['kill-at:after_effect', 'kill-at:before_tool_call']);
     expect(crossover(emptyPlan(), donor, 'kill-at:after_effect').points).toEqual([points[0]]);
     const coverage = pairCoverage([result(0, { kill: 1 }, donor)]);
-    expect(coverage.windows).toEqual({ reached: ['kill-at:after_effect', 'kill-at:before_tool_call'], of: 10 });
+    expect(coverage.windows).toEqual({ reached: ['kill-at:after_effect', 'kill-at:before_tool_call'], of: Object.keys(POINT_FAULTS).length * KILL_POINTS.length });
   });
 
   it('crossover adds the donor faults of one kind (or its rate) to a copy of the parent plan', () => {
@@ -142,19 +144,42 @@ async function check(name: string, explore?: number): Promise<{ pairs: { pairs: 
   return JSON.parse(readFileSync(join(outDir, 'summary.json'), 'utf8'));
 }
 
+describe('a child that keeps its parent\'s context', () => {
+  it('keeps the timed faults and rates, draws its point faults afresh from its own stream, the same for the same stream', () => {
+    const parent: FaultPlan = { ...emptyPlan(), timed: [{ kind: 'kill', atMs: 5, worker: 0, reviveAfterMs: 1 }], points: [{ kind: 'kill-at', point: 'after_effect', occurrence: 1, reviveAfterMs: 1 }] };
+    parent.rates.slowToolProbability = 0.2;
+    const children = Array.from({ length: 20 }, (_, i) => withFreshPoints(parent, new SeededRandom(`child-${i}`)));
+    for (const child of children) {
+      expect(child.timed).toEqual(parent.timed);
+      expect(child.rates).toEqual(parent.rates);
+    }
+    expect(withFreshPoints(parent, new SeededRandom('child-3'))).toEqual(children[3]);
+    const windows = new Set(children.flatMap((child) => child.points.map((fault) => `${fault.kind}:${fault.point}`)));
+    expect(windows.size).toBeGreaterThan(10);
+    expect(parent.points).toHaveLength(1);
+  });
+});
+
 describe('--explore against a plain check of the same budget', () => {
-  // Measured (20 seeds, --explore 0.5 = 10 plain + 10 guided; point faults counted per window): mixed at
-  // root seed 8, plain 567 (mark, fault) pairs of 646, explore 584; seed 9: 575 and 586; seed 7: 553 and
-  // 551 (explore fewer). scheduler-restart ties at seeds 7, 8, 9 (100, 100, 105 both ways). This holds
-  // it to "never fewer" on one measured case, not to a general gain.
-  it('reaches at least as many pairs on mixed, and its picks are in the summary', async () => {
+  // Measured with the fleet and every fault kind of today's swarm (mixed, 20 seeds, --explore 0.5 = 10
+  // plain + 10 guided; `leasehold check --scenario mixed --seeds 20 --seed R --unseed-rate 0 [--explore 0.5]`):
+  //   root 8: move pairs 30 plain, 36 explore; windows hit 28, 25; (mark, fault) pairs 1399, 1343
+  //   root 9: move pairs 36, 39; windows hit 23, 19; pairs 1328, 1249
+  //   root 7: move pairs 40, 35; windows hit 33, 22; pairs 1528, 1292
+  // Against a plain check of the same budget the guided half is no reliable gain: more rare paths at two
+  // roots of three, fewer windows and (mark, fault) pairs at all three (a child repeats its parent's
+  // timed faults, a plain seed draws new ones). What it does do, and what this holds it to: its children
+  // reach pairs its own plain half never reached, from picks that are deterministic and in the summary.
+  it('its guided half reaches pairs its plain half did not, and its picks are in the summary', async () => {
     const plain = await check('plain');
     const explored = await check('explore', 0.5);
     expect(plain.exitCode).toBe(0);
     expect(explored.exitCode).toBe(0);
-    expect(explored.pairs.pairs.reached).toBeGreaterThanOrEqual(plain.pairs.pairs.reached);
-    expect(explored.explore?.picks).toHaveLength(10);
-    expect(explored.explore?.picks.every((pick) => pick.scenario === 'mixed' && pick.parentSeed !== pick.childSeed)).toBe(true);
+    const outcome = explored.explore!;
+    expect(outcome.scenarios[0]!.newPairs.length).toBeGreaterThan(0);
+    expect(outcome.scenarios[0]!.withExplore.pairs.reached).toBeGreaterThan(outcome.scenarios[0]!.plain.pairs.reached);
+    expect(outcome.picks).toHaveLength(10);
+    expect(outcome.picks.every((pick) => pick.scenario === 'mixed' && pick.parentSeed !== pick.childSeed)).toBe(true);
     expect(plain.explore).toBeUndefined();
   }, 240_000);
 });

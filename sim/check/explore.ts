@@ -1,4 +1,6 @@
 import { ALL_MARKS } from '../checkers/marks.ts';
+import { ALL_PATH_PAIRS, ALL_WINDOWS } from '../checkers/windows.ts';
+import { POINT_FAULTS } from '../faults/index.ts';
 import { KILL_POINTS, type FaultPlan, type FaultRates } from '../faults/plan.ts';
 import { SeededRandom } from '../random.ts';
 import { deriveSeed, type Job } from './seeds.ts';
@@ -75,7 +77,7 @@ export interface ExplorePick {
   childSeed: string;
   parentSeed: string;
   /** `unreached pair`: crossover from the donor; `rare mark` / `rare pair`: the parent's plan, re-rolled. */
-  kind: 'unreached pair' | 'rare mark' | 'rare pair';
+  kind: 'unreached pair' | 'rare mark' | 'rare pair' | 'rare path';
   target: string;
   /** Runs of the plain part that reached the target (0 for an unreached pair). */
   reachedBy: number;
@@ -89,6 +91,18 @@ interface Target {
   parents: JobResult[];
   donors?: JobResult[];
   faultKind?: string;
+}
+
+function isPointKind(kind: string | undefined): boolean {
+  return kind !== undefined && kind.includes(':') && !kind.startsWith('rate:');
+}
+
+/** `plan` with its point faults replaced by a fresh draw of each point-fault kind (each on or off), from `random`. */
+export function withFreshPoints(plan: FaultPlan, random: SeededRandom): FaultPlan {
+  const child: FaultPlan = { ...structuredClone(plan), points: [] };
+  const draw = { random, at: () => 0, worker: () => 0 };
+  for (const injector of Object.values(POINT_FAULTS)) if (injector.swarm !== undefined && random.chance(0.5)) injector.swarm(draw, child);
+  return child;
 }
 
 /** The plan of `parent` with every fault of `kind` from `donor` added (a rate: the donor's rate). */
@@ -108,7 +122,9 @@ function targetsOf(runs: readonly JobResult[]): { unreached: Target[]; rare: Tar
   const markRuns = new Map<string, JobResult[]>();
   const pairRuns = new Map<string, JobResult[]>();
   const kindRuns = new Map<string, JobResult[]>();
+  const pathRuns = new Map<string, JobResult[]>();
   for (const run of runs) {
+    for (const path of Object.keys(run.windows?.pairs ?? {})) pathRuns.set(path, [...(pathRuns.get(path) ?? []), run]);
     for (const mark of reachedMarks(run)) markRuns.set(mark, [...(markRuns.get(mark) ?? []), run]);
     for (const pair of pairsOf(run)) pairRuns.set(pair, [...(pairRuns.get(pair) ?? []), run]);
     for (const kind of faultKinds(run.plan)) kindRuns.set(kind, [...(kindRuns.get(kind) ?? []), run]);
@@ -139,6 +155,8 @@ function targetsOf(runs: readonly JobResult[]): { unreached: Target[]; rare: Tar
   const rare: Target[] = [
     ...[...markRuns].map(([target, parents]): Target => ({ kind: 'rare mark', target, reachedBy: parents.length, parents })),
     ...[...pairRuns].map(([target, parents]): Target => ({ kind: 'rare pair', target, reachedBy: parents.length, parents })),
+    // Pairs of state-machine moves one task combined (checkers/windows.ts): the rare combinations of paths.
+    ...[...pathRuns].map(([target, parents]): Target => ({ kind: 'rare path', target, reachedBy: parents.length, parents })),
   ].sort(byRarity);
   return { unreached, rare };
 }
@@ -175,6 +193,10 @@ export function planExplore(root: string, scenario: string, runs: readonly JobRe
       const missing = faultKinds(donor.plan).filter((kind) => kind === target.faultKind || !faultKinds(parent.plan).includes(kind));
       for (const kind of missing) plan = crossover(plan, donor.plan as FaultPlan, kind);
     }
+    // A child aimed at anything but a window keeps the parent's timed faults and rates (the context that
+    // reached the rare target) and draws its point faults afresh, so children spread over the windows
+    // as plain seeds do instead of repeating the parent's.
+    if (!isPointKind(target.faultKind)) plan = withFreshPoints(plan, stream);
     const pick: ExplorePick = { scenario, index, childSeed, parentSeed: parent.job.seed, kind: target.kind, target: target.target, reachedBy: target.reachedBy };
     if (donorSeed !== undefined) pick.donorSeed = donorSeed;
     picks.push(pick);
@@ -183,10 +205,17 @@ export function planExplore(root: string, scenario: string, runs: readonly JobRe
   return { jobs, picks };
 }
 
+/** How many kinds of point fault there are (kill-at, pause-at, clock-jump-at, cancel-at). */
+const POINT_FAULT_KINDS = Object.keys(POINT_FAULTS).length;
+
 export interface PairCoverage {
   marks: { reached: number; of: number };
   /** The await-point windows (S4) some plan put a point fault in, per point-fault kind, of KILL_POINTS. */
   windows: { reached: string[]; of: number };
+  /** The windows a point fault really landed in (checkers/windows.ts: fault@point), of ALL_WINDOWS. */
+  hit: { reached: string[]; of: number };
+  /** The pairs of SPEC moves some task combined (checkers/windows.ts), of ALL_PATH_PAIRS. */
+  pathPairs: { reached: number; of: number; never: string[] };
   pairs: { reached: number; of: number };
   /** The (mark, fault kind) pairs of the universe no run reached: every mark x every fault kind some plan held. */
   neverReached: string[];
@@ -200,9 +229,13 @@ export function pairCoverage(runs: readonly JobResult[]): PairCoverage {
   const kinds = [...new Set(first.flatMap((run) => faultKinds(run.plan)))].sort();
   const universe = ALL_MARKS.flatMap((mark) => kinds.map((kind) => pairKey(mark, kind)));
   const windows = kinds.filter((kind) => kind.includes(':') && !kind.startsWith('rate:'));
+  const hit = [...new Set(first.flatMap((run) => Object.keys(run.windows?.windows ?? {})))].sort();
+  const pathPairs = new Set(first.flatMap((run) => Object.keys(run.windows?.pairs ?? {})));
   return {
     marks: { reached: marks.size, of: ALL_MARKS.length },
-    windows: { reached: windows, of: 2 * KILL_POINTS.length },
+    windows: { reached: windows, of: POINT_FAULT_KINDS * KILL_POINTS.length },
+    hit: { reached: hit, of: ALL_WINDOWS.length },
+    pathPairs: { reached: pathPairs.size, of: ALL_PATH_PAIRS.length, never: ALL_PATH_PAIRS.filter((pair) => !pathPairs.has(pair)) },
     pairs: { reached: pairs.size, of: universe.length },
     neverReached: universe.filter((pair) => !pairs.has(pair)),
   };
@@ -236,5 +269,5 @@ export function exploreOutcome(fraction: number, split: { plain: number; explore
 }
 
 export function pairCoverageLine(label: string, coverage: PairCoverage): string {
-  return `${label}: marks ${coverage.marks.reached}/${coverage.marks.of}, fault windows ${coverage.windows.reached.length}/${coverage.windows.of} (kill-at and pause-at x await point), (mark, fault) pairs ${coverage.pairs.reached}/${coverage.pairs.of} (${coverage.neverReached.length} never reached)`;
+  return `${label}: marks ${coverage.marks.reached}/${coverage.marks.of}, fault windows planned ${coverage.windows.reached.length}/${coverage.windows.of} (point-fault kind x await point) and hit ${coverage.hit.reached.length}/${coverage.hit.of}, (mark, fault) pairs ${coverage.pairs.reached}/${coverage.pairs.of} (${coverage.neverReached.length} never reached), move pairs ${coverage.pathPairs.reached}/${coverage.pathPairs.of}`;
 }

@@ -1,6 +1,7 @@
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { digestRun } from '../report/digest.ts';
+import { windowTally } from '../checkers/windows.ts';
 import type { DigestRequest, JobResult } from './types.ts';
 import type { Job } from './seeds.ts';
 import { wallClockMs } from './wall-clock.ts';
@@ -27,6 +28,7 @@ export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestReques
       traceHash: report.traceHash,
       violations: report.violations,
       marks: report.marks,
+      windows: windowTally(world),
       metrics: report.metrics,
       plan: world.plan,
       ...digested,

@@ -1,3 +1,4 @@
+import type { WindowTally } from '../checkers/windows.ts';
 import type { FaultPlan } from '../faults/plan.ts';
 import type { Verdict, Violation } from '../report-types.ts';
 import type { RunDigest } from '../report/digest.ts';
@@ -13,6 +14,8 @@ export interface JobResult {
   traceHash: string;
   violations: Violation[];
   marks: Record<string, number>;
+  /** The windows its point faults hit and the pairs of SPEC moves its tasks combined (checkers/windows.ts). Absent after a crash. */
+  windows?: WindowTally;
   metrics: Record<string, number>;
   /** The run's fault plan (drawn or explicit); a counterexample records it. Absent after a crash. */
   plan?: FaultPlan;

@@ -9,11 +9,11 @@ import type { WorldResult } from '../world.ts';
  */
 
 /**
- * Fields a checker reads that the world does not export yet (the world side, sim/world.ts `finish`,
- * is wired separately): `creditLedger` from `WorkQueue.creditLedger()` (table credit_ledger) and
- * `schemaMigrations` from `WorkQueue.schemaMigrations()` (table schema_migrations). A checker skips the
- * rule that needs one while it is absent; tables.test.ts lists exactly the ones still absent, so the
- * list must shrink when the world exports them.
+ * The two fields added for this registry: `creditLedger` from `WorkQueue.creditLedger()` (table
+ * credit_ledger) and `schemaMigrations` from `WorkQueue.schemaMigrations()` (table schema_migrations).
+ * The world exports both (sim/world.ts `finish`); a result built by hand without them (an older
+ * counterexample's, a test's) makes the rules that need them skip, and tables.test.ts fails if a real
+ * run stops exporting either.
  */
 export interface AuditFields {
   creditLedger?: CreditEntry[];
