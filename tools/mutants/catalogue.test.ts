@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applySabotage, BLIND_SPOTS, INVARIANTS, occurrences, plantedTexts, SABOTAGES, StaleSabotageError } from './catalogue.ts';
-import { parseArguments, table, type MutantOutcome } from './run.ts';
+import { FLEET_FILE, FLEET_OFF, FLEET_ON, parseArguments, table, type MutantOutcome } from './run.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -76,6 +76,16 @@ describe('the sabotage catalogue (issue 7)', () => {
     expect(() => applySabotage('A A', { ...base, find: 'A' })).toThrow(StaleSabotageError);
     expect(() => applySabotage('C', { ...base, find: 'A' })).toThrow(/occurs 0 times/);
     expect(applySabotage('xAy', { ...base, find: 'A' })).toBe('xBy');
+  });
+});
+
+describe('--without-fleet', () => {
+  it('finds the fleet default it turns off exactly once, so the experiment cannot silently run with the fleet on', () => {
+    const text = readFileSync(join(ROOT, FLEET_FILE), 'utf8');
+    expect(occurrences(text, FLEET_ON)).toHaveLength(1);
+    expect(applySabotage(text, { id: 'without-fleet', file: FLEET_FILE, find: FLEET_ON, replace: FLEET_OFF })).toContain('interleave: 0,');
+    expect(parseArguments(['--without-fleet'])).toMatchObject({ withoutFleet: true });
+    expect(parseArguments([])).toMatchObject({ withoutFleet: false });
   });
 });
 

@@ -23,7 +23,7 @@
  * run already fails (then nothing it says about sabotages would mean anything); 64 on bad usage.
  *
  *   npm run mutants -- [--seeds N] [--only id,id] [--stages 10,50|none] [--parallel P] [--jobs J]
- *                      [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--list]
+ *                      [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--without-fleet] [--list]
  *
  * At most two checks run at once (--parallel, default 2, each with --jobs 1): the gate is CPU-bound
  * and the machine it was written for has two cores.
@@ -38,7 +38,7 @@ import { gitState } from '../../sim/check/git.ts';
 import { rootSeed } from '../../sim/check/seeds.ts';
 import { wallClockMs } from '../../sim/check/wall-clock.ts';
 import { DEFAULT_SEEDS } from '../../sim/cli/commands/check.ts';
-import { SABOTAGES, StaleSabotageError, type Sabotage } from './catalogue.ts';
+import { applySabotage, SABOTAGES, StaleSabotageError, type Sabotage } from './catalogue.ts';
 import { copyOf, plantSabotage, REPO, snapshot } from './copy.ts';
 
 const MAX_PARALLEL = 2;
@@ -57,6 +57,8 @@ export interface Options {
   control: boolean;
   keep: boolean;
   timeoutMs: number;
+  /** Run the gate without the fleet's interleaving (FLEET_DEFAULTS.interleave 0 in every copy): what the fleet adds. */
+  withoutFleet: boolean;
 }
 
 /** What one check run (one stage of one sabotage, or the control) left behind. */
@@ -122,6 +124,7 @@ export function parseArguments(argv: readonly string[]): Options | 'list' | 'hel
     shrinkRuns: 40,
     shrinkMs: 180_000,
     control: true,
+    withoutFleet: false,
     keep: false,
     timeoutMs: 60 * 60_000,
   };
@@ -176,6 +179,9 @@ export function parseArguments(argv: readonly string[]): Options | 'list' | 'hel
       case '--keep':
         options.keep = true;
         break;
+      case '--without-fleet':
+        options.withoutFleet = true;
+        break;
       case '--list':
         return 'list';
       case '--help':
@@ -199,8 +205,12 @@ export function parseArguments(argv: readonly string[]): Options | 'list' | 'hel
 
 class UsageError extends Error {}
 
+export const FLEET_FILE = 'sim/store/fleet.ts';
+export const FLEET_ON = 'export const FLEET_DEFAULTS: FleetSpec = { interleave: 0.25, maxWaitMs: 400 };';
+export const FLEET_OFF = 'export const FLEET_DEFAULTS: FleetSpec = { interleave: 0, maxWaitMs: 400 };';
+
 const USAGE = `Usage: npm run mutants -- [--seeds N] [--only ID,ID] [--stages 10,50|none] [--parallel P] [--jobs J]
-                           [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--list]
+                           [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--without-fleet] [--list]
 
 Plants each sabotage of tools/mutants/catalogue.ts in a temporary copy of the project, runs
 \`leasehold check\` there and prints which invariant caught it; writes DIR/table.md and DIR/mutants.json.
@@ -216,6 +226,7 @@ Flags:
   --out DIR          where the table and JSON go (default reports/mutants)
   --no-shrink        skip shrinking the counterexamples; --shrink-runs N: shrink attempts (default 40)
   --no-control       skip the control run; --keep: keep the temporary copies
+  --without-fleet    run every copy with the fleet's interleaving off (FLEET_DEFAULTS.interleave 0): what the fleet adds
   --timeout-min M    give up on one check after M minutes (default 60)
   --list             list the sabotages and exit
   -h, --help         show this help
@@ -499,6 +510,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   say(`copies in ${base}; reports in ${options.out}`);
   try {
     const pristine = snapshot(base);
+    if (options.withoutFleet) {
+      // The experiment, not the gate: every copy (the control too) runs with no transaction waiting at BEGIN.
+      const fleet = join(pristine, FLEET_FILE);
+      writeFileSync(fleet, applySabotage(readFileSync(fleet, 'utf8'), { id: 'without-fleet', file: FLEET_FILE, find: FLEET_ON, replace: FLEET_OFF }));
+      say('without the fleet: FLEET_DEFAULTS.interleave is 0 in every copy');
+    }
     let control: StageResult | undefined;
     if (options.control) {
       const seeds = options.stages[0] ?? options.seeds;
