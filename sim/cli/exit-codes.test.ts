@@ -66,8 +66,9 @@ const SUPERVISOR_NEVER_CONFIRMS = {
 const CLOCK_JUMPS_DROPPED = {
   id: 'clock-jumps-dropped',
   file: 'sim/faults/clock-jump.ts',
-  find: 'fire: (fault, run) => jumpClock(run, fault.deltaMs),',
-  replace: 'fire: () => {},',
+  // Every jump, the timed fault's and clock-jump-at's alike: both go through jumpClock.
+  find: "  world.history.note('clock-jump', 'faults', at === undefined ? { deltaMs } : { deltaMs, at });\n  world.loop.clock.jump(deltaMs);",
+  replace: '  void world, deltaMs, at;',
 };
 /**
  * The unseed repeat of a seed reports another trace hash (its own, reversed) than its first run: the

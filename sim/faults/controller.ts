@@ -95,11 +95,14 @@ export class FaultController {
 
   /**
    * `incarnation`'s connection is at the BEGIN of a transaction for queue call `op` (sim/store/fleet.ts):
-   * true when it dies right there, between the commits before and the one it was about to make.
+   * true when it dies right there, between the commits before and the one it was about to make. That
+   * transaction never runs; the process dies before the loop's next event (atNextAwait), so another
+   * chain of the same process already past its await (the lease keeper's, a second slot's) finishes its
+   * burst, as under SIGKILL between two statements, and never reaches the queue as a dead process.
    */
   atBoundary(incarnation: Incarnation, op: string, taskId?: number): boolean {
     const point = boundaryPoint(op);
-    return point !== undefined && this.atPoint(point, incarnation, false, taskId);
+    return point !== undefined && this.atPoint(point, incarnation, true, taskId);
   }
 
   /** A queue call of `incarnation` returned: the points it stands at now, and the faults a claim draws. */
