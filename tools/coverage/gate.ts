@@ -13,6 +13,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { gitState } from '../../sim/check/git.ts';
+import { rootSeed } from '../../sim/check/seeds.ts';
 import { catalogueConfigCoverage, renderConfigCoverage } from './config-seeds.ts';
 import { addTotals, coverageOfCompiledSrc, emptyTotals, percent, totalsOf, unreachedBranches, type FileCoverageData, type Totals, type UnreachedBranch } from './istanbul.ts';
 import { countByStatus, judgeUnreached, readReasons, renderUnreached, unreachedOfFiles, type Judged } from './unreached.ts';
@@ -126,7 +128,7 @@ export function writeReports(out: string, coverage: GateCoverage, at: string, ne
   const counts = countByStatus(coverage.judged);
   const summary = { seeds: coverage.seeds, lines: percent(coverage.totals.lines), branches: percent(coverage.totals.branches), totals: coverage.totals, unreached: { total: coverage.judged.length, ...counts, staleReasons: coverage.stale.length } };
   writeFileSync(join(out, 'gate-summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  const markdown = render(coverage, at, neverLoaded);
+  const markdown = render(coverage, at, neverLoaded, { seeds: coverage.seeds, root: checkRoot(out) });
   writeFileSync(join(out, 'gate.md'), markdown);
   const check = join(out, 'check');
   mkdirSync(check, { recursive: true });
@@ -144,6 +146,20 @@ export function rerender(out: string): GateCoverage {
   return coverage;
 }
 
+/**
+ * The root seed the check in `out` ran under (its summary.json), so the config table counts the seeds it
+ * really ran; without one, the root a check without --seed takes now (the commit's).
+ */
+function checkRoot(out: string): string {
+  try {
+    const summary = JSON.parse(readFileSync(join(out, 'check', 'summary.json'), 'utf8')) as { rootSeed?: unknown };
+    if (typeof summary.rootSeed === 'string') return summary.rootSeed;
+  } catch {
+    // no check summary in `out`: fall through
+  }
+  return rootSeed(undefined, gitState()).seed;
+}
+
 function commit(): string {
   try {
     return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
@@ -159,7 +175,7 @@ function productFiles(): string[] {
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.includes('__test-helpers__'));
 }
 
-function render(coverage: GateCoverage, at: string, neverLoaded: readonly string[]): string {
+function render(coverage: GateCoverage, at: string, neverLoaded: readonly string[], draw: { seeds: number; root: string }): string {
   const cell = (part: { covered: number; total: number }) => `${percent(part)}% (${part.covered}/${part.total})`;
   const lines = [
     '# What the gate reaches in src/',
@@ -175,7 +191,7 @@ function render(coverage: GateCoverage, at: string, neverLoaded: readonly string
       : `Never loaded by the gate (not in the totals; files of types only hold no statements): ${neverLoaded.join(', ')}.`,
     '',
     ...renderUnreached(coverage.judged, coverage.stale),
-    ...renderConfigCoverage(catalogueConfigCoverage()),
+    ...renderConfigCoverage(catalogueConfigCoverage(draw), draw),
   ];
   return `${lines.join('\n')}\n`;
 }
