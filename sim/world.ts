@@ -486,7 +486,7 @@ export class World {
       this.scheduleArrivals(startMs);
       this.scheduleOperator(startMs);
       this.faults.schedule(startMs);
-      this.supervisor.start();
+      this.supervisor.start((error) => this.fail(error));
       for (const worker of this.workers) worker.start();
       // The safety phase ends at its bound, or earlier once everything that arrived is terminal:
       // faults left in the plan would only hit idle workers.

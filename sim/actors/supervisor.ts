@@ -38,8 +38,9 @@ export class Supervisor {
     private readonly observers: SupervisorObservers = { uncertain: () => {}, confirmed: () => {} },
   ) {}
 
-  start(): void {
-    void this.scanLoop();
+  /** `onCrash`: an error the scan does not expect (a bug of the core or the world) ends the run as a harness crash. */
+  start(onCrash: (error: unknown) => void): void {
+    this.scanLoop().catch(onCrash);
   }
 
   stop(): void {

@@ -70,7 +70,8 @@ export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<Poo
       const died = (error: string) => {
         if (!finished) finish({ threadIndex, job: inFlight.get(worker), error });
       };
-      worker.on('error', (error) => died(error instanceof Error ? (error.stack ?? error.message) : String(error)));
+      // An error of a class the thread boundary does not carry (better-sqlite3's SqliteError) arrives as a plain object: show its stack or message, not [object Object].
+      worker.on('error', (error: unknown) => died(describeThreadError(error)));
       worker.on('exit', (code) => died(`the thread exited with code ${code}`));
       feed(worker);
     }
@@ -96,4 +97,14 @@ export function execArgvWithoutTsx(execArgv: readonly string[]): string[] {
     if (!/(^|[\\/])tsx([\\/]|$)/.test(value)) kept.push(...(inlineValue === undefined ? [flag, value] : [flag]));
   }
   return kept;
+}
+
+function describeThreadError(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? error.message;
+  if (typeof error === 'object' && error !== null) {
+    const { stack, message, name } = error as { stack?: unknown; message?: unknown; name?: unknown };
+    if (typeof stack === 'string') return stack;
+    if (typeof message === 'string') return typeof name === 'string' ? `${name}: ${message}` : message;
+  }
+  return String(error);
 }

@@ -793,13 +793,13 @@ export const SABOTAGES: readonly Sabotage[] = [
     blindSpot: 'path',
   },
   {
-    id: 'cancel-from-uncertain-keeps-hold',
+    id: 'cancel-lost-on-retry',
     description:
-      "A task cancelled while uncertain ends with its credit hold still held: the hold is closed on every end but that one (R4), the path running, uncertain, cancelled.",
-    file: 'src/queue/transition.ts',
-    find: "  const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;",
-    replace: "  const hold: HoldClosure | null = ends && row.hold_state === 'held' && !(row.state === 'uncertain' && to === 'cancelled') ? yield* closureFor(context, tx, row.id, why) : null;",
-    expectedInvariant: 'I7',
+      'A run that fails retryably after a cancel was requested goes back to ready for its retry instead of ending cancelled (the retry decision taken before the cancel is looked at): the persisted cancel is carried into a new run that may finish the task (Q13), the path running with a cancel requested, ready, running.',
+    file: 'src/queue/holder-writes.ts',
+    find: lines('  if (row.cancel_requested === 1) {', "    yield* endAsHolder(context, tx, row, who, at, 'fail', 'cancelled', { errorClass, message }, { outcome: 'cancelled', ...recorded });"),
+    replace: lines('  if (row.cancel_requested === 1 && !retryable) {', "    yield* endAsHolder(context, tx, row, who, at, 'fail', 'cancelled', { errorClass, message }, { outcome: 'cancelled', ...recorded });"),
+    expectedInvariant: 'I12',
     blindSpot: 'path',
   },
   {
