@@ -140,7 +140,15 @@ export class StaleWriter {
     // Recorded like any worker's calls, under the worker id the queue knew: `ev` cursors and all.
     const sender = new Incarnation(workerId, -1);
     const queue = gatedQueue(this.own, sender, this.history, { unavailable: () => !this.up(), after: () => {} });
-    const last = await this.own.queue.lastCheckpoint(taskId);
+    let last: Awaited<ReturnType<typeof this.own.queue.lastCheckpoint>>;
+    try {
+      last = await this.own.queue.lastCheckpoint(taskId);
+    } catch (error) {
+      // The read waited at its BEGIN (sim/store/fleet.ts) and met a scheduler gone down: no checkpoint to
+      // resend; the writes below meet it too, and are recorded failed like any call to a closed database.
+      if (!(error instanceof RetryableStoreError)) throw error;
+      last = undefined;
+    }
     const writes: (() => Promise<unknown>)[] = [
       () => queue.heartbeat(taskId, workerId, generation),
       () => queue.appendEvent(taskId, workerId, generation, 'tool_result', { toolCallId: 'stale-replay', ok: true }),

@@ -803,13 +803,13 @@ export const SABOTAGES: readonly Sabotage[] = [
     blindSpot: 'path',
   },
   {
-    id: 'expiry-at-claim-first-time-only',
+    id: 'stale-input-only-against-live-versions',
     description:
-      'The claim retires a task past its deadline only if it was never claimed: a task whose deadline passes while it waits for a retry is claimed and run again (Q14), the path running, ready, running past the deadline.',
-    file: 'src/queue/claim.ts',
-    find: '  if (row.deadline !== null && row.deadline <= at) {',
-    replace: '  if (row.deadline !== null && row.deadline <= at && row.first_claimed_at === null) {',
-    expectedInvariant: 'I5',
+      'A result is marked stale_input only if a newer version is still live: when the newer version already finished while the older one waited for its retry (or ran long), the older result is committed as plain done, as if it were current (Q2), the path running, ready, running, done beside a newer version that ended first.',
+    file: 'src/store/statements.ts',
+    find: "newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1', 'pluck'),",
+    replace: "newerVersionExists: p(\"SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? AND state IN ('ready', 'running', 'uncertain') LIMIT 1\", 'pluck'),",
+    expectedInvariant: 'I10',
     blindSpot: 'path',
   },
 
