@@ -65,6 +65,27 @@ export interface Sabotage {
 /** Multi-line texts are written one line per argument, so indentation stays visible. */
 const lines = (...parts: string[]) => parts.join('\n');
 
+/** The enqueue's entry: validation, then its one write transaction (the gap bugs below split it in two). */
+const ENQUEUE_ENTRY = lines(
+  'export function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
+  '  const checked = validateEnqueue(request, context.config);',
+  "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
+  '  const task = checked.value;',
+  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));",
+);
+
+/** The same entry reading `read` in a transaction of its own first, and handing it on as context[field]. */
+function enqueueReadingFirst(field: string, read: string): string {
+  return lines(
+    'export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
+    '  const checked = validateEnqueue(request, context.config);',
+    "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
+    '  const task = checked.value;',
+    `  const seen = { ...context, ${field}: await ${read} };`,
+    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task));",
+  );
+}
+
 export const SABOTAGES: readonly Sabotage[] = [
   // ---------------------------------------------------------------- I1 no double claim
   {
@@ -634,21 +655,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'The enqueue reads the live count before its write transaction and decides capacity on that count (a bounded queue whose size check and push are two round trips): two enqueues that both saw one free place are both accepted, and the queue holds more live tasks than its capacity (Q3).',
     file: 'src/queue/enqueue.ts',
-    find: lines(
-      'export function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
-      '  const checked = validateEnqueue(request, context.config);',
-      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
-      '  const task = checked.value;',
-      "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));",
-    ),
-    replace: lines(
-      'export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
-      '  const checked = validateEnqueue(request, context.config);',
-      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
-      '  const task = checked.value;',
-      "  const seen = { ...context, counted: await context.store.read('enqueue', (tx) => tx.liveCount()) };",
-      "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task));",
-    ),
+    find: ENQUEUE_ENTRY,
+    replace: enqueueReadingFirst('counted', "context.store.read('enqueue', (tx) => tx.liveCount())"),
     also: [
       {
         file: 'src/queue/enqueue.ts',
@@ -664,21 +672,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "The enqueue looks up the topic's newest version in a read before its write transaction (a singleton/version check made in one query and trusted in the next): an older version that races a newer one of the same topic is stored ready instead of superseded, and both may run (Q2).",
     file: 'src/queue/enqueue.ts',
-    find: lines(
-      'export function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
-      '  const checked = validateEnqueue(request, context.config);',
-      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
-      '  const task = checked.value;',
-      "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));",
-    ),
-    replace: lines(
-      'export async function enqueue(context: QueueContext, request: EnqueueRequest): Promise<EnqueueResult> {',
-      '  const checked = validateEnqueue(request, context.config);',
-      "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
-      '  const task = checked.value;',
-      "  const seen = { ...context, latestSeen: await context.store.read('enqueue', (tx) => tx.latestVersionOfTopic(task.tenant, task.topic)) };",
-      "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task));",
-    ),
+    find: ENQUEUE_ENTRY,
+    replace: enqueueReadingFirst('latestSeen', "context.store.read('enqueue', (tx) => tx.latestVersionOfTopic(task.tenant, task.topic))"),
     also: [
       {
         file: 'src/queue/enqueue.ts',
