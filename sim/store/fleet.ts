@@ -64,7 +64,9 @@ export interface FleetActor {
   readonly waiter: Waiter;
   /**
    * Called at each of its transaction boundaries, once the wait (if any) is over and just before
-   * BEGIN: true when the process dies right there (faults/kill-between-commits.ts).
+   * BEGIN: true when the process dies right there, between two commits (the boundary points of
+   * faults/point-scope.ts, where kill-at, pause-at, clock-jump-at and cancel-at land). `taskId`: the
+   * task the call names, if any.
    */
   boundary?(operation: string, taskId: number | undefined): boolean;
 }
