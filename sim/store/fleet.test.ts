@@ -98,6 +98,15 @@ describe('the fleet (issue 15)', () => {
     expect(cursor()).toBe(0);
   });
 
+  it('gives a call answered without a transaction (invalid input) the cursor at its answer', async () => {
+    const { open } = harness({ interleave: 0, maxWaitMs: 0 });
+    const { connection, queue } = open({ id: 'client' });
+    await queue.enqueue(task('first'));
+    const { result, ev } = await recordedCall(connection, 9, () => queue.enqueue({ ...task('bad'), priority: 99 }));
+    expect(result).toMatchObject({ ok: false, error: 'invalid_input' });
+    expect(ev).toBe(1);
+  });
+
   it('tells the world which call each write was (the power-loss note maps commits to calls)', async () => {
     const { state, open } = harness({ interleave: 0, maxWaitMs: 0 });
     const { connection, queue } = open({ id: 'client' });

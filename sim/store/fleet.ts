@@ -127,6 +127,11 @@ export class Connection implements Store {
     this.tag = undefined;
   }
 
+  /** The event cursor now (for a call that made no transaction). */
+  cursorNow(): number {
+    return this.world.cursor();
+  }
+
   /** The event cursor right after the transaction of call `invoke` ran, once. */
   take(invoke: number): number | undefined {
     const ev = this.cursors.get(invoke);
