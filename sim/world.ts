@@ -178,7 +178,8 @@ export class World {
       isCurrent: (incarnation) => this.workers[incarnation.worker]?.current === incarnation,
       runningTasks: () => this.workers.map((worker) => worker.running),
       deliver: (index, task) => this.workers[index]?.deliver(task),
-      cancel: (taskId) => void this.cancel(taskId, 'operator'),
+      // A cancel-at fault's cancel runs outside a loop callback: an error it does not expect ends the run as a harness crash.
+      cancel: (taskId) => void this.cancel(taskId, 'operator').catch((error: unknown) => this.fail(error)),
       scheduler,
     };
   }
