@@ -136,12 +136,12 @@ export class World {
       scenario.fleet ?? FLEET_DEFAULTS,
     );
     this.openStore();
-    this.own = this.connect({ id: 'scheduler', alive: () => true, waiter: this.loop.waiter }, false);
+    this.own = this.connect(this.process('scheduler'), false);
     this.queue = this.own.queue;
-    this.client = this.connect({ id: 'client', alive: () => true, waiter: this.loop.waiter });
-    this.operator = this.connect({ id: 'operator', alive: () => true, waiter: this.loop.waiter });
+    this.client = this.connect(this.process('client'));
+    this.operator = this.connect(this.process('operator'));
     this.faults = new FaultController(this.plan, this.faultWorld(), this.random);
-    const supervisor = this.connect({ id: 'supervisor', alive: () => true, waiter: this.loop.waiter });
+    const supervisor = this.connect(this.process('supervisor'));
     this.supervisor = new Supervisor(this.loop, this.history, supervisor, () => this.incarnations, scenario.supervisor, () => !this.down, {
       uncertain: (taskId, generation) => this.faults.supervisorSaw('uncertain', taskId, generation),
       confirmed: (taskId, generation) => this.faults.supervisorSaw('confirmed', taskId, generation),
@@ -165,7 +165,7 @@ export class World {
         await this.closeQueue();
       },
       reopen: () => this.reopen(),
-      connect: (id) => this.connect({ id, alive: () => true, waiter: this.loop.waiter }),
+      connect: (id) => this.connect(this.process(id)),
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
       storage: this.storage,
     };
@@ -225,6 +225,11 @@ export class World {
     const connection = this.fleet.connect(actor, interleaves);
     const queue = openWorkQueue({ clock: this.loop.clock, random: this.random.fork('core').fork(actor.id), config: this.scenario.queue, db: connection });
     return { queue, connection };
+  }
+
+  /** An actor that never dies or freezes (the scheduler's own look, the client, the operator, the supervisor, a fault's sender), waiting on the loop. */
+  private process(id: string): FleetActor {
+    return { id, alive: () => true, waiter: this.loop.waiter };
   }
 
   /** A write of history call `invoke` ran: the twin's new commits, if any, are that call's (a power-loss note names them). */

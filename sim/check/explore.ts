@@ -228,7 +228,7 @@ export function pairCoverage(runs: readonly JobResult[]): PairCoverage {
   const pairs = new Set(first.flatMap(pairsOf));
   const kinds = [...new Set(first.flatMap((run) => faultKinds(run.plan)))].sort();
   const universe = ALL_MARKS.flatMap((mark) => kinds.map((kind) => pairKey(mark, kind)));
-  const windows = kinds.filter((kind) => kind.includes(':') && !kind.startsWith('rate:'));
+  const windows = kinds.filter(isPointKind);
   const hit = [...new Set(first.flatMap((run) => Object.keys(run.windows?.windows ?? {})))].sort();
   const pathPairs = new Set(first.flatMap((run) => Object.keys(run.windows?.pairs ?? {})));
   return {

@@ -1,5 +1,5 @@
 import type { WorldResult } from '../world.ts';
-import { KILL_POINTS } from '../faults/point-scope.ts';
+import { KILL_POINTS, TASKLESS_POINTS } from '../faults/point-scope.ts';
 import { SPEC_MOVES, SPEC_TERMINAL_STATES } from './spec-rules.ts';
 import { analyse } from './timeline.ts';
 
@@ -22,11 +22,8 @@ import { analyse } from './timeline.ts';
 
 const FAULTS = ['kill', 'kill-during', 'pause', 'jump', 'cancel'] as const;
 
-/** Points that name no task, where a cancel-at passes: the model call, a tool call, after an effect, a claim. */
-const TASKLESS = new Set<string>(['before_model_call', 'before_tool_call', 'after_effect', 'before_claim']);
-
 /** Every window a run can hit: a cancel only at a point that names its task. */
-export const ALL_WINDOWS: readonly string[] = FAULTS.flatMap((fault) => KILL_POINTS.filter((point) => fault !== 'cancel' || !TASKLESS.has(point)).map((point) => `${fault}@${point}`));
+export const ALL_WINDOWS: readonly string[] = FAULTS.flatMap((fault) => KILL_POINTS.filter((point) => fault !== 'cancel' || !TASKLESS_POINTS.has(point)).map((point) => `${fault}@${point}`));
 
 const MOVES = SPEC_MOVES.map((move) => `${move.from ?? 'new'}>${move.to}`);
 const TERMINAL = new Set<string>(SPEC_TERMINAL_STATES);

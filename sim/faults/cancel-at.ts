@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { part } from '../schema-kit.ts';
 import type { PointInjector } from './injector.ts';
-import { BOUNDARY_POINTS, pointScopeFields, scopeProblems } from './point-scope.ts';
+import { BOUNDARY_POINTS, pointScopeFields, scopeProblems, TASKLESS_POINTS } from './point-scope.ts';
 
 /**
  * An operator's cancel drawn relative to a run's own milestones (issue 15 item 4): when a worker
@@ -14,7 +14,7 @@ export const cancelAtFault = part('cancel-at', { ...pointScopeFields }, 'The ope
 export type CancelAtFault = z.output<typeof cancelAtFault>;
 
 /** Boundaries of a call that names its task. */
-const TASK_POINTS = BOUNDARY_POINTS.filter((point) => point !== 'before_claim');
+const TASK_POINTS = BOUNDARY_POINTS.filter((point) => !TASKLESS_POINTS.has(point));
 
 export const cancelAt: PointInjector<CancelAtFault> = {
   kind: 'cancel-at',

@@ -36,6 +36,9 @@ export const BOUNDARY_POINTS = [
 export const KILL_POINTS = ['before_model_call', 'before_tool_call', 'after_effect', 'between_checkpoints', 'after_terminal_write', ...BOUNDARY_POINTS] as const;
 export type KillPoint = (typeof KILL_POINTS)[number];
 
+/** The points whose arrival names no task (a cancel-at passes there): the model call, a tool call, after an effect, a claim. */
+export const TASKLESS_POINTS: ReadonlySet<KillPoint> = new Set<KillPoint>(['before_model_call', 'before_tool_call', 'after_effect', 'before_claim']);
+
 const BOUNDARY_OF: ReadonlyMap<string, KillPoint> = new Map(BOUNDARY_POINTS.map((point) => [point.slice('before_'.length), point]));
 
 /** The boundary point at the BEGIN of queue call `op`'s transaction, if the worker runtime makes that call. */

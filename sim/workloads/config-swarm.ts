@@ -34,32 +34,9 @@ import { list, oneOf, probability, strict, withDefaults } from '../schema-kit.ts
  * the drawn configuration from it (checkers/timeline.ts configOf), never the file's.
  */
 
-/** The queue options, every field of QueueConfig. */
-export const QUEUE_OPTIONS = [
-  'capacity',
-  'globalLimit',
-  'perTenantLimit',
-  'tenantLimits',
-  'leaseMs',
-  'heartbeatMs',
-  'agingPeriodMs',
-  'agingCap',
-  'maxAttempts',
-  'maxDeliveries',
-  'baseDelayMs',
-  'maxDelayMs',
-  'maxRetryAgeMs',
-  'maxInputBytes',
-  'incidentBucketMs',
-  'tierHolds',
-  'tokensPerCredit',
-  'holdTtlMs',
-  'reconciliation',
-  'graceMs',
-  'busyTimeoutMs',
-  'busyRetries',
-] as const satisfies readonly (keyof QueueConfig)[];
-export type QueueOption = (typeof QUEUE_OPTIONS)[number];
+/** The queue options, every field of QueueConfig, in the order of its defaults (the order the draws take). */
+export const QUEUE_OPTIONS = Object.keys(DEFAULT_CONFIG) as readonly (keyof QueueConfig)[];
+export type QueueOption = keyof QueueConfig;
 
 /** The worker options a scenario states (ScenarioSpec.workers) that the swarm may draw; the pool size is not one. */
 export const WORKER_OPTIONS = ['slots', 'idleWaitMs', 'toolTimeoutMs', 'maxSteps'] as const;
