@@ -59,6 +59,9 @@ const queueFields = {
   graceMs: nonNegative(),
   busyTimeoutMs: nonNegative(),
   busyRetries: nonNegative(),
+  // A1: the kinds' fields are checked by resolveConfig (queue/budgets.ts validateBudgets), which names the field.
+  budgets: z.record(z.string(), z.record(z.string(), z.unknown(), { error: 'expected { kind, ... }' }), { error: 'expected an object of budget name: { kind, ... }' }),
+  criticalHeadroom: nonNegative(),
 } satisfies Record<keyof QueueConfig, z.ZodType>;
 
 /** The queue's defaults are the core's own (src/queue/config.ts DEFAULT_CONFIG): a file states overrides. */

@@ -10,6 +10,7 @@ export { EDGES, STATES, TRANSITIONS, TERMINAL_STATES, LIVE_STATES, OCCUPYING_STA
 export type { Store, StoreTx } from './store/store.ts';
 export { DEFAULT_DURABILITY, DURABILITIES, type Durability } from './store/durability.ts';
 export { score, compareCandidates, retryBackoffMs } from './queue/scoring.ts';
+export { defaultAdmission, type AdmissionPolicy, type AdmissionRequest, type AdmissionStage } from './queue/admission.ts';
 export { canonicalJson, sha256Hex } from './canonical-json.ts';
 export * from './queue/types.ts';
 export { Worker, type WorkerOptions } from './worker/worker.ts';

@@ -1,6 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import { CryptoRandom } from './adapters/random.ts';
 import type { Clock, Random } from './ports.ts';
+import { defaultAdmission, type AdmissionPolicy } from './queue/admission.ts';
+import { admissionDecisions, budgetLevels, pauseTenant, pausedTenants, reserve, resumeTenant } from './queue/admission-api.ts';
 import { claim, expireLeases } from './queue/claim.ts';
 import { resolveConfig } from './queue/config.ts';
 import { now, read, requireTaskId, type QueueContext } from './queue/context.ts';
@@ -33,6 +35,8 @@ export interface OpenWorkQueueOptions {
    * synchronous setting unless this is given. A Store brings its own: passing both is a ConfigError.
    */
   durability?: Durability;
+  /** A2: the admission policy; seed 004's admit() (queue/admission.ts) unless replaced. Must be pure. */
+  admission?: AdmissionPolicy;
 }
 
 /**
@@ -48,7 +52,8 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
     throw new ConfigError('random', 'expected a Random with next()');
   }
   const durability = requireDurability(options.durability);
-  const partial = { config, clock: options.clock, random: options.random ?? new CryptoRandom() };
+  if (options.admission !== undefined && typeof options.admission !== 'function') throw new ConfigError('admission', 'expected a function (request) => { action, reason }');
+  const partial = { config, clock: options.clock, random: options.random ?? new CryptoRandom(), admission: options.admission ?? defaultAdmission };
   if (isStore(options.db) && durability !== undefined) {
     throw new ConfigError('durability', 'a Store passed in keeps the durability it was opened with; give it to SqliteStore.open instead');
   }
@@ -112,6 +117,28 @@ class StoreWorkQueue implements WorkQueue {
   confirmStopped: WorkQueue['confirmStopped'] = (taskId, generation, source) => this.call(() => confirmStopped(this.open(), taskId, generation, source));
   cancel: WorkQueue['cancel'] = (taskId) => this.call(() => cancel(this.open(), taskId));
   expireLeases: WorkQueue['expireLeases'] = () => this.call(() => expireLeases(this.open()));
+  pauseTenant: WorkQueue['pauseTenant'] = (tenant, reason) => this.call(() => pauseTenant(this.open(), tenant, reason));
+  resumeTenant: WorkQueue['resumeTenant'] = (tenant) => this.call(() => resumeTenant(this.open(), tenant));
+  pausedTenants: WorkQueue['pausedTenants'] = () => this.call(() => pausedTenants(this.open()));
+  reserve: WorkQueue['reserve'] = (taskId, workerId, generation, needs) => this.call(() => reserve(this.open(), taskId, workerId, generation, needs));
+  budgetLevels: WorkQueue['budgetLevels'] = () => this.call(() => budgetLevels(this.open()));
+  admissionDecisions: WorkQueue['admissionDecisions'] = () => this.call(() => admissionDecisions(this.open()));
+  reservations: WorkQueue['reservations'] = () =>
+    this.call(() =>
+      read(this.open(), 'reservations', (tx) => tx.reservations()).then((rows) =>
+        rows.map((row) => ({
+          taskId: row.task_id,
+          generation: row.generation,
+          budget: row.budget,
+          scope: row.scope,
+          reserved: row.reserved,
+          consumed: row.consumed,
+          released: row.released,
+          reservedAt: row.reserved_at,
+          releasedAt: row.released_at,
+        })),
+      ),
+    );
 
   async holds(): Promise<HoldView[]> {
     const rows = await read(this.open(), 'holds', (tx) => tx.holds());

@@ -34,8 +34,16 @@ import { list, oneOf, probability, strict, withDefaults } from '../schema-kit.ts
  * the drawn configuration from it (checkers/timeline.ts configOf), never the file's.
  */
 
-/** The queue options, every field of QueueConfig, in the order of its defaults (the order the draws take). */
-export const QUEUE_OPTIONS = Object.keys(DEFAULT_CONFIG) as readonly (keyof QueueConfig)[];
+/**
+ * Options that mean something only with the workload they were written for: a budget is what the
+ * tasks' `needs` name (A1), so a drawn set of budgets would either name none of them (a draw that
+ * changes nothing) or leave the needs naming budgets that are gone (every enqueue invalid_input). A
+ * scenario states its budgets with its workload; the swarm draws the rest.
+ */
+export const WORKLOAD_COUPLED_OPTIONS: readonly (keyof QueueConfig)[] = ['budgets'];
+
+/** The queue options, every field of QueueConfig but the workload-coupled ones, in the order of its defaults (the order the draws take). */
+export const QUEUE_OPTIONS = (Object.keys(DEFAULT_CONFIG) as (keyof QueueConfig)[]).filter((option) => !WORKLOAD_COUPLED_OPTIONS.includes(option)) as readonly (keyof QueueConfig)[];
 export type QueueOption = keyof QueueConfig;
 
 /** The worker options a scenario states (ScenarioSpec.workers) that the swarm may draw; the pool size is not one. */
@@ -219,6 +227,8 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   // The step limit at the longest script's length, either side of it (a run that reaches it ends
   // business_error, not retried); 1: every run of more than its first step.
   drawWorker('maxSteps', [1, longestScript, longestScript + 1], () => spread(1, 16));
+  // Drawn after the worker options, so the draws of every option before it are what they were before it existed.
+  drawQueue('criticalHeadroom', () => ({ defaultOk: true, edges: [0], range: () => spread(0, 20) }));
 
   resolveConfig(queue);
   return { queue, workers, how };

@@ -1,9 +1,11 @@
 import type { CandidateRow, HoldingRow, LevelHeadRow, Step, StoreTx } from '../store/store.ts';
 import { requireWorkerId, write, type QueueContext } from './context.ts';
+import { decide } from './admission.ts';
+import { applyGrants, planGrants, type PlannedGrant, type Refusal } from './budgets.ts';
 import { InvariantError } from './errors.ts';
 import { compareCandidates, score } from './scoring.ts';
-import { transition } from './transition.ts';
-import type { ClaimResult, ClaimedTask, Tier } from './types.ts';
+import { hasBudgets, transition } from './transition.ts';
+import type { AdmissionDecision, ClaimResult, ClaimedTask, Needs, Tier, Usage } from './types.ts';
 
 /** A bound on tasks skipped in one claim (expired deadlines, exhausted retry age); the rest wait for the next. */
 const MAX_SKIPS_PER_CLAIM = 64;
@@ -27,13 +29,107 @@ function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: stri
   // Q6: a claim needs room in the global limit and in its tenant's limit; uncertain keeps its slot.
   if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };
   const blocked = blockedTenants(context, holding);
+  // A2: a paused tenant gets no new lease, whatever state its tasks came back to ready from.
+  const paused = yield* tx.pausedTenants();
+  for (const row of paused) blocked.add(row.tenant);
+  /** A1: buckets a better task waits for in this claim; a smaller need behind it may not take them. */
+  const heldBack = new Map<string, Refusal>();
+  let deferral: Deferral | undefined;
   for (let skipped = 0; skipped <= MAX_SKIPS_PER_CLAIM; skipped++) {
     const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at);
-    if (candidate === undefined) return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
+    if (candidate === undefined) {
+      for (const row of paused) {
+        const waiting = yield* deferPausedHead(context, tx, row.tenant, at);
+        deferral ??= waiting;
+      }
+      if (deferral !== undefined) return { ok: false, reason: 'quota', admission: deferral };
+      return { ok: false, reason: quotaBound ? 'quota' : 'empty' };
+    }
     if (yield* retireIfUnclaimable(context, tx, candidate, at)) continue;
-    return { ok: true, task: yield* markRunning(context, tx, candidate, workerId, at) };
+    const admitted = yield* admitAtClaim(context, tx, candidate, at, heldBack);
+    if (admitted.action === 'RUN') return { ok: true, task: yield* markRunning(context, tx, candidate, workerId, at, admitted.grants) };
+    if (admitted.action === 'RETIRED') continue;
+    // DEFER: recorded once per change of (task, reason); nothing of its tenant overtakes it in this claim.
+    yield* recordDeferral(tx, candidate, admitted.decision, at);
+    deferral ??= admitted.decision;
+    blocked.add(candidate.tenant);
   }
-  return { ok: false, reason: 'empty' };
+  return deferral === undefined ? { ok: false, reason: 'empty' } : { ok: false, reason: 'quota', admission: deferral };
+}
+
+type Deferral = AdmissionDecision & { action: 'DEFER' };
+type Grants = readonly PlannedGrant[];
+
+/**
+ * A1, A2 at claim: the policy decides on the candidate with what its budgets say of its needs. A budget
+ * that cannot grant is never overdrawn, whatever the policy answers; a total budget (per run or
+ * session) that cannot grant never will, so the task ends failed with the reason (A4) instead of
+ * waiting forever; a policy's REJECT of an accepted task ends it failed with the policy's reason.
+ */
+function* admitAtClaim(
+  context: QueueContext,
+  tx: StoreTx,
+  row: CandidateRow,
+  at: number,
+  heldBack: Map<string, Refusal>,
+): Step<{ action: 'RUN'; grants: Grants } | { action: 'DEFER'; decision: Deferral } | { action: 'RETIRED' }> {
+  const { config } = context;
+  const needs = row.needs === null || !hasBudgets(context) ? null : (JSON.parse(row.needs) as Needs);
+  const plan = needs === null ? undefined : yield* planGrants(config, tx, row, needs, at, heldBack);
+  const refusal = plan !== undefined && !plan.ok ? plan.refusal : undefined;
+  if (refusal !== undefined && config.budgets[refusal.budget]?.kind === 'total') {
+    yield* transition(context, tx, at, { by: 'other', event: 'retire', row, to: 'failed' }, { reason: 'budget_exhausted', budget: refusal.budget }, 'budget_exhausted');
+    return { action: 'RETIRED' };
+  }
+  const decision = decide(context.admission, {
+    stage: 'claim',
+    task: { id: row.id, tenant: row.tenant, priority: row.priority, critical: row.critical === 1, deadline: row.deadline },
+    tenantPaused: false,
+    inFlight: 0,
+    capacity: config.capacity,
+    criticalHeadroom: config.criticalHeadroom,
+    replacesWaiting: false,
+    ...(refusal === undefined ? {} : { budget: { reason: refusal.reason, budget: refusal.budget, ...(refusal.retryAt === undefined ? {} : { retryAt: refusal.retryAt }) } }),
+    now: at,
+  });
+  if (decision.action === 'REJECT') {
+    yield* transition(context, tx, at, { by: 'other', event: 'retire', row, to: 'failed' }, { reason: `admission_${decision.reason}` }, `admission_${decision.reason}`);
+    return { action: 'RETIRED' };
+  }
+  if (refusal !== undefined) {
+    // The head keeps the bucket it waits for: later candidates that need it wait behind it (A1).
+    heldBack.set(`${refusal.budget}\u0000${refusal.scope}`, refusal);
+    const waiting: Deferral = { action: 'DEFER', reason: refusal.reason, taskId: row.id, budget: refusal.budget };
+    if (refusal.retryAt !== undefined) waiting.retryAt = refusal.retryAt;
+    return { action: 'DEFER', decision: waiting };
+  }
+  if (decision.action === 'DEFER') return { action: 'DEFER', decision: { ...decision, action: 'DEFER', taskId: row.id } };
+  return { action: 'RUN', grants: plan !== undefined && plan.ok ? plan.grants : [] };
+}
+
+/** A2: a DEFER is written only when the task's reason changes, so an idle poll that meets it again writes nothing. */
+function* recordDeferral(tx: StoreTx, row: Pick<CandidateRow, 'id' | 'tenant' | 'deferred'>, decision: Deferral, at: number): Step<void> {
+  const reason = decision.reason as string;
+  if (row.deferred === reason) return;
+  const seq = yield* tx.deferTask(row.id, reason);
+  if (seq === undefined) throw new InvariantError(`task ${row.id} was deferred but is not ready`);
+  const data: Record<string, unknown> = { reason };
+  if (decision.retryAt !== undefined) data.retryAt = decision.retryAt;
+  if (decision.budget !== undefined) data.budget = decision.budget;
+  yield* tx.insertEvent(row.id, seq, 'deferred', at, JSON.stringify(data), null, null);
+  yield* tx.insertAdmission({ at, action: 'DEFER', reason, tenant: row.tenant, task_id: row.id, retry_at: decision.retryAt ?? null, budget: decision.budget ?? null });
+}
+
+/** A2: the head of a paused tenant's ready work is recorded as deferred (once per change); the claim says why it waited. */
+function* deferPausedHead(context: QueueContext, tx: StoreTx, tenant: string, at: number): Step<Deferral | undefined> {
+  const head = yield* tx.levelHead({ tenant, maxPriority: TOP_PRIORITY, minPriority: 0, now: at });
+  if (head === undefined) return undefined;
+  const row = yield* tx.candidateById(head.id);
+  if (row === undefined) throw new InvariantError(`task ${head.id} was a level head but has no row`);
+  const decision: Deferral = { action: 'DEFER', reason: 'tenant_paused', taskId: row.id };
+  yield* recordDeferral(tx, row, decision, at);
+  void context;
+  return decision;
 }
 
 /**
@@ -93,19 +189,29 @@ function* retireIfUnclaimable(context: QueueContext, tx: StoreTx, row: Candidate
   return false;
 }
 
-function* markRunning(context: QueueContext, tx: StoreTx, row: CandidateRow, workerId: string, at: number): Step<ClaimedTask> {
+function* markRunning(context: QueueContext, tx: StoreTx, row: CandidateRow, workerId: string, at: number, grants: Grants): Step<ClaimedTask> {
   const leaseUntil = at + context.config.leaseMs;
   // Q7: generation + 1 and attempts + 1 at claim; the wait is recorded per task (Q15).
   const generation = row.generation + 1;
   const attempt = row.attempts + 1;
-  yield* transition(context, tx, at, { by: 'claim', row, workerId, leaseUntil }, {
+  const data: Record<string, unknown> = {
     workerId,
     generation,
     attempt,
     leaseUntil,
     score: row.score,
     queueWaitMs: at - row.enqueued_at,
-  });
+  };
+  let reserved: Needs | undefined;
+  if (grants.length > 0) {
+    // A1: every need reserved in this transaction, all or nothing (the plan found room for all). A
+    // metered budget counts consumption from the usage the run resumes with.
+    const metered = grants.some((grant) => grant.spec.kind !== 'concurrency' && grant.spec.meter !== undefined);
+    const usage = metered && row.attempts > 0 ? yield* tx.lastCheckpointUsage(row.id) : undefined;
+    reserved = yield* applyGrants(tx, row.id, generation, grants, usage === undefined ? undefined : (JSON.parse(usage) as Usage), at);
+    data.reserved = reserved;
+  }
+  yield* transition(context, tx, at, { by: 'claim', row, workerId, leaseUntil }, data);
   const task: ClaimedTask = {
     id: row.id,
     tenant: row.tenant,
@@ -120,6 +226,8 @@ function* markRunning(context: QueueContext, tx: StoreTx, row: CandidateRow, wor
     cancelRequested: row.cancel_requested === 1,
   };
   if (row.deadline !== null) task.deadline = row.deadline;
+  if (reserved !== undefined) task.needs = JSON.parse(row.needs as string) as Needs;
+  if (row.critical === 1) task.critical = true;
   return task;
 }
 

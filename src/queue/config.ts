@@ -1,7 +1,8 @@
+import { validateBudgets } from './budgets.ts';
 import { ConfigError } from './errors.ts';
 import type { QueueConfig } from './types.ts';
 
-/** Defaults from SPEC Q3, Q4, Q6, Q7, Q9, Q11, Q16, Q17 and R4, R6. Every one can be overridden. */
+/** Defaults from SPEC Q3, Q4, Q6, Q7, Q9, Q11, Q16, Q17, R4, R6 and A1, A2. Every one can be overridden. */
 export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   capacity: 100,
   globalLimit: 2,
@@ -25,6 +26,8 @@ export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   graceMs: 10_000,
   busyTimeoutMs: 5_000,
   busyRetries: 3,
+  budgets: {},
+  criticalHeadroom: 10,
 });
 
 const POSITIVE_INTEGER_FIELDS = [
@@ -45,7 +48,7 @@ const POSITIVE_INTEGER_FIELDS = [
   'holdTtlMs',
 ] as const;
 
-const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries', 'graceMs'] as const;
+const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries', 'graceMs', 'criticalHeadroom'] as const;
 
 /**
  * Merges overrides into the defaults and rejects anything that would make the queue unsafe or
@@ -72,6 +75,7 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
     ...stripUndefined(overrides),
     tenantLimits: { ...(overrides.tenantLimits ?? DEFAULT_CONFIG.tenantLimits) },
     tierHolds: { ...DEFAULT_CONFIG.tierHolds, ...(overrides.tierHolds ?? {}) },
+    budgets: validateBudgets(overrides.budgets ?? DEFAULT_CONFIG.budgets),
   };
   for (const field of POSITIVE_INTEGER_FIELDS) requireInteger(field, config[field], 1);
   for (const field of NON_NEGATIVE_INTEGER_FIELDS) requireInteger(field, config[field], 0);

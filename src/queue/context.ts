@@ -1,6 +1,7 @@
 import type { Clock, Random } from '../ports.ts';
 import type { Store, StoreTx, Step } from '../store/store.ts';
 import { InputError, InvariantError } from './errors.ts';
+import type { AdmissionPolicy } from './admission.ts';
 import type { QueueConfig } from './types.ts';
 
 /** What every queue operation needs: the store, config and ports. */
@@ -9,6 +10,8 @@ export interface QueueContext {
   config: QueueConfig;
   clock: Clock;
   random: Random;
+  /** A2: the admission policy in force (seed 004's admit() unless the team replaced it). */
+  admission: AdmissionPolicy;
 }
 
 /** Reads the injected clock once per operation and insists on integer milliseconds. */

@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../canonical-json.ts';
-import type { EnqueueRequest, IncidentContext, QueueConfig, Tier } from './types.ts';
+import { validateNeeds } from './budgets.ts';
+import type { EnqueueRequest, IncidentContext, Needs, QueueConfig, Tier } from './types.ts';
 
 /** An enqueue request that passed validation, with its serialised parts ready for the store. */
 export interface ValidEnqueue {
@@ -12,8 +13,13 @@ export interface ValidEnqueue {
   tier: Tier;
   deadline: number | null;
   contextJson: string | null;
-  /** Q1: hash of the normalised input fields (store, priority, payload, tier, deadline). */
+  /** Q1: hash of the normalised input fields (store, priority, payload, tier, deadline; needs and critical when given). */
   inputHash: string;
+  /** A1: what one attempt needs of each budget (none: null). */
+  needs: Needs | null;
+  needsJson: string | null;
+  /** A2: a trusted priority class. */
+  critical: 0 | 1;
 }
 
 export type EnqueueValidation = { ok: true; value: ValidEnqueue } | { ok: false; field: string; message: string };
@@ -59,10 +65,32 @@ export function validateEnqueue(request: EnqueueRequest, config: QueueConfig): E
   }
   const context = checkContext(request.context);
   if (!context.ok) return context;
-  const inputHash = sha256Hex(canonicalJson({ store, priority, payload: request.input, tier, deadline }));
+  const needs = validateNeeds(request.needs, config);
+  if (!needs.ok) return needs;
+  const critical = request.critical ?? false;
+  if (typeof critical !== 'boolean') return bad('critical', `expected a boolean, got ${describe(critical)}`);
+  // Needs and critical join the hash only when given, so a task enqueued without them hashes as before.
+  const hashed: Record<string, unknown> = { store, priority, payload: request.input, tier, deadline };
+  if (needs.needs !== null) hashed.needs = needs.needs;
+  if (critical) hashed.critical = true;
+  const inputHash = sha256Hex(canonicalJson(hashed));
   return {
     ok: true,
-    value: { tenant, topic, version, priority, inputJson, store, tier: tier as Tier, deadline, contextJson: context.json, inputHash },
+    value: {
+      tenant,
+      topic,
+      version,
+      priority,
+      inputJson,
+      store,
+      tier: tier as Tier,
+      deadline,
+      contextJson: context.json,
+      inputHash,
+      needs: needs.needs,
+      needsJson: needs.needs === null ? null : canonicalJson(needs.needs),
+      critical: critical ? 1 : 0,
+    },
   };
 }
 

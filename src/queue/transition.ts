@@ -1,6 +1,7 @@
 import type { Fence, HoldClosure, MovableRow, NewTask, StoreTx, Step } from '../store/store.ts';
 import type { QueueContext } from './context.ts';
 import { InvariantError } from './errors.ts';
+import { releaseReservations } from './budgets.ts';
 import { closureFor, deadLetterIfExhausted, recordCredit } from './run-end.ts';
 import { edgeFor, isLive, isTerminal, type TransitionEvent } from './states.ts';
 import type { TaskState } from './types.ts';
@@ -68,8 +69,12 @@ export function* transition(
   const delta = (isLive(to) ? 1 : 0) - (isLive(row.state) ? 1 : 0);
   if (delta !== 0) yield* tx.adjustLive(delta);
   if (hold !== null) yield* recordCredit(tx, row.id, row.tenant, hold, at);
+  // A1: the edge that frees the slot ends the attempt's hold on its budget units: the unused part goes
+  // back once (an uncertain task, whose edge keeps the slot, keeps them). Without budgets nothing is read.
+  const units = edge.slot === 'free' && hasBudgets(context) ? yield* releaseReservations(context.config, tx, row.id, at) : undefined;
   const settlement = ends ? (hold?.state ?? 'already_closed') : undefined;
-  const logged = settlement === undefined ? { from: row.state, to, ...data } : { from: row.state, to, ...data, settlement };
+  const withUnits = units === undefined ? data : { ...data, released: units.released, consumed: units.consumed };
+  const logged = settlement === undefined ? { from: row.state, to, ...withUnits } : { from: row.state, to, ...withUnits, settlement };
   const by = request.by === 'holder' ? request.fence : request.by === 'claim' ? { workerId: request.workerId, generation: row.generation + 1 } : undefined;
   yield* tx.insertEvent(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);
   if (to === 'failed') yield* deadLetterIfExhausted(tx, row.id, why, at);
@@ -141,6 +146,13 @@ export function* createTask(
   if (taskId === undefined) return undefined;
   if (isLive(to)) yield* tx.adjustLive(1);
   if (hold !== null) yield* recordCredit(tx, taskId, task.tenant, hold, at);
-  const logged = hold === null ? { to, ...data } : { to, ...data, settlement: hold.state };
-  return { taskId, announce: () => tx.insertEvent(taskId, 1, edge.records, at, JSON.stringify(logged), null, null) };
+  // The event is built when announced, so what the caller decided after the insert (A2's admission) is in it.
+  const logged = () => (hold === null ? { to, ...data } : { to, ...data, settlement: hold.state });
+  return { taskId, announce: () => tx.insertEvent(taskId, 1, edge.records, at, JSON.stringify(logged()), null, null) };
+}
+
+/** Whether any budget is configured: without one the budget statements are never run (A1 costs nothing unused). */
+export function hasBudgets(context: QueueContext): boolean {
+  for (const _ in context.config.budgets) return true;
+  return false;
 }

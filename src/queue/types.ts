@@ -62,6 +62,49 @@ export interface QueueConfig {
   /** SQLite busy timeout and bounded retries of a transaction that met SQLITE_BUSY (Q18). */
   busyTimeoutMs: number;
   busyRetries: number;
+  /** A1: named budgets (concurrency, rate, total), global or per tenant. Tasks name what they need at enqueue. */
+  budgets: Record<string, BudgetSpec>;
+  /** A2: tasks beyond capacity that critical work may still occupy; critical work is never rejected for capacity within it. */
+  criticalHeadroom: number;
+}
+
+/**
+ * A1: one named budget. `scope` says whose units they are: one pool for everyone (`global`) or one per
+ * tenant (`tenant`). A `total` budget caps what one run (or one session: tenant and topic) uses in all.
+ * `meter` says which checkpointed usage consumes it; without one, what is reserved is what is used.
+ */
+export type BudgetSpec =
+  | { kind: 'concurrency'; limit: number; scope?: BudgetScope }
+  | { kind: 'rate'; capacity: number; refill: number; periodMs: number; scope?: BudgetScope; meter?: BudgetMeter }
+  | { kind: 'total'; limit: number; per: 'run' | 'session'; meter?: BudgetMeter };
+export type BudgetScope = 'global' | 'tenant';
+/** Which usage of a run a budget is consumed by: model tokens (input + output) or model calls. */
+export type BudgetMeter = 'tokens' | 'modelCalls';
+/** What a task needs of each named budget, given by the trusted caller at enqueue (A1). */
+export type Needs = Record<string, number>;
+
+/** A2: an admission decision. RUN takes the slot; DEFER waits (retryAt when the wait has a known end); REJECT refuses. */
+export type AdmissionAction = 'RUN' | 'DEFER' | 'REJECT';
+export const ADMISSION_REASONS = [
+  'tenant_paused',
+  'capacity',
+  'over_capacity',
+  'queue_full',
+  'session_busy',
+  'rate_limited',
+  'budget',
+  'expired',
+  'exceeds_budget',
+] as const;
+export type AdmissionReason = (typeof ADMISSION_REASONS)[number];
+export interface AdmissionDecision {
+  action: AdmissionAction;
+  reason?: AdmissionReason;
+  taskId?: number;
+  /** For a rate DEFER: the first instant at which the bucket holds enough. */
+  retryAt?: number;
+  /** For a budget DEFER or REJECT: the budget that said no. */
+  budget?: string;
 }
 
 export interface EnqueueRequest {
@@ -75,6 +118,10 @@ export interface EnqueueRequest {
   deadline?: number;
   /** Verified context used for incident grouping (Q17); never a source of priority. */
   context?: IncidentContext;
+  /** A1: units of each named budget one attempt needs, from the trusted caller (never from payload text). */
+  needs?: Needs;
+  /** A2: a trusted priority class: never rejected for capacity, admitted into the critical headroom. */
+  critical?: boolean;
 }
 
 export interface IncidentContext {
@@ -90,8 +137,10 @@ export type EnqueueResult =
   | { ok: true; taskId: number; status: 'enqueued' | 'duplicate' | 'replaced' | 'superseded' }
   | {
       ok: false;
-      error: 'idempotency_conflict' | 'queue_full' | 'expired' | 'invalid_input';
+      error: 'idempotency_conflict' | 'queue_full' | 'expired' | 'invalid_input' | 'over_capacity' | 'exceeds_budget';
       message: string;
+      /** For exceeds_budget: the budget no grant of which could ever cover the need. */
+      budget?: string;
       /** For invalid_input: the field that was wrong. */
       field?: string;
       /** For idempotency_conflict: the task that holds the key. */
@@ -111,9 +160,65 @@ export interface ClaimedTask {
   tier: Tier;
   deadline?: number;
   cancelRequested: boolean;
+  /** A1: what the claim reserved for this attempt, per budget (absent when the task needs none). */
+  needs?: Needs;
+  critical?: boolean;
 }
 
-export type ClaimResult = { ok: true; task: ClaimedTask } | { ok: false; reason: 'empty' | 'quota' };
+export type ClaimResult =
+  | { ok: true; task: ClaimedTask }
+  | { ok: false; reason: 'empty' | 'quota'; admission?: AdmissionDecision & { action: 'DEFER' } };
+
+/** A1: a fenced reservation beyond the claim's, for a further model call. */
+export type ReserveResult =
+  | { ok: true; reserved: Needs }
+  | StaleLease
+  | { ok: false; error: 'rate_limited' | 'budget'; budget: string; retryAt?: number; message: string }
+  | { ok: false; error: 'invalid_input'; field: string; message: string };
+
+/** A1: one budget's level at an instant (a rate bucket's level is in whole units, rounded down). */
+export interface BudgetLevel {
+  budget: string;
+  /** '' for a global budget; the tenant for a per-tenant one; the task or session for a total. */
+  scope: string;
+  kind: BudgetSpec['kind'];
+  /** Units available now (rate), held (concurrency) or used (total). */
+  level: number;
+  limit: number;
+  updatedAt: number;
+}
+
+/** A1, I16: one attempt's reservation of one budget: reserved = consumed + released once released. */
+export interface ReservationView {
+  taskId: number;
+  generation: number;
+  budget: string;
+  scope: string;
+  reserved: number;
+  consumed: number;
+  /** null while the units are held. */
+  released: number | null;
+  reservedAt: number;
+  releasedAt: number | null;
+}
+
+/** A2: a paused tenant, as persisted. */
+export interface TenantPause {
+  tenant: string;
+  reason: string;
+  at: number;
+}
+
+/** A2: one recorded admission decision (a DEFER per change of task and reason, every REJECT, every pause change). */
+export interface AdmissionRecord {
+  at: number;
+  action: AdmissionAction | 'PAUSE' | 'RESUME';
+  reason: string;
+  tenant: string;
+  taskId?: number;
+  retryAt?: number;
+  budget?: string;
+}
 
 export type StaleLease = { ok: false; error: 'stale_lease'; message: string };
 
@@ -349,5 +454,17 @@ export interface WorkQueue {
   snapshot(): Promise<Snapshot>;
   rejections(): Promise<Rejection[]>;
   incidentCandidates(range: { from: number; to: number; minGroupSize?: number }): Promise<IncidentCandidate[]>;
+  /** A2: a paused tenant gets no new lease (running ones continue); persisted, an event per change. */
+  pauseTenant(tenant: string, reason: string): Promise<{ ok: true; changed: boolean } | { ok: false; error: 'invalid_input'; field: string; message: string }>;
+  resumeTenant(tenant: string): Promise<{ ok: true; changed: boolean } | { ok: false; error: 'invalid_input'; field: string; message: string }>;
+  pausedTenants(): Promise<TenantPause[]>;
+  /** A1: fenced; reserves `needs` (default: the task's metered needs again) for a further model call. */
+  reserve(taskId: number, workerId: string, generation: number, needs?: Needs): Promise<ReserveResult>;
+  /** A1: every budget's level that has been touched, at the queue clock's now. */
+  budgetLevels(): Promise<BudgetLevel[]>;
+  /** A2: the recorded admission decisions in commit order (admin). */
+  admissionDecisions(): Promise<AdmissionRecord[]>;
+  /** A1, I16: every attempt's reservation of every budget (admin audit). */
+  reservations(): Promise<ReservationView[]>;
   close(): Promise<void>;
 }

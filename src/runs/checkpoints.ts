@@ -1,5 +1,7 @@
 import { STALE_LEASE, emit, fence, holder, read, requireTaskId, write, type QueueContext, type Holder } from '../queue/context.ts';
+import { recordConsumption } from '../queue/budgets.ts';
 import { InputError } from '../queue/errors.ts';
+import { hasBudgets } from '../queue/transition.ts';
 import type { Checkpoint, CheckpointResult, CheckpointWrite, Usage } from '../queue/types.ts';
 import type { Step, StoreTx } from '../store/store.ts';
 
@@ -27,10 +29,10 @@ export function writeCheckpoint(
   } catch (error) {
     throw new InputError('state', `is not JSON-serialisable: ${(error as Error).message}`);
   }
-  return write(context, 'checkpoint', (tx, at) => checkpointIn(tx, at, who, checkpoint, stateJson, usage));
+  return write(context, 'checkpoint', (tx, at) => checkpointIn(context, tx, at, who, checkpoint, stateJson, usage));
 }
 
-function* checkpointIn(tx: StoreTx, at: number, who: Holder, checkpoint: CheckpointWrite, stateJson: string, usage: Usage): Step<CheckpointResult> {
+function* checkpointIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, checkpoint: CheckpointWrite, stateJson: string, usage: Usage): Step<CheckpointResult> {
   const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
   if (eventSeq === undefined) return STALE_LEASE;
   const seq = yield* tx.insertCheckpoint({
@@ -45,7 +47,12 @@ function* checkpointIn(tx: StoreTx, at: number, who: Holder, checkpoint: Checkpo
     // B is always safe to resume from; A only if the writer says its pending calls are safe to repeat.
     requeueSafe: checkpoint.kind === 'B' || checkpoint.requeueSafe === true ? 1 : 0,
   });
-  yield* emit(tx, who.taskId, eventSeq, 'checkpoint', at, { kind: checkpoint.kind, step: checkpoint.step, checkpointSeq: seq, generation: who.generation, usage }, who);
+  // A1: what the attempt really consumed of its metered budgets, recorded with the checkpoint.
+  const units = hasBudgets(context) ? yield* recordConsumption(context.config, tx, who.taskId, who.generation, usage, at) : undefined;
+  const data: Record<string, unknown> = { kind: checkpoint.kind, step: checkpoint.step, checkpointSeq: seq, generation: who.generation, usage };
+  if (units !== undefined && Object.keys(units.consumed).length > 0) data.consumed = units.consumed;
+  if (units !== undefined && Object.keys(units.overdraft).length > 0) data.overdraft = units.overdraft;
+  yield* emit(tx, who.taskId, eventSeq, 'checkpoint', at, data, who);
   return { ok: true, seq, eventSeq };
 }
 

@@ -42,6 +42,8 @@ export const DEFAULT_DURABILITY: Durability = 'acknowledged';
  * - `complete`, `fail`, `acknowledgeCancel`, `interrupt`: a worker's last write of a run, after which it
  *   hands the outcome on and forgets the run; complete and the ends of a run close its hold in the
  *   same commit (R4), the settlement that is billed once.
+ * - `pauseTenant`, `resumeTenant`: an operator is told the tenant is paused (A2); losing the pause would
+ *   lease the paused tenant's work again.
  *
  * Everything in `LOSABLE_WRITES` may roll back to the last synced state; an operation in neither set
  * is synced (a new kind of write is durable until someone argues otherwise).
@@ -54,6 +56,8 @@ export const SYNCED_WRITES: ReadonlySet<string> = new Set([
   'fail',
   'acknowledgeCancel',
   'interrupt',
+  'pauseTenant',
+  'resumeTenant',
 ]);
 
 /**
@@ -65,6 +69,8 @@ export const SYNCED_WRITES: ReadonlySet<string> = new Set([
  * - `checkpoint`, `appendEvent`: a rolled-back checkpoint repeats a model call on takeover; usage is
  *   charged only through checkpoints (R4), so the charge falls, it never doubles.
  * - `expireLeases`, `reconcile`: decided again from the clock after reopening.
+ * - `reserve`: a rolled-back reservation goes with the model call it was for, whose checkpoint (the only
+ *   way usage is charged) rolls back too; the takeover reserves again.
  * - `confirmStopped`: the task is uncertain again; every worker on the host has stopped, so the
  *   supervisor's next confirmation gives the same answer.
  */
@@ -76,6 +82,7 @@ export const LOSABLE_WRITES: ReadonlySet<string> = new Set([
   'expireLeases',
   'reconcile',
   'confirmStopped',
+  'reserve',
 ]);
 
 /** The durability given, checked; undefined stays undefined (the caller picks the default). */

@@ -229,6 +229,62 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tasks_enqueued_at ON tasks (enqueued_at);
     `,
   },
+  {
+    version: 6,
+    name: 'budgets, reservations, tenant pauses, admission decisions',
+    sql: `
+      -- A1: what a task needs of each named budget (JSON, from the trusted caller), whether it is
+      -- critical (A2), and the reason of the last DEFER recorded for it (A2: a DEFER is recorded once per
+      -- change of task and reason, so a claim that meets the same wait again writes nothing).
+      ALTER TABLE tasks ADD COLUMN needs TEXT;
+      ALTER TABLE tasks ADD COLUMN critical INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tasks ADD COLUMN deferred TEXT;
+      -- A1: one row per budget and scope ('' global, tenant:T, run:ID, session:T<US>topic). The level is
+      -- units held (concurrency), units used (total), or a rate bucket's units x periodMs with the
+      -- instant it was last written at (the refill clock, which never moves back).
+      CREATE TABLE budget_levels (
+        budget TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        level INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (budget, scope)
+      ) WITHOUT ROWID;
+      -- A1, I16: per attempt (task, generation) and budget: reserved = consumed + released once the
+      -- attempt's slot is freed; released stays NULL while the units are held.
+      CREATE TABLE reservations (
+        task_id INTEGER NOT NULL,
+        generation INTEGER NOT NULL,
+        budget TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        reserved INTEGER NOT NULL CHECK (reserved >= 0),
+        consumed INTEGER NOT NULL DEFAULT 0 CHECK (consumed >= 0),
+        baseline INTEGER NOT NULL DEFAULT 0,
+        released INTEGER CHECK (released IS NULL OR released >= 0),
+        reserved_at INTEGER NOT NULL,
+        released_at INTEGER,
+        PRIMARY KEY (task_id, generation, budget)
+      ) WITHOUT ROWID;
+      CREATE INDEX reservations_held ON reservations (task_id) WHERE released IS NULL;
+      -- A2: paused tenants get no new lease; the row is the pause, kept across restarts.
+      CREATE TABLE tenant_pauses (
+        tenant TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      -- A2: the recorded decisions: every REJECT, each DEFER per change of task and reason, each pause
+      -- and resume. An audit for operators and the source of the decisions-by-reason signal (A5).
+      CREATE TABLE admission_decisions (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        action TEXT NOT NULL CHECK (action IN ('RUN', 'DEFER', 'REJECT', 'PAUSE', 'RESUME')),
+        reason TEXT NOT NULL,
+        tenant TEXT NOT NULL,
+        task_id INTEGER,
+        retry_at INTEGER,
+        budget TEXT
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

@@ -1,6 +1,11 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { TaskState } from '../queue/types.ts';
 import type {
+  AdmissionRow,
+  BudgetLevelRow,
+  NewReservation,
+  PauseRow,
+  ReservationRow,
   CandidateRow,
   CheckpointRow,
   CompletingRow,
@@ -40,7 +45,7 @@ const OCCUPYING = `state IN ('running', 'uncertain')`;
  * forty columns of a task that costs more than the SQL itself.
  */
 const CANDIDATE_COLUMNS =
-  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state';
+  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
 /** What a holder's terminal writes need to check the fence, the deadline, the retry bounds and the hold. */
 const COMPLETING_COLUMNS =
   'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
@@ -123,18 +128,18 @@ function prepare(db: Database) {
 
     // ---- enqueue (Q1-Q3)
     insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                     state, enqueued_at, not_before, event_seq, hold_credits, hold_state)
+                     state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
                    VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
-                     :state, :now, :now, 1, :holdCredits, 'held')
+                     :state, :now, :now, 1, :holdCredits, 'held', :needsJson, :critical)
                    ON CONFLICT (tenant, topic, version) DO NOTHING
                    RETURNING id`, 'pluck'),
     // Q2: a late version is stored ended, its hold released in the same insert (the schema allows no
     // ended task that still holds).
     insertEndedTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
                           state, enqueued_at, not_before, finished_at, event_seq, hold_credits,
-                          hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at)
+                          hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at, needs, critical)
                         VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
-                          :state, :now, :now, :now, 1, :holdCredits, :holdState, :charged, :usage, :holdReason, :now)
+                          :state, :now, :now, :now, 1, :holdCredits, :holdState, :charged, :usage, :holdReason, :now, :needsJson, :critical)
                         ON CONFLICT (tenant, topic, version) DO NOTHING
                         RETURNING id`, 'pluck'),
     // Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
@@ -148,7 +153,7 @@ function prepare(db: Database) {
     claimTask: p(`UPDATE tasks SET state = 'running', worker_id = :workerId, generation = :generation,
                     attempts = attempts + 1, deliveries = deliveries + 1, lease_until = :leaseUntil,
                     claimed_at = :now, first_claimed_at = COALESCE(first_claimed_at, :now),
-                    queue_wait_ms = :now - enqueued_at, event_seq = :eventSeq
+                    queue_wait_ms = :now - enqueued_at, event_seq = :eventSeq, deferred = NULL
                   WHERE id = :id AND state = 'ready' AND generation = :previousGeneration`),
     completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
                        lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${CLOSE_HOLD}
@@ -222,6 +227,32 @@ function prepare(db: Database) {
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
     failureReasons: p(`SELECT type, data FROM events WHERE task_id = ?
                        AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`),
+
+    // ---- budgets and reservations (A1)
+    budgetLevel: p('SELECT budget, scope, level, updated_at FROM budget_levels WHERE budget = ? AND scope = ?'),
+    writeBudgetLevel: p(`INSERT INTO budget_levels (budget, scope, level, updated_at) VALUES (?, ?, ?, ?)
+                         ON CONFLICT (budget, scope) DO UPDATE SET level = excluded.level, updated_at = excluded.updated_at`),
+    budgetLevels: p('SELECT budget, scope, level, updated_at FROM budget_levels ORDER BY budget, scope'),
+    insertReservation: p(`INSERT INTO reservations (task_id, generation, budget, scope, reserved, baseline, reserved_at)
+                          VALUES (:taskId, :generation, :budget, :scope, :reserved, :baseline, :at)`),
+    addToReservation: p(`UPDATE reservations SET reserved = reserved + ?
+                         WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),
+    setConsumed: p('UPDATE reservations SET consumed = ? WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL'),
+    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),
+    releaseReservation: p(`UPDATE reservations SET released = ?, released_at = ?
+                           WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),
+    reservations: p('SELECT * FROM reservations ORDER BY task_id, generation, budget'),
+
+    // ---- admission (A2)
+    pausedTenants: p('SELECT tenant, reason, at FROM tenant_pauses ORDER BY tenant'),
+    pauseTenant: p('INSERT INTO tenant_pauses (tenant, reason, at) VALUES (?, ?, ?) ON CONFLICT (tenant) DO NOTHING'),
+    resumeTenant: p('DELETE FROM tenant_pauses WHERE tenant = ?'),
+    setDeferred: p('UPDATE tasks SET deferred = ? WHERE id = ?'),
+    // Not a state write: the row stays ready (IN, not =, so no reader mistakes it for one).
+    deferTask: p(`UPDATE tasks SET deferred = ?, event_seq = event_seq + 1 WHERE id = ? AND state IN ('ready') RETURNING event_seq`, 'pluck'),
+    insertAdmission: p(`INSERT INTO admission_decisions (at, action, reason, tenant, task_id, retry_at, budget)
+                        VALUES (:at, :action, :reason, :tenant, :task_id, :retry_at, :budget)`),
+    admissionDecisions: p('SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id'),
 
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
@@ -490,6 +521,59 @@ export class SqliteStatements implements StoreTx {
     return done(this.s.deadLetters.all() as DeadLetterRow[]);
   }
 
+  budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
+    return done(this.s.budgetLevel.get(budget, scope) as BudgetLevelRow | undefined);
+  }
+  writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void> {
+    this.s.writeBudgetLevel.run(budget, scope, level, updatedAt);
+    return done(undefined);
+  }
+  budgetLevels(): Step<BudgetLevelRow[]> {
+    return done(this.s.budgetLevels.all() as BudgetLevelRow[]);
+  }
+  insertReservation(reservation: NewReservation): Step<void> {
+    this.s.insertReservation.run(reservation);
+    return done(undefined);
+  }
+  addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean> {
+    return done(this.s.addToReservation.run(units, taskId, generation, budget).changes === 1);
+  }
+  setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void> {
+    this.s.setConsumed.run(consumed, taskId, generation, budget);
+    return done(undefined);
+  }
+  heldReservations(taskId: number): Step<ReservationRow[]> {
+    return done(this.s.heldReservations.all(taskId) as ReservationRow[]);
+  }
+  releaseReservation(taskId: number, generation: number, budget: string, released: number, at: number): Step<boolean> {
+    return done(this.s.releaseReservation.run(released, at, taskId, generation, budget).changes === 1);
+  }
+  reservations(): Step<ReservationRow[]> {
+    return done(this.s.reservations.all() as ReservationRow[]);
+  }
+  pausedTenants(): Step<PauseRow[]> {
+    return done(this.s.pausedTenants.all() as PauseRow[]);
+  }
+  pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {
+    return done(this.s.pauseTenant.run(tenant, reason, at).changes === 1);
+  }
+  resumeTenant(tenant: string): Step<boolean> {
+    return done(this.s.resumeTenant.run(tenant).changes === 1);
+  }
+  setDeferred(id: number, reason: string | null): Step<void> {
+    this.s.setDeferred.run(reason, id);
+    return done(undefined);
+  }
+  deferTask(id: number, reason: string): Step<number | undefined> {
+    return done(this.s.deferTask.get(reason, id) as number | undefined);
+  }
+  insertAdmission(row: AdmissionRow): Step<void> {
+    this.s.insertAdmission.run(row);
+    return done(undefined);
+  }
+  admissionDecisions(): Step<AdmissionRow[]> {
+    return done(this.s.admissionDecisions.all() as AdmissionRow[]);
+  }
   creditLedger(): Step<CreditRow[]> {
     return done(this.s.creditLedger.all() as CreditRow[]);
   }

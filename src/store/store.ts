@@ -52,6 +52,9 @@ export interface TaskRow {
   error_message: string | null;
   event_seq: number;
   hold_state: 'held' | 'settled' | 'released' | null;
+  needs: string | null;
+  critical: number;
+  deferred: string | null;
 }
 
 /** What every transition needs to know of the row it moves. */
@@ -79,6 +82,9 @@ export type CandidateRow = Pick<
   | 'cancel_requested'
   | 'event_seq'
   | 'hold_state'
+  | 'needs'
+  | 'critical'
+  | 'deferred'
 > & { score: number };
 
 /** A level head as the claim's walk reads it from the index alone. */
@@ -182,6 +188,54 @@ export interface RejectionRow {
   at: number;
 }
 
+/** A1: a budget's stored level (see queue/budgets.ts for what level means per kind). */
+export interface BudgetLevelRow {
+  budget: string;
+  scope: string;
+  level: number;
+  updated_at: number;
+}
+
+/** A1, I16: one attempt's reservation of one budget. */
+export interface ReservationRow {
+  task_id: number;
+  generation: number;
+  budget: string;
+  scope: string;
+  reserved: number;
+  consumed: number;
+  baseline: number;
+  released: number | null;
+  reserved_at: number;
+  released_at: number | null;
+}
+
+export interface NewReservation {
+  taskId: number;
+  generation: number;
+  budget: string;
+  scope: string;
+  reserved: number;
+  baseline: number;
+  at: number;
+}
+
+export interface AdmissionRow {
+  at: number;
+  action: 'RUN' | 'DEFER' | 'REJECT' | 'PAUSE' | 'RESUME';
+  reason: string;
+  tenant: string;
+  task_id: number | null;
+  retry_at: number | null;
+  budget: string | null;
+}
+
+export interface PauseRow {
+  tenant: string;
+  reason: string;
+  at: number;
+}
+
 /** Q8: the lease holder a fenced statement is for, and the instant its lease is judged at. */
 export interface Fence {
   id: number;
@@ -258,6 +312,9 @@ export interface NewTask {
   state: TaskState;
   now: number;
   holdCredits: number;
+  /** A1: the needs as JSON, or null; A2: whether the task is critical. */
+  needsJson: string | null;
+  critical: 0 | 1;
   /** Set when the task is created already ended (a late version): its hold is closed in the insert. */
   hold: HoldClosure | null;
 }
@@ -363,6 +420,33 @@ export interface StoreTx {
   failureReasons(id: number): Step<{ type: string; data: string }[]>;
   insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void>;
   deadLetters(): Step<DeadLetterRow[]>;
+
+  // ---- budgets and reservations (A1)
+  budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined>;
+  writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void>;
+  budgetLevels(): Step<BudgetLevelRow[]>;
+  insertReservation(reservation: NewReservation): Step<void>;
+  /** Adds units to a held reservation of this attempt; whether one was there. */
+  addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean>;
+  setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void>;
+  /** The reservations of a task still held (released IS NULL), through a partial index. */
+  heldReservations(taskId: number): Step<ReservationRow[]>;
+  /** Releases a held reservation once; whether it was still held. */
+  releaseReservation(taskId: number, generation: number, budget: string, released: number, at: number): Step<boolean>;
+  reservations(): Step<ReservationRow[]>;
+
+  // ---- admission (A2)
+  pausedTenants(): Step<PauseRow[]>;
+  /** Records a pause unless the tenant is paused already; whether it changed. */
+  pauseTenant(tenant: string, reason: string, at: number): Step<boolean>;
+  /** Removes a pause; whether there was one. */
+  resumeTenant(tenant: string): Step<boolean>;
+  /** Sets the reason of the task's last recorded DEFER, in the insert's transaction (no event of its own). */
+  setDeferred(id: number, reason: string | null): Step<void>;
+  /** Records a new DEFER reason of a ready task and takes the next event_seq for its event; undefined if not ready. */
+  deferTask(id: number, reason: string): Step<number | undefined>;
+  insertAdmission(row: AdmissionRow): Step<void>;
+  admissionDecisions(): Step<AdmissionRow[]>;
 
   // ---- audits: the credit ledger (R4) and the applied migrations (Q18)
   creditLedger(): Step<CreditRow[]>;

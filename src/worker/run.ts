@@ -51,6 +51,7 @@ export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): 
     return await run.drive();
   } catch (error) {
     if (error instanceof StopRun && error.reason === 'lost_lease') return { kind: 'lost_lease', taskId: task.id, generation: task.generation, during: error.during };
+    if (error instanceof BudgetExhausted) return { kind: 'budget_exhausted', taskId: task.id, budget: error.budget };
     if (error instanceof StopRun) return await run.commitAfterDeadline();
     if (error instanceof ToolFailure) return await run.failWith(error);
     // Store trouble that outlasted the run's retries (busy, a full disk, an I/O error; nothing of the write
@@ -62,8 +63,17 @@ export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): 
   }
 }
 
+/** A1, A4: the queue ended the run because a total budget could not grant its next model call. */
+class BudgetExhausted extends Error {
+  constructor(readonly budget: string) {
+    super(`budget ${budget} exhausted`);
+  }
+}
+
 class Run {
   private state!: RunState;
+  /** Model calls made in this attempt: the claim's reservation covers the first, reserve() each further one (A1). */
+  private modelCalls = 0;
 
   constructor(
     private readonly deps: RunDependencies,
@@ -93,6 +103,8 @@ class Run {
   private async decide(): Promise<void> {
     const { deps, task, state } = this;
     if (state.step >= deps.maxSteps) throw new ToolFailure('business_error', `no final answer within ${deps.maxSteps} steps`);
+    if (this.modelCalls > 0 && task.needs !== undefined) await this.reserveForModelCall();
+    this.modelCalls += 1;
     const decision = await deps.model.decide({ taskId: task.id, tenant: task.tenant, input: task.input, step: state.step, messages: state.messages });
     this.assertLease('model call');
     state.usage = {
@@ -104,6 +116,20 @@ class Run {
     state.messages.push(message);
     state.pending = { toolCalls: decision.toolCalls };
     await this.checkpoint('A');
+  }
+
+  /**
+   * A1: a further model call reserves its metered budgets again (the task's needs are the estimate of
+   * one call), fenced. A rate bucket that cannot grant yet fails the attempt rate_limited, so it backs
+   * off and retries, spending the same budgets (A4); a total that cannot grant has ended the run.
+   */
+  private async reserveForModelCall(): Promise<void> {
+    const { deps, task } = this;
+    const reserved = await this.retryBusy('reserve', () => this.lease.write('reserve', () => deps.queue.reserve(task.id, deps.workerId, task.generation)));
+    if (reserved.ok) return;
+    if (reserved.error === 'stale_lease') throw new StopRun('lost_lease', 'reserve');
+    if (reserved.error === 'budget' && deps.queue.config.budgets[reserved.budget]?.kind === 'total') throw new BudgetExhausted(reserved.budget);
+    throw new ToolFailure('rate_limited', reserved.message);
   }
 
   /** R2: read-only calls run concurrently and may run again; write calls run in order, keyed (R3). */

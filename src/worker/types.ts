@@ -85,6 +85,8 @@ export type RunOutcome =
   | { kind: 'failed' | 'retry'; taskId: number; errorClass: ErrorClass }
   | { kind: 'cancelled'; taskId: number }
   | { kind: 'expired'; taskId: number }
+  /** A1, A4: a total budget (per run or session) could not grant a further model call; the queue ended the run failed. */
+  | { kind: 'budget_exhausted'; taskId: number; budget: string }
   /** R9: the lease was lost; the run stopped with no terminal write. */
   | { kind: 'lost_lease'; taskId: number; generation: number; during: string }
   /** The database stayed busy, full or failing (a RetryableStoreError) past every retry: the run stopped with no terminal write; its lease will lapse. */
