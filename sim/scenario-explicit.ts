@@ -12,6 +12,7 @@ import { floodSpecSchema } from './workloads/flood.ts';
 import { roundsSchema } from './workloads/rounds.ts';
 import { scriptSchema } from './workloads/script.ts';
 import { explicitTaskSchema } from './workloads/tasks.ts';
+import { needsSchema } from './workloads/admission.ts';
 
 /**
  * The explicit form of a scenario: a ScenarioSpec written out whole, a `workload` object and a
@@ -38,6 +39,8 @@ const workloadSchema = strict({
   tasks: list(explicitTaskSchema).optional(),
   floods: list(floodSpecSchema).optional(),
   clientSwarm: clientSwarmSchema.optional(),
+  needs: needsSchema.optional(),
+  criticalProbability: probability().optional(),
 }).superRefine((workload, context) => {
   if (workload.poisonTasks !== undefined) {
     if (workload.rounds === undefined) context.addIssue({ code: 'custom', path: ['poisonTasks'], message: 'needs a rounds workload (workload.rounds)' });

@@ -55,6 +55,10 @@ export interface WorkloadSpec {
   rounds?: RoundsSpec;
   /** Rounds only: exactly this many tasks, chosen per seed, are poison (R6). */
   poisonTasks?: number;
+  /** A1: units of the queue's named budgets every drawn task (topics or rounds) needs, passed to enqueue. */
+  needs?: Record<string, number>;
+  /** A2: probability that a drawn task is critical work, drawn per task from the stream `workload/critical`. */
+  criticalProbability?: number;
   /** Tasks written out one by one, added to whatever else the workload draws. */
   tasks?: ExplicitTask[];
   /** Continuous arrival processes (a flood of high-priority work, one tenant filling its budget). */

@@ -5,7 +5,7 @@ import type { Connection } from '../store/fleet.ts';
 import { DeadIncarnationError, type Incarnation } from './incarnation.ts';
 
 /** Calls that write (each one BEGIN IMMEDIATE transaction in the store, which a competing writer can keep busy, faults/busy.ts). */
-const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent', 'acknowledgeCancel', 'checkpoint', 'recordEffect', 'interrupt']);
+const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent', 'acknowledgeCancel', 'checkpoint', 'recordEffect', 'interrupt', 'reserve']);
 const RECORDED = new Set([...WRITES, 'lastCheckpoint', 'get', 'effectResult']);
 
 export interface QueueFaultHooks {

@@ -4,6 +4,7 @@ import type { SeededRandom } from '../random.ts';
 import type { WorkloadSpec } from '../scenario.ts';
 import { list, nonNegative, oneOf, part, positive, range, strict, text, TIERS, withDefaults } from '../schema-kit.ts';
 import { drawRequest, type Arrival } from './draw.ts';
+import { admitted, criticalSchema, needsSchema, type Needs } from './admission.ts';
 
 /**
  * A flood: a continuous arrival process, `count` tasks every `everyMs` from `fromMs` until `untilMs`
@@ -22,6 +23,10 @@ export interface FloodSpec {
   count?: number;
   /** Each task picks one, uniformly; default: the workload's tiers. */
   tiers?: Tier[];
+  /** A1: units of the queue's named budgets each task needs. */
+  needs?: Needs;
+  /** A2: every task of the flood is critical work. */
+  critical?: boolean;
 }
 
 const floodFields = {
@@ -33,6 +38,8 @@ const floodFields = {
   untilMs: nonNegative().meta({ description: 'Arrivals stop before this time (exclusive).' }),
   count: positive().optional().meta({ description: 'Tasks per arrival; default 1.' }),
   tiers: list(oneOf(TIERS), 1).optional().meta({ description: 'Each task picks one, uniformly; default ["standard"].' }),
+  needs: needsSchema.optional(),
+  critical: criticalSchema.optional(),
 };
 
 function windowProblems(flood: { fromMs: number; untilMs: number }, context: z.core.$RefinementCtx<unknown>): void {
@@ -51,8 +58,10 @@ export type FloodPart = z.output<typeof floodPart>;
 
 /** The flood as the runner takes it; `tiers` only when they differ from the workload's. */
 export function resolveFlood(value: FloodPart, workloadTiers: readonly Tier[]): FloodSpec {
-  const { kind: _kind, topicPrefix, count, tiers, ...rest } = value;
+  const { kind: _kind, topicPrefix, count, tiers, needs, critical, ...rest } = value;
   const flood: FloodSpec = { ...rest, topicPrefix: topicPrefix ?? value.tenant };
+  if (needs !== undefined) flood.needs = needs;
+  if (critical === true) flood.critical = true;
   if (count !== undefined && count !== 1) flood.count = count;
   const drawn = tiers ?? ['standard'];
   if (drawn.join() !== workloadTiers.join()) flood.tiers = drawn;
@@ -68,7 +77,7 @@ export function floodArrivals(random: SeededRandom, spec: WorkloadSpec, floods: 
       for (let k = 0; k < (flood.count ?? 1); k++) {
         n++;
         const topic = `${flood.topicPrefix}-${n}`;
-        const request = drawRequest(random, drawing, flood.tenant, topic, 1);
+        const request = admitted(drawRequest(random, drawing, flood.tenant, topic, 1), flood.needs, flood.critical);
         arrivals.push({ atMs, request, label: topic });
       }
     }

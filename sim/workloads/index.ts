@@ -66,6 +66,9 @@ export function resolveWorkload(parts: readonly WorkloadPart[], drawing: ScriptD
   // Present only when given: a poison probability costs a draw per script, even at 0.
   if (drawing.poisonProbability !== undefined) spec.poisonProbability = drawing.poisonProbability;
   if (drawing.script !== undefined) spec.script = drawing.script;
+  // A1, A2: the drawn tasks' needs and the chance of critical work, present only when given (a chance costs draws of its own stream).
+  if (drawn?.needs !== undefined && Object.keys(drawn.needs).length > 0) spec.needs = drawn.needs;
+  if (drawn?.criticalProbability !== undefined) spec.criticalProbability = drawn.criticalProbability;
   if (drawn?.kind === 'rounds') {
     spec.rounds = { count: drawn.count, everyMs: drawn.everyMs, tasksPerRound: drawn.tasksPerRound };
     if (drawn.poisonTasks > 0) spec.poisonTasks = drawn.poisonTasks;

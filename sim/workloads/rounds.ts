@@ -2,8 +2,9 @@ import type { z } from 'zod';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import type { SeededRandom } from '../random.ts';
 import type { WorkloadSpec } from '../scenario.ts';
-import { list, nonNegative, oneOf, part, positive, range, strict, text, TIERS, withDefaults } from '../schema-kit.ts';
+import { list, nonNegative, oneOf, part, positive, probability, range, strict, text, TIERS, withDefaults } from '../schema-kit.ts';
 import { drawRequest, type Arrival } from './draw.ts';
+import { needsSchema } from './admission.ts';
 import { TOPICS_DEFAULTS } from './topics.ts';
 
 /**
@@ -35,6 +36,10 @@ export const roundsPart = part(
       priorities: range(0, 30).meta({ description: 'Base priorities, drawn per task from [min, max]; default [0, 30].' }),
       tiers: list(oneOf(TIERS), 1).meta({ description: 'Each task picks one, uniformly; default ["standard"].' }),
       poisonTasks: nonNegative().meta({ description: 'Exactly this many tasks of the whole run, chosen per seed, are poison: they kill their worker every time (R6); default 0.' }),
+      needs: needsSchema.optional(),
+      criticalProbability: probability()
+        .optional()
+        .meta({ description: 'A2: probability that a task is critical work, drawn per task from a stream of its own (absent: none is, and nothing is drawn).' }),
     },
     { tasksPerRound: 3, tenants: TOPICS_DEFAULTS.tenants, priorities: TOPICS_DEFAULTS.priorities, tiers: TOPICS_DEFAULTS.tiers, poisonTasks: 0 },
   ),

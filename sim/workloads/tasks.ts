@@ -6,6 +6,7 @@ import type { WorkloadSpec } from '../scenario.ts';
 import { flag, list, nonNegative, oneOf, part, positive, priority, strict, text, TIERS } from '../schema-kit.ts';
 import { drawScript, type Arrival } from './draw.ts';
 import { scriptSchema } from './script.ts';
+import { admitted, criticalSchema, needsSchema, type Needs } from './admission.ts';
 
 /** One task written out (seed 000's tables, seed 003's H1/M1/L1), as the runner takes it. */
 export interface ExplicitTask {
@@ -37,6 +38,10 @@ export interface ExplicitTask {
   context?: IncidentContext;
   /** The client cancels the task at this time, ms from the start (Q13): at once if ready, at a step boundary if running. */
   cancelAtMs?: number;
+  /** A1: units of the queue's named budgets the task needs (enqueue's `needs`). */
+  needs?: Needs;
+  /** A2: critical work (enqueue's `critical`). */
+  critical?: boolean;
 }
 
 const contextSchema = strict(
@@ -66,6 +71,8 @@ const taskFields = {
   conflictAtMs: list(nonNegative()).optional().meta({ description: 'The same (tenant, topic, version) is sent again at each of these times with a different input: refused idempotency_conflict (Q1).' }),
   cancelAtMs: nonNegative().optional().meta({ description: 'The client cancels the task at this time, ms from the start (Q13).' }),
   context: contextSchema.optional(),
+  needs: needsSchema.optional(),
+  critical: criticalSchema.optional(),
 };
 
 /** Times that must not come before the task arrives. */
@@ -134,7 +141,7 @@ export function explicitArrivals(random: SeededRandom, spec: WorkloadSpec, tasks
     const label = task.label ?? task.topic;
     const script = task.script !== undefined ? structuredClone(task.script) : spec.script !== undefined ? structuredClone(spec.script) : drawScript(random, spec, `${task.tenant}/${task.topic}/v${version}`);
     if (task.poison === true) script.poison = true;
-    const request: EnqueueRequest = { tenant: task.tenant, topic: task.topic, version, priority: task.priority, tier: task.tier ?? spec.tiers[0], input: { script } };
+    const request: EnqueueRequest = admitted({ tenant: task.tenant, topic: task.topic, version, priority: task.priority, tier: task.tier ?? spec.tiers[0], input: { script } }, task.needs, task.critical);
     if (task.context !== undefined) request.context = { ...task.context };
     const deadlineMs = task.deadlineAfterMs === undefined ? undefined : task.atMs + task.deadlineAfterMs;
     const arrival = (atMs: number): Arrival => (deadlineMs === undefined ? { atMs, request, label } : { atMs, request, label, deadlineMs });
@@ -142,6 +149,7 @@ export function explicitArrivals(random: SeededRandom, spec: WorkloadSpec, tasks
     for (const atMs of task.resendAtMs ?? []) arrivals.push(arrival(atMs));
     for (const [n, atMs] of (task.conflictAtMs ?? []).entries()) {
       const changed: EnqueueRequest = { ...request, input: { script, revision: n + 1 } };
+      if (request.needs !== undefined) changed.needs = { ...request.needs };
       arrivals.push(deadlineMs === undefined ? { atMs, request: changed, label } : { atMs, request: changed, label, deadlineMs });
     }
   }

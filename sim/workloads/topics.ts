@@ -3,6 +3,7 @@ import type { SeededRandom } from '../random.ts';
 import type { WorkloadSpec } from '../scenario.ts';
 import { list, oneOf, part, positive, probability, nonNegative, range, text, TIERS, withDefaults } from '../schema-kit.ts';
 import { drawRequest, type Arrival } from './draw.ts';
+import { needsSchema } from './admission.ts';
 
 /**
  * Topics (seeds 000 and 002's mixed load): `count` topics, each at version 1, on the tenants in turn,
@@ -28,6 +29,10 @@ export const topicsPart = part(
       newVersionProbability: probability().meta({ description: 'Probability that a topic later receives a newer version (Q2); default 0.2.' }),
       arrivalWindowMs: nonNegative().meta({ description: 'Arrivals are spread uniformly over this window from the start; default 60000.' }),
       tiers: list(oneOf(TIERS), 1).meta({ description: 'Each task picks one, uniformly (repeat one to weight it); default ["standard"].' }),
+      needs: needsSchema.optional(),
+      criticalProbability: probability()
+        .optional()
+        .meta({ description: 'A2: probability that a task is critical work, drawn per task from a stream of its own (absent: none is, and nothing is drawn).' }),
     },
     TOPICS_DEFAULTS,
   ),
