@@ -115,6 +115,8 @@ export class World {
   /** The storage beneath the world's handle (store/storage-faults.ts): the disk-full and io-error faults act on it. */
   private readonly storage = new StorageFaults();
   private readonly enqueuesByTenant = new Map<string, number>();
+  /** A2: tenants the operator paused (faults/tenant-pause.ts) and has not resumed: resumed as the liveness phase begins. */
+  private readonly pausedTenants = new Set<string>();
   private down = false;
   private loopEvents = 0;
   private crash: unknown;
@@ -168,6 +170,9 @@ export class World {
       connect: (id) => this.connect(this.process(id)),
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
       storage: this.storage,
+      ...(Object.keys(resolveConfig(this.scenario.queue).budgets).length > 0
+        ? { budgetLevels: async () => (await this.queue.budgetLevels()).map(({ budget, scope, kind, level, limit }) => ({ budget, scope, kind, level, limit })) }
+        : {}),
     };
     return {
       loop: this.loop,
@@ -180,6 +185,8 @@ export class World {
       deliver: (index, task) => this.workers[index]?.deliver(task),
       // A cancel-at fault's cancel runs outside a loop callback: an error it does not expect ends the run as a harness crash.
       cancel: (taskId) => void this.cancel(taskId, 'operator').catch((error: unknown) => this.fail(error)),
+      pauseTenant: (tenant, reason) => void this.tenantAction('pauseTenant', [tenant, reason]).catch((error: unknown) => this.fail(error)),
+      resumeTenant: (tenant) => void this.tenantAction('resumeTenant', [tenant]).catch((error: unknown) => this.fail(error)),
       scheduler,
     };
   }
@@ -459,6 +466,35 @@ export class World {
   }
 
   /**
+   * A2: the operator pauses or resumes a tenant (faults/tenant-pause.ts), recorded as its `pauseTenant`
+   * (args [tenant, reason]) or `resumeTenant` (args [tenant]) call; while the scheduler is down, or the
+   * database stays busy, it tries again.
+   */
+  private async tenantAction(op: 'pauseTenant' | 'resumeTenant', args: [string, string] | [string]): Promise<void> {
+    const [tenant] = args;
+    if (op === 'pauseTenant') this.pausedTenants.add(tenant);
+    else this.pausedTenants.delete(tenant);
+    const invoke = this.history.invoke('operator', op, { data: { tenant, args } });
+    if (this.down) {
+      this.history.fail(invoke, 'unavailable', { data: { tenant, args } });
+      this.loop.after(1_000, () => this.tenantAction(op, args));
+      return;
+    }
+    let answer: { result: { ok: boolean; changed?: boolean }; ev: number };
+    try {
+      const { queue, connection } = this.operator;
+      answer = await recordedCall(connection, invoke, () => (op === 'pauseTenant' ? queue.pauseTenant(tenant, args[1]!) : queue.resumeTenant(tenant)));
+    } catch (error) {
+      if (!this.busyFailed(invoke, error)) throw error;
+      this.loop.after(1_000, () => this.tenantAction(op, args));
+      return;
+    }
+    const { result, ev } = answer;
+    if (result.ok) this.history.ok(invoke, { data: { tenant, args, ev, changed: result.changed === true } });
+    else this.history.fail(invoke, 'refused', { data: { tenant, args, ev } });
+  }
+
+  /**
    * The tenant's own client reads its task list (Q19) after its 1st, 2nd, 4th, 8th, ... accepted
    * enqueue: I13 checks that a tenant read sees only that tenant's rows. The history keeps which
    * tenants the rows named, not the rows.
@@ -531,6 +567,8 @@ export class World {
     this.history.note('phase', 'sim', { phase: 'liveness' });
     // Faults stop, and a scheduler a restart left down comes back (faults/restart.ts).
     this.faults.stop();
+    // A2: the operator resumes every tenant it left paused, so their work drains (faults/tenant-pause.ts).
+    for (const tenant of [...this.pausedTenants].sort()) void this.tenantAction('resumeTenant', [tenant]).catch((error: unknown) => this.fail(error));
     for (const worker of this.workers) {
       if (worker.current?.state === 'paused') worker.resume();
       else if (worker.current?.state === 'dead') this.revive(worker);

@@ -24,6 +24,7 @@ import { slowTool, slowToolFault } from './slow-tool.ts';
 import { staleWrite, staleWriteFault } from './stale-write.ts';
 import { drawSwarmPlan, swarmPart, swarmSpecOf } from './swarm.ts';
 import { toolError, toolErrorFault } from './tool-error.ts';
+import { pauseTenant, pauseTenantFault, resumeTenant, resumeTenantFault } from './tenant-pause.ts';
 
 /**
  * The fault kinds, one file each, and the fault parts a scenario file lists under `faults`: every
@@ -40,6 +41,8 @@ export const TIMED_FAULTS: { [Kind in TimedFault['kind']]: TimedInjector<Extract
   'power-loss': powerLoss,
   'disk-full': diskFull,
   'io-error': ioError,
+  'pause-tenant': pauseTenant,
+  'resume-tenant': resumeTenant,
 };
 
 export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt, 'clock-jump-at': clockJumpAt, 'cancel-at': cancelAt };
@@ -62,6 +65,8 @@ export const faultPartSchema = z.discriminatedUnion('kind', [
   powerLossFault,
   diskFullFault,
   ioErrorFault,
+  pauseTenantFault,
+  resumeTenantFault,
   killAtFault,
   pauseAtFault,
   clockJumpAtFault,

@@ -36,6 +36,9 @@ export interface FaultWorld {
   runningTasks(): readonly number[];
   /** The operator cancels a task (Q13), as the client swarm's operator does: recorded, retried while the scheduler is down. */
   cancel(taskId: number): void;
+  /** A2: the operator pauses (resumes) a tenant: recorded as its pauseTenant (resumeTenant) call, retried while the scheduler is down. */
+  pauseTenant(tenant: string, reason: string): void;
+  resumeTenant(tenant: string): void;
   /** Hands worker `index` a claim again (a duplicate delivery); ignored unless it is alive. */
   deliver(index: number, task: ClaimedTask): void;
   readonly scheduler: SchedulerHandle;
@@ -61,6 +64,11 @@ export interface SchedulerHandle {
    * prefix of the unsynced commits with keep 'prefix'), and everything comes back downMs later.
    */
   readonly powerLoss?: (keep: 'none' | 'prefix', downMs: number) => void;
+  /**
+   * A1: the budget levels now (queue.budgetLevels, read on the scheduler's own connection), present only
+   * when the queue declares budgets: a restart notes them before it shuts down and once it reopened.
+   */
+  readonly budgetLevels?: () => Promise<BudgetLevelNote[]>;
   /** The lease of the queue's configuration, which stale writes wait out. */
   readonly leaseMs: number;
   /**
@@ -68,6 +76,15 @@ export interface SchedulerHandle {
    * act on; absent, or attached to nothing (a world on the power-loss twin), they do nothing but note.
    */
   readonly storage?: StorageFaults;
+}
+
+/** One budget's level as a restart note records it (faults/restart.ts). */
+export interface BudgetLevelNote {
+  budget: string;
+  scope: string;
+  kind: string;
+  level: number;
+  limit: number;
 }
 
 /** One run's faults: the world, the faults stream, and the state kinds keep between events. */

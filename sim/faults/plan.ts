@@ -15,6 +15,7 @@ import { pauseAtFault, type PauseAtFault } from './pause-at.ts';
 import { pauseFault, type PauseFault } from './pause.ts';
 import { powerLossFault, type PowerLossFault } from './power-loss.ts';
 import { restartFault, type RestartFault } from './restart.ts';
+import { pauseTenantFault, resumeTenantFault, type PauseTenantFault, type ResumeTenantFault } from './tenant-pause.ts';
 import type { SlowToolRate } from './slow-tool.ts';
 import type { StaleWriteRate } from './stale-write.ts';
 import type { ToolErrorRate } from './tool-error.ts';
@@ -29,7 +30,7 @@ export { KILL_POINTS, type KillPoint, type PointFaultScope } from './point-scope
  */
 
 /** Faults that act at a time (`atMs` from the start of the run). */
-export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault | DiskFullFault | IoErrorFault;
+export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault | DiskFullFault | IoErrorFault | PauseTenantFault | ResumeTenantFault;
 
 /** Faults that act when a worker reaches an await point (point-scope.ts). */
 export type PointFault = KillAtFault | PauseAtFault | ClockJumpAtFault | CancelAtFault;
@@ -43,7 +44,7 @@ export interface FaultPlan {
   rates: FaultRates;
 }
 
-export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault, diskFullFault, ioErrorFault]);
+export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault, diskFullFault, ioErrorFault, pauseTenantFault, resumeTenantFault]);
 export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault, clockJumpAtFault, cancelAtFault]);
 
 /** The rates of a plan: every field but staleWriteProbability (newer than the first counterexample files) is required. */

@@ -25,6 +25,8 @@ function controllerFor(points: PointFault[], running: number[]) {
     runningTasks: () => running,
     deliver: () => {},
     cancel: () => {},
+    pauseTenant: () => {},
+    resumeTenant: () => {},
     scheduler: { down: false, onDisk: false, shutDown: async () => {}, reopen: () => {}, connect: () => ({}) as never, leaseMs: 30_000 },
   };
   const controller = new FaultController(plan, world, new SeededRandom('controller'));

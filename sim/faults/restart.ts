@@ -34,9 +34,26 @@ export function needsDisk(plan: FaultPlan): boolean {
 async function restartScheduler({ world }: FaultRun, downMs: number): Promise<void> {
   const scheduler: SchedulerHandle = world.scheduler;
   if (scheduler.down || !scheduler.onDisk) return;
-  world.history.note('restart', 'scheduler', { downMs });
+  // A1: with budgets, the note holds their levels as the scheduler goes down (and the core's clock then),
+  // and a `budget-levels` note the levels once it is back, so expectations/budget-restart.ts can check
+  // that the bucket state survived and the time it was down (or a clock jump) granted nothing beyond it.
+  const levels = scheduler.budgetLevels === undefined ? undefined : await scheduler.budgetLevels();
+  if (scheduler.down) return;
+  const jsonLevels = levels?.map((level) => ({ ...level }));
+  world.history.note('restart', 'scheduler', jsonLevels === undefined ? { downMs } : { downMs, clockMs: world.loop.clock.now(), levels: jsonLevels });
   await scheduler.shutDown();
-  world.loop.after(downMs, () => scheduler.reopen());
+  const read = scheduler.budgetLevels;
+  if (read === undefined) {
+    world.loop.after(downMs, () => scheduler.reopen());
+    return;
+  }
+  world.loop.after(downMs, async () => {
+    if (!scheduler.down) return;
+    scheduler.reopen();
+    const clockMs = world.loop.clock.now();
+    const after = await read();
+    world.history.note('budget-levels', 'scheduler', { clockMs, levels: after.map((level) => ({ ...level })) });
+  });
 }
 
 /** The liveness phase: a scheduler that is down comes back at once. */
