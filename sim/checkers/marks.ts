@@ -48,6 +48,24 @@ export const ALL_MARKS = [
   // Storage beneath the store (faults/disk-full.ts, faults/io-error.ts): a write statement that failed with SQLITE_FULL, or SQLITE_IOERR.
   'disk_full',
   'io_error',
+  // A1, A2 (issue 16, seed 004's drills): admission and budgets, read from the event log and the rejections.
+  // A DEFER recorded at enqueue (enqueued event's admission) or at a claim (a deferred event), by reason.
+  'deferred_tenant_paused',
+  'deferred_capacity',
+  'deferred_rate_limited',
+  'deferred_budget',
+  // A critical task deferred (at enqueue for capacity, or at a claim) that later was claimed.
+  'critical_deferred_then_ran',
+  // A task deferred at a claim for a budget (rate_limited or budget) that later was claimed: the bucket's head waited, then ran.
+  'bucket_head_waited',
+  // A run ended failed because a total budget (per run or session) could not grant it.
+  'budget_exhausted',
+  // An enqueue refused exceeds_budget (a need no budget could ever grant), recorded as a rejection.
+  'exceeds_budget_rejected',
+  // A paused tenant had a ready task while another tenant's task was claimed (it got no lease, the others did).
+  'tenant_paused_no_lease',
+  // A retry (fail -> ready) released the attempt's unused reservation.
+  'reservation_released_on_retry',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -69,7 +87,27 @@ export type Mark = (typeof ALL_MARKS)[number];
  * io_error are demanded by `storage-faults` and io_error by `io-errors`, whose plans hold those faults
  * (mixed's swarm does not draw them).
  */
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error']);
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS()]);
+
+/**
+ * The admission and budget marks (issue 16): mixed declares no budgets and pauses no tenant, so none
+ * is demanded of it; each is demanded by the scenario built to reach it (SCENARIO_MARKS below, and that
+ * scenario's `mark` expectations).
+ */
+function ADMISSION_MARKS(): Mark[] {
+  return [
+    'deferred_tenant_paused',
+    'deferred_capacity',
+    'deferred_rate_limited',
+    'deferred_budget',
+    'critical_deferred_then_ran',
+    'bucket_head_waited',
+    'budget_exhausted',
+    'exceeds_budget_rejected',
+    'tenant_paused_no_lease',
+    'reservation_released_on_retry',
+  ];
+}
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
@@ -83,6 +121,13 @@ export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_R
  */
 export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   'retry-storm': ['retry_age_exceeded'],
+  // Issue 16: each admission and budget mark, anchored to the scenario built to reach it. Each of these
+  // is also demanded per run by that scenario's `mark` expectations where every seed reaches it.
+  'critical-under-full': ['deferred_capacity', 'critical_deferred_then_ran', 'exceeds_budget_rejected', 'deferred_budget', 'bucket_head_waited'],
+  'tenant-pause': ['deferred_tenant_paused', 'tenant_paused_no_lease'],
+  'reconcile-auto': ['budget_exhausted'],
+  'kill-takeover': ['deferred_budget', 'bucket_head_waited'],
+  'scheduler-restart': ['deferred_rate_limited', 'reservation_released_on_retry'],
 };
 
 const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
@@ -116,6 +161,7 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   };
   countEvents(world, bump);
   countClientCalls(world, bump);
+  countAdmission(world, bump);
   const lives = incarnationStates(world);
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);
@@ -154,6 +200,99 @@ function countEvents(world: WorldResult, bump: (mark: Mark | undefined, by?: num
       if (event.type === 'claimed' && typeof event.data.generation === 'number' && event.data.generation > 1 && !checkpointed) bump('takeover_fresh');
     }
   }
+}
+
+const DEFERRED_MARKS: Partial<Record<string, Mark>> = {
+  tenant_paused: 'deferred_tenant_paused',
+  capacity: 'deferred_capacity',
+  rate_limited: 'deferred_rate_limited',
+  budget: 'deferred_budget',
+};
+
+/** A DEFER an event records: an enqueued event's admission (capacity, tenant_paused), or a claim's deferred event. */
+function deferralOf(event: { type: string; data: Record<string, unknown> }): string | undefined {
+  if (event.type === 'deferred') return typeof event.data.reason === 'string' ? event.data.reason : undefined;
+  if (event.type !== 'enqueued') return undefined;
+  const admission = event.data.admission as { action?: unknown; reason?: unknown } | undefined;
+  return admission?.action === 'DEFER' && typeof admission.reason === 'string' ? admission.reason : undefined;
+}
+
+function positiveUnits(units: unknown): boolean {
+  return typeof units === 'object' && units !== null && Object.values(units).some((value) => typeof value === 'number' && value > 0);
+}
+
+/** The admission and budget marks (A1, A2), from the event log, the rejections and the operator's tenant pauses. */
+function countAdmission(world: WorldResult, bump: (mark: Mark | undefined, by?: number) => void): void {
+  const analysis = analyse(world);
+  for (const [, events] of analysis.eventsByTask) {
+    let critical = false;
+    let deferred = false;
+    let budgetDeferred = false;
+    let ranAfterDefer = false;
+    let ranAfterBudget = false;
+    for (const event of events) {
+      if (event.type === 'enqueued' && event.data.critical === true) critical = true;
+      const reason = deferralOf(event);
+      if (reason !== undefined) {
+        bump(DEFERRED_MARKS[reason]);
+        deferred = true;
+        if (reason === 'rate_limited' || reason === 'budget') budgetDeferred = true;
+      }
+      if (event.type === 'claimed') {
+        if (deferred) ranAfterDefer = true;
+        if (budgetDeferred) ranAfterBudget = true;
+      }
+      if (event.type === 'failed' && event.data.reason === 'budget_exhausted') bump('budget_exhausted');
+      if (event.type === 'retry_scheduled' && positiveUnits(event.data.released)) bump('reservation_released_on_retry');
+    }
+    if (critical && ranAfterDefer) bump('critical_deferred_then_ran');
+    if (ranAfterBudget) bump('bucket_head_waited');
+  }
+  bump('exceeds_budget_rejected', world.final.rejections.filter((rejection) => rejection.reason === 'exceeds_budget').length);
+  bump('tenant_paused_no_lease', pausedWhileOthersClaimed(world));
+}
+
+/**
+ * The operator's tenant pauses (faults/tenant-pause.ts) as intervals of the event log: a pause whose
+ * call returned at cursor c holds from event c + 1 until its resume's cursor r (events up to r came
+ * before the resume). Counts the pause intervals in which some other tenant's task was claimed while
+ * the paused tenant had a task ready.
+ */
+function pausedWhileOthersClaimed(world: WorldResult): number {
+  const actions: { ev: number; op: string; tenant: string }[] = [];
+  for (const entry of world.history.entries()) {
+    if (entry.type !== 'ok' || (entry.op !== 'pauseTenant' && entry.op !== 'resumeTenant')) continue;
+    const data = entry.data as { tenant?: unknown; ev?: unknown } | undefined;
+    if (typeof data?.tenant === 'string' && typeof data.ev === 'number') actions.push({ ev: data.ev, op: entry.op, tenant: data.tenant });
+  }
+  if (actions.length === 0) return 0;
+  actions.sort((a, b) => a.ev - b.ev);
+  const analysis = analyse(world);
+  const state = new Map<number, string | undefined>();
+  const paused = new Map<string, boolean>();
+  const counted = new Set<string>();
+  let hits = 0;
+  let next = 0;
+  for (const [position, event] of world.events.entries()) {
+    while (next < actions.length && actions[next]!.ev < event.id) {
+      const action = actions[next++]!;
+      paused.set(action.tenant, action.op === 'pauseTenant');
+      if (action.op === 'pauseTenant') counted.delete(action.tenant);
+    }
+    if (event.type === 'claimed') {
+      const tenant = analysis.tasks.get(event.taskId)?.tenant;
+      for (const [pausedTenant, on] of paused) {
+        if (!on || pausedTenant === tenant || counted.has(pausedTenant)) continue;
+        const waiting = [...state].some(([taskId, taskState]) => taskState === 'ready' && analysis.tasks.get(taskId)?.tenant === pausedTenant);
+        if (waiting) {
+          counted.add(pausedTenant);
+          hits++;
+        }
+      }
+    }
+    state.set(event.taskId, analysis.stateAfter[position]);
+  }
+  return hits;
 }
 
 function storageMark(code: unknown): Mark | undefined {

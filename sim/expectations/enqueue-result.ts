@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ExpectationKind } from './types.ts';
 
 const STATUSES = ['enqueued', 'duplicate', 'replaced', 'superseded'] as const;
-const ERRORS = ['idempotency_conflict', 'queue_full', 'expired', 'invalid_input'] as const;
+const ERRORS = ['idempotency_conflict', 'queue_full', 'expired', 'invalid_input', 'exceeds_budget'] as const;
 
 interface EnqueueResultSpec {
   kind: 'enqueue-result';

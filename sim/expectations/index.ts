@@ -22,6 +22,7 @@ import { retryBackoff } from './retry-backoff.ts';
 import { retryBounds } from './retry-bounds.ts';
 import { statesAtRestart } from './states-at-restart.ts';
 import { restartDurable } from './restart-durable.ts';
+import { budgetRestart, claimsReserve, deferredThenRan, reservationsOnce, tenantPaused } from './admission.ts';
 import type { ExpectationKind, ExpectationSpec } from './types.ts';
 
 /** Every kind of expectation a scenario may state. A new kind is one file and one line here. */
@@ -47,6 +48,11 @@ export const EXPECTATION_KINDS: readonly ExpectationKind<any>[] = [
   finalTask,
   everyTask,
   historyCount,
+  deferredThenRan,
+  tenantPaused,
+  reservationsOnce,
+  claimsReserve,
+  budgetRestart,
 ];
 
 const byKind = new Map(EXPECTATION_KINDS.map((kind) => [kind.kind as string, kind]));
