@@ -171,7 +171,7 @@ export class World {
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
       storage: this.storage,
       ...(Object.keys(resolveConfig(this.scenario.queue).budgets).length > 0
-        ? { budgetLevels: async () => (await this.queue.budgetLevels()).map(({ budget, scope, kind, level, limit }) => ({ budget, scope, kind, level, limit })) }
+        ? { budgetLevels: async () => (await this.queue.budgetLevels()).map(({ budget, scope, kind, level, limit, updatedAt }) => ({ budget, scope, kind, level, limit, updatedAt })) }
         : {}),
     };
     return {

@@ -274,14 +274,16 @@ interface LevelNote {
   kind: string;
   level: number;
   limit: number;
+  updatedAt?: number;
 }
 
 /**
  * A1: bucket state survives a restart. Each restart notes the budget levels as the scheduler goes down
- * and once it is back (faults/restart.ts); nothing can reserve while it is down, so concurrency and
- * total levels are the same after, and a rate bucket's level is at least what it was and at most that
- * plus the refill of the core's clock time in between (none when the clock went back), capped at its
- * capacity: a restart (or a clock jump) grants nothing beyond elapsed time.
+ * and once it is back (faults/restart.ts); nothing can reserve while it is down, so every stored row
+ * is the same after (its refill clock too), concurrency and total levels are equal, and a rate bucket,
+ * read refilled to the core's now, has gained at most the refill of the core's clock time in between
+ * (capped at its capacity) and nothing when the clock went back: a restart (or a clock jump) grants
+ * nothing beyond elapsed time.
  */
 export const budgetRestart: ExpectationKind<BudgetRestart> = {
   kind: 'budget-restart',
@@ -302,7 +304,7 @@ export const budgetRestart: ExpectationKind<BudgetRestart> = {
       if (after === undefined || after.type !== 'note' || after.kind !== 'budget-levels') continue;
       const afterData = after.data as unknown as { clockMs: number; levels: LevelNote[] };
       pairs++;
-      const elapsed = Math.max(0, afterData.clockMs - before.clockMs);
+      const delta = afterData.clockMs - before.clockMs;
       const key = (level: LevelNote) => `${level.budget}\u0000${level.scope}`;
       const afterByKey = new Map(afterData.levels.map((level) => [key(level), level]));
       for (const level of before.levels) {
@@ -316,11 +318,16 @@ export const budgetRestart: ExpectationKind<BudgetRestart> = {
           if (now.level !== level.level) problems.push(`${where} held ${level.level} before and ${now.level} after`);
           continue;
         }
+        if (level.updatedAt !== undefined && now.updatedAt !== level.updatedAt) problems.push(`${where}: its refill clock was ${level.updatedAt} before and ${now.updatedAt} after: the stored bucket changed while the scheduler was down`);
         const spec = budgets[level.budget];
-        const grant = spec?.refill !== undefined && spec.periodMs !== undefined ? Math.floor((spec.refill * elapsed) / spec.periodMs) + 1 : 0;
-        const most = Math.min(level.limit, level.level + grant);
-        if (now.level < level.level) problems.push(`${where} had ${level.level} units before and ${now.level} after: a restart lost bucket state`);
-        if (now.level > most) problems.push(`${where} had ${level.level} units before and ${now.level} after, more than ${most} (${elapsed} ms of the core's clock elapsed)`);
+        // A level is read refilled to the core's now: forward, by at most the elapsed time's refill (one
+        // unit of slack for whole units); back, by nothing, and it may lose only the refill it had been
+        // read with for the time the clock went back (never below what is stored).
+        const units = (ms: number) => (spec?.refill !== undefined && spec.periodMs !== undefined ? Math.floor((spec.refill * ms) / spec.periodMs) + 1 : 0);
+        const most = delta > 0 ? Math.min(level.limit, level.level + units(delta)) : level.level;
+        const least = delta >= 0 ? level.level : level.level - units(-delta);
+        if (now.level < least) problems.push(`${where} had ${level.level} units before and ${now.level} after, less than ${least} (the core's clock moved ${delta} ms): a restart lost bucket state`);
+        if (now.level > most) problems.push(`${where} had ${level.level} units before and ${now.level} after, more than ${most} (the core's clock moved ${delta} ms): the restart granted units`);
       }
     }
     const wanted = spec.minRestarts ?? 1;

@@ -85,6 +85,8 @@ export interface BudgetLevelNote {
   kind: string;
   level: number;
   limit: number;
+  /** The stored row's refill clock (a rate bucket's updated_at). */
+  updatedAt: number;
 }
 
 /** One run's faults: the world, the faults stream, and the state kinds keep between events. */
