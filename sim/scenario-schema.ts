@@ -71,11 +71,31 @@ function crossCheck(value: PartsValue, context: Context): void {
   for (const { fault, path } of timedFaultsOf(value.faults)) {
     for (const problem of timedFaultProblems(fault, value.workers.count, value.phases.safetyMs)) context.addIssue({ code: 'custom', message: problem.message, path: ['faults', ...path, ...problem.path] });
   }
+  needsProblems(value, context);
   const hasRounds = value.workload.some((item) => item.kind === 'rounds');
   value.faults.forEach((item, index) => {
     if (item.kind !== 'kill-per-round' && item.kind !== 'pause-per-round') return;
     if (!hasRounds) context.addIssue({ code: 'custom', path: ['faults', index, 'kind'], message: 'needs a rounds part in workload: it hits one worker each round' });
     for (const { section, message } of perRoundProblems(item, { modelMs: value.model.latencyMs, toolMs: value.tools.latencyMs })) context.addIssue({ code: 'custom', path: [section, 'latencyMs'], message });
+  });
+}
+
+/** A1: every budget a workload part's needs name is declared in queue.budgets (the queue would refuse the enqueue invalid_input). */
+function needsProblems(value: PartsValue, context: Context): void {
+  const declared = Object.keys((value.queue as { budgets?: Record<string, unknown> }).budgets ?? {});
+  const check = (needs: Record<string, number> | undefined, path: (string | number)[]) => {
+    for (const budget of Object.keys(needs ?? {})) {
+      if (!declared.includes(budget)) {
+        const known = declared.length === 0 ? 'the queue declares no budgets (queue.budgets)' : `queue.budgets declares ${declared.join(', ')}`;
+        context.addIssue({ code: 'custom', path: [...path, 'needs', budget], message: `names no budget of the queue: ${known}` });
+      }
+    }
+  };
+  value.workload.forEach((item, index) => {
+    if (item.kind === 'tasks') {
+      check(item.defaults?.needs, ['workload', index, 'defaults']);
+      item.tasks.forEach((task, inner) => check(task.needs, ['workload', index, 'tasks', inner]));
+    } else if (item.kind === 'topics' || item.kind === 'rounds' || item.kind === 'flood') check(item.needs, ['workload', index]);
   });
 }
 

@@ -126,7 +126,6 @@ export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   'critical-under-full': ['deferred_capacity', 'critical_deferred_then_ran', 'exceeds_budget_rejected', 'deferred_budget', 'bucket_head_waited'],
   'tenant-pause': ['deferred_tenant_paused', 'tenant_paused_no_lease'],
   'reconcile-auto': ['budget_exhausted'],
-  'kill-takeover': ['deferred_budget', 'bucket_head_waited'],
   'scheduler-restart': ['deferred_rate_limited', 'reservation_released_on_retry'],
 };
 
