@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TaskEvent } from '../../src/queue/types.ts';
 import { SPEC_LIVE_STATES, SPEC_TERMINAL_STATES } from '../checkers/spec-rules.ts';
-import { analyse } from '../checkers/timeline.ts';
+import { analyse, stateAt, wallTimeAt } from '../checkers/timeline.ts';
 import type { WorldResult } from '../world.ts';
 import type { ExpectationKind } from './types.ts';
 import { describeSelector, describeTask, selectTasks, taskSelectorSchema, tooFew, type TaskSelector } from './task-selector.ts';
@@ -80,11 +80,23 @@ export const deferredThenRan: ExpectationKind<DeferredThenRan> = {
 
 // ---------------------------------------------------------------- tenant-paused
 
+const PAUSE_SITUATIONS = ['ready', 'running', 'retry-waiting', 'uncertain', 'stopped'] as const;
+type PauseSituation = (typeof PAUSE_SITUATIONS)[number];
+
 interface TenantPaused {
   kind: 'tenant-paused';
   tenant: string;
   /** The operator paused it at least this many times (a pause that never committed proves nothing); default 1. */
   minPauses?: number;
+  /**
+   * At some pause the tenant had tasks in each of these situations (read from the log committed before
+   * it): ready, running, retry-waiting (backing off after a retryable failure), uncertain (its worker
+   * died or froze, the stop not yet confirmed), stopped (back to ready after its worker's stop was
+   * confirmed or the reconciler re-queued it).
+   */
+  statesAtPause?: PauseSituation[];
+  /** Some task of the tenant was confirmed stopped (back to ready, or ended) while it was paused: its next lease had to wait for the resume. */
+  confirmedWhilePaused?: boolean;
 }
 
 /** The operator's pause intervals of a tenant in the event log: events after the pause's cursor, up to its resume's (Infinity: never resumed). */
@@ -117,15 +129,33 @@ export const tenantPaused: ExpectationKind<TenantPaused> = {
   kind: 'tenant-paused',
   class: 'safety',
   description: 'no task of the tenant was claimed between the operator pausing it and resuming it (in commit order); it was paused at least minPauses times and resumed each time',
-  schema: z.strictObject({ kind: z.literal('tenant-paused'), tenant: z.string().min(1), minPauses: z.number().int().min(0).optional() }),
+  schema: z.strictObject({
+    kind: z.literal('tenant-paused'),
+    tenant: z.string().min(1),
+    minPauses: z.number().int().min(0).optional(),
+    statesAtPause: z.array(z.enum(PAUSE_SITUATIONS)).min(1).optional(),
+    confirmedWhilePaused: z.boolean().optional(),
+  }),
   check(spec, run) {
     const intervals = pauseIntervals(run, spec.tenant);
     const problems: string[] = [];
+    if (spec.statesAtPause !== undefined) {
+      const seen = pauseSituations(run, spec.tenant);
+      const wanted = spec.statesAtPause;
+      if (!seen.some((counts) => wanted.every((situation) => (counts.get(situation) ?? 0) > 0))) {
+        const described = seen.map((counts, index) => `pause ${index + 1}: ${[...counts].map(([situation, count]) => `${situation} ${count}`).join(', ') || 'nothing live'}`).join(' | ');
+        problems.push(`no pause of ${spec.tenant} found it with tasks ${wanted.join(', ')} (${described || 'no pause'})`);
+      }
+    }
     const wanted = spec.minPauses ?? 1;
     if (intervals.length < wanted) problems.push(`tenant ${spec.tenant} was paused ${intervals.length} time(s), expected at least ${wanted}`);
     for (const interval of intervals) if (interval.to === Number.POSITIVE_INFINITY) problems.push(`tenant ${spec.tenant} paused after event ${interval.from} was never resumed`);
     const analysis = analyse(run);
     const labels = labelsById(run);
+    if (spec.confirmedWhilePaused === true) {
+      const confirmed = run.events.some((event) => event.type === 'stop_confirmed' && analysis.tasks.get(event.taskId)?.tenant === spec.tenant && intervals.some((interval) => event.id > interval.from && event.id <= interval.to));
+      if (!confirmed) problems.push(`no task of ${spec.tenant} was confirmed stopped while it was paused`);
+    }
     for (const event of run.events) {
       if (event.type !== 'claimed' || analysis.tasks.get(event.taskId)?.tenant !== spec.tenant) continue;
       const inside = intervals.find((interval) => event.id > interval.from && event.id <= interval.to);
@@ -134,6 +164,35 @@ export const tenantPaused: ExpectationKind<TenantPaused> = {
     return problems.slice(0, 8);
   },
 };
+
+/** Per committed pause of the tenant: how many of its tasks were in each situation, from the log committed before it. */
+function pauseSituations(run: WorldResult, tenant: string): Map<PauseSituation, number>[] {
+  const analysis = analyse(run);
+  const result: Map<PauseSituation, number>[] = [];
+  for (const entry of run.history.entries()) {
+    if (entry.type !== 'ok' || entry.op !== 'pauseTenant') continue;
+    const data = entry.data as { tenant?: unknown; ev?: unknown } | undefined;
+    if (data?.tenant !== tenant || typeof data.ev !== 'number') continue;
+    const cursor = data.ev;
+    const now = wallTimeAt(analysis, entry);
+    const counts = new Map<PauseSituation, number>();
+    const bump = (situation: PauseSituation) => counts.set(situation, (counts.get(situation) ?? 0) + 1);
+    for (const [taskId, events] of analysis.eventsByTask) {
+      if (analysis.tasks.get(taskId)?.tenant !== tenant) continue;
+      const { state } = stateAt(analysis, taskId, cursor);
+      if (state === 'running') bump('running');
+      if (state === 'uncertain') bump('uncertain');
+      if (state !== 'ready') continue;
+      const entered = events.findLast((event) => event.id <= cursor && typeof event.data.to === 'string');
+      const backoffMs = entered?.data.backoffMs;
+      if (entered?.type === 'retry_scheduled' && typeof backoffMs === 'number' && entered.at + backoffMs > now) bump('retry-waiting');
+      else if (entered?.type === 'stop_confirmed' || entered?.type === 'reconciled') bump('stopped');
+      else bump('ready');
+    }
+    result.push(counts);
+  }
+  return result;
+}
 
 // ---------------------------------------------------------------- reservations-once
 
