@@ -128,7 +128,7 @@ export function pauseIntervals(run: WorldResult, tenant: string): { from: number
 export const tenantPaused: ExpectationKind<TenantPaused> = {
   kind: 'tenant-paused',
   class: 'safety',
-  description: 'no task of the tenant was claimed between the operator pausing it and resuming it (in commit order); it was paused at least minPauses times and resumed each time',
+  description: 'no task of the tenant was claimed between the operator pausing it and resuming it (in commit order); it was paused at least minPauses times and resumed each time; optionally, a pause found its tasks in given states, and one was confirmed stopped while paused',
   schema: z.strictObject({
     kind: z.literal('tenant-paused'),
     tenant: z.string().min(1),
@@ -347,7 +347,7 @@ interface LevelNote {
 export const budgetRestart: ExpectationKind<BudgetRestart> = {
   kind: 'budget-restart',
   class: 'safety',
-  description: "across each restart, budget levels are kept: concurrency and totals equal, a rate bucket refilled by at most the core clock's elapsed time (nothing when it went back)",
+  description: "across each restart, budget levels are kept: the stored rows unchanged, a rate bucket refilled by at most the core clock's elapsed time (nothing when it went back)",
   schema: z.strictObject({ kind: z.literal('budget-restart'), minRestarts: z.number().int().min(0).optional() }),
   check(spec, run) {
     const budgets = (run.scenario.queue.budgets ?? {}) as Record<string, { kind: string; refill?: number; periodMs?: number; capacity?: number }>;
