@@ -116,4 +116,60 @@ describe('S8 coverage marks', () => {
       burst: 1,
     });
   });
+
+  it('counts admission and budgets: deferred by reason, critical deferred then ran, the bucket head waited, exceeds_budget, a retry releasing its reservation', async () => {
+    const run = realRun({
+      capacity: 2,
+      criticalHeadroom: 2,
+      globalLimit: 2,
+      perTenantLimit: 2,
+      budgets: { browser_sessions: { kind: 'concurrency', limit: 1 }, outbound: { kind: 'rate', capacity: 1, refill: 1, periodMs: 60_000 } },
+    });
+    const enqueue = (topic: string, extra: object, tenant = 'acme') => run.queue.enqueue({ tenant, topic, version: 1, priority: 10, input: { n: topic }, ...extra });
+    expect(await enqueue('huge', { needs: { browser_sessions: 2 } })).toMatchObject({ ok: false, error: 'exceeds_budget' });
+    const a = (await enqueue('a', { needs: { browser_sessions: 1 } })) as { taskId: number };
+    const b = (await enqueue('b', { needs: { browser_sessions: 1 } })) as { taskId: number };
+    // Full: a critical task is admitted into the headroom, DEFER capacity.
+    const c = (await enqueue('c', { critical: true, needs: { outbound: 1 } }, 'globex')) as { taskId: number };
+    expect(await enqueue('d', {})).toMatchObject({ ok: false, error: 'queue_full' });
+    await run.claim('w0#1', a.taskId);
+    // b waits for the browser session (DEFER budget, acme skipped for the rest of the claim); globex's c runs.
+    await run.claim('w1#1', c.taskId);
+    // a's retry gives its session back (it backs off); b, the bucket's head, runs.
+    await run.fail('w0#1', a.taskId, 'rate_limited');
+    await run.claim('w2#1', b.taskId);
+    const marks = coverageMarks(await run.build());
+    expect(marks).toMatchObject({
+      exceeds_budget_rejected: 1,
+      deferred_capacity: 1,
+      critical_deferred_then_ran: 1,
+      deferred_budget: 1,
+      bucket_head_waited: 1,
+      reservation_released_on_retry: 1,
+      queue_full: 1,
+      budget_exhausted: 0,
+    });
+  });
+
+  it('counts a paused tenant that had ready work while another tenant was claimed, and its deferred enqueue', async () => {
+    const run = realRun({ globalLimit: 2, perTenantLimit: 2 });
+    const a = (await run.enqueue({ tenant: 'acme', topic: 'a-1' }))!;
+    const invoke = run.history.invoke('operator', 'pauseTenant', { data: { tenant: 'acme', args: ['acme', 'drill'] } });
+    await run.queue.pauseTenant('acme', 'drill');
+    run.history.ok(invoke, { data: { tenant: 'acme', args: ['acme', 'drill'], ev: await run.queue.eventCursor() } });
+    await run.enqueue({ tenant: 'acme', topic: 'a-2' });
+    const g = (await run.enqueue({ tenant: 'globex', topic: 'g-1' }))!;
+    await run.claim('w0#1', g);
+    const marks = coverageMarks(await run.build());
+    expect(marks).toMatchObject({ tenant_paused_no_lease: 1, deferred_tenant_paused: 1 });
+    expect(a).toBeGreaterThan(0);
+  });
+
+  it('counts a run that a total budget ended budget_exhausted', async () => {
+    const run = realRun({ budgets: { run_tokens: { kind: 'total', limit: 1, per: 'run' } } });
+    const task = (await run.queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 10, input: {}, needs: { run_tokens: 1 } })) as { taskId: number };
+    const claimed = await run.claim('w0#1', task.taskId);
+    expect(await run.as('w0#1').reserve(task.taskId, 'w0#1', claimed.generation, { run_tokens: 1 })).toMatchObject({ ok: false, error: 'budget' });
+    expect(coverageMarks(await run.build())).toMatchObject({ budget_exhausted: 1 });
+  });
 });
