@@ -59,6 +59,18 @@ describe("seed 004's admission drills", () => {
     });
   }
 
+  it("records the operator's pauseTenant and resumeTenant calls (args as the queue takes them) and the workers' reserve calls", async () => {
+    const paused = await run('tenant-pause');
+    const calls = paused.history.entries().filter((entry) => entry.type === 'invoke' && (entry.op === 'pauseTenant' || entry.op === 'resumeTenant'));
+    expect(calls.map((entry) => [entry.actor, (entry as { op: string }).op, (entry.data as { args: unknown }).args])).toEqual([
+      ['operator', 'pauseTenant', ['acme', 'drill: pending work, no new lease']],
+      ['operator', 'resumeTenant', ['acme']],
+    ]);
+    const reserves = (await run('reconcile-auto')).history.entries().filter((entry) => entry.type !== 'note' && entry.op === 'reserve');
+    expect(reserves.filter((entry) => entry.type === 'invoke').length).toBeGreaterThan(10);
+    expect(reserves.every((entry) => /^w\d+#\d+$/.test(entry.actor) && entry.taskId !== undefined)).toBe(true);
+  });
+
   it('critical-under-full: a critical task never deferred, or a normal one treated as critical, fails deferred-then-ran', async () => {
     const world = await run('critical-under-full');
     const spec = { tasks: { labels: ['C1', 'C2', 'C3'], minTasks: 3 }, critical: true, reason: 'capacity' as const, state: 'done' };
