@@ -87,27 +87,25 @@ export type Mark = (typeof ALL_MARKS)[number];
  * io_error are demanded by `storage-faults` and io_error by `io-errors`, whose plans hold those faults
  * (mixed's swarm does not draw them).
  */
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS()]);
-
 /**
  * The admission and budget marks (issue 16): mixed declares no budgets and pauses no tenant, so none
  * is demanded of it; each is demanded by the scenario built to reach it (SCENARIO_MARKS below, and that
  * scenario's `mark` expectations).
  */
-function ADMISSION_MARKS(): Mark[] {
-  return [
-    'deferred_tenant_paused',
-    'deferred_capacity',
-    'deferred_rate_limited',
-    'deferred_budget',
-    'critical_deferred_then_ran',
-    'bucket_head_waited',
-    'budget_exhausted',
-    'exceeds_budget_rejected',
-    'tenant_paused_no_lease',
-    'reservation_released_on_retry',
-  ];
-}
+const ADMISSION_MARKS: readonly Mark[] = [
+  'deferred_tenant_paused',
+  'deferred_capacity',
+  'deferred_rate_limited',
+  'deferred_budget',
+  'critical_deferred_then_ran',
+  'bucket_head_waited',
+  'budget_exhausted',
+  'exceeds_budget_rejected',
+  'tenant_paused_no_lease',
+  'reservation_released_on_retry',
+];
+
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS]);
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 

@@ -68,7 +68,7 @@ describe("seed 004's admission drills", () => {
     ]);
     const reserves = (await run('reconcile-auto')).history.entries().filter((entry) => entry.type !== 'note' && entry.op === 'reserve');
     expect(reserves.filter((entry) => entry.type === 'invoke').length).toBeGreaterThan(10);
-    expect(reserves.every((entry) => /^w\d+#\d+$/.test(entry.actor) && entry.taskId !== undefined)).toBe(true);
+    expect(reserves.every((entry) => /^w\d+#\d+$/.test(entry.actor) && (entry as { taskId?: number }).taskId !== undefined)).toBe(true);
   });
 
   it('critical-under-full: a critical task never deferred, or a normal one treated as critical, fails deferred-then-ran', async () => {
