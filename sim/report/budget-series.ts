@@ -13,9 +13,12 @@ import type { BudgetSpec, TaskEvent } from '../../src/queue/types.ts';
  * (units x periodMs), full (capacity x periodMs) at its first use; before each write it refills by
  * max(0, at - updatedAt) x refill, capped at capacity x periodMs, and updatedAt = max(updatedAt, at) (a
  * clock that goes back refills nothing); a grant takes units x periodMs, an overdraft too (the level may
- * go below zero), a return gives units x periodMs back, never above capacity x periodMs. Like the core,
- * the elapsed time is bounded by the time that refills an empty bucket (ceil(full / refill)), which keeps
- * the product exact. Pure: no clock, no randomness.
+ * go below zero), a return gives units x periodMs back, never above capacity x periodMs. The elapsed
+ * time is bounded by the time that fills the bucket from its level (ceil((full - level) / refill)), which
+ * keeps the product exact and changes nothing else. (The core bounds it by ceil(full / refill), the time
+ * from empty: for a bucket an overdraft took below zero that is too short, and the core's level then
+ * stays below capacity until the next write. admission.test.ts documents it; this replay keeps the
+ * rule above.) Pure: no clock, no randomness.
  */
 
 export type BudgetMove = 'grant' | 'overdraft' | 'return';
@@ -80,12 +83,12 @@ function unitsOf(value: unknown): [string, number][] {
 
 type RateSpec = Extract<BudgetSpec, { kind: 'rate' }>;
 
-/** The bucket's scaled level at `at`, refilled from its last write (the core's rateLevelAt). */
+/** The bucket's scaled level at `at`, refilled from its last write: min(full, level + max(0, at - updatedAt) x refill). */
 export function rateLevel(spec: RateSpec, last: { scaled: number; updatedAt: number } | undefined, at: number): { scaled: number; since: number } {
   const full = spec.capacity * spec.periodMs;
   if (last === undefined) return { scaled: full, since: at };
   const elapsed = Math.max(0, at - last.updatedAt);
-  const bounded = spec.refill === 0 ? 0 : Math.min(elapsed, Math.ceil(full / spec.refill));
+  const bounded = spec.refill === 0 ? 0 : Math.min(elapsed, Math.max(0, Math.ceil((full - last.scaled) / spec.refill)));
   return { scaled: Math.min(full, last.scaled + bounded * spec.refill), since: Math.max(last.updatedAt, at) };
 }
 
@@ -165,15 +168,12 @@ export function levelPoints(track: BudgetTrack, fromMs: number, toMs: number): L
   const ramp = (scaled: number, since: number, untilMs: number) => {
     if (rate === undefined || rate.refill === 0) return;
     const full = rate.capacity * rate.periodMs;
-    // The core bounds the elapsed time by the time that refills an empty bucket: no more than this comes back.
-    const most = Math.ceil(full / rate.refill) * rate.refill;
     const first = Math.floor(scaled / rate.periodMs) + 1;
     const steps: number[] = [];
     for (let unit = first; unit <= rate.capacity; unit++) steps.push(unit);
     const chosen = steps.length <= MAX_REFILL_STEPS ? steps : steps.filter((_, index) => index % Math.ceil(steps.length / MAX_REFILL_STEPS) === 0 || index === steps.length - 1);
     for (const unit of chosen) {
       const target = Math.min(full, unit * rate.periodMs);
-      if (target - scaled > most) break;
       const at = since + Math.ceil((target - scaled) / rate.refill);
       if (at > untilMs) break;
       push(at, unit);
