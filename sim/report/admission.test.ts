@@ -345,7 +345,7 @@ describe('the sections in the report of a real run', () => {
     expect(html).not.toContain('class="budget-plot"');
   });
 
-  it('draws a plot per configured concurrency and rate budget, idle ones flat, and the extremes of a total', async () => {
+  it('says in one line that configured budgets never moved, rather than drawing empty plots', async () => {
     const plain = resolveScenarioArgument('retry-storm', 'test');
     const budgets = {
       browser: { kind: 'concurrency', limit: 2, scope: 'tenant' },
@@ -356,16 +356,36 @@ describe('the sections in the report of a real run', () => {
     const { aggregator } = await collectScenario({ source, jobs: seeds, threads: 1, progress: { tty: false, line: () => {} } });
     const figures = aggregator.figures();
     expect(Object.keys(figures.budgets.specs)).toEqual(['browser', 'run_tokens', 'tokens_per_minute']);
-    expect(figures.budgets.plots.map((row) => [row.budget, row.scope])).toEqual([
-      ['browser', 'tenant:*'],
-      ['tokens_per_minute', ''],
-    ]);
+    expect(figures.budgets.plots).toEqual([]);
     const report = scenarioReport(provenance(source), figures);
-    const html = renderHtml(report);
-    expect(html.match(/class="budget-plot"/g)).toHaveLength(2);
-    expect(html).toContain('class="budget-limit"');
     const markdown = renderMarkdown(report);
     expect(markdown).toContain('| budget | configuration | scopes moved | extreme | scopes at the limit | grants | overdrafts |');
     expect(markdown).toContain('| tokens_per_minute | rate, capacity 1000, refill 1000 per 60 s, scope global | 0 | - | - | 0 | 0 |');
+    expect(markdown).toContain('No level plot: no task needed any budget, so no unit moved in any seed.');
+    expect(renderHtml(report)).not.toContain('class="budget-plot"');
+  });
+
+  it('draws a step plot per budget and scope that moved, with its limit, and names the idle ones', () => {
+    const aggregator = new ReportAggregator();
+    const specs: Record<string, BudgetSpec> = { seat: { kind: 'concurrency', limit: 3 }, idle: { kind: 'rate', capacity: 5, refill: 1, periodMs: 1_000 } };
+    const points = [
+      { at: 0, level: 0 },
+      { at: 1_000, level: 2 },
+      { at: 5_000, level: 1 },
+    ];
+    aggregator.add(
+      digest(0, { specs, peaks: [{ budget: 'idle', kind: 'rate', limit: 5, scopes: 0, peak: 5, atLimit: 0, grants: 0, unitsGranted: 0, overdrafts: 0 }, { budget: 'seat', kind: 'concurrency', limit: 3, scopes: 1, peak: 2, atLimit: 0, grants: 2, unitsGranted: 2, overdrafts: 0 }], series: [{ budget: 'seat', kind: 'concurrency', scope: '', limit: 3, seed: '500', index: 0, fromMs: 0, toMs: 10_000, points }] }, {}),
+    );
+    const source = resolveScenarioArgument('retry-storm', 'test');
+    const report = scenarioReport(provenance(source), aggregator.figures());
+    const html = renderHtml(report);
+    expect(html.match(/class="budget-plot"/g)).toHaveLength(1);
+    expect(html).toContain('class="budget-limit"');
+    // Held 0 until 1 s, 2 until 5 s, then 1 to the end: a step path, horizontal then vertical.
+    expect(html).toMatch(/class="budget-level" d="M40,[\d.]+H[\d.]+V[\d.]+H[\d.]+V[\d.]+H428"/);
+    const markdown = renderMarkdown(report);
+    expect(markdown).toContain('| seat | concurrency, limit 3, scope global | 1 | most held 2 of 3 | 0 reached the limit | 2 (2 units) | 0 |');
+    expect(markdown).toContain('Not drawn, no unit moved in any seed: idle.');
+    expect(markdown).toContain('| seat (global), seed 500 | 2 | 0 | 2 | 3 |');
   });
 });

@@ -255,13 +255,6 @@ export function budgetDigest(index: number, seed: string, world: Pick<WorldResul
     .filter((track) => track.kind !== 'total')
     .slice(0, MAX_BUDGET_PLOTS)
     .map((track) => ({ budget: track.budget, kind: track.kind, scope: track.scope, limit: track.limit, seed, index, fromMs, toMs, points: levelPoints(track, fromMs, toMs) }));
-  // A configured budget no event moved still gets its (flat) plot, so the section says it was idle.
-  for (const budget of Object.keys(specs).sort()) {
-    const spec = specs[budget]!;
-    if (spec.kind === 'total' || series.some((plot) => plot.budget === budget)) continue;
-    const limit = spec.kind === 'rate' ? spec.capacity : spec.limit;
-    series.push({ budget, kind: spec.kind, scope: (spec.scope ?? 'global') === 'tenant' ? 'tenant:*' : '', limit, seed, index, fromMs, toMs, points: [{ at: fromMs, level: spec.kind === 'rate' ? limit : 0 }] });
-  }
   series.sort((a, b) => (a.budget < b.budget ? -1 : a.budget > b.budget ? 1 : a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
   return { specs, peaks, series };
 }

@@ -145,18 +145,26 @@ function budgetRows(figures: ReportFigures): string[][] {
 const BUDGET_HEADER = ['budget', 'configuration', 'scopes moved', 'extreme', 'scopes at the limit', 'grants', 'overdrafts'];
 
 function budgetNote(): string {
-  return 'Replayed from the event logs with the core\'s integer rules (sim/report/budget-series.ts): grants from claimed and budget_reserved data.reserved, overdrafts from checkpoints, returns from data.released on the edge that frees the slot. Scopes, extremes and grants over all seeds.';
+  return 'Replayed from the event logs with the SPEC\'s integer rules (sim/report/budget-series.ts): grants from claimed and budget_reserved data.reserved, overdrafts from checkpoints, returns from data.released on the edge that frees the slot. Scopes, extremes and grants over all seeds.';
 }
 
 function plotTitle(plot: BudgetPlot): string {
   return `${describeScope(plot.budget, plot.scope)}, seed ${plot.seed}`;
 }
 
+/** Budgets configured that no event of any seed moved. */
+function idleBudgets(figures: ReportFigures): string[] {
+  return Object.keys(figures.budgets.specs).filter((name) => (figures.budgets.peaks.find((row) => row.budget === name)?.scopes ?? 0) === 0);
+}
+
 function plotsNote(figures: ReportFigures): string {
   const plots = figures.budgets.plots;
-  if (plots.length === 0) return 'No level plot: no concurrency or rate budget is configured (a total has one level per run or session: see its max used/limit above).';
+  const idle = idleBudgets(figures);
+  if (idle.length === Object.keys(figures.budgets.specs).length) return 'No level plot: no task needed any budget, so no unit moved in any seed.';
+  const idleNote = idle.length === 0 ? '' : ` Not drawn, no unit moved in any seed: ${idle.join(', ')}.`;
+  if (plots.length === 0) return `No level plot: no concurrency or rate budget moved in the drawn seed (a total has one level per run or session: see its max used/limit above).${idleNote}`;
   const first = plots[0]!;
-  return `Levels over the queue clock in seed ${first.seed} (index ${first.index}), one plot per concurrency or rate budget and scope, whole units (a rate bucket's level rounded down, as budgetLevels() reports it); time from the run's start.`;
+  return `Levels over the queue clock in seed ${first.seed} (index ${first.index}), one plot per concurrency or rate budget and scope it moved, whole units (a rate bucket's level rounded down, as budgetLevels() reports it); time from the run's start.${idleNote}`;
 }
 
 // ---------------------------------------------------------------------------------------------------

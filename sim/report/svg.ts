@@ -333,10 +333,10 @@ export const BUDGET_LIMIT_COLOUR = '#d7301f';
  */
 export function budgetPlotSvg(plot: BudgetPlot, title: string): string {
   const width = 440;
-  const height = 170;
+  const height = 184;
   const left = 40;
   const right = 12;
-  const top = 22;
+  const top = 36;
   const bottom = 30;
   const plotWidth = width - left - right;
   const plotHeight = height - top - bottom;
@@ -370,7 +370,7 @@ export function budgetPlotSvg(plot: BudgetPlot, title: string): string {
   parts.push(`<line class="budget-limit" x1="${left}" y1="${n(y(plot.limit))}" x2="${left + plotWidth}" y2="${n(y(plot.limit))}" stroke="${BUDGET_LIMIT_COLOUR}" stroke-width="1.2" stroke-dasharray="5,3"><title>${esc(`${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</title></line>`);
   const what = plot.kind === 'rate' ? 'units left in the bucket' : 'units held';
   parts.push(`<text x="${left}" y="14" class="tl-legend">${esc(title)}</text>`);
-  parts.push(`<text x="${left + plotWidth}" y="14" text-anchor="end" class="tl-axis">${esc(`${what}; dashed: ${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</text>`);
+  parts.push(`<text x="${left}" y="28" class="tl-axis">${esc(`${what}; dashed: ${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</text>`);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" class="budget-plot" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(title)}">`,
     `<title>${esc(title)}</title>`,
