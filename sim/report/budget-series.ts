@@ -15,10 +15,8 @@ import type { BudgetSpec, TaskEvent } from '../../src/queue/types.ts';
  * clock that goes back refills nothing); a grant takes units x periodMs, an overdraft too (the level may
  * go below zero), a return gives units x periodMs back, never above capacity x periodMs. The elapsed
  * time is bounded by the time that fills the bucket from its level (ceil((full - level) / refill)), which
- * keeps the product exact and changes nothing else. (The core bounds it by ceil(full / refill), the time
- * from empty: for a bucket an overdraft took below zero that is too short, and the core's level then
- * stays below capacity until the next write. admission.test.ts documents it; this replay keeps the
- * rule above.) Pure: no clock, no randomness.
+ * keeps the product exact and changes nothing else (the core bounds it the same way). Pure: no clock,
+ * no randomness.
  */
 
 export type BudgetMove = 'grant' | 'overdraft' | 'return';

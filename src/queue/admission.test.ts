@@ -410,3 +410,18 @@ describe('A2 admission', () => {
     expect(await queue.reservations()).toEqual([]);
   });
 });
+
+describe('A1 a bucket in debt', () => {
+  it('refills from below zero to full when left idle long enough (an overdraft is paid back, not kept)', async () => {
+    const { queue, clock } = openTestQueue({ config: { ...WIDE, budgets: { tokens: { kind: 'rate', capacity: 10, refill: 10, periodMs: 1_000, meter: 'tokens' } } } });
+    const id = await enqueueOk(queue, { needs: { tokens: 10 } });
+    const task = await claimOk(queue, 'w1');
+    await queue.checkpoint(id, 'w1', task.generation, { kind: 'A', step: 0, state: {}, usage: USAGE(15) });
+    expect(await levelOf(queue, 'tokens')).toBe(-5);
+    await queue.complete(id, 'w1', task.generation, 'ok');
+    clock.advance(1_000_000);
+    expect(await levelOf(queue, 'tokens')).toBe(10);
+    const next = await enqueueOk(queue, { needs: { tokens: 10 } });
+    expect((await claimOk(queue, 'w1')).id).toBe(next);
+  });
+});
