@@ -173,7 +173,8 @@ export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: n
     const spec = config.budgets[row.budget];
     const kept = spec === undefined || spec.kind === 'concurrency' ? 0 : spec.meter === undefined ? row.reserved : Math.min(row.consumed, row.reserved);
     const back = row.reserved - kept;
-    if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, at))) continue;
+    // The row keeps reserved = consumed + released: an unmetered budget consumed all it reserved.
+    if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, kept, at))) continue;
     released[row.budget] = back;
     consumed[row.budget] = kept;
     if (spec === undefined || back === 0) continue;

@@ -921,12 +921,12 @@ export const SABOTAGES: readonly Sabotage[] = [
     file: 'src/store/statements.ts',
     find: lines(
       "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),",
-      '    releaseReservation: p(`UPDATE reservations SET released = ?, released_at = ?',
+      '    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?',
       '                           WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),',
     ),
     replace: lines(
       "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? ORDER BY generation, budget'),",
-      '    releaseReservation: p(`UPDATE reservations SET released = ?, released_at = ?',
+      '    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?',
       '                           WHERE task_id = ? AND generation = ? AND budget = ?`),',
     ),
     expectedInvariant: 'I16',
