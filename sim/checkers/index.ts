@@ -11,6 +11,7 @@ import { i10Supersede } from './i10-supersede.ts';
 import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
 import { i12UncertainHeld } from './i12-uncertain-held.ts';
 import { i13Isolation } from './i13-isolation.ts';
+import { i15Budgets } from './i15-budgets.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -32,6 +33,7 @@ export const allCheckers: Checker[] = [
   i11Contiguous,
   i12UncertainHeld,
   i13Isolation,
+  i15Budgets,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
@@ -55,6 +57,7 @@ export {
   i11Drained,
   i12UncertainHeld,
   i13Isolation,
+  i15Budgets,
   storageAtomic,
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
