@@ -12,6 +12,7 @@ import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
 import { i12UncertainHeld } from './i12-uncertain-held.ts';
 import { i13Isolation } from './i13-isolation.ts';
 import { i15Budgets } from './i15-budgets.ts';
+import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -34,10 +35,12 @@ export const allCheckers: Checker[] = [
   i12UncertainHeld,
   i13Isolation,
   i15Budgets,
+  i16Reservations,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
   i11Drained,
+  i16Released,
 ];
 
 export {
@@ -58,6 +61,8 @@ export {
   i12UncertainHeld,
   i13Isolation,
   i15Budgets,
+  i16Reservations,
+  i16Released,
   storageAtomic,
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
