@@ -13,6 +13,7 @@ import { i12UncertainHeld } from './i12-uncertain-held.ts';
 import { i13Isolation } from './i13-isolation.ts';
 import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
+import { i17PausedTenant } from './i17-paused-tenant.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -36,6 +37,7 @@ export const allCheckers: Checker[] = [
   i13Isolation,
   i15Budgets,
   i16Reservations,
+  i17PausedTenant,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
@@ -63,6 +65,7 @@ export {
   i15Budgets,
   i16Reservations,
   i16Released,
+  i17PausedTenant,
   storageAtomic,
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
