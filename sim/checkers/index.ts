@@ -14,6 +14,7 @@ import { i13Isolation } from './i13-isolation.ts';
 import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
+import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -38,11 +39,13 @@ export const allCheckers: Checker[] = [
   i15Budgets,
   i16Reservations,
   i17PausedTenant,
+  i20Admission,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
   i11Drained,
   i16Released,
+  i20DeferredNotLost,
 ];
 
 export {
@@ -66,6 +69,8 @@ export {
   i16Reservations,
   i16Released,
   i17PausedTenant,
+  i20Admission,
+  i20DeferredNotLost,
   storageAtomic,
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';
