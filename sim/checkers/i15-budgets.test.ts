@@ -3,7 +3,7 @@ import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i15Budgets, replayBuckets } from './i15-budgets.ts';
-import { budgetRun, buildWithBudgets, enqueueWith, judgedUnder, withEvents } from './i15-test-world.ts';
+import { budgetRun, buildWithBudgets, enqueueWith, judgedUnder, withEvents } from './__test-helpers__/budget-run.ts';
 
 const budgets: QueueConfig['budgets'] = {
   browser: { kind: 'concurrency', limit: 2 },

@@ -3,7 +3,7 @@ import type { QueueConfig, ReservationView } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
-import { budgetRun, buildWithBudgets, enqueueWith, withEvents } from './i15-test-world.ts';
+import { budgetRun, buildWithBudgets, enqueueWith, withEvents } from './__test-helpers__/budget-run.ts';
 
 const budgets: QueueConfig['budgets'] = {
   browser: { kind: 'concurrency', limit: 2 },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import type { RealRun } from './__test-helpers__/real-run.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
-import { budgetRun, buildWithBudgets, enqueueWith, pause, resume } from './i15-test-world.ts';
+import { budgetRun, buildWithBudgets, enqueueWith, pause, resume } from './__test-helpers__/budget-run.ts';
 
 /** A pause the history records as acknowledged without the queue ever hearing it: what a queue that ignored it would leave. */
 function unheardPause(run: RealRun, tenant: string, ev: number, op: 'pauseTenant' | 'resumeTenant' = 'pauseTenant') {

@@ -3,7 +3,7 @@ import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
-import { budgetRun, buildWithBudgets, enqueueWith, judgedUnder, pause, withEvents } from './i15-test-world.ts';
+import { budgetRun, buildWithBudgets, enqueueWith, judgedUnder, pause, withEvents } from './__test-helpers__/budget-run.ts';
 
 const config: Partial<QueueConfig> = {
   capacity: 2,

@@ -9,7 +9,7 @@ import { i4Capacity } from './i4-capacity.ts';
 import { i7Settlement } from './i7-settlement.ts';
 import { i11Contiguous } from './i11-no-lost-task.ts';
 import { allCheckers } from './index.ts';
-import { budgetRun, buildWithBudgets, enqueueWith, pause } from './i15-test-world.ts';
+import { budgetRun, buildWithBudgets, enqueueWith, pause } from './__test-helpers__/budget-run.ts';
 import { TABLE_READERS, unreadTables, type AuditedWorld, type AuditFields } from './tables.ts';
 
 /**

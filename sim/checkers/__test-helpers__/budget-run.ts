@@ -1,7 +1,7 @@
-import type { Needs, QueueConfig } from '../../src/queue/types.ts';
-import type { Arrival } from '../workload.ts';
-import type { WorldResult } from '../world.ts';
-import { oneStepScript, realRun, type RealRun, type RealTaskSpec } from './__test-helpers__/real-run.ts';
+import type { Needs, QueueConfig } from '../../../src/queue/types.ts';
+import type { Arrival } from '../../workload.ts';
+import type { WorldResult } from '../../world.ts';
+import { oneStepScript, realRun, type RealRun, type RealTaskSpec } from './real-run.ts';
 
 /**
  * Test support for the issue 16 checkers (I15, I16, I17, I20): a hand-driven real queue whose tasks
