@@ -46,6 +46,8 @@ describe('I16 reservations balance', () => {
     expectViolation(i16Reservations, editRows(world, (rows) => first(rows, 'tpm', (row) => (row.released = row.released! + 1))), /I16 balance: task 1 g1 tpm reserved 2100 but consumed 2100 \+ released 1 = 2101/);
     expectViolation(i16Reservations, editRows(world, (rows) => first(rows, 'run_tokens', (row) => (row.consumed = row.reserved + 5))), /I16 balance: task 1 g1 run_tokens consumed 2505 of a reservation of 2500/);
     expectViolation(i16Reservations, editRows(world, (rows) => [...rows, { ...rows[0]! }]), /I16 unique: task 1 g1 browser has more than one reservation row/);
+    // A semaphore that kept its unit: balanced on paper, but a leak.
+    expectViolation(i16Reservations, editRows(world, (rows) => first(rows, 'browser', (row) => Object.assign(row, { consumed: 1, released: 0 }))), /I16 semaphore: task 1 g1 browser is a concurrency budget: all 1 units come back when the slot is freed, but 0 were released and 1 consumed/);
   });
 
   it('fails a reservation that is not what the log granted', async () => {

@@ -19,7 +19,8 @@ const describe = (row: Pick<ReservationView, 'taskId' | 'generation' | 'budget'>
  *
  * Rules:
  * - each (task, generation, budget) has one reservation row;
- * - a released row balances: reserved = consumed + released, with 0 <= consumed <= reserved;
+ * - a released row balances: reserved = consumed + released, with 0 <= consumed <= reserved; a
+ *   concurrency budget (a semaphore) is never consumed: its release gives every unit back;
  * - what was reserved is what the log granted that attempt: the `reserved` of its claimed and
  *   budget_reserved events plus the `overdraft` of its checkpoints;
  * - each is released once: the events that name a release of (task, budget) are as many as its
@@ -45,6 +46,10 @@ export const i16Reservations: Checker = {
       if (row.consumed < 0 || row.consumed > row.reserved) out.add('balance', `${describe(row)} consumed ${row.consumed} of a reservation of ${row.reserved}`, { taskId: row.taskId });
       if (row.released !== null && (row.released < 0 || row.reserved !== row.consumed + row.released)) {
         out.add('balance', `${describe(row)} reserved ${row.reserved} but consumed ${row.consumed} + released ${row.released} = ${row.consumed + row.released}`, { taskId: row.taskId });
+      }
+      const spec = Object.hasOwn(analysis.config.budgets, row.budget) ? analysis.config.budgets[row.budget] : undefined;
+      if (spec?.kind === 'concurrency' && row.released !== null && (row.released !== row.reserved || row.consumed !== 0)) {
+        out.add('semaphore', `${describe(row)} is a concurrency budget: all ${row.reserved} units come back when the slot is freed, but ${row.released} were released and ${row.consumed} consumed`, { taskId: row.taskId });
       }
       if (row.released === null && row.releasedAt !== null) out.add('balance', `${describe(row)} has a release time but no released units`, { taskId: row.taskId });
     }
