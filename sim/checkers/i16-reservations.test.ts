@@ -94,12 +94,11 @@ describe('I16 reservations balance', () => {
   });
 
   /**
-   * Finding against the core (e60b471): a meterless rate or total budget counts all it reserved as
-   * consumed (the release event's `consumed` says so) but the reservation row keeps consumed 0 with
-   * released 0, so reserved != consumed + released. `it.fails` while the core does this: when the core
-   * records the consumed units on the row, this starts passing and vitest reports it, so drop `.fails`.
+   * Found by this checker against e60b471: a meterless rate or total budget counts all it reserved as
+   * consumed (the release event's `consumed` says so) but the reservation row kept consumed 0 with
+   * released 0, so reserved != consumed + released. Fixed in the core (the release writes consumed).
    */
-  it.fails('a meterless budget\'s released row balances (core finding: the row keeps consumed 0)', async () => {
+  it('a meterless budget\'s released row balances (the release records what it consumed)', async () => {
     const run = budgetRun({ budgets: { calls: { kind: 'rate', capacity: 10, refill: 1, periodMs: 1_000 }, tools: { kind: 'total', limit: 10, per: 'run' } } });
     const a = (await enqueueWith(run, { needs: { calls: 3, tools: 2 } }))!;
     await run.claim('w0#1', a);
