@@ -56,6 +56,17 @@ export interface WorldResult {
   creditLedger: Awaited<ReturnType<WorkQueue['creditLedger']>>;
   schemaMigrations: Awaited<ReturnType<WorkQueue['schemaMigrations']>>;
   /**
+   * A1, A2 (issue 16): the budget rows (budget_levels, as budgetLevels() reports them at
+   * `budgetLevelsAt`, the queue clock's reading then), the reservations, every admission decision and
+   * the paused tenants (tenant_pauses). Optional: an older counterexample's result lacks them, and the
+   * checkers' rules that need one skip (checkers/tables.ts).
+   */
+  budgetLevels?: Awaited<ReturnType<WorkQueue['budgetLevels']>>;
+  budgetLevelsAt?: number;
+  reservations?: Awaited<ReturnType<WorkQueue['reservations']>>;
+  admissionDecisions?: Awaited<ReturnType<WorkQueue['admissionDecisions']>>;
+  pausedTenants?: Awaited<ReturnType<WorkQueue['pausedTenants']>>;
+  /**
    * Q17: the incident grouping of every task enqueued in the run, read from the queue at the end
    * (minGroupSize 1: groups of one included; a candidate in the SPEC's sense has two or more).
    */
@@ -599,6 +610,11 @@ export class World {
       effects: await this.queue.effects(),
       creditLedger: await this.queue.creditLedger(),
       schemaMigrations: await this.queue.schemaMigrations(),
+      budgetLevelsAt: this.loop.clock.now(),
+      budgetLevels: await this.queue.budgetLevels(),
+      reservations: await this.queue.reservations(),
+      admissionDecisions: await this.queue.admissionDecisions(),
+      pausedTenants: await this.queue.pausedTenants(),
       incidents: await this.queue.incidentCandidates({ from: 0, to: Number.MAX_SAFE_INTEGER, minGroupSize: 1 }),
       outcomes: this.outcomes,
       drained,

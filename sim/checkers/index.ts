@@ -11,6 +11,10 @@ import { i10Supersede } from './i10-supersede.ts';
 import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
 import { i12UncertainHeld } from './i12-uncertain-held.ts';
 import { i13Isolation } from './i13-isolation.ts';
+import { i15Budgets } from './i15-budgets.ts';
+import { i16Released, i16Reservations } from './i16-reservations.ts';
+import { i17PausedTenant } from './i17-paused-tenant.ts';
+import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -32,10 +36,16 @@ export const allCheckers: Checker[] = [
   i11Contiguous,
   i12UncertainHeld,
   i13Isolation,
+  i15Budgets,
+  i16Reservations,
+  i17PausedTenant,
+  i20Admission,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
   i11Drained,
+  i16Released,
+  i20DeferredNotLost,
 ];
 
 export {
@@ -55,6 +65,12 @@ export {
   i11Drained,
   i12UncertainHeld,
   i13Isolation,
+  i15Budgets,
+  i16Reservations,
+  i16Released,
+  i17PausedTenant,
+  i20Admission,
+  i20DeferredNotLost,
   storageAtomic,
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';

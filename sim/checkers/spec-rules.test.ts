@@ -4,11 +4,13 @@ import { canonicalJson } from '../../src/canonical-json.ts';
 import { DEFAULT_CONFIG, resolveConfig } from '../../src/queue/config.ts';
 import { compareCandidates, score } from '../../src/queue/scoring.ts';
 import { EDGES, LIVE_STATES, OCCUPYING_STATES, STATES, TERMINAL_STATES, TRANSITIONS } from '../../src/queue/states.ts';
-import { FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES, type QueueConfig, type TaskState } from '../../src/queue/types.ts';
+import { ADMISSION_REASONS, FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES, type QueueConfig, type TaskState } from '../../src/queue/types.ts';
+import { scopeKey } from '../../src/queue/budgets.ts';
 import { requestKey } from '../../src/worker/fingerprint.ts';
 import { listScenarios, catalogueScenario } from '../scenarios/registry.ts';
 import { specOrder, specScore } from './spec-formulas.ts';
 import {
+  SPEC_ADMISSION_REASONS,
   SPEC_DEFAULTS,
   SPEC_INITIAL_STATES,
   SPEC_LIVE_STATES,
@@ -20,6 +22,7 @@ import {
   SPEC_STATES,
   SPEC_TERMINAL_STATES,
   specAllowsMove,
+  specBudgetScope,
   specCanonicalJson,
   specConfig,
   specIsTaskState,
@@ -104,6 +107,22 @@ describe('src/ agrees with the judge today', () => {
   it('on the retryable and non-retryable error classes (Q16)', () => {
     expect(sorted(RETRYABLE_ERROR_CLASSES)).toEqual(sorted(SPEC_RETRYABLE_ERROR_CLASSES));
     expect(sorted(FATAL_ERROR_CLASSES)).toEqual(sorted(SPEC_NON_RETRYABLE_ERROR_CLASSES));
+  });
+
+  it('on the admission reasons (A2) and the scope of a budget (A1)', () => {
+    expect(sorted(ADMISSION_REASONS)).toEqual(sorted(SPEC_ADMISSION_REASONS));
+    const specs: QueueConfig['budgets'][string][] = [
+      { kind: 'concurrency', limit: 1 },
+      { kind: 'concurrency', limit: 1, scope: 'global' },
+      { kind: 'concurrency', limit: 1, scope: 'tenant' },
+      { kind: 'rate', capacity: 1, refill: 1, periodMs: 1, scope: 'tenant' },
+      { kind: 'rate', capacity: 1, refill: 1, periodMs: 1 },
+      { kind: 'total', limit: 1, per: 'run' },
+      { kind: 'total', limit: 1, per: 'session' },
+    ];
+    const task = { id: 7, tenant: 'acme', topic: 'chat' };
+    for (const spec of specs) expect(specBudgetScope(spec, task)).toBe(scopeKey(spec, task));
+    expect(specs.map((spec) => specBudgetScope(spec, task))).toEqual(['', '', 'tenant:acme', 'tenant:acme', '', 'run:7', 'session:acme\u001fchat']);
   });
 
   it('on the defaults, and on how a configuration is applied over them', () => {

@@ -111,6 +111,8 @@ export type JudgeConfig = Pick<
   | 'tierHolds'
   | 'tokensPerCredit'
   | 'reconciliation'
+  | 'budgets'
+  | 'criticalHeadroom'
 >;
 
 /**
@@ -135,6 +137,8 @@ export const SPEC_DEFAULTS: Readonly<JudgeConfig> = Object.freeze({
   tierHolds: { standard: 20, long: 60 }, // R4
   tokensPerCredit: 1_000, // not in the SPEC (R4 charges checkpointed usage in credits)
   reconciliation: 'hold', // R5
+  budgets: {}, // A1: budgets are declared in config; none unless the scenario declares them
+  criticalHeadroom: 10, // A2: "criticalHeadroom, default 10 tasks"
 });
 
 /**
@@ -149,7 +153,26 @@ export function specConfig(overrides: Partial<QueueConfig> = {}): JudgeConfig {
   }
   config.tenantLimits = { ...(overrides.tenantLimits ?? SPEC_DEFAULTS.tenantLimits) };
   config.tierHolds = { ...SPEC_DEFAULTS.tierHolds, ...(overrides.tierHolds ?? {}) };
+  config.budgets = { ...(overrides.budgets ?? SPEC_DEFAULTS.budgets) };
   return config as unknown as JudgeConfig;
+}
+
+// ---------------------------------------------------------------- budgets and admission (A1, A2)
+
+/** A2: the reasons an admission decision may carry (the SPEC's set; `queue_full` is Q3's name for capacity). */
+export const SPEC_ADMISSION_REASONS: readonly string[] = ['tenant_paused', 'capacity', 'over_capacity', 'queue_full', 'session_busy', 'rate_limited', 'budget', 'expired', 'exceeds_budget'];
+
+/** A2: the reasons that say the queue was out of room (what critical work is never REJECTed for). */
+export const SPEC_CAPACITY_REASONS: readonly string[] = ['capacity', 'over_capacity', 'queue_full'];
+
+/**
+ * A1: whose units a task's need of a budget takes: one pool ('' global, the default), one per tenant
+ * ('tenant:T'), and for a total one per run ('run:ID', the run is the task) or per session
+ * ('session:T\u001ftopic', a session being a tenant's topic).
+ */
+export function specBudgetScope(spec: QueueConfig['budgets'][string], task: { id: number; tenant: string; topic: string }): string {
+  if (spec.kind === 'total') return spec.per === 'run' ? `run:${task.id}` : `session:${task.tenant}\u001f${task.topic}`;
+  return spec.scope === 'tenant' ? `tenant:${task.tenant}` : '';
 }
 
 // ---------------------------------------------------------------- the effect request key

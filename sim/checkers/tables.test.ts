@@ -9,6 +9,7 @@ import { i4Capacity } from './i4-capacity.ts';
 import { i7Settlement } from './i7-settlement.ts';
 import { i11Contiguous } from './i11-no-lost-task.ts';
 import { allCheckers } from './index.ts';
+import { budgetRun, buildWithBudgets, enqueueWith, pause } from './__test-helpers__/budget-run.ts';
 import { TABLE_READERS, unreadTables, type AuditedWorld, type AuditFields } from './tables.ts';
 
 /**
@@ -38,7 +39,7 @@ function field(world: WorldResult, path: string): unknown {
 describe('every table the core writes is read by a checker (issue 15 item 5)', () => {
   it('the migrated schema has the tables the registry names, and every one has a reader in allCheckers', () => {
     const tables = schemaTables();
-    expect(tables).toEqual(['checkpoints', 'counters', 'credit_ledger', 'dead_letters', 'effects', 'events', 'rejections', 'schema_migrations', 'tasks']);
+    expect(tables).toEqual(['admission_decisions', 'budget_levels', 'checkpoints', 'counters', 'credit_ledger', 'dead_letters', 'effects', 'events', 'rejections', 'reservations', 'schema_migrations', 'tasks', 'tenant_pauses']);
     expect(unreadTables(tables, TABLE_READERS, checkerIds)).toEqual([]);
     // No stale entries: the registry names only tables that exist.
     expect(Object.keys(TABLE_READERS).filter((table) => !tables.includes(table))).toEqual([]);
@@ -102,8 +103,38 @@ describe('the rules over the tables the world did not read before', () => {
     expect(world.schemaMigrations.map((migration) => migration.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, index) => index + 1));
     expectClean(i11Contiguous, world);
     const gap = world.schemaMigrations.filter((migration) => migration.version !== 3);
-    expectViolation(i11Contiguous, { ...world, schemaMigrations: gap } as AuditedWorld, /I11 schema: the database recorded migrations \[1, 2, 4, 5\]/);
+    expectViolation(i11Contiguous, { ...world, schemaMigrations: gap } as AuditedWorld, /I11 schema: the database recorded migrations \[1, 2, 4, 5, 6\]/);
     const later = world.schemaMigrations.map((migration, index) => (index === 4 ? { ...migration, appliedAt: migration.appliedAt + 1_000 } : migration));
     expectViolation(i11Contiguous, { ...world, schemaMigrations: later } as AuditedWorld, /applied at 2 different times/);
+  });
+});
+
+describe('the rules over issue 16\'s tables (budget_levels, reservations, tenant_pauses, admission_decisions)', () => {
+  it('each table\'s registered checkers pass the real rows and fail an edited copy', async () => {
+    const run = budgetRun({ capacity: 2, globalLimit: 2, perTenantLimit: 2, budgets: { browser: { kind: 'concurrency', limit: 1 } } });
+    const a = (await enqueueWith(run, { needs: { browser: 1 } }))!;
+    await enqueueWith(run, { needs: { browser: 1 } });
+    await run.claim('w0#1', a);
+    expect(await run.tryClaim('w1#1')).toBeUndefined();
+    await pause(run, 'globex');
+    await enqueueWith(run, { tenant: 'globex' });
+    const world = await buildWithBudgets(run, { drained: false });
+    const byId = (id: string) => allCheckers.filter((checker) => checker.invariant === id);
+    const clean = (id: string, w: WorldResult) => expect(byId(id).flatMap((checker) => checker.check(w)).map((v) => v.message)).toEqual([]);
+    const fails = (id: string, w: WorldResult) => expect(byId(id).flatMap((checker) => checker.check(w)).length).toBeGreaterThan(0);
+    const edits: Record<string, (w: WorldResult) => WorldResult> = {
+      budget_levels: (w) => ({ ...w, budgetLevels: w.budgetLevels!.map((row) => ({ ...row, level: row.level + 1 })) }),
+      reservations: (w) => ({ ...w, reservations: w.reservations!.map((row) => ({ ...row, reserved: row.reserved + 1 })) }),
+      tenant_pauses: (w) => ({ ...w, pausedTenants: [] }),
+      admission_decisions: (w) => ({ ...w, admissionDecisions: w.admissionDecisions!.map((row) => ({ ...row, reason: 'unknown', action: row.action === 'PAUSE' ? 'RESUME' : row.action })) }),
+    };
+    for (const [table, edit] of Object.entries(edits)) {
+      const reader = TABLE_READERS[table]!;
+      expect(field(world, reader.field), table).toBeDefined();
+      for (const id of reader.checkers) {
+        clean(id, world);
+        fails(id, edit(world));
+      }
+    }
   });
 });

@@ -20,6 +20,12 @@ export interface AuditFields {
   schemaMigrations?: AppliedMigration[];
 }
 
+/**
+ * Issue 16's tables (budget_levels, reservations, tenant_pauses, admission_decisions) come in through
+ * WorldResult's optional fields of the same names (sim/world.ts `finish`); a result without them (an
+ * older counterexample) makes the rules that need them skip, as for the audit fields above.
+ */
+
 export type AuditedWorld = WorldResult & AuditFields;
 
 /** The audit fields of a run, when its world exported them. */
@@ -92,6 +98,30 @@ export const TABLE_READERS: Readonly<Record<string, TableReader>> = {
     method: 'schemaMigrations()',
     checkers: ['I11'],
     rules: 'the run ends on a database migrated once to the latest version (versions 1..n with no gap, applied in one transaction): no reopen found an empty or half-migrated schema',
+  },
+  budget_levels: {
+    field: 'budgetLevels',
+    method: 'budgetLevels() (read at budgetLevelsAt)',
+    checkers: ['I15'],
+    rules: 'each row equals the replay of the log: concurrency units held, total units used, a rate bucket exactly in integers (scaled by periodMs, full at its first grant, refilled to the read), the same updatedAt; a row for every bucket the log moved and no other',
+  },
+  reservations: {
+    field: 'reservations',
+    method: 'reservations()',
+    checkers: ['I16'],
+    rules: 'one row per (task, generation, budget), reserved = what the log granted that attempt, released rows balance (reserved = consumed + released), released once as the log says, none held without a slot or by an older generation (I16); none held after a drained run (I16 liveness)',
+  },
+  tenant_pauses: {
+    field: 'pausedTenants',
+    method: 'pausedTenants()',
+    checkers: ['I17'],
+    rules: 'exactly the tenants whose last PAUSE/RESUME decision is a PAUSE, with its reason and instant; a tenant the history last paused is recorded paused',
+  },
+  admission_decisions: {
+    field: 'admissionDecisions',
+    method: 'admissionDecisions()',
+    checkers: ['I17', 'I20'],
+    rules: 'PAUSE/RESUME rows place pauses the history cannot (I17); every decision has a reason from the SPEC set, every rejection its REJECT and back, every DEFER its deferral in the log and back, retryAt not before the decision (I20)',
   },
 };
 

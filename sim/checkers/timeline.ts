@@ -49,10 +49,11 @@ export interface Analysis {
  * The writes that may roll back on a power loss under the default durability, as src/store/durability.ts
  * documents them (its LOSABLE_WRITES), restated here so the judge does not take its word from the code
  * it judges: a claim, heartbeat, checkpoint or event append, a sweep (expireLeases, reconcile) and a
- * confirmation may be undone; an acknowledged enqueue (Q1), effect-ledger row (R3), cancel (Q13) or end
+ * confirmation may be undone, and so may a further reservation (A1: `reserve`, lost with the model call it was for);
+ * a pause or resume of a tenant (synced) may not, an acknowledged enqueue (Q1), effect-ledger row (R3), cancel (Q13) or end
  * of a run may not.
  */
-export const MAY_ROLL_BACK: ReadonlySet<string> = new Set(['claim', 'heartbeat', 'checkpoint', 'appendEvent', 'expireLeases', 'reconcile', 'confirmStopped']);
+export const MAY_ROLL_BACK: ReadonlySet<string> = new Set(['claim', 'heartbeat', 'checkpoint', 'appendEvent', 'expireLeases', 'reconcile', 'confirmStopped', 'reserve']);
 
 /**
  * True when the entry's place in the log was undone by a power loss: an ok whose commit the power-loss

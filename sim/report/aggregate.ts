@@ -2,7 +2,9 @@ import { TRANSITIONS } from '../../src/queue/states.ts';
 import type { TaskState } from '../../src/queue/types.ts';
 import { ALL_MARKS } from '../checkers/marks.ts';
 import type { Verdict } from '../report-types.ts';
-import { NEW_TASK, type EffectCounts, type RunDigest, type SettlementCounts, type TaskSample } from './digest.ts';
+import type { BudgetSpec } from '../../src/queue/types.ts';
+import { admissionRows, edgeRows, type AdmissionRow, type EdgeRow } from './admission.ts';
+import { NEW_TASK, type BudgetPeak, type BudgetPlot, type EffectCounts, type RunDigest, type SettlementCounts, type TaskSample } from './digest.ts';
 import { addCounts, byCount, compareLabels, distribution, histogram, priorityBanding, type Distribution, type HistogramBin } from './stats.ts';
 import type { TimelineModel } from './timeline-model.ts';
 
@@ -67,6 +69,20 @@ export interface ReportFigures {
   /** Sum of the per-seed metrics (tasks, claims, simulatedMs, ...). */
   metrics: Record<string, number>;
   timeline: TimelineModel | null;
+  /** Issue 16: admission decisions by (action, reason), with the count per tenant. */
+  admission: AdmissionRow[];
+  /** Seed 004's state-transition table: (from, to, event) with counts, and every edge never observed. */
+  edges: EdgeRow[];
+  budgets: BudgetFigures;
+}
+
+export interface BudgetFigures {
+  /** Every budget configured in some seed (of each name, the lowest seed index's). */
+  specs: Record<string, BudgetSpec>;
+  /** Per budget over the seeds: the highest peak (a rate bucket: the lowest level), and sums of the rest. */
+  peaks: (BudgetPeak & { seeds: number })[];
+  /** The step plots of one seed (the first with budgets drawn), or none. */
+  plots: BudgetPlot[];
 }
 
 const VERDICTS: readonly Verdict[] = ['pass', 'safety', 'liveness', 'nondeterminism'];
@@ -94,6 +110,11 @@ export class ReportAggregator {
   private readonly settlements: SettlementCounts = { holds: 0, settled: 0, released: 0, stillHeld: 0, heldCredits: 0, chargedCredits: 0 };
   private readonly effects: EffectCounts = { ledger: 0, providerExecutions: 0, providerRequests: 0, deadLetters: 0 };
   private timeline: TimelineModel | undefined;
+  private readonly admission: Record<string, number> = {};
+  private readonly edges: Record<string, number> = {};
+  private readonly budgetSpecs: Record<string, { index: number; spec: BudgetSpec }> = {};
+  private readonly budgetPeaks = new Map<string, BudgetPeak & { seeds: number }>();
+  private budgetPlots: { index: number; plots: BudgetPlot[] } | undefined;
 
   add(digest: RunDigest): void {
     this.seedRows.push({
@@ -121,6 +142,35 @@ export class ReportAggregator {
     for (const key of Object.keys(this.settlements) as (keyof SettlementCounts)[]) this.settlements[key] += digest.settlements[key];
     for (const key of Object.keys(this.effects) as (keyof EffectCounts)[]) this.effects[key] += digest.effects[key];
     if (digest.timeline !== undefined && preferTimeline(digest.timeline, this.timeline)) this.timeline = digest.timeline;
+    addCounts(this.admission, digest.admission ?? {});
+    addCounts(this.edges, digest.edges ?? {});
+    this.addBudgets(digest);
+  }
+
+  private addBudgets(digest: RunDigest): void {
+    const budgets = digest.budgets;
+    if (budgets === undefined) return;
+    for (const [name, spec] of Object.entries(budgets.specs)) {
+      const seen = Object.hasOwn(this.budgetSpecs, name) ? this.budgetSpecs[name] : undefined;
+      if (seen === undefined || digest.index < seen.index) this.budgetSpecs[name] = { index: digest.index, spec };
+    }
+    for (const peak of budgets.peaks) {
+      const seen = this.budgetPeaks.get(peak.budget);
+      if (seen === undefined) {
+        this.budgetPeaks.set(peak.budget, { ...peak, seeds: 1 });
+        continue;
+      }
+      // A bucket unused in a seed stays full: its "lowest level" then is the capacity, which min keeps right.
+      seen.peak = peak.kind === 'rate' ? Math.min(seen.peak, peak.peak) : Math.max(seen.peak, peak.peak);
+      seen.limit = Math.max(seen.limit, peak.limit);
+      seen.scopes += peak.scopes;
+      seen.atLimit += peak.atLimit;
+      seen.grants += peak.grants;
+      seen.unitsGranted += peak.unitsGranted;
+      seen.overdrafts += peak.overdrafts;
+      seen.seeds++;
+    }
+    if (budgets.series !== undefined && (this.budgetPlots === undefined || digest.index < this.budgetPlots.index)) this.budgetPlots = { index: digest.index, plots: budgets.series };
   }
 
   /** A seed whose run crashed the harness: it has a verdict line and nothing else. */
@@ -174,6 +224,13 @@ export class ReportAggregator {
       marks: markRows(this.markTotals, this.markSeeds),
       metrics: { ...this.metrics },
       timeline: this.timeline ?? null,
+      admission: admissionRows(this.admission),
+      edges: edgeRows(this.edges),
+      budgets: {
+        specs: Object.fromEntries(Object.keys(this.budgetSpecs).sort().map((name) => [name, this.budgetSpecs[name]!.spec])),
+        peaks: [...this.budgetPeaks.values()].sort((a, b) => (a.budget < b.budget ? -1 : a.budget > b.budget ? 1 : 0)).map((peak) => ({ ...peak })),
+        plots: this.budgetPlots?.plots ?? [],
+      },
     };
   }
 }

@@ -1,5 +1,9 @@
 import type { TaskEvent, TaskState, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
+import { resolveConfig } from '../../src/queue/config.ts';
+import type { AdmissionRecord, BudgetSpec } from '../../src/queue/types.ts';
+import { admissionCounts, edgeCounts } from './admission.ts';
+import { budgetSeries, levelPoints, trackPeak, type LevelPoint } from './budget-series.ts';
 import { takeoverSamples } from '../metrics/takeover-latency.ts';
 import type { RunReport, Verdict } from '../report-types.ts';
 import type { WorldResult } from '../world.ts';
@@ -40,9 +44,53 @@ export interface RunDigest {
   settlements: SettlementCounts;
   effects: EffectCounts;
   finalStates: Record<string, number>;
+  /** `action\u001freason\u001ftenant` -> count (admission.ts admissionCounts): RUN, DEFER, REJECT, PAUSE, RESUME. */
+  admission: Record<string, number>;
+  /** `from>to>event type` -> count (admission.ts edgeCounts): the state-transition table by event. */
+  edges: Record<string, number>;
+  budgets: BudgetDigest;
   /** Only for the seeds a report may draw (the first, and failing ones). */
   timeline?: TimelineModel;
 }
+
+/** What a report keeps of a seed's budgets (issue 16): the configuration, each budget's extremes, and the drawn seed's levels. */
+export interface BudgetDigest {
+  /** The budgets configured for this seed (scenario.queue.budgets, resolved). */
+  specs: Record<string, BudgetSpec>;
+  peaks: BudgetPeak[];
+  /** The step plot of each concurrency and rate (budget, scope), for the seeds a report may draw. */
+  series?: BudgetPlot[];
+}
+
+export interface BudgetPeak {
+  budget: string;
+  kind: BudgetSpec['kind'];
+  limit: number;
+  /** Scopes the log moved (tenants, runs, sessions; 1 for a global budget). */
+  scopes: number;
+  /** The most units held (concurrency) or used (total) in any scope; a rate bucket's lowest level. */
+  peak: number;
+  /** Scopes that reached the limit (a rate bucket: that went empty, level <= 0). */
+  atLimit: number;
+  grants: number;
+  unitsGranted: number;
+  overdrafts: number;
+}
+
+export interface BudgetPlot {
+  budget: string;
+  kind: BudgetSpec['kind'];
+  scope: string;
+  limit: number;
+  seed: string;
+  index: number;
+  fromMs: number;
+  toMs: number;
+  points: LevelPoint[];
+}
+
+/** Step plots kept per seed at most (tenant-scoped budgets make one per tenant). */
+export const MAX_BUDGET_PLOTS = 24;
 
 export interface TaskSample {
   tenant: string;
@@ -175,6 +223,42 @@ export interface DigestOptions {
   timeline: boolean;
 }
 
+/** The budgets of one run: extremes per budget always, the step plots only for a drawn seed. */
+export function budgetDigest(index: number, seed: string, world: Pick<WorldResult, 'scenario' | 'events' | 'final' | 'startMs' | 'endMs'>, withSeries: boolean): BudgetDigest {
+  const specs = resolveConfig(world.scenario.queue).budgets;
+  if (Object.keys(specs).length === 0) return { specs, peaks: [] };
+  const tracks = budgetSeries(world.events, specs, world.final.tasks);
+  const peaks: BudgetPeak[] = Object.keys(specs)
+    .sort()
+    .map((budget) => {
+      const spec = specs[budget]!;
+      const mine = tracks.filter((track) => track.budget === budget);
+      const limit = spec.kind === 'rate' ? spec.capacity : spec.limit;
+      const extremes = mine.map(trackPeak);
+      const moves = mine.flatMap((track) => track.changes);
+      return {
+        budget,
+        kind: spec.kind,
+        limit,
+        scopes: mine.length,
+        peak: spec.kind === 'rate' ? Math.min(limit, ...extremes) : Math.max(0, ...extremes),
+        atLimit: extremes.filter((peak) => (spec.kind === 'rate' ? peak <= 0 : peak >= limit)).length,
+        grants: moves.filter((move) => move.move === 'grant').length,
+        unitsGranted: moves.reduce((sum, move) => sum + (move.move === 'grant' ? move.units : 0), 0),
+        overdrafts: moves.filter((move) => move.move === 'overdraft').length,
+      };
+    });
+  if (!withSeries) return { specs, peaks };
+  const fromMs = world.events.reduce((least, event) => Math.min(least, event.at), world.startMs);
+  const toMs = world.events.reduce((most, event) => Math.max(most, event.at), world.endMs);
+  const series = tracks
+    .filter((track) => track.kind !== 'total')
+    .slice(0, MAX_BUDGET_PLOTS)
+    .map((track) => ({ budget: track.budget, kind: track.kind, scope: track.scope, limit: track.limit, seed, index, fromMs, toMs, points: levelPoints(track, fromMs, toMs) }));
+  series.sort((a, b) => (a.budget < b.budget ? -1 : a.budget > b.budget ? 1 : a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
+  return { specs, peaks, series };
+}
+
 /** Digests one judged run. Pure: the world is only read. */
 export function digestRun(index: number, world: WorldResult, report: RunReport, options: DigestOptions): RunDigest {
   const tasks = world.final.tasks;
@@ -205,6 +289,14 @@ export function digestRun(index: number, world: WorldResult, report: RunReport, 
       deadLetters: world.deadLetters.length,
     },
     finalStates: { ...(world.final.countsByState as Record<TaskState, number>) },
+    admission: admissionCounts({
+      events: world.events,
+      tasks,
+      rejections: world.final.rejections,
+      admissionDecisions: (world as WorldResult & { admissionDecisions?: AdmissionRecord[] }).admissionDecisions,
+    }),
+    edges: edgeCounts(world.events),
+    budgets: budgetDigest(index, report.seed, world, options.timeline),
   };
   if (options.timeline) {
     digest.timeline = buildTimeline({

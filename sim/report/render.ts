@@ -4,7 +4,9 @@ import type { LabelledDistribution, ReportFigures } from './aggregate.ts';
 import type { ScenarioReport } from './document.ts';
 import type { Distribution } from './stats.ts';
 import { formatMs } from './stats.ts';
-import { esc, histogramSvg, timelineSvg } from './svg.ts';
+import { describeScope } from './budget-series.ts';
+import type { BudgetPlot } from './digest.ts';
+import { budgetPlotSvg, esc, histogramSvg, timelineSvg } from './svg.ts';
 
 /**
  * report.md and index.html of one scenario, from its report.json value. Both show the same sections in
@@ -85,7 +87,84 @@ function provenance(report: ScenarioReport): [string, string][] {
 }
 
 function transitionNote(): string {
-  return 'Every edge of the core state machine (src/queue/states.ts), taken or not, summed over all seeds from the final databases\' event logs; (enqueue) is a task\'s first event.';
+  return 'Every (from, to) change in the final databases\' event logs, with the event that carried it and the queue operation(s) whose edge records it, summed over all seeds; every edge of the core state machine (src/queue/states.ts) is listed, observed or not. Sorted by from state, then count. (enqueue) is a task\'s first event.';
+}
+
+function edgeCells(row: ReportFigures['edges'][number]): string[] {
+  const count = row.operations.length === 0 ? `${row.count} (not an edge of the state machine!)` : row.count === 0 ? '0 (never observed)' : String(row.count);
+  return [row.from, row.to, row.event, row.operations.join(', ') || '-', count];
+}
+
+function admissionNote(): string {
+  return 'RUN is a claim that granted (every claimed event). DEFER, REJECT, PAUSE and RESUME come from the queue\'s admission decisions when the run exported them, else from the deferred events, the enqueued events whose admission was a DEFER, and the rejections. Summed over all seeds.';
+}
+
+/** Tenants shown as columns of the admission table; more go into one cell. */
+const TENANT_COLUMNS = 6;
+
+function admissionTable(figures: ReportFigures): { header: string[]; rows: string[][] } {
+  const tenants = [...new Set(figures.admission.flatMap((row) => Object.keys(row.byTenant)))].sort();
+  const columns = tenants.length <= TENANT_COLUMNS;
+  const header = ['action', 'reason', 'count', ...(columns ? tenants : ['by tenant'])];
+  const rows = figures.admission.map((row) => [
+    row.action,
+    row.reason,
+    String(row.count),
+    ...(columns ? tenants.map((tenant) => String(row.byTenant[tenant] ?? 0)) : [Object.entries(row.byTenant).map(([tenant, count]) => `${tenant} ${count}`).join(', ')]),
+  ]);
+  return { header, rows };
+}
+
+function admissionSummary(figures: ReportFigures): string | undefined {
+  if (figures.admission.length === 0) return 'No admission decisions: no task was claimed, deferred or rejected in any seed.';
+  if (!figures.admission.some((row) => row.action !== 'RUN')) return 'No DEFER, REJECT or pause in any seed: every admission was a RUN.';
+  return undefined;
+}
+
+function budgetConfig(spec: ReportFigures['budgets']['specs'][string]): string {
+  if (spec.kind === 'concurrency') return `concurrency, limit ${spec.limit}, scope ${spec.scope ?? 'global'}`;
+  if (spec.kind === 'rate') return `rate, capacity ${spec.capacity}, refill ${spec.refill} per ${formatMs(spec.periodMs)}, scope ${spec.scope ?? 'global'}${spec.meter === undefined ? '' : `, meter ${spec.meter}`}`;
+  return `total, limit ${spec.limit} per ${spec.per}${spec.meter === undefined ? '' : `, meter ${spec.meter}`}`;
+}
+
+function budgetRows(figures: ReportFigures): string[][] {
+  return Object.entries(figures.budgets.specs).map(([name, spec]) => {
+    const peak = figures.budgets.peaks.find((row) => row.budget === name);
+    if (peak === undefined || peak.scopes === 0) return [name, budgetConfig(spec), '0', '-', '-', '0', '0'];
+    const extreme =
+      peak.kind === 'rate'
+        ? `lowest ${peak.peak} of ${peak.limit}`
+        : peak.kind === 'total'
+          ? `max used/limit over ${spec.kind === 'total' && spec.per === 'session' ? 'sessions' : 'runs'} ${peak.peak}/${peak.limit} (${Math.round((100 * peak.peak) / Math.max(1, peak.limit))}%)`
+          : `most held ${peak.peak} of ${peak.limit}`;
+    const atLimit = peak.kind === 'rate' ? `${peak.atLimit} went empty` : `${peak.atLimit} reached the limit`;
+    return [name, budgetConfig(spec), String(peak.scopes), extreme, atLimit, `${peak.grants} (${peak.unitsGranted} units)`, String(peak.overdrafts)];
+  });
+}
+
+const BUDGET_HEADER = ['budget', 'configuration', 'scopes moved', 'extreme', 'scopes at the limit', 'grants', 'overdrafts'];
+
+function budgetNote(): string {
+  return 'Replayed from the event logs with the SPEC\'s integer rules (sim/report/budget-series.ts): grants from claimed and budget_reserved data.reserved, overdrafts from checkpoints, returns from data.released on the edge that frees the slot. Scopes, extremes and grants over all seeds.';
+}
+
+function plotTitle(plot: BudgetPlot): string {
+  return `${describeScope(plot.budget, plot.scope)}, seed ${plot.seed}`;
+}
+
+/** Budgets configured that no event of any seed moved. */
+function idleBudgets(figures: ReportFigures): string[] {
+  return Object.keys(figures.budgets.specs).filter((name) => (figures.budgets.peaks.find((row) => row.budget === name)?.scopes ?? 0) === 0);
+}
+
+function plotsNote(figures: ReportFigures): string {
+  const plots = figures.budgets.plots;
+  const idle = idleBudgets(figures);
+  if (idle.length === Object.keys(figures.budgets.specs).length) return 'No level plot: no task needed any budget, so no unit moved in any seed.';
+  const idleNote = idle.length === 0 ? '' : ` Not drawn, no unit moved in any seed: ${idle.join(', ')}.`;
+  if (plots.length === 0) return `No level plot: no concurrency or rate budget moved in the drawn seed (a total has one level per run or session: see its max used/limit above).${idleNote}`;
+  const first = plots[0]!;
+  return `Levels over the queue clock in seed ${first.seed} (index ${first.index}), one plot per concurrency or rate budget and scope it moved, whole units (a rate bucket's level rounded down, as budgetLevels() reports it); time from the run's start.${idleNote}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -122,7 +201,7 @@ export function renderMarkdown(report: ScenarioReport): string {
   }
 
   out.push('## State transitions', '', transitionNote(), '');
-  out.push(mdTable(['from', 'to', 'count'], figures.transitions.map((row) => [row.from, row.to, `${row.count}${row.legal ? '' : ' (not in the state machine!)'}`])), '');
+  out.push(mdTable(['from', 'to', 'event', 'operation', 'count'], figures.edges.map(edgeCells)), '');
   const finals = Object.entries(figures.finalStates).filter(([, count]) => count > 0);
   out.push(`Final states: ${finals.map(([state, count]) => `${state} ${count}`).join(', ') || 'none'}.`, '');
 
@@ -146,6 +225,22 @@ export function renderMarkdown(report: ScenarioReport): string {
   out.push('## Failures by reason', '', figures.failures.length === 0 ? '_none_' : mdTable(['reason', 'count'], figures.failures.map(([reason, count]) => [reason, String(count)])), '');
   out.push('## Rejections by reason', '', 'Every refused operation in the histories (an idle `claim` that found nothing is not counted; `claim: quota` is a claim deferred by Q6 quotas).', '');
   out.push(figures.rejections.length === 0 ? '_none_' : mdTable(['operation', 'reason', 'count'], figures.rejections.map((row) => [row.op, row.reason, String(row.count)])), '');
+
+  out.push('## Admission decisions by reason', '', admissionNote(), '');
+  const summary = admissionSummary(figures);
+  if (summary !== undefined) out.push(summary, '');
+  if (figures.admission.length > 0) {
+    const table = admissionTable(figures);
+    out.push(mdTable(table.header, table.rows), '');
+  }
+
+  out.push('## Budget levels', '');
+  if (Object.keys(figures.budgets.specs).length === 0) out.push('No budgets configured (queue.budgets is empty).', '');
+  else {
+    out.push(budgetNote(), '', mdTable(BUDGET_HEADER, budgetRows(figures)), '');
+    out.push(`${plotsNote(figures)}${figures.budgets.plots.length === 0 ? '' : ' Drawn in index.html:'}`, '');
+    if (figures.budgets.plots.length > 0) out.push(mdTable(['plot', 'level changes', 'lowest', 'highest', 'limit'], figures.budgets.plots.map((plot) => [plotTitle(plot), String(plot.points.length - 1), String(Math.min(...plot.points.map((point) => point.level))), String(Math.max(...plot.points.map((point) => point.level))), String(plot.limit)])), '');
+  }
 
   const { settlements, effects } = figures;
   out.push('## Settlements and effects', '');
@@ -283,12 +378,12 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
   body.push(`<p class="small">${esc(transitionNote())}</p>`);
   body.push(
     htmlTable(
-      ['from', 'to', 'count'],
-      figures.transitions.map((row) => ({
-        cells: [esc(row.from), esc(row.to), `${row.count}${row.legal ? '' : ' (not in the state machine!)'}`],
-        ...(row.legal ? (row.count === 0 ? { className: 'zero' } : {}) : { className: 'illegal' }),
+      ['from', 'to', 'event', 'operation', 'count'],
+      figures.edges.map((row) => ({
+        cells: edgeCells(row).map(esc),
+        ...(row.operations.length === 0 ? { className: 'illegal' } : row.count === 0 ? { className: 'zero' } : {}),
       })),
-      [2],
+      [4],
     ),
   );
   const finals = Object.entries(figures.finalStates).filter(([, count]) => count > 0);
@@ -313,6 +408,24 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
   body.push('<p class="small">Refused operations (an idle claim is not counted; <code>claim: quota</code> is a claim deferred by the Q6 quotas).</p>');
   body.push(figures.rejections.length === 0 ? '<p class="small">none</p>' : htmlTable(['operation', 'reason', 'count'], figures.rejections.map((row) => ({ cells: [esc(row.op), esc(row.reason), String(row.count)] })), [2]));
   body.push('</div></div>');
+
+  body.push('<h2 id="admission">Admission decisions by reason</h2>');
+  body.push(`<p class="small">${esc(admissionNote())}</p>`);
+  const summary = admissionSummary(figures);
+  if (summary !== undefined) body.push(`<p>${esc(summary)}</p>`);
+  if (figures.admission.length > 0) {
+    const table = admissionTable(figures);
+    body.push(htmlTable(table.header, table.rows.map((cells) => ({ cells: cells.map(esc) })), table.header.map((_, index) => index).filter((index) => index >= 2)));
+  }
+
+  body.push('<h2 id="budgets">Budget levels</h2>');
+  if (Object.keys(figures.budgets.specs).length === 0) body.push('<p>No budgets configured (queue.budgets is empty).</p>');
+  else {
+    body.push(`<p class="small">${esc(budgetNote())}</p>`);
+    body.push(htmlTable(BUDGET_HEADER, budgetRows(figures).map((cells) => ({ cells: cells.map(esc) })), [2]));
+    body.push(`<p class="small">${esc(plotsNote(figures))}</p>`);
+    if (figures.budgets.plots.length > 0) body.push(`<div class="grid">${figures.budgets.plots.map((plot) => `<div class="figure">${budgetPlotSvg(plot, plotTitle(plot))}</div>`).join('\n')}</div>`);
+  }
 
   const { settlements, effects } = figures;
   body.push('<h2 id="settlements">Settlements and effects</h2>');

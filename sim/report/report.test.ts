@@ -208,6 +208,9 @@ function digest(index: number, verdict: RunDigest['verdict'], waits: number[], t
     settlements: { holds: 2, settled: 2, released: 0, stillHeld: 0, heldCredits: 40, chargedCredits: 7 },
     effects: { ledger: 1, providerExecutions: 1, providerRequests: 2, deadLetters: 0 },
     finalStates: { done: 2 },
+    admission: {},
+    edges: {},
+    budgets: { specs: {}, peaks: [] },
     timeline: { seed: String(1000 + index), index, verdict, endMs: 10, safetyEndMs: 5, lanes: [], spans: [], markers: [], bands: [], truncated: { spans: 0, markers: 0 }, highlight: [] },
   };
 }
@@ -305,8 +308,8 @@ describe('the HTML report of a real run, in headless Chromium', () => {
     expect(json.figures.timeline?.spans.length).toBeGreaterThan(0);
     expect(json.figures.timeline?.markers.some((marker) => marker.kind === 'pause')).toBe(true);
     const markdown = readFileSync(written.markdown, 'utf8');
-    expect(markdown).toContain('| from | to | count |');
-    expect(markdown).toMatch(/\| running \| uncertain \| [1-9]/);
+    expect(markdown).toContain('| from | to | event | operation | count |');
+    expect(markdown).toMatch(/\| running \| uncertain \| lease_expired \| expiry \| [1-9]/);
     expect(renderMarkdown(json)).toBe(markdown);
     expect(renderHtml(json)).toBe(html);
   });

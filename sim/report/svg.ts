@@ -1,3 +1,4 @@
+import type { BudgetPlot } from './digest.ts';
 import type { HistogramBin } from './stats.ts';
 import { formatMs, shortMs } from './stats.ts';
 import type { MarkerKind, TimelineMarker, TimelineModel, TimelineSpan } from './timeline-model.ts';
@@ -320,4 +321,62 @@ function niceStep(max: number): number {
   const magnitude = 10 ** Math.floor(Math.log10(Math.max(1, rough)));
   const step = [1, 2, 5, 10].map((factor) => factor * magnitude).find((candidate) => candidate >= rough) ?? magnitude * 10;
   return Math.max(1, step);
+}
+
+/** Budget plot colours: the level, and the limit line. */
+export const BUDGET_LEVEL_COLOUR = '#2b8cbe';
+export const BUDGET_LIMIT_COLOUR = '#d7301f';
+
+/**
+ * A small step plot of one budget's level over the queue clock (issue 16): units held (concurrency) or
+ * left in the bucket (rate), whole units, with the limit (or capacity) as a dashed line.
+ */
+export function budgetPlotSvg(plot: BudgetPlot, title: string): string {
+  const width = 440;
+  const height = 184;
+  const left = 40;
+  const right = 12;
+  const top = 36;
+  const bottom = 30;
+  const plotWidth = width - left - right;
+  const plotHeight = height - top - bottom;
+  const spanMs = Math.max(1, plot.toMs - plot.fromMs);
+  const levels = plot.points.map((point) => point.level);
+  const low = Math.min(0, ...levels);
+  const high = Math.max(1, plot.limit, ...levels);
+  const yStep = niceStep(high - low);
+  const yMin = Math.floor(low / yStep) * yStep;
+  const yMax = Math.ceil(high / yStep) * yStep;
+  const x = (ms: number) => left + (Math.min(Math.max(ms - plot.fromMs, 0), spanMs) / spanMs) * plotWidth;
+  const y = (level: number) => top + plotHeight - ((level - yMin) / Math.max(1, yMax - yMin)) * plotHeight;
+  const parts: string[] = [];
+  for (let tick = yMin; tick <= yMax; tick += yStep) {
+    parts.push(`<line x1="${left}" y1="${n(y(tick))}" x2="${left + plotWidth}" y2="${n(y(tick))}" stroke="#eee"/>`);
+    parts.push(`<text x="${left - 5}" y="${n(y(tick) + 4)}" text-anchor="end" class="tl-axis">${tick}</text>`);
+  }
+  const step = tickStep(spanMs);
+  for (let tick = 0; tick <= spanMs; tick += step) {
+    parts.push(`<text x="${n(x(plot.fromMs + tick))}" y="${top + plotHeight + 14}" text-anchor="middle" class="tl-axis">${esc(axisLabel(tick))}</text>`);
+  }
+  parts.push(`<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#888"/>`);
+  // The step path: hold each level until the next point, then jump.
+  const path: string[] = [];
+  plot.points.forEach((point, index) => {
+    if (index === 0) path.push(`M${n(x(point.at))},${n(y(point.level))}`);
+    else path.push(`H${n(x(point.at))}V${n(y(point.level))}`);
+  });
+  path.push(`H${n(x(plot.toMs))}`);
+  parts.push(`<path class="budget-level" d="${path.join('')}" fill="none" stroke="${BUDGET_LEVEL_COLOUR}" stroke-width="1.6"><title>${esc(`${title}: ${plot.points.length} level change(s)`)}</title></path>`);
+  parts.push(`<line class="budget-limit" x1="${left}" y1="${n(y(plot.limit))}" x2="${left + plotWidth}" y2="${n(y(plot.limit))}" stroke="${BUDGET_LIMIT_COLOUR}" stroke-width="1.2" stroke-dasharray="5,3"><title>${esc(`${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</title></line>`);
+  const what = plot.kind === 'rate' ? 'units left in the bucket' : 'units held';
+  parts.push(`<text x="${left}" y="14" class="tl-legend">${esc(title)}</text>`);
+  parts.push(`<text x="${left}" y="28" class="tl-axis">${esc(`${what}; dashed: ${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</text>`);
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" class="budget-plot" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(title)}">`,
+    `<title>${esc(title)}</title>`,
+    `<style>${SVG_STYLE}</style>`,
+    `<rect width="100%" height="100%" fill="#fff"/>`,
+    ...parts,
+    '</svg>',
+  ].join('\n');
 }

@@ -45,8 +45,9 @@ export function rateLevelAt(spec: Extract<BudgetSpec, { kind: 'rate' }>, row: Bu
   const full = spec.capacity * spec.periodMs;
   if (row === undefined) return { scaled: full, since: at };
   const elapsed = Math.max(0, at - row.updated_at);
-  // Past the time that refills an empty bucket nothing more can be added; bounding elapsed keeps the product exact.
-  const bounded = spec.refill === 0 ? 0 : Math.min(elapsed, Math.ceil(full / spec.refill));
+  // Past the time that fills this bucket from its level (below zero after an overdraft) nothing more can
+  // be added; bounding elapsed keeps the product an exact integer however long the bucket sat idle.
+  const bounded = spec.refill === 0 ? 0 : Math.min(elapsed, Math.ceil(Math.max(0, full - row.level) / spec.refill));
   return { scaled: Math.min(full, row.level + bounded * spec.refill), since: Math.max(row.updated_at, at) };
 }
 
@@ -172,7 +173,8 @@ export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: n
     const spec = config.budgets[row.budget];
     const kept = spec === undefined || spec.kind === 'concurrency' ? 0 : spec.meter === undefined ? row.reserved : Math.min(row.consumed, row.reserved);
     const back = row.reserved - kept;
-    if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, at))) continue;
+    // The row keeps reserved = consumed + released: an unmetered budget consumed all it reserved.
+    if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, kept, at))) continue;
     released[row.budget] = back;
     consumed[row.budget] = kept;
     if (spec === undefined || back === 0) continue;

@@ -239,7 +239,7 @@ function prepare(db: Database) {
                          WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),
     setConsumed: p('UPDATE reservations SET consumed = ? WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL'),
     heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),
-    releaseReservation: p(`UPDATE reservations SET released = ?, released_at = ?
+    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?
                            WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),
     reservations: p('SELECT * FROM reservations ORDER BY task_id, generation, budget'),
 
@@ -545,8 +545,8 @@ export class SqliteStatements implements StoreTx {
   heldReservations(taskId: number): Step<ReservationRow[]> {
     return done(this.s.heldReservations.all(taskId) as ReservationRow[]);
   }
-  releaseReservation(taskId: number, generation: number, budget: string, released: number, at: number): Step<boolean> {
-    return done(this.s.releaseReservation.run(released, at, taskId, generation, budget).changes === 1);
+  releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean> {
+    return done(this.s.releaseReservation.run(released, consumed, at, taskId, generation, budget).changes === 1);
   }
   reservations(): Step<ReservationRow[]> {
     return done(this.s.reservations.all() as ReservationRow[]);

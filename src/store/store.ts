@@ -431,8 +431,8 @@ export interface StoreTx {
   setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void>;
   /** The reservations of a task still held (released IS NULL), through a partial index. */
   heldReservations(taskId: number): Step<ReservationRow[]>;
-  /** Releases a held reservation once; whether it was still held. */
-  releaseReservation(taskId: number, generation: number, budget: string, released: number, at: number): Step<boolean>;
+  /** Releases a held reservation once, with what it consumed in the end; whether it was still held. */
+  releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean>;
   reservations(): Step<ReservationRow[]>;
 
   // ---- admission (A2)

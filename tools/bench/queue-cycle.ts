@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
+import { openWorkQueue, SystemClock, type Needs, type QueueConfig, type WorkQueue } from '../../src/index.ts';
 import type { Contender } from './interleave.ts';
 import { openWalDatabase, readSettings, type DbSettings } from './timing.ts';
 
@@ -27,6 +27,17 @@ export const CYCLE_CONFIG = {
   perTenantLimit: 1,
 } as const;
 
+/**
+ * A variant of the contender: another build of the queue (a baseline checkout's openWorkQueue, measured
+ * side by side with this one), a configuration, and what each task needs of its budgets.
+ */
+export interface CycleVariant {
+  name: string;
+  open?: (options: { db: Database.Database; clock: SystemClock; config: Partial<QueueConfig> }) => WorkQueue;
+  config?: Partial<QueueConfig>;
+  needs?: Needs;
+}
+
 export class QueueCycleContender implements Contender {
   readonly name: string;
   private readonly db: Database.Database;
@@ -39,10 +50,12 @@ export class QueueCycleContender implements Contender {
     dir: string,
     private readonly backlog: number,
     private readonly shape: CycleShape = 'mixed',
+    private readonly variant?: CycleVariant,
   ) {
-    this.name = shape === 'mixed' ? 'leasehold' : 'leasehold-flat';
+    this.name = variant?.name ?? (shape === 'mixed' ? 'leasehold' : 'leasehold-flat');
     this.db = openWalDatabase(join(dir, `${this.name}.sqlite`));
-    this.queue = openWorkQueue({ db: this.db, clock: new SystemClock(), config: { ...CYCLE_CONFIG } });
+    const open = variant?.open ?? openWorkQueue;
+    this.queue = open({ db: this.db, clock: new SystemClock(), config: { ...CYCLE_CONFIG, ...variant?.config } });
   }
 
   /** Enqueues the standing backlog; call once before the first slice. */
@@ -60,6 +73,7 @@ export class QueueCycleContender implements Contender {
               version: 1,
               priority: this.shape === 'mixed' ? s % 31 : 0,
               input: { n: s, text: 'please look at order 1234' },
+              ...(this.variant?.needs === undefined ? {} : { needs: this.variant.needs }),
             });
       if (!r.ok || r.status !== 'enqueued') throw new Error(`leasehold enqueue failed: ${JSON.stringify(r)}`);
     }

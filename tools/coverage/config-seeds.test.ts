@@ -36,7 +36,8 @@ describe('which scenario runs each config option with another value', () => {
   it('has one row per QueueConfig option over the real catalogue', () => {
     const options = catalogueConfigCoverage(DRAW).map((row) => row.option);
     expect(options).toContain('holdTtlMs');
-    expect(options).toHaveLength(24);
+    expect(options).toContain('budgets');
+    expect(options).toHaveLength(26);
   });
 
   it("draws config-swarm's configs as the check's seeds of it would, and counts them", () => {

@@ -21,7 +21,7 @@
  * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
  * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
  */
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'Q18'] as const;
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I20', 'Q18'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -232,16 +232,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Capacity counted with COUNT(*) over the whole table instead of ready + running + uncertain: finished tasks keep counting, and the queue refuses new topics as full while it is nearly empty.',
     file: 'src/queue/enqueue.ts',
-    find: "if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();",
-    replace: "if (replaced.length === 0 && (yield* tx.allTasks()).length > config.capacity) throw new QueueFull();",
+    find: '    inFlight: (yield* tx.liveCount()) - 1,',
+    replace: '    inFlight: (yield* tx.allTasks()).length - 1,',
     expectedInvariant: 'I4',
   },
   {
     id: 'capacity-overrun-by-one',
     description: 'Capacity check off by one: a new topic is refused only when the queue would exceed capacity by two, so capacity + 1 tasks are live.',
     file: 'src/queue/enqueue.ts',
-    find: "if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();",
-    replace: "if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity + 1) throw new QueueFull();",
+    find: '    inFlight: (yield* tx.liveCount()) - 1,',
+    replace: '    inFlight: (yield* tx.liveCount()) - 2,',
     expectedInvariant: 'I4',
   },
 
@@ -660,8 +660,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     also: [
       {
         file: 'src/queue/enqueue.ts',
-        find: 'if (replaced.length === 0 && (yield* tx.liveCount()) > config.capacity) throw new QueueFull();',
-        replace: 'if (replaced.length === 0 && (context as { counted?: number }).counted! + 1 > config.capacity) throw new QueueFull();',
+        find: '    inFlight: (yield* tx.liveCount()) - 1,',
+        replace: '    inFlight: (context as { counted?: number }).counted!,',
       },
     ],
     expectedInvariant: 'I4',
@@ -865,6 +865,140 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: '      if (error instanceof RetryableStoreError) return false;',
     replace: "      if (error instanceof RetryableStoreError && error.code === 'db_busy') return false;",
     expectedInvariant: 'Q18',
+  },
+  // ---------------------------------------------------------------- I15 budgets hold (issue 16)
+  {
+    id: 'budget-ignores-partition',
+    description:
+      "A limit that ignores its partition: every budget is keyed per tenant, the global ones too (a group limiter applied per group key where the limit was for the whole queue), so two tenants each take a global browser-session semaphore's full limit and more units are held at once than it allows.",
+    file: 'src/queue/budgets.ts',
+    find: "return (spec.scope ?? 'global') === 'tenant' ? `tenant:${task.tenant}` : '';",
+    replace: 'return `tenant:${task.tenant}`;',
+    expectedInvariant: 'I15',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'token-charged-per-attempt',
+    description:
+      'A token charged per claim attempt instead of per grant: a claim that finds the bucket short still takes the units it asked for (the limiter decrements before it decides), so a waiting task drains the bucket every poll and the level no longer matches what was granted.',
+    file: 'src/queue/budgets.ts',
+    find: lines(
+      '      if (scaled < units * spec.periodMs) {',
+      '        const retryAt = rateRetryAt(spec, scaled, since, units);',
+    ),
+    replace: lines(
+      '      if (scaled < units * spec.periodMs) {',
+      '        yield* tx.writeBudgetLevel(budget, scope, scaled - units * spec.periodMs, since);',
+      '        const retryAt = rateRetryAt(spec, scaled, since, units);',
+    ),
+    expectedInvariant: 'I15',
+  },
+  {
+    id: 'bucket-refilled-on-reopen',
+    description:
+      "A bucket refilled on reopen: opening the database forgets when each bucket was last written (its refill clock restarts from zero, as a limiter whose state lives in memory starts full), so a restart grants a full bucket however little time passed.",
+    file: 'src/store/migrations.ts',
+    find: '  }).immediate();\n  return (appliedVersion.get() as { v: number }).v;',
+    replace: "  }).immediate();\n  db.exec('UPDATE budget_levels SET updated_at = 0');\n  return (appliedVersion.get() as { v: number }).v;",
+    expectedInvariant: 'I15',
+    blindSpot: 'path',
+  },
+  {
+    id: 'float-refill-rounded',
+    description:
+      'Floating-point refill rounded at every touch: the refill is computed in whole units as elapsed / period x refill and rounded, so a bucket touched often gains a part of a unit it never earned each time, and over a window it grants more than capacity + refill x d / period.',
+    file: 'src/queue/budgets.ts',
+    find: '  return { scaled: Math.min(full, row.level + bounded * spec.refill), since: Math.max(row.updated_at, at) };',
+    replace: '  return { scaled: Math.min(full, row.level + Math.ceil((bounded / spec.periodMs) * spec.refill) * spec.periodMs), since: Math.max(row.updated_at, at) };',
+    expectedInvariant: 'I15',
+  },
+
+  // ---------------------------------------------------------------- I16 reservations balance (issue 16)
+  {
+    id: 'reservation-released-twice',
+    description:
+      'Reservations released twice: the release does not check that the row is still held (no released IS NULL), so every later end of an attempt of the task gives back the units of the earlier attempts again, and the budget holds more than it was ever given.',
+    file: 'src/store/statements.ts',
+    find: lines(
+      "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),",
+      '    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?',
+      '                           WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),',
+    ),
+    replace: lines(
+      "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? ORDER BY generation, budget'),",
+      '    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?',
+      '                           WHERE task_id = ? AND generation = ? AND budget = ?`),',
+    ),
+    expectedInvariant: 'I16',
+    blindSpot: 'path',
+  },
+  {
+    id: 'reservation-never-released-by-operator',
+    description:
+      "Reservations released only by the run's own end: a slot freed by someone else (confirmStopped, the reconciler) keeps the task's units, so after a crash the browser sessions it held are never given back and the budget leaks until nothing can run.",
+    file: 'src/queue/transition.ts',
+    find: "  const units = edge.slot === 'free' && hasBudgets(context) ? yield* releaseReservations(context.config, tx, row.id, at) : undefined;",
+    replace: "  const units = edge.slot === 'free' && request.by === 'holder' && hasBudgets(context) ? yield* releaseReservations(context.config, tx, row.id, at) : undefined;",
+    expectedInvariant: 'I16',
+    blindSpot: 'path',
+  },
+  {
+    id: 'reservations-window-of-one',
+    description:
+      "Held units read over a positional window: the release reads the task's reservations with LIMIT 1, so a task that needs two budgets gives back the first and keeps the other for ever.",
+    file: 'src/store/statements.ts',
+    find: "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),",
+    replace: "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget LIMIT 1'),",
+    expectedInvariant: 'I16',
+  },
+
+  // ---------------------------------------------------------------- I17 a paused tenant gets no lease (issue 16)
+  {
+    id: 'pause-skips-requeued',
+    description:
+      "Pause not applied to requeued tasks: the claim holds back only a paused tenant's tasks that never ran, so a retry coming out of its backoff, or a task confirmed stopped, is leased while the tenant is paused.",
+    file: 'src/queue/claim.ts',
+    find: '  for (const row of paused) blocked.add(row.tenant);',
+    replace: '  const pausedNow = new Set(paused.map((row) => row.tenant));',
+    also: [
+      {
+        file: 'src/queue/claim.ts',
+        find: '    if (yield* retireIfUnclaimable(context, tx, candidate, at)) continue;',
+        replace: lines(
+          '    if (pausedNow.has(candidate.tenant) && candidate.attempts === 0) {',
+          '      blocked.add(candidate.tenant);',
+          '      continue;',
+          '    }',
+          '    if (yield* retireIfUnclaimable(context, tx, candidate, at)) continue;',
+        ),
+      },
+    ],
+    expectedInvariant: 'I17',
+    blindSpot: 'path',
+  },
+
+  // ---------------------------------------------------------------- I20 admission is explicit (issue 16)
+  {
+    id: 'critical-rejected-when-full',
+    description:
+      'Critical work refused for capacity: the admission rule treats every task as ordinary once the in-flight budget is full (the priority class is read after the capacity check), so a payment alert is dropped with over_capacity instead of waiting in its headroom.',
+    file: 'src/queue/admission.ts',
+    find: "    if (!task.critical) return { action: 'REJECT', reason: 'over_capacity' };",
+    replace: "    return { action: 'REJECT', reason: 'over_capacity' };",
+    also: [
+      {
+        file: 'src/queue/admission.ts',
+        find: lines(
+          '    request.task.critical &&',
+          "    (decision.reason === 'over_capacity' || decision.reason === 'capacity') &&",
+        ),
+        replace: lines(
+          '    request.task.critical &&',
+          "    decision.reason === 'capacity' &&",
+        ),
+      },
+    ],
+    expectedInvariant: 'I20',
   },
 ];
 
