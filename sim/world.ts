@@ -481,14 +481,16 @@ export class World {
    * (args [tenant, reason]) or `resumeTenant` (args [tenant]) call; while the scheduler is down, or the
    * database stays busy, it tries again.
    */
-  private async tenantAction(op: 'pauseTenant' | 'resumeTenant', args: [string, string] | [string]): Promise<void> {
+  private async tenantAction(op: 'pauseTenant' | 'resumeTenant', args: [string, string] | [string], retry = false): Promise<void> {
     const [tenant] = args;
+    // A pause still being retried when its tenant was resumed since (by a later resume, or as the liveness phase began) is dropped.
+    if (retry && op === 'pauseTenant' && !this.pausedTenants.has(tenant)) return;
     if (op === 'pauseTenant') this.pausedTenants.add(tenant);
     else this.pausedTenants.delete(tenant);
     const invoke = this.history.invoke('operator', op, { data: { tenant, args } });
     if (this.down) {
       this.history.fail(invoke, 'unavailable', { data: { tenant, args } });
-      this.loop.after(1_000, () => this.tenantAction(op, args));
+      this.loop.after(1_000, () => this.tenantAction(op, args, true));
       return;
     }
     let answer: { result: { ok: boolean; changed?: boolean }; ev: number };
@@ -497,7 +499,7 @@ export class World {
       answer = await recordedCall(connection, invoke, () => (op === 'pauseTenant' ? queue.pauseTenant(tenant, args[1]!) : queue.resumeTenant(tenant)));
     } catch (error) {
       if (!this.busyFailed(invoke, error)) throw error;
-      this.loop.after(1_000, () => this.tenantAction(op, args));
+      this.loop.after(1_000, () => this.tenantAction(op, args, true));
       return;
     }
     const { result, ev } = answer;

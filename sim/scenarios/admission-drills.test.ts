@@ -71,6 +71,18 @@ describe("seed 004's admission drills", () => {
     expect(reserves.every((entry) => /^w\d+#\d+$/.test(entry.actor) && (entry as { taskId?: number }).taskId !== undefined)).toBe(true);
   });
 
+  it('resumes a tenant still paused when the safety phase ends, so its work drains (S5)', { timeout: 60_000 }, async () => {
+    const spec = load('tenant-pause');
+    const plan = (spec.faults as { plan: { timed: { kind: string }[] } }).plan;
+    const unresumed: ScenarioSpec = { ...spec, faults: { plan: { ...plan, timed: plan.timed.filter((fault) => fault.kind !== 'resume-tenant') } } as ScenarioSpec['faults'] };
+    const { world } = await simulate({ scenario: unresumed, seed: '1' });
+    const resumes = world.history.entries().filter((entry) => entry.type === 'ok' && entry.op === 'resumeTenant');
+    expect(resumes.map((entry) => entry.timeMs)).toEqual([world.safetyEndMs]);
+    expect(world.drained).toBe(true);
+    expect(check(tenantPaused, { tenant: 'acme' }, world)).toEqual([]);
+    expect(world.final.tasks.every((task) => task.state === 'done')).toBe(true);
+  });
+
   it('critical-under-full: a critical task never deferred, or a normal one treated as critical, fails deferred-then-ran', async () => {
     const world = await run('critical-under-full');
     const spec = { tasks: { labels: ['C1', 'C2', 'C3'], minTasks: 3 }, critical: true, reason: 'capacity' as const, state: 'done' };
