@@ -79,41 +79,58 @@ export interface ReplayedBucket {
  */
 export function replayBuckets(world: WorldResult, visit?: (step: BudgetStep, bucket: ReplayedBucket, before: ReplayedBucket | undefined) => void, analysis: Analysis = analyse(world)): Map<string, ReplayedBucket> {
   const buckets = new Map<string, ReplayedBucket>();
-  const { budgets } = analysis.config;
   for (const step of budgetSteps(world, analysis)) {
-    const spec = budgets[step.budget]!;
-    const key = bucketKey(step.budget, step.scope);
-    const at = step.event.at;
-    const old = buckets.get(key);
-    const units = BigInt(step.units);
-    let level: bigint;
-    let updatedAt: number;
-    if (spec.kind === 'rate') {
-      const period = BigInt(spec.periodMs);
-      const full = BigInt(spec.capacity) * period;
-      let scaled: bigint;
-      if (old === undefined) {
-        scaled = full;
-        updatedAt = at;
-      } else {
-        const refilled = old.level + BigInt(Math.max(0, at - old.updatedAt)) * BigInt(spec.refill);
-        scaled = refilled < full ? refilled : full;
-        updatedAt = Math.max(old.updatedAt, at);
-      }
-      if (step.move === 'return') {
-        const back = scaled + units * period;
-        level = back < full ? back : full;
-      } else level = scaled - units * period;
-    } else {
-      const used = old?.level ?? 0n;
-      updatedAt = Math.max(old?.updatedAt ?? at, at);
-      level = step.move === 'return' ? used - units : used + units;
-    }
-    const bucket: ReplayedBucket = { budget: step.budget, scope: step.scope, spec, level, updatedAt };
-    buckets.set(key, bucket);
+    const old = buckets.get(bucketKey(step.budget, step.scope));
+    const bucket = applyBudgetStep(buckets, step, analysis.config.budgets[step.budget]!);
     visit?.(step, bucket, old);
   }
   return buckets;
+}
+
+/** One move of the replay: the bucket's new state, stored in `buckets` (see replayBuckets for the rules). */
+export function applyBudgetStep(buckets: Map<string, ReplayedBucket>, step: BudgetStep, spec: BudgetSpec): ReplayedBucket {
+  const key = bucketKey(step.budget, step.scope);
+  const at = step.event.at;
+  const old = buckets.get(key);
+  const units = BigInt(step.units);
+  let level: bigint;
+  let updatedAt: number;
+  if (spec.kind === 'rate') {
+    const period = BigInt(spec.periodMs);
+    const full = BigInt(spec.capacity) * period;
+    const scaled = old === undefined ? full : refilledLevel(spec, old, at);
+    updatedAt = old === undefined ? at : Math.max(old.updatedAt, at);
+    if (step.move === 'return') {
+      const back = scaled + units * period;
+      level = back < full ? back : full;
+    } else level = scaled - units * period;
+  } else {
+    const used = old?.level ?? 0n;
+    updatedAt = Math.max(old?.updatedAt ?? at, at);
+    level = step.move === 'return' ? used - units : used + units;
+  }
+  const bucket: ReplayedBucket = { budget: step.budget, scope: step.scope, spec, level, updatedAt };
+  buckets.set(key, bucket);
+  return bucket;
+}
+
+/** A rate bucket's scaled level refilled to `at` (nothing for a clock behind its refill clock). */
+function refilledLevel(spec: Extract<BudgetSpec, { kind: 'rate' }>, bucket: ReplayedBucket, at: number): bigint {
+  const full = BigInt(spec.capacity) * BigInt(spec.periodMs);
+  const refilled = bucket.level + BigInt(Math.max(0, at - bucket.updatedAt)) * BigInt(spec.refill);
+  return refilled < full ? refilled : full;
+}
+
+/**
+ * Whether a (budget, scope) can grant `units` at `at` (A1): a concurrency or total budget has room for
+ * them under its limit; a rate bucket, refilled to `at`, holds them (a bucket never used is full).
+ */
+export function canGrant(spec: BudgetSpec, bucket: ReplayedBucket | undefined, units: number, at: number): boolean {
+  if (spec.kind === 'rate') {
+    const need = BigInt(units) * BigInt(spec.periodMs);
+    return bucket === undefined ? units <= spec.capacity : refilledLevel(spec, bucket, at) >= need;
+  }
+  return (bucket?.level ?? 0n) + BigInt(units) <= BigInt(spec.limit);
 }
 
 /**

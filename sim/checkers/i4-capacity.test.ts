@@ -1,9 +1,10 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { QueueConfig } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i4Capacity } from './i4-capacity.ts';
 import { realRun } from './__test-helpers__/real-run.ts';
+import { buildWithBudgets, budgetRun, enqueueWith, judgedUnder, withEvents } from './__test-helpers__/budget-run.ts';
 
 /** `count` enqueues of new topics into the real queue under `config`. */
 async function enqueued(config: Partial<QueueConfig>, count: number): Promise<WorldResult> {
@@ -52,5 +53,31 @@ describe('I4 capacity and recorded rejections', () => {
     const world = await enqueued({ capacity: 1, globalLimit: 1 }, 2);
     expectClean(i4Capacity, world);
     expectViolation(i4Capacity, judgedUnder(world, { capacity: 5, globalLimit: 1 }), /refused queue_full with 1 live tasks, capacity 5/);
+  });
+});
+
+describe('I4 with critical headroom (A2)', () => {
+  it('lets critical work exceed capacity within its headroom, and no further', async () => {
+    const run = budgetRun({ capacity: 2, globalLimit: 2, perTenantLimit: 2, criticalHeadroom: 2 });
+    await enqueueWith(run, { tenant: 'a' });
+    await enqueueWith(run, { tenant: 'a' });
+    expect(await enqueueWith(run, { tenant: 'b' })).toBeUndefined();
+    expect(await enqueueWith(run, { tenant: 'b', critical: true })).toBeDefined();
+    expect(await enqueueWith(run, { tenant: 'b', critical: true })).toBeDefined();
+    expect(await enqueueWith(run, { tenant: 'b', critical: true })).toBeUndefined();
+    const world = await buildWithBudgets(run);
+    expectClean(i4Capacity, world);
+    expectViolation(i4Capacity, judgedUnder(world, { criticalHeadroom: 1 }), /4 tasks are live, capacity 2 \(\+1 critical headroom in use\)/);
+    // The same tasks, none of them critical: nothing allowed them past capacity.
+    const ordinary = withEvents(world, (events) => events.map((event) => (event.type === 'enqueued' ? { ...event, data: { ...event.data, critical: false } } : event)));
+    expectViolation(i4Capacity, ordinary, /3 tasks are live, capacity 2\n/);
+  });
+
+  it('holds every exceeds_budget refusal to its recorded rejection', async () => {
+    const run = budgetRun({ budgets: { seats: { kind: 'concurrency', limit: 1 } } });
+    expect(await enqueueWith(run, { needs: { seats: 2 } })).toBeUndefined();
+    const world = await buildWithBudgets(run);
+    expectClean(i4Capacity, world);
+    expectViolation(i4Capacity, { ...world, final: { ...world.final, rejections: [] } }, /refused 1 time\(s\) but rejections record 0/);
   });
 });

@@ -7,15 +7,17 @@ import type { Checker } from './types.ts';
 /** The states counted against capacity (Q3), from the SPEC, not src's table. */
 const LIVE: ReadonlySet<string> = new Set(['ready', 'running', 'uncertain']);
 
-const RECORDED_REFUSALS = new Set(['queue_full', 'expired', 'idempotency_conflict']);
+const RECORDED_REFUSALS = new Set(['queue_full', 'expired', 'idempotency_conflict', 'exceeds_budget']);
 
 /**
  * I4: capacity holds, except same-topic replacements; every rejection is explicit and recorded.
  *
  * Rules:
  * - after every event in commit order, ready + running + uncertain <= capacity, except right after an
- *   `enqueued` event that replaced waiting versions of its topic (Q3 accepts those even when full);
- * - every enqueue refused queue_full, expired or idempotency_conflict appears in the final
+ *   `enqueued` event that replaced waiting versions of its topic (Q3 accepts those even when full), and
+ *   except for critical work (A2): it has reserved headroom beyond capacity, so the live tasks may
+ *   exceed capacity by as many as are critical, never beyond capacity + criticalHeadroom;
+ * - every enqueue refused queue_full, expired, idempotency_conflict or exceeds_budget appears in the final
  *   rejections with its (tenant, topic, version, reason), and every such rejection was a refusal;
  * - a queue_full refusal was given only while the queue really was full at that point of the log
  *   (live >= capacity), so no task was turned away while there was room;
@@ -28,15 +30,21 @@ export const i4Capacity: Checker = {
   description: 'capacity holds except same-topic replacements; every refusal is recorded',
   check(world: WorldResult) {
     const analysis = analyse(world);
-    const { capacity } = analysis.config;
+    const { capacity, criticalHeadroom } = analysis.config;
     const out = new ViolationList('I4', 'safety');
     const liveAfterEvent = new Map<number, number>();
+    const critical = new Set<number>();
+    for (const [id, events] of analysis.eventsByTask) if (events[0]?.type === 'enqueued' && events[0].data.critical === true) critical.add(id);
+    let liveCritical = 0;
     replayCounts(world, analysis, (position, counts) => {
       const event = world.events[position]!;
       liveAfterEvent.set(event.id, counts.live);
+      if (critical.has(event.taskId)) liveCritical += (LIVE.has(analysis.stateAfter[position] ?? '') ? 1 : 0) - (LIVE.has(analysis.stateBefore[position] ?? '') ? 1 : 0);
       const replaced = Array.isArray(event.data.replaced) && event.data.replaced.length > 0;
-      if (counts.live > capacity && !(event.type === 'enqueued' && replaced)) {
-        out.add('capacity', `after event ${event.id} (${event.type} of task ${event.taskId}) ${counts.live} tasks are live, capacity ${capacity}`, { taskId: event.taskId });
+      const allowed = Math.min(capacity + liveCritical, capacity + criticalHeadroom);
+      if (counts.live > allowed && !(event.type === 'enqueued' && replaced)) {
+        const headroom = liveCritical > 0 ? ` (+${Math.min(liveCritical, criticalHeadroom)} critical headroom in use)` : '';
+        out.add('capacity', `after event ${event.id} (${event.type} of task ${event.taskId}) ${counts.live} tasks are live, capacity ${capacity}${headroom}`, { taskId: event.taskId });
       }
     });
     const refused = new Map<string, number>();

@@ -4,6 +4,7 @@ import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { claimDecisions, i5Priority, i5Starvation } from './i5-priority.ts';
 import { realRun } from './__test-helpers__/real-run.ts';
+import { buildWithBudgets, budgetRun, enqueueWith, judgedUnder, pause, resume, withEvents } from './__test-helpers__/budget-run.ts';
 
 const MINUTE = 60_000;
 
@@ -114,5 +115,69 @@ describe('I5 no starvation', () => {
     run.jumpClock(-5_000);
     expect(await run.tryClaim('w0#1')).toBeUndefined();
     expectClean(i5Starvation, await run.build());
+  });
+});
+
+describe('I5 with admission (A1, A2): what a claim may pass over', () => {
+  const SEATS = { seats: { kind: 'concurrency', limit: 1 } } as const;
+
+  /** Task 1 (base 20) needs the one seat, which task 0's run holds; task 2 (base 5) needs none and runs. */
+  async function seatTaken(): Promise<WorldResult> {
+    const run = budgetRun({ globalLimit: 3, perTenantLimit: 3, budgets: SEATS });
+    const holder = (await enqueueWith(run, { tenant: 'a', priority: 30, needs: { seats: 1 } }))!;
+    await run.claim('w0#1', holder);
+    await enqueueWith(run, { tenant: 'b', priority: 20, needs: { seats: 1 } });
+    const free = (await enqueueWith(run, { tenant: 'c', priority: 5 }))!;
+    await run.claim('w1#1', free);
+    expect(await run.tryClaim('w2#1')).toBeUndefined();
+    return buildWithBudgets(run);
+  }
+
+  it('passes a claim that takes a worse task while the better one waits for a budget, and the refusal after it', async () => {
+    const world = await seatTaken();
+    expectClean(i5Priority, world);
+    expectClean(i5Starvation, world);
+  });
+
+  it('fails a claim that passes over a better task whose budget could grant (the seat was free)', async () => {
+    const world = await seatTaken();
+    const roomy = judgedUnder(world, { budgets: { seats: { kind: 'concurrency', limit: 2 } } });
+    expectViolation(i5Priority, roomy, /took task 3 \(base 5, score 5\) over task 2 \(base 20/);
+    expectViolation(i5Starvation, roomy, /was refused quota .* while task 2 was ready and eligible/);
+  });
+
+  it('keeps a smaller need from jumping a waiting head: a task behind it needing the same bucket waits too', async () => {
+    const run = budgetRun({ globalLimit: 4, perTenantLimit: 4, budgets: { tokens: { kind: 'rate', capacity: 100, refill: 0, periodMs: 60_000 } } });
+    const first = (await enqueueWith(run, { tenant: 'a', priority: 30, needs: { tokens: 60 } }))!;
+    await run.claim('w0#1', first);
+    await enqueueWith(run, { tenant: 'b', priority: 20, needs: { tokens: 50 } });
+    await enqueueWith(run, { tenant: 'c', priority: 10, needs: { tokens: 10 } });
+    expect(await run.tryClaim('w1#1')).toBeUndefined();
+    const world = await buildWithBudgets(run);
+    expectClean(i5Starvation, world);
+    // Without the head's claim on the bucket, the small need would have fit: the judge knows it must wait.
+    const noHead = withEvents(world, (events) => events.filter((event) => !(event.taskId === 2)));
+    expectViolation(i5Starvation, noHead, /while task 3 was ready and eligible/);
+  });
+
+  it("fails a claim of a paused tenant's task, and passes over it otherwise", async () => {
+    const run = budgetRun({ globalLimit: 2, perTenantLimit: 2 });
+    const paused = (await enqueueWith(run, { tenant: 'a', priority: 30 }))!;
+    await pause(run, 'a');
+    const other = (await enqueueWith(run, { tenant: 'b', priority: 0 }))!;
+    await run.claim('w0#1', other);
+    expect(await run.tryClaim('w1#1')).toBeUndefined();
+    await resume(run, 'a');
+    await run.claim('w1#1', paused);
+    const world = await buildWithBudgets(run);
+    expectClean(i5Priority, world);
+    expectClean(i5Starvation, world);
+    // The bad history: the resume never happened, so the last claim took a paused tenant's task.
+    const entries = world.history.entries();
+    const resumeOk = entries.find((entry) => entry.type === 'ok' && entry.op === 'resumeTenant')!;
+    const history = Object.assign(Object.create(Object.getPrototypeOf(world.history)), world.history, {
+      entries: () => entries.filter((entry) => entry.index !== resumeOk.index && entry.index !== resumeOk.invokeIndex),
+    });
+    expectViolation(i5Priority, { ...world, history }, /task 1 was claimed at \d+ though it was not eligible \(tenant a paused\)/);
   });
 });

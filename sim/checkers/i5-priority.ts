@@ -2,8 +2,10 @@ import type { TaskEvent, TaskState } from '../../src/queue/types.ts';
 import type { FailEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import { analyse, eventsInWindow, evAt, evOf, rolledBack, tenantLimit, ViolationList, wallTimeAt, type Analysis } from './timeline.ts';
+import { applyBudgetStep, bucketKey, budgetSteps, canGrant, type BudgetStep, type ReplayedBucket } from './i15-budgets.ts';
+import { historyPauses } from './i17-paused-tenant.ts';
 import { specOrder, specScore } from './spec-formulas.ts';
-import { SPEC_OCCUPYING_STATES } from './spec-rules.ts';
+import { specBudgetScope, SPEC_OCCUPYING_STATES } from './spec-rules.ts';
 import type { Checker } from './types.ts';
 
 /** Base priorities are integers 0..30 (Q4). */
@@ -14,6 +16,9 @@ const CLAIM_SKIPS_MAX = 64;
 interface Track {
   id: number;
   tenant: string;
+  topic: string;
+  /** A1: what one attempt needs of each budget, from the enqueued event (none: undefined). */
+  needs: Record<string, number> | undefined;
   priority: number;
   enqueuedAt: number;
   deadline: number | undefined;
@@ -102,6 +107,8 @@ function replayClaims(world: WorldResult): Replay {
     tracks.set(task.id, {
       id: task.id,
       tenant: task.tenant,
+      topic: task.topic,
+      needs: needsOf(analysis.eventsByTask.get(task.id)?.[0]),
       priority: task.priority,
       enqueuedAt: task.enqueuedAt,
       deadline: task.deadline,
@@ -113,7 +120,14 @@ function replayClaims(world: WorldResult): Replay {
   const occupied = { global: 0, byTenant: new Map<string, number>() };
   const refusals = refusedClaims(world);
   let next = 0;
-  const context = { world, analysis, tracks, ready, occupied, replay };
+  const steps = new Map<number, BudgetStep[]>();
+  for (const step of budgetSteps(world, analysis)) {
+    const list = steps.get(step.position);
+    if (list === undefined) steps.set(step.position, [step]);
+    else list.push(step);
+  }
+  const pauses = [...historyPauses(world, analysis).values()].flat().sort((a, b) => (a.ev ?? 0) - (b.ev ?? 0));
+  const context: Context = { world, analysis, tracks, ready, occupied, replay, buckets: new Map(), steps, pauses };
   world.events.forEach((event, position) => {
     while (next < refusals.length && refusals[next]!.ev < event.id) judgeRefusal(context, refusals[next++]!.entry);
     if (event.type === 'claimed') judgeClaim(context, event);
@@ -131,10 +145,82 @@ interface Context {
   ready: Set<number>;
   occupied: { global: number; byTenant: Map<string, number> };
   replay: Replay;
+  /** A1: the budgets replayed up to the event being judged (I15's replay). */
+  buckets: Map<string, ReplayedBucket>;
+  steps: Map<number, BudgetStep[]>;
+  /** A2: acknowledged pauses and resumes, by the event cursor at their commit. */
+  pauses: { tenant: string; paused: boolean; ev?: number }[];
+}
+
+/** A1: the needs an enqueued event names (the trusted caller's, A1), or undefined. */
+function needsOf(event: TaskEvent | undefined): Record<string, number> | undefined {
+  const needs = event?.type === 'enqueued' ? event.data.needs : undefined;
+  if (needs === null || typeof needs !== 'object' || Array.isArray(needs)) return undefined;
+  return needs as Record<string, number>;
+}
+
+/**
+ * A2: the tenants paused when a transaction placed at `cursor` ran. A claim's own event has an id above
+ * every pause committed before it (`strict`); a refusal writes no event, so a pause at its very cursor
+ * may have come either side of it and counts as paused (the judge does not blame the queue for it).
+ */
+function pausedAt(context: Context, cursor: number, strict: boolean): Set<string> {
+  const paused = new Set<string>();
+  for (const change of context.pauses) {
+    const ev = change.ev ?? 0;
+    if (strict ? ev >= cursor : ev > cursor) break;
+    if (change.paused) paused.add(change.tenant);
+    else if (!(!strict && ev === cursor)) paused.delete(change.tenant);
+  }
+  return paused;
+}
+
+/**
+ * The task a claim must take (A1, A2 on top of Q4): the eligible tasks in (score, enqueue time, id)
+ * order, walked as the SPEC's admission does it: a paused tenant's tasks wait; a task whose needs some
+ * budget cannot grant now waits, holds that budget for itself (no smaller need behind it may take
+ * it: the first budget in name order that says no, or that a better task already waits for), and its
+ * tenant takes nothing more in this claim; a task a total budget (per run or session) can never grant
+ * again ends instead of running. Returns the winner (undefined: none), and the tasks that waited.
+ * A walk that would pass over more than CLAIM_SKIPS_MAX tasks is `unbounded`: the claim may stop there.
+ */
+function admissionWalk(context: Context, candidates: readonly Candidate[], at: number, paused: ReadonlySet<string>): { winner?: Candidate; waited: Set<number>; unbounded: boolean } {
+  const { budgets } = context.analysis.config;
+  const ordered = candidates.filter((candidate) => !paused.has(candidate.track.tenant)).sort((a, b) => specOrder(key(a), key(b)));
+  const heldBack = new Set<string>();
+  const blocked = new Set<string>();
+  const waited = new Set<number>();
+  let skips = 0;
+  for (const candidate of ordered) {
+    const { track } = candidate;
+    if (blocked.has(track.tenant)) {
+      waited.add(track.id);
+      continue;
+    }
+    let refusal: { key: string; total: boolean } | undefined;
+    for (const budget of Object.keys(track.needs ?? {}).sort()) {
+      const units = track.needs![budget]!;
+      const spec = Object.hasOwn(budgets, budget) ? budgets[budget] : undefined;
+      if (spec === undefined || units === 0) continue;
+      const bucket = bucketKey(budget, specBudgetScope(spec, track));
+      if (heldBack.has(bucket) || !canGrant(spec, context.buckets.get(bucket), units, at)) {
+        refusal = { key: bucket, total: spec.kind === 'total' && !heldBack.has(bucket) };
+        break;
+      }
+    }
+    if (refusal === undefined) return { winner: candidate, waited, unbounded: false };
+    if (++skips > CLAIM_SKIPS_MAX) return { waited, unbounded: true };
+    waited.add(track.id);
+    if (refusal.total) continue;
+    heldBack.add(refusal.key);
+    blocked.add(track.tenant);
+  }
+  return { waited, unbounded: false };
 }
 
 function apply(context: Context, event: TaskEvent, position: number): void {
   const { analysis, tracks, ready, occupied } = context;
+  for (const step of context.steps.get(position) ?? []) applyBudgetStep(context.buckets, step, analysis.config.budgets[step.budget]!);
   const before = analysis.stateBefore[position];
   const after = analysis.stateAfter[position];
   const track = tracks.get(event.taskId);
@@ -182,14 +268,24 @@ function judgeClaim(context: Context, event: TaskEvent): void {
   const at = event.at;
   const claimed = tracks.get(event.taskId);
   if (claimed === undefined) return;
-  const candidates = eligibleCandidates(context, at);
+  const eligible = eligibleCandidates(context, at);
+  const paused = pausedAt(context, event.id, true);
+  const walk = admissionWalk(context, eligible, at, paused);
+  // What the claim could take: eligible, of a tenant not paused, not waiting for a budget.
+  const candidates = eligible.filter((candidate) => !paused.has(candidate.track.tenant) && !walk.waited.has(candidate.track.id));
   const mine = candidates.find((candidate) => candidate.track.id === event.taskId);
   if (mine === undefined) {
-    const why = context.ready.has(event.taskId) ? ineligibility(context, claimed, at) : 'not ready';
+    const why = !context.ready.has(event.taskId)
+      ? 'not ready'
+      : paused.has(claimed.tenant)
+        ? `tenant ${claimed.tenant} paused`
+        : walk.waited.has(claimed.id)
+          ? 'it had to wait for a budget'
+          : ineligibility(context, claimed, at);
     replay.safety.add('ineligible', `task ${event.taskId} was claimed at ${at} though it was not eligible (${String(why)})`, { taskId: event.taskId });
   } else {
-    const best = candidates.reduce((a, b) => (specOrder(key(a), key(b)) <= 0 ? a : b));
-    if (best !== mine) {
+    const best = walk.winner;
+    if (best !== undefined && best !== mine && !walk.unbounded) {
       replay.safety.add(
         'order',
         `claim at ${at} took task ${event.taskId} (base ${claimed.priority}, score ${mine.score}) over task ${best.track.id} (base ${best.track.priority}, score ${best.score}, enqueued ${best.track.enqueuedAt})`,
@@ -246,9 +342,9 @@ function judgeRefusal(context: Context, entry: FailEntry): void {
   }
   if (retired >= CLAIM_SKIPS_MAX) return;
   const at = wallTimeAt(analysis, entry);
-  const candidates = eligibleCandidates(context, at);
-  if (candidates.length === 0) return;
-  const best = candidates.reduce((a, b) => (specOrder(key(a), key(b)) <= 0 ? a : b));
+  const walk = admissionWalk(context, eligibleCandidates(context, at), at, pausedAt(context, ev, false));
+  const best = walk.winner;
+  if (best === undefined || walk.unbounded) return;
   replay.liveness.add(
     'idle refusal',
     `claim by ${entry.actor} at ${at} was refused ${entry.reason} with ${occupied.global}/${analysis.config.globalLimit} slots held while task ${best.track.id} was ready and eligible`,
