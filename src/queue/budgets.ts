@@ -175,8 +175,9 @@ export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: n
     const back = row.reserved - kept;
     // The row keeps reserved = consumed + released: an unmetered budget consumed all it reserved.
     if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, kept, at))) continue;
-    released[row.budget] = back;
-    consumed[row.budget] = kept;
+    // Summed per budget: the event says every unit this edge gave back, whichever attempt's row it was.
+    released[row.budget] = (released[row.budget] ?? 0) + back;
+    consumed[row.budget] = (consumed[row.budget] ?? 0) + kept;
     if (spec === undefined || back === 0) continue;
     const level = yield* tx.budgetLevel(row.budget, row.scope);
     if (spec.kind === 'rate') {
