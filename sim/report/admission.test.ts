@@ -330,7 +330,7 @@ describe('the sections in the report of a real run', () => {
   });
 
   it('says in one line that no budget is configured, and shows admissions and the transition table', async () => {
-    const source = resolveScenarioArgument('retry-storm', 'test');
+    const source = resolveScenarioArgument('retry-exhausted', 'test');
     const { aggregator } = await collectScenario({ source, jobs: seeds, threads: 1, progress: { tty: false, line: () => {} } });
     const report = scenarioReport(provenance(source), aggregator.figures());
     const markdown = renderMarkdown(report);
@@ -345,7 +345,7 @@ describe('the sections in the report of a real run', () => {
   });
 
   it('says in one line that configured budgets never moved, rather than drawing empty plots', async () => {
-    const plain = resolveScenarioArgument('retry-storm', 'test');
+    const plain = resolveScenarioArgument('retry-exhausted', 'test');
     const budgets = {
       browser: { kind: 'concurrency', limit: 2, scope: 'tenant' },
       tokens_per_minute: { kind: 'rate', capacity: 1_000, refill: 1_000, periodMs: 60_000 },
