@@ -4,7 +4,7 @@ import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i4Capacity } from './i4-capacity.ts';
 import { realRun } from './__test-helpers__/real-run.ts';
-import { buildWithBudgets, budgetRun, enqueueWith, judgedUnder, withEvents } from './__test-helpers__/budget-run.ts';
+import { buildWithBudgets, budgetRun, enqueueWith, withEvents } from './__test-helpers__/budget-run.ts';
 
 /** `count` enqueues of new topics into the real queue under `config`. */
 async function enqueued(config: Partial<QueueConfig>, count: number): Promise<WorldResult> {
@@ -67,7 +67,7 @@ describe('I4 with critical headroom (A2)', () => {
     expect(await enqueueWith(run, { tenant: 'b', critical: true })).toBeUndefined();
     const world = await buildWithBudgets(run);
     expectClean(i4Capacity, world);
-    expectViolation(i4Capacity, judgedUnder(world, { criticalHeadroom: 1 }), /4 tasks are live, capacity 2 \(\+1 critical headroom in use\)/);
+    expectViolation(i4Capacity, judgedUnder(world, { ...world.scenario.queue, criticalHeadroom: 1 }), /4 tasks are live, capacity 2 \(\+1 critical headroom in use\)/);
     // The same tasks, none of them critical: nothing allowed them past capacity.
     const ordinary = withEvents(world, (events) => events.map((event) => (event.type === 'enqueued' ? { ...event, data: { ...event.data, critical: false } } : event)));
     expectViolation(i4Capacity, ordinary, /3 tasks are live, capacity 2\n/);

@@ -176,7 +176,7 @@ describe('I5 with admission (A1, A2): what a claim may pass over', () => {
     const entries = world.history.entries();
     const resumeOk = entries.find((entry) => entry.type === 'ok' && entry.op === 'resumeTenant')!;
     const history = Object.assign(Object.create(Object.getPrototypeOf(world.history)), world.history, {
-      entries: () => entries.filter((entry) => entry.index !== resumeOk.index && entry.index !== resumeOk.invokeIndex),
+      entries: () => entries.filter((entry) => entry.index !== resumeOk.index && entry.index !== (resumeOk as { invokeIndex?: number }).invokeIndex),
     });
     expectViolation(i5Priority, { ...world, history }, /task 1 was claimed at \d+ though it was not eligible \(tenant a paused\)/);
   });
