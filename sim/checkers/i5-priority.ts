@@ -127,7 +127,7 @@ function replayClaims(world: WorldResult): Replay {
     else list.push(step);
   }
   const pauses = [...historyPauses(world, analysis).values()].flat().sort((a, b) => (a.ev ?? 0) - (b.ev ?? 0));
-  const context: Context = { world, analysis, tracks, ready, occupied, replay, buckets: new Map(), steps, pauses };
+  const context: Context = { world, analysis, tracks, ready, occupied, replay, buckets: new Map(), steps, pauses, sessions: new Map() };
   world.events.forEach((event, position) => {
     while (next < refusals.length && refusals[next]!.ev < event.id) judgeRefusal(context, refusals[next++]!.entry);
     if (event.type === 'claimed') judgeClaim(context, event);
@@ -150,6 +150,12 @@ interface Context {
   steps: Map<number, BudgetStep[]>;
   /** A2: acknowledged pauses and resumes, by the event cursor at their commit. */
   pauses: { tenant: string; paused: boolean; ev?: number }[];
+  /** A6: running and uncertain tasks per session (tenant, topic). */
+  sessions: Map<string, number>;
+}
+
+function sessionKey(track: Pick<Track, 'tenant' | 'topic'>): string {
+  return `${track.tenant}\u0000${track.topic}`;
 }
 
 /** A1: the needs an enqueued event names (the trusted caller's, A1), or undefined. */
@@ -177,7 +183,8 @@ function pausedAt(context: Context, cursor: number, strict: boolean): Set<string
 
 /**
  * The task a claim must take (A1, A2 on top of Q4): the eligible tasks in (score, enqueue time, id)
- * order, walked as the SPEC's admission does it: a paused tenant's tasks wait; a task whose needs some
+ * order, walked as the SPEC's admission does it: a paused tenant's tasks wait; a task whose session
+ * (tenant, topic) has a running or uncertain task waits (A6, unless the policy is versioned); a task whose needs some
  * budget cannot grant now waits, holds that budget for itself (no smaller need behind it may take
  * it: the first budget in name order that says no, or that a better task already waits for), and its
  * tenant takes nothing more in this claim; a task a total budget (per run or session) can never grant
@@ -185,7 +192,7 @@ function pausedAt(context: Context, cursor: number, strict: boolean): Set<string
  * A walk that would pass over more than CLAIM_SKIPS_MAX tasks is `unbounded`: the claim may stop there.
  */
 function admissionWalk(context: Context, candidates: readonly Candidate[], at: number, paused: ReadonlySet<string>): { winner?: Candidate; waited: Set<number>; unbounded: boolean } {
-  const { budgets } = context.analysis.config;
+  const { budgets, sessionPolicy } = context.analysis.config;
   const ordered = candidates.filter((candidate) => !paused.has(candidate.track.tenant)).sort((a, b) => specOrder(key(a), key(b)));
   const heldBack = new Set<string>();
   const blocked = new Set<string>();
@@ -194,6 +201,13 @@ function admissionWalk(context: Context, candidates: readonly Candidate[], at: n
   for (const candidate of ordered) {
     const { track } = candidate;
     if (blocked.has(track.tenant)) {
+      waited.add(track.id);
+      continue;
+    }
+    // A6: under serial and cancel_in_progress a session runs one task at a time (uncertain included);
+    // the task waits and holds nothing back: other sessions of its tenant may run.
+    if (sessionPolicy !== 'versioned' && (context.sessions.get(sessionKey(track)) ?? 0) > 0) {
+      if (++skips > CLAIM_SKIPS_MAX) return { waited, unbounded: true };
       waited.add(track.id);
       continue;
     }
@@ -230,6 +244,7 @@ function apply(context: Context, event: TaskEvent, position: number): void {
   if (delta !== 0 && track !== undefined) {
     occupied.global += delta;
     occupied.byTenant.set(track.tenant, (occupied.byTenant.get(track.tenant) ?? 0) + delta);
+    context.sessions.set(sessionKey(track), (context.sessions.get(sessionKey(track)) ?? 0) + delta);
   }
   if (track === undefined) return;
   if (event.type === 'claimed') track.firstClaimAt ??= event.at;
@@ -280,7 +295,7 @@ function judgeClaim(context: Context, event: TaskEvent): void {
       : paused.has(claimed.tenant)
         ? `tenant ${claimed.tenant} paused`
         : walk.waited.has(claimed.id)
-          ? 'it had to wait for a budget'
+          ? 'it had to wait for its session or a budget'
           : ineligibility(context, claimed, at);
     replay.safety.add('ineligible', `task ${event.taskId} was claimed at ${at} though it was not eligible (${String(why)})`, { taskId: event.taskId });
   } else {

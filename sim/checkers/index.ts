@@ -11,6 +11,7 @@ import { i10Supersede } from './i10-supersede.ts';
 import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
 import { i12UncertainHeld } from './i12-uncertain-held.ts';
 import { i13Isolation } from './i13-isolation.ts';
+import { i18Sessions } from './i18-sessions.ts';
 import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
@@ -39,6 +40,7 @@ export const allCheckers: Checker[] = [
   i15Budgets,
   i16Reservations,
   i17PausedTenant,
+  i18Sessions,
   i20Admission,
   storageAtomic,
   i5Starvation,
@@ -49,6 +51,7 @@ export const allCheckers: Checker[] = [
 ];
 
 export {
+  i18Sessions,
   i1NoDoubleClaim,
   i2StaleLeases,
   i3Quotas,

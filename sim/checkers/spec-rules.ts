@@ -113,6 +113,7 @@ export type JudgeConfig = Pick<
   | 'reconciliation'
   | 'budgets'
   | 'criticalHeadroom'
+  | 'sessionPolicy'
 >;
 
 /**
@@ -139,6 +140,7 @@ export const SPEC_DEFAULTS: Readonly<JudgeConfig> = Object.freeze({
   reconciliation: 'hold', // R5
   budgets: {}, // A1: budgets are declared in config; none unless the scenario declares them
   criticalHeadroom: 10, // A2: "criticalHeadroom, default 10 tasks"
+  sessionPolicy: 'serial', // A6: "This `serial` policy is the default"
 });
 
 /**

@@ -229,6 +229,7 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   drawWorker('maxSteps', [1, longestScript, longestScript + 1], () => spread(1, 16));
   // Drawn after the worker options, so the draws of every option before it are what they were before it existed.
   drawQueue('criticalHeadroom', () => ({ defaultOk: true, edges: [0], range: () => spread(0, 20) }));
+  drawQueue('sessionPolicy', () => ({ defaultOk: true, edges: ['versioned'] as const, range: () => random.pick(['serial', 'cancel_in_progress', 'versioned'] as const) }));
 
   resolveConfig(queue);
   return { queue, workers, how };

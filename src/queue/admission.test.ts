@@ -425,3 +425,56 @@ describe('A1 a bucket in debt', () => {
     expect((await claimOk(queue, 'w1')).id).toBe(next);
   });
 });
+
+describe('A6 session serialisation', () => {
+  const SESSIONS = { capacity: 100, globalLimit: 10, perTenantLimit: 10 };
+
+  it('serial (the default): a newer version waits session_busy while the older runs or is uncertain; other sessions of the tenant run', async () => {
+    const { queue, clock } = openTestQueue({ config: SESSIONS });
+    expect(queue.config.sessionPolicy).toBe('serial');
+    const v1 = await enqueueOk(queue, { topic: 'chat', version: 1 });
+    const run = await claimOk(queue, 'w1');
+    const v2 = await enqueueOk(queue, { topic: 'chat', version: 2, priority: 30 });
+    const other = await enqueueOk(queue, { topic: 'other', version: 1 });
+    expect((await claimOk(queue, 'w2')).id).toBe(other);
+    expect(await queue.claim('w3')).toMatchObject({ ok: false, reason: 'quota', admission: { action: 'DEFER', reason: 'session_busy', taskId: v2 } });
+    // Uncertain still holds the session: its worker may be running.
+    clock.advance(31_000);
+    await queue.expireLeases();
+    expect((await queue.get(v1))?.state).toBe('uncertain');
+    expect(await queue.claim('w3')).toMatchObject({ ok: false, admission: { reason: 'session_busy' } });
+    await queue.confirmStopped(v1, run.generation, 'supervisor');
+    // v1 is ready again for a retry: v2 may run now (v1's run started first), then v1 waits for v2.
+    const next = await claimOk(queue, 'w3');
+    expect([v1, v2]).toContain(next.id);
+    expect(await queue.claim('w4')).toMatchObject({ ok: false, admission: { reason: 'session_busy' } });
+    expect((await queue.events(v2)).filter((event) => event.type === 'deferred')).toHaveLength(1);
+  });
+
+  it('versioned: the versions of a session run at once, and only the newest result counts', async () => {
+    const { queue } = openTestQueue({ config: { ...SESSIONS, sessionPolicy: 'versioned' } });
+    const v1 = await enqueueOk(queue, { topic: 'chat', version: 1 });
+    const first = await claimOk(queue, 'w1');
+    await enqueueOk(queue, { topic: 'chat', version: 2 });
+    const second = await claimOk(queue, 'w2');
+    expect(second.version).toBe(2);
+    expect(await queue.complete(v1, 'w1', first.generation, 'old')).toMatchObject({ ok: true, outcome: 'stale_input' });
+  });
+
+  it('cancel_in_progress: a newer version persists a cancel of the running one and runs once it ended', async () => {
+    const { queue } = openTestQueue({ config: { ...SESSIONS, sessionPolicy: 'cancel_in_progress' } });
+    const v1 = await enqueueOk(queue, { topic: 'chat', version: 1 });
+    const run = await claimOk(queue, 'w1');
+    const v2 = await enqueueOk(queue, { topic: 'chat', version: 2 });
+    expect((await queue.get(v1))?.cancelRequested).toBe(true);
+    expect((await queue.events(v1)).at(-1)).toMatchObject({ type: 'cancel_requested', data: { source: 'newer_version', byTaskId: v2 } });
+    expect(await queue.claim('w2')).toMatchObject({ ok: false, admission: { reason: 'session_busy', taskId: v2 } });
+    expect(await queue.heartbeat(v1, 'w1', run.generation)).toMatchObject({ ok: true, cancelRequested: true });
+    await queue.acknowledgeCancel(v1, 'w1', run.generation);
+    expect((await claimOk(queue, 'w2')).id).toBe(v2);
+  });
+
+  it('refuses an unknown policy, naming the field', () => {
+    expect(() => resolveConfig({ sessionPolicy: 'parallel' as never })).toThrow(/sessionPolicy/);
+  });
+});

@@ -35,8 +35,10 @@ function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: stri
   /** A1: buckets a better task waits for in this claim; a smaller need behind it may not take them. */
   const heldBack = new Map<string, Refusal>();
   let deferral: Deferral | undefined;
+  /** A6: tasks whose session is busy; the rest of their tenant may still run. */
+  const sessionWaits = new Set<number>();
   for (let skipped = 0; skipped <= MAX_SKIPS_PER_CLAIM; skipped++) {
-    const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at);
+    const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at, sessionWaits);
     if (candidate === undefined) {
       for (const row of paused) {
         const waiting = yield* deferPausedHead(context, tx, row.tenant, at);
@@ -49,10 +51,12 @@ function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: stri
     const admitted = yield* admitAtClaim(context, tx, candidate, at, heldBack);
     if (admitted.action === 'RUN') return { ok: true, task: yield* markRunning(context, tx, candidate, workerId, at, admitted.grants) };
     if (admitted.action === 'RETIRED') continue;
-    // DEFER: recorded once per change of (task, reason); nothing of its tenant overtakes it in this claim.
+    // DEFER: recorded once per change of (task, reason). A task waiting for its session holds nothing
+    // back: other sessions of its tenant run (A6). Any other wait: nothing of its tenant overtakes it.
     yield* recordDeferral(tx, candidate, admitted.decision, at);
     deferral ??= admitted.decision;
-    blocked.add(candidate.tenant);
+    if (admitted.decision.reason === 'session_busy') sessionWaits.add(candidate.id);
+    else blocked.add(candidate.tenant);
   }
   return deferral === undefined ? { ok: false, reason: 'empty' } : { ok: false, reason: 'quota', admission: deferral };
 }
@@ -74,6 +78,11 @@ function* admitAtClaim(
   heldBack: Map<string, Refusal>,
 ): Step<{ action: 'RUN'; grants: Grants } | { action: 'DEFER'; decision: Deferral } | { action: 'RETIRED' }> {
   const { config } = context;
+  // A6: under `serial` and `cancel_in_progress` a session (tenant, topic) runs one task at a time; an
+  // uncertain one still holds it (its worker may be running). `versioned` lets versions run at once.
+  if (config.sessionPolicy !== 'versioned' && (yield* tx.sessionBusy(row.tenant, row.topic, row.id))) {
+    return { action: 'DEFER', decision: { action: 'DEFER', reason: 'session_busy', taskId: row.id } };
+  }
   const needs = row.needs === null || !hasBudgets(context) ? null : (JSON.parse(row.needs) as Needs);
   const plan = needs === null ? undefined : yield* planGrants(config, tx, row, needs, at, heldBack);
   const refusal = plan !== undefined && !plan.ok ? plan.refusal : undefined;
@@ -146,6 +155,7 @@ function* bestCandidate(
   tx: StoreTx,
   blocked: ReadonlySet<string>,
   at: number,
+  skip: ReadonlySet<number>,
 ): Step<{ candidate?: CandidateRow; quotaBound: boolean }> {
   const { config } = context;
   let best: LevelHeadRow | undefined;
@@ -158,11 +168,15 @@ function* bestCandidate(
     for (let maxPriority = TOP_PRIORITY; ; ) {
       const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
       if (maxPriority < minPriority) break;
-      const head = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
-      if (head === undefined) break;
+      const top = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
+      if (top === undefined) break;
+      // A6: a task that waits for its session in this claim is stepped over within its level.
+      let head: LevelHeadRow | undefined = top;
+      while (head !== undefined && skip.has(head.id)) head = yield* tx.levelNext({ tenant, priority: top.priority, enqueuedAt: head.enqueued_at, id: head.id, now: at });
+      maxPriority = top.priority - 1;
+      if (head === undefined) continue;
       head.score = score(head.priority, head.enqueued_at, at, config);
       if (best === undefined || compareCandidates(toOrder(head), toOrder(best)) < 0) best = head;
-      maxPriority = head.priority - 1;
     }
   }
   if (best === undefined) return { quotaBound };

@@ -1,6 +1,6 @@
 import { validateBudgets } from './budgets.ts';
 import { ConfigError } from './errors.ts';
-import type { QueueConfig } from './types.ts';
+import { SESSION_POLICIES, type QueueConfig } from './types.ts';
 
 /** Defaults from SPEC Q3, Q4, Q6, Q7, Q9, Q11, Q16, Q17, R4, R6 and A1, A2. Every one can be overridden. */
 export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
@@ -28,6 +28,7 @@ export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   busyRetries: 3,
   budgets: {},
   criticalHeadroom: 10,
+  sessionPolicy: 'serial',
 });
 
 const POSITIVE_INTEGER_FIELDS = [
@@ -79,6 +80,9 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
   };
   for (const field of POSITIVE_INTEGER_FIELDS) requireInteger(field, config[field], 1);
   for (const field of NON_NEGATIVE_INTEGER_FIELDS) requireInteger(field, config[field], 0);
+  if (!SESSION_POLICIES.includes(config.sessionPolicy)) {
+    throw new ConfigError('sessionPolicy', `expected one of ${SESSION_POLICIES.map((policy) => `'${policy}'`).join(', ')}, got ${JSON.stringify(config.sessionPolicy)}`);
+  }
   if (config.reconciliation !== 'hold' && config.reconciliation !== 'auto') {
     throw new ConfigError('reconciliation', `expected 'hold' or 'auto', got ${JSON.stringify(config.reconciliation)}`);
   }

@@ -1,7 +1,7 @@
 import type { Step, StoreTx } from '../store/store.ts';
 import { decide } from './admission.ts';
 import { unsatisfiable } from './budgets.ts';
-import { write, type QueueContext } from './context.ts';
+import { emit, write, type QueueContext } from './context.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
 import { createTask, transition } from './transition.ts';
 import type { AdmissionDecision, EnqueueRequest, EnqueueResult } from './types.ts';
@@ -121,5 +121,13 @@ function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: 
     yield* tx.insertAdmission({ at, action: 'DEFER', reason, tenant: task.tenant, task_id: created.taskId, retry_at: null, budget: null });
   }
   yield* created.announce();
+  // A6: under cancel_in_progress a newer version persists a cancel of the session's running one (Q13);
+  // it waits (session_busy) until that run has ended.
+  if (config.sessionPolicy === 'cancel_in_progress') {
+    for (const holder of yield* tx.olderSessionHolders(task.tenant, task.topic, task.version)) {
+      const seq = yield* tx.requestCancel(holder.id);
+      if (seq !== undefined) yield* emit(tx, holder.id, seq, 'cancel_requested', at, { state: holder.state, source: 'newer_version', byTaskId: created.taskId });
+    }
+  }
   return { taskId: created.taskId, status: replaced.length > 0 ? 'replaced' : 'enqueued' };
 }

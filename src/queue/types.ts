@@ -66,7 +66,17 @@ export interface QueueConfig {
   budgets: Record<string, BudgetSpec>;
   /** A2: tasks beyond capacity that critical work may still occupy; critical work is never rejected for capacity within it. */
   criticalHeadroom: number;
+  /**
+   * A6: how the versions of one session (tenant, topic) run. `serial` (default): one running or
+   * uncertain task per session, a newer version waits (DEFER session_busy); `cancel_in_progress`: the
+   * same, and a newer version's enqueue persists a cancel of the running one (Q13); `versioned`: they
+   * run at once and only the newest version's result counts (the older ends stale_input, Q2).
+   */
+  sessionPolicy: SessionPolicy;
 }
+
+export type SessionPolicy = 'serial' | 'cancel_in_progress' | 'versioned';
+export const SESSION_POLICIES: readonly SessionPolicy[] = ['serial', 'cancel_in_progress', 'versioned'];
 
 /**
  * A1: one named budget. `scope` says whose units they are: one pool for everyone (`global`) or one per

@@ -117,6 +117,15 @@ function prepare(db: Database) {
     firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`, 'pluck'),
     nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`, 'pluck'),
     levelHead: p(LEVEL_HEAD_SQL),
+    // A6: the task after a skipped one in the same level, by the same index order.
+    levelNext: p(`SELECT id, priority, enqueued_at FROM tasks
+                  WHERE state = 'ready' AND tenant = :tenant AND priority = :priority AND not_before <= :now
+                    AND (enqueued_at > :enqueuedAt OR (enqueued_at = :enqueuedAt AND id > :id))
+                  ORDER BY priority DESC, enqueued_at, id
+                  LIMIT 1`),
+    olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND ${OCCUPYING} ORDER BY id`),
+    // A6: the unique key's index (tenant, topic, version) finds the session's tasks.
+    sessionBusy: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND ${OCCUPYING} AND id <> ? LIMIT 1`, 'pluck'),
     candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
     overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
@@ -432,6 +441,15 @@ export class SqliteStatements implements StoreTx {
   }
   nextReadyTenant(after: string): Step<string | undefined> {
     return done(this.s.nextReadyTenant.get(after) as string | undefined);
+  }
+  levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
+    return done(this.s.levelNext.get(query) as LevelHeadRow | undefined);
+  }
+  olderSessionHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]> {
+    return done(this.s.olderSessionHolders.all(tenant, topic, version) as { id: number; state: TaskState }[]);
+  }
+  sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean> {
+    return done(this.s.sessionBusy.get(tenant, topic, exceptId) === 1);
   }
   levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
     return done(this.s.levelHead.get(query) as LevelHeadRow | undefined);

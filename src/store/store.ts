@@ -375,6 +375,12 @@ export interface StoreTx {
   firstReadyTenant(): Step<string | undefined>;
   nextReadyTenant(after: string): Step<string | undefined>;
   levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined>;
+  /** The next eligible ready task of one (tenant, priority) level after (enqueuedAt, id), in level order. */
+  levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined>;
+  /** A6: the session's running and uncertain tasks older than `version`. */
+  olderSessionHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]>;
+  /** A6: whether another task of the session (tenant, topic) is running or uncertain. */
+  sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean>;
   candidateById(id: number): Step<CandidateRow | undefined>;
 
   // ---- a lease holder's writes (Q8, Q9, Q13)
