@@ -54,6 +54,10 @@ export const ALL_MARKS = [
   'deferred_capacity',
   'deferred_rate_limited',
   'deferred_budget',
+  // A6: a newer version of a session deferred session_busy while an older one ran or was uncertain.
+  'deferred_session_busy',
+  // A6: under cancel_in_progress a newer version's enqueue persisted a cancel of the running one.
+  'session_cancel_in_progress',
   // A critical task deferred (at enqueue for capacity, or at a claim) that later was claimed.
   'critical_deferred_then_ran',
   // A task deferred at a claim for a budget (rate_limited or budget) that later was claimed: the bucket's head waited, then ran.
@@ -97,6 +101,8 @@ const ADMISSION_MARKS: readonly Mark[] = [
   'deferred_capacity',
   'deferred_rate_limited',
   'deferred_budget',
+  'deferred_session_busy',
+  'session_cancel_in_progress',
   'critical_deferred_then_ran',
   'bucket_head_waited',
   'budget_exhausted',
@@ -125,6 +131,8 @@ export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   'tenant-pause': ['deferred_tenant_paused', 'tenant_paused_no_lease'],
   'reconcile-auto': ['budget_exhausted'],
   'scheduler-restart': ['deferred_rate_limited', 'reservation_released_on_retry'],
+  // Issue 17: session serialisation.
+  'session-serial': ['deferred_session_busy', 'session_cancel_in_progress'],
 };
 
 const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
@@ -192,6 +200,7 @@ function countEvents(world: WorldResult, bump: (mark: Mark | undefined, by?: num
       if (event.type === 'checkpoint') checkpointed = true;
       if (event.type === 'completed' && event.data.outcome === 'stale_input') bump('stale_input');
       if (event.type === 'failed' && event.data.reason === 'retry_age_exceeded') bump('retry_age_exceeded');
+      if (event.type === 'cancel_requested' && event.data.source === 'newer_version') bump('session_cancel_in_progress');
       if (event.type === 'effect_recorded' && event.data.repeated === true) bump('effect_ledger_repeat');
       if (event.type === 'task_resumed') bump(event.data.checkpointKind === 'A' ? 'takeover_from_checkpoint_A' : 'takeover_from_checkpoint_B');
       if (event.type === 'claimed' && typeof event.data.generation === 'number' && event.data.generation > 1 && !checkpointed) bump('takeover_fresh');
@@ -204,6 +213,7 @@ const DEFERRED_MARKS: Partial<Record<string, Mark>> = {
   capacity: 'deferred_capacity',
   rate_limited: 'deferred_rate_limited',
   budget: 'deferred_budget',
+  session_busy: 'deferred_session_busy',
 };
 
 /** A DEFER an event records: an enqueued event's admission (capacity, tenant_paused), or a claim's deferred event. */

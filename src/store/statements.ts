@@ -121,7 +121,7 @@ function prepare(db: Database) {
     levelNext: p(`SELECT id, priority, enqueued_at FROM tasks
                   WHERE state = 'ready' AND tenant = :tenant AND priority = :priority AND not_before <= :now
                     AND (enqueued_at > :enqueuedAt OR (enqueued_at = :enqueuedAt AND id > :id))
-                  ORDER BY priority DESC, enqueued_at, id
+                  ORDER BY enqueued_at, id
                   LIMIT 1`),
     olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND ${OCCUPYING} ORDER BY id`),
     // A6: the unique key's index (tenant, topic, version) finds the session's tasks.

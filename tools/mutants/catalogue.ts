@@ -21,7 +21,7 @@
  * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
  * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
  */
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I20', 'Q18'] as const;
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I20', 'Q18'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -999,6 +999,27 @@ export const SABOTAGES: readonly Sabotage[] = [
       },
     ],
     expectedInvariant: 'I20',
+  },
+  // ---------------------------------------------------------------- I18 one run per session (issue 17)
+  {
+    id: 'session-ignores-uncertain',
+    description:
+      "A session check that ignores uncertain: the claim asks only whether the session has a running task, so a newer version starts while the older one's lease has lapsed and its worker (frozen, not dead) may still write: two runs of one conversation at once (seed 003's older run overwriting the newer).",
+    file: 'src/store/statements.ts',
+    find: "    sessionBusy: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND ${OCCUPYING} AND id <> ? LIMIT 1`, 'pluck'),",
+    replace: "    sessionBusy: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND state = 'running' AND id <> ? LIMIT 1`, 'pluck'),",
+    expectedInvariant: 'I18',
+    blindSpot: 'path',
+  },
+  {
+    id: 'versions-started-out-of-order',
+    description:
+      'Versions started out of order: a version older than one already queued is stored ready instead of superseded (the late arrival is taken as new work), so it runs after the newer version of its conversation started.',
+    file: 'src/queue/enqueue.ts',
+    find: '  if (latest !== null && latest > task.version) {',
+    replace: '  if (latest !== null && latest > task.version + 1_000_000) {',
+    expectedInvariant: 'I18',
+    blindSpot: 'workload',
   },
 ];
 
