@@ -142,6 +142,9 @@ interface ScenarioParameters {
   priorityHigh: number;
   arrivalPercent: number;
   safetyMs: number;
+  budgets: { seats: number; bucketCapacity: number; bucketRefillPerMinute: number; runTotal: number };
+  criticalPercent: number;
+  sessionPolicy: QueueConfig['sessionPolicy'];
 }
 
 function scenarioParameters(constraints: ScenarioConstraints): fc.Arbitrary<ScenarioParameters> {
@@ -170,7 +173,39 @@ function scenarioParameters(constraints: ScenarioConstraints): fc.Arbitrary<Scen
     priorityHigh: aging ? fc.integer({ min: 25, max: 30 }) : fc.integer({ min: 0, max: 30 }),
     arrivalPercent: fc.integer({ min: 0, max: 60 }),
     safetyMs: fc.integer({ min: SAFETY_MS_MIN / 1_000, max: SAFETY_MS_MAX / 1_000 }).map((seconds) => seconds * 1_000),
+    // A1, A2, A6 (issues 16, 17): budgets every task needs (none at 0), critical work, the session policy.
+    budgets: fc.record({
+      seats: fc.integer({ min: 0, max: 3 }),
+      bucketCapacity: fc.integer({ min: 0, max: 5 }),
+      bucketRefillPerMinute: fc.integer({ min: 0, max: 6 }),
+      runTotal: fc.integer({ min: 0, max: 8 }),
+    }),
+    criticalPercent: fc.integer({ min: 0, max: 30 }),
+    sessionPolicy: fc.constantFrom<QueueConfig['sessionPolicy']>('serial', 'cancel_in_progress', 'versioned'),
   });
+}
+
+/**
+ * A1: the drawn budgets and each task's needs. A 0 draws no such budget: seats, a global semaphore of
+ * 1..3 units (one per task); a token bucket of capacity 1..5 units refilled 0..6 a minute (one per
+ * task, at least one a minute, so a waiting task always gets its unit in the end); a per-run total of 1..8 model calls, metered (runs that need more end budget_exhausted).
+ */
+function budgetsOf(drawn: ScenarioParameters['budgets']): { budgets: NonNullable<QueueConfig['budgets']>; needs: Record<string, number> } {
+  const budgets: QueueConfig['budgets'] = {};
+  const needs: Record<string, number> = {};
+  if (drawn.seats > 0) {
+    budgets.seats = { kind: 'concurrency', limit: drawn.seats };
+    needs.seats = 1;
+  }
+  if (drawn.bucketCapacity > 0) {
+    budgets.bucket = { kind: 'rate', capacity: drawn.bucketCapacity, refill: Math.max(1, drawn.bucketRefillPerMinute), periodMs: 60_000, scope: 'tenant' };
+    needs.bucket = 1;
+  }
+  if (drawn.runTotal > 0) {
+    budgets.run_calls = { kind: 'total', limit: drawn.runTotal, per: 'run', meter: 'modelCalls' };
+    needs.run_calls = 1;
+  }
+  return { budgets, needs };
 }
 
 /** Builds a valid ScenarioSpec from `mixed` and the drawn parameters (QueueConfig rules of Q6, Q9, Q3). */
@@ -187,7 +222,10 @@ export function scenarioOf(name: string, p: ScenarioParameters, plan: FaultPlan)
     maxAttempts: p.maxAttempts,
     agingPeriodMs: p.agingPeriodMs,
     agingCap: p.agingCap,
+    sessionPolicy: p.sessionPolicy,
   };
+  const { budgets, needs } = budgetsOf(p.budgets);
+  if (Object.keys(budgets).length > 0) queue.budgets = budgets;
   const [low, high] = p.priorityLow <= p.priorityHigh ? [p.priorityLow, p.priorityHigh] : [p.priorityHigh, p.priorityLow];
   return {
     ...structuredClone(mixed),
@@ -205,6 +243,8 @@ export function scenarioOf(name: string, p: ScenarioParameters, plan: FaultPlan)
       steps: [1, p.stepsMax],
       priorities: [low, high],
       arrivalWindowMs: Math.floor((p.safetyMs * p.arrivalPercent) / 100),
+      ...(Object.keys(needs).length > 0 ? { needs } : {}),
+      ...(p.criticalPercent > 0 ? { criticalProbability: p.criticalPercent / 100 } : {}),
     },
     faults: { plan: structuredClone(plan) },
     phases: { safetyMs: p.safetyMs, livenessMs: mixed.phases.livenessMs },

@@ -81,3 +81,16 @@ describe('I4 with critical headroom (A2)', () => {
     expectViolation(i4Capacity, { ...world, final: { ...world.final, rejections: [] } }, /refused 1 time\(s\) but rejections record 0/);
   });
 });
+
+describe('I4: a replacement takes over the headroom place of the critical version it replaced', () => {
+  it('passes a newer ordinary version that replaced a waiting critical one over capacity, and fails it without the critical predecessor', async () => {
+    const run = budgetRun({ capacity: 1, globalLimit: 1, perTenantLimit: 1, criticalHeadroom: 1 });
+    await enqueueWith(run, { topic: 'a' });
+    expect(await enqueueWith(run, { topic: 'b', critical: true })).toBeDefined();
+    expect(await enqueueWith(run, { topic: 'b', version: 2 })).toBeDefined();
+    const world = await buildWithBudgets(run);
+    expectClean(i4Capacity, world);
+    const ordinary = withEvents(world, (events) => events.map((event) => (event.type === 'enqueued' ? { ...event, data: { ...event.data, critical: false } } : event)));
+    expectViolation(i4Capacity, ordinary, /2 tasks are live, capacity 1/);
+  });
+});

@@ -16,7 +16,8 @@ const RECORDED_REFUSALS = new Set(['queue_full', 'expired', 'idempotency_conflic
  * - after every event in commit order, ready + running + uncertain <= capacity, except right after an
  *   `enqueued` event that replaced waiting versions of its topic (Q3 accepts those even when full), and
  *   except for critical work (A2): it has reserved headroom beyond capacity, so the live tasks may
- *   exceed capacity by as many as are critical, never beyond capacity + criticalHeadroom;
+ *   exceed capacity by as many as are critical (or replaced a critical task while it waited), never
+ *   beyond capacity + criticalHeadroom;
  * - every enqueue refused queue_full, expired, idempotency_conflict or exceeds_budget appears in the final
  *   rejections with its (tenant, topic, version, reason), and every such rejection was a refusal;
  * - a queue_full refusal was given only while the queue really was full at that point of the log
@@ -33,12 +34,19 @@ export const i4Capacity: Checker = {
     const { capacity, criticalHeadroom } = analysis.config;
     const out = new ViolationList('I4', 'safety');
     const liveAfterEvent = new Map<number, number>();
+    // The tasks the headroom may hold: critical ones, and a newer version that replaced one of those while
+    // it waited (Q3 accepts a replacement even when full: it takes over the place of the task it replaced).
     const critical = new Set<number>();
     for (const [id, events] of analysis.eventsByTask) if (events[0]?.type === 'enqueued' && events[0].data.critical === true) critical.add(id);
     let liveCritical = 0;
     replayCounts(world, analysis, (position, counts) => {
       const event = world.events[position]!;
       liveAfterEvent.set(event.id, counts.live);
+      if (event.type === 'enqueued' && !critical.has(event.taskId) && Array.isArray(event.data.replaced) && event.data.replaced.some((id) => critical.has(id as number))) {
+        // Its predecessor ended superseded in this transaction (its event came first in the log and counted
+        // it out): the place it held is this task's now, counted in below like any critical task's.
+        critical.add(event.taskId);
+      }
       if (critical.has(event.taskId)) liveCritical += (LIVE.has(analysis.stateAfter[position] ?? '') ? 1 : 0) - (LIVE.has(analysis.stateBefore[position] ?? '') ? 1 : 0);
       const replaced = Array.isArray(event.data.replaced) && event.data.replaced.length > 0;
       const allowed = Math.min(capacity + liveCritical, capacity + criticalHeadroom);
