@@ -63,6 +63,8 @@ const queueFields = {
   budgets: z.record(z.string(), z.record(z.string(), z.unknown(), { error: 'expected { kind, ... }' }), { error: 'expected an object of budget name: { kind, ... }' }),
   criticalHeadroom: nonNegative(),
   sessionPolicy: oneOf(['serial', 'cancel_in_progress', 'versioned']),
+  fairness: oneOf(['priority', 'fair_share']),
+  tenantWeights: z.record(z.string(), positive(), { error: 'expected an object of tenant: weight' }),
 } satisfies Record<keyof QueueConfig, z.ZodType>;
 
 /** The queue's defaults are the core's own (src/queue/config.ts DEFAULT_CONFIG): a file states overrides. */

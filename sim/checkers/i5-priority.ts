@@ -127,7 +127,7 @@ function replayClaims(world: WorldResult): Replay {
     else list.push(step);
   }
   const pauses = [...historyPauses(world, analysis).values()].flat().sort((a, b) => (a.ev ?? 0) - (b.ev ?? 0));
-  const context: Context = { world, analysis, tracks, ready, occupied, replay, buckets: new Map(), steps, pauses, sessions: new Map() };
+  const context: Context = { world, analysis, tracks, ready, occupied, replay, buckets: new Map(), steps, pauses, sessions: new Map(), critical: new Set([...analysis.eventsByTask].filter(([, events]) => events[0]?.type === 'enqueued' && events[0].data.critical === true).map(([id]) => id)) };
   world.events.forEach((event, position) => {
     while (next < refusals.length && refusals[next]!.ev < event.id) judgeRefusal(context, refusals[next++]!.entry);
     if (event.type === 'claimed') judgeClaim(context, event);
@@ -152,6 +152,8 @@ interface Context {
   pauses: { tenant: string; paused: boolean; ev?: number }[];
   /** A6: running and uncertain tasks per session (tenant, topic). */
   sessions: Map<string, number>;
+  /** A2: critical tasks (their enqueued event says so). */
+  critical: Set<number>;
 }
 
 function sessionKey(track: Pick<Track, 'tenant' | 'topic'>): string {
@@ -283,7 +285,11 @@ function judgeClaim(context: Context, event: TaskEvent): void {
   const at = event.at;
   const claimed = tracks.get(event.taskId);
   if (claimed === undefined) return;
-  const eligible = eligibleCandidates(context, at);
+  const all = eligibleCandidates(context, at);
+  // A3: under fair share the claim first picks the least served tenant (judged by I19; critical work
+  // bypasses it), then Q4 within it: the order is judged among the claimed tenant's own tasks.
+  const fair = context.analysis.config.fairness === 'fair_share' && !context.critical.has(claimed.id);
+  const eligible = fair ? all.filter((candidate) => candidate.track.tenant === claimed.tenant) : all;
   const paused = pausedAt(context, event.id, true);
   const walk = admissionWalk(context, eligible, at, paused);
   // What the claim could take: eligible, of a tenant not paused, not waiting for a budget.

@@ -12,6 +12,7 @@ import { i11Contiguous, i11Drained } from './i11-no-lost-task.ts';
 import { i12UncertainHeld } from './i12-uncertain-held.ts';
 import { i13Isolation } from './i13-isolation.ts';
 import { i18Sessions } from './i18-sessions.ts';
+import { i19FairShare } from './i19-fair-share.ts';
 import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
@@ -41,6 +42,7 @@ export const allCheckers: Checker[] = [
   i16Reservations,
   i17PausedTenant,
   i18Sessions,
+  i19FairShare,
   i20Admission,
   storageAtomic,
   i5Starvation,
@@ -52,6 +54,7 @@ export const allCheckers: Checker[] = [
 
 export {
   i18Sessions,
+  i19FairShare,
   i1NoDoubleClaim,
   i2StaleLeases,
   i3Quotas,

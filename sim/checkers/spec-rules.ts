@@ -114,6 +114,8 @@ export type JudgeConfig = Pick<
   | 'budgets'
   | 'criticalHeadroom'
   | 'sessionPolicy'
+  | 'fairness'
+  | 'tenantWeights'
 >;
 
 /**
@@ -141,6 +143,8 @@ export const SPEC_DEFAULTS: Readonly<JudgeConfig> = Object.freeze({
   budgets: {}, // A1: budgets are declared in config; none unless the scenario declares them
   criticalHeadroom: 10, // A2: "criticalHeadroom, default 10 tasks"
   sessionPolicy: 'serial', // A6: "This `serial` policy is the default"
+  fairness: 'priority', // A3: "default 'priority', weight 1"
+  tenantWeights: {},
 });
 
 /**
@@ -156,6 +160,7 @@ export function specConfig(overrides: Partial<QueueConfig> = {}): JudgeConfig {
   config.tenantLimits = { ...(overrides.tenantLimits ?? SPEC_DEFAULTS.tenantLimits) };
   config.tierHolds = { ...SPEC_DEFAULTS.tierHolds, ...(overrides.tierHolds ?? {}) };
   config.budgets = { ...(overrides.budgets ?? SPEC_DEFAULTS.budgets) };
+  config.tenantWeights = { ...(overrides.tenantWeights ?? SPEC_DEFAULTS.tenantWeights) };
   return config as unknown as JudgeConfig;
 }
 

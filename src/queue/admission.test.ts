@@ -478,3 +478,65 @@ describe('A6 session serialisation', () => {
     expect(() => resolveConfig({ sessionPolicy: 'parallel' as never })).toThrow(/sessionPolicy/);
   });
 });
+
+describe('A3 weighted fair share by consumed service', () => {
+  const TOKENS = { tokens: { kind: 'rate', capacity: 1_000_000, refill: 1_000_000, periodMs: 60_000, meter: 'tokens' } } as const;
+  const FAIR = { capacity: 100, globalLimit: 10, perTenantLimit: 10, fairness: 'fair_share', budgets: TOKENS } as const;
+
+  /** Claims and completes `count` tasks, each using the tokens it reserved (checkpointed, R1). */
+  async function drain(queue: WorkQueue, count: number): Promise<string[]> {
+    const order: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const task = await claimOk(queue, 'w1');
+      order.push(task.tenant);
+      await queue.checkpoint(task.id, 'w1', task.generation, { kind: 'B', step: 1, state: {}, usage: USAGE(task.needs?.tokens ?? 0) });
+      await queue.complete(task.id, 'w1', task.generation, 'ok');
+    }
+    return order;
+  }
+
+  it('serves the tenant with the least consumed tokens, not the one with the fewest tasks', async () => {
+    const { queue } = openTestQueue({ config: FAIR });
+    for (let i = 0; i < 3; i++) await enqueueOk(queue, { tenant: 'long', needs: { tokens: 600 } });
+    for (let i = 0; i < 12; i++) await enqueueOk(queue, { tenant: 'short', needs: { tokens: 100 } });
+    // Each run uses what it reserved: long 600 tokens a task, short 100.
+    const order = await drain(queue, 15);
+    expect(order.slice(0, 8)).toEqual(['long', 'short', 'short', 'short', 'short', 'short', 'short', 'long']);
+  });
+
+  it('weighs tenants: weight 2 gets twice the service', async () => {
+    const { queue } = openTestQueue({ config: { ...FAIR, tenantWeights: { gold: 2 } } });
+    for (let i = 0; i < 6; i++) await enqueueOk(queue, { tenant: 'gold', needs: { tokens: 100 } });
+    for (let i = 0; i < 6; i++) await enqueueOk(queue, { tenant: 'plain', needs: { tokens: 100 } });
+    const order = await drain(queue, 6);
+    expect(order.filter((tenant) => tenant === 'gold')).toHaveLength(4);
+  });
+
+  it('corrects the charge to the checkpointed tokens when the slot is freed', async () => {
+    const { queue } = openTestQueue({ config: FAIR });
+    const id = await enqueueOk(queue, { tenant: 'a', needs: { tokens: 500 } });
+    const task = await claimOk(queue, 'w1');
+    expect((await queue.events(id)).find((event) => event.type === 'claimed')?.data.service).toBe(500);
+    await queue.checkpoint(id, 'w1', task.generation, { kind: 'A', step: 0, state: {}, usage: USAGE(120) });
+    await queue.complete(id, 'w1', task.generation, 'ok');
+    expect((await queue.events(id)).at(-1)?.data.serviceDelta).toBe(-380);
+  });
+
+  it('gives a tenant back from idle no credit for its absence', async () => {
+    const { queue } = openTestQueue({ config: FAIR });
+    for (let i = 0; i < 4; i++) await enqueueOk(queue, { tenant: 'busy', needs: { tokens: 100 } });
+    await drain(queue, 2);
+    // busy has used 200; away comes back with nothing used: it is raised to busy's 200.
+    const back = await enqueueOk(queue, { tenant: 'away', needs: { tokens: 100 } });
+    expect((await queue.events(back))[0]?.data.serviceClamp).toEqual({ from: 0, to: 200 });
+  });
+
+  it('lets critical work bypass fair share', async () => {
+    const { queue } = openTestQueue({ config: FAIR });
+    await enqueueOk(queue, { tenant: 'heavy', needs: { tokens: 900 } });
+    await drain(queue, 1);
+    await enqueueOk(queue, { tenant: 'light', needs: { tokens: 1 } });
+    const urgent = await enqueueOk(queue, { tenant: 'heavy', priority: 30, critical: true, needs: { tokens: 1 } });
+    expect((await claimOk(queue, 'w1')).id).toBe(urgent);
+  });
+});

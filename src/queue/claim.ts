@@ -3,6 +3,7 @@ import { requireWorkerId, write, type QueueContext } from './context.ts';
 import { decide } from './admission.ts';
 import { applyGrants, planGrants, type PlannedGrant, type Refusal } from './budgets.ts';
 import { InvariantError } from './errors.ts';
+import { chargeAtClaim, lessServed, weightOf } from './fair-share.ts';
 import { compareCandidates, score } from './scoring.ts';
 import { hasBudgets, transition } from './transition.ts';
 import type { AdmissionDecision, ClaimResult, ClaimedTask, Needs, Tier, Usage } from './types.ts';
@@ -158,6 +159,7 @@ function* bestCandidate(
   skip: ReadonlySet<number>,
 ): Step<{ candidate?: CandidateRow; quotaBound: boolean }> {
   const { config } = context;
+  if (config.fairness === 'fair_share') return yield* fairCandidate(context, tx, blocked, at, skip);
   let best: LevelHeadRow | undefined;
   let quotaBound = false;
   for (let tenant = yield* tx.firstReadyTenant(); tenant !== undefined; tenant = yield* tx.nextReadyTenant(tenant)) {
@@ -183,6 +185,59 @@ function* bestCandidate(
   const candidate = yield* tx.candidateById(best.id);
   if (candidate === undefined) throw new InvariantError(`task ${best.id} was a level head but has no row`);
   candidate.score = best.score;
+  return { candidate, quotaBound };
+}
+
+/** The best eligible task of one tenant by Q4 (its levels from the top, stepping over `skip`). */
+function* tenantBest(context: QueueContext, tx: StoreTx, tenant: string, at: number, skip: ReadonlySet<number>): Step<LevelHeadRow | undefined> {
+  const { config } = context;
+  let best: LevelHeadRow | undefined;
+  for (let maxPriority = TOP_PRIORITY; ; ) {
+    const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
+    if (maxPriority < minPriority) break;
+    const top = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
+    if (top === undefined) break;
+    let head: LevelHeadRow | undefined = top;
+    while (head !== undefined && skip.has(head.id)) head = yield* tx.levelNext({ tenant, priority: top.priority, enqueuedAt: head.enqueued_at, id: head.id, now: at });
+    maxPriority = top.priority - 1;
+    if (head === undefined) continue;
+    head.score = score(head.priority, head.enqueued_at, at, config);
+    if (best === undefined || compareCandidates(toOrder(head), toOrder(best)) < 0) best = head;
+  }
+  return best;
+}
+
+/**
+ * A3 fair share: the tenant with eligible work and the least weighted service is served (fair-share.ts),
+ * its best task by Q4; critical work bypasses it (the best task across tenants by Q4, if critical).
+ */
+function* fairCandidate(context: QueueContext, tx: StoreTx, blocked: ReadonlySet<string>, at: number, skip: ReadonlySet<number>): Step<{ candidate?: CandidateRow; quotaBound: boolean }> {
+  let quotaBound = false;
+  let overall: LevelHeadRow | undefined;
+  let fair: { head: LevelHeadRow; service: number; weight: number } | undefined;
+  for (let tenant = yield* tx.firstReadyTenant(); tenant !== undefined; tenant = yield* tx.nextReadyTenant(tenant)) {
+    if (blocked.has(tenant)) {
+      quotaBound = true;
+      continue;
+    }
+    const head = yield* tenantBest(context, tx, tenant, at, skip);
+    if (head === undefined) continue;
+    if (overall === undefined || compareCandidates(toOrder(head), toOrder(overall)) < 0) overall = head;
+    const service = yield* tx.serviceOf(tenant);
+    const weight = weightOf(context.config, tenant);
+    const better = fair === undefined || lessServed(service, weight, fair.service, fair.weight) || (!lessServed(fair.service, fair.weight, service, weight) && compareCandidates(toOrder(head), toOrder(fair.head)) < 0);
+    if (better) fair = { head, service, weight };
+  }
+  if (overall === undefined || fair === undefined) return { quotaBound };
+  const top = yield* tx.candidateById(overall.id);
+  if (top === undefined) throw new InvariantError(`task ${overall.id} was a level head but has no row`);
+  if (top.critical === 1) {
+    top.score = overall.score;
+    return { candidate: top, quotaBound };
+  }
+  const candidate = fair.head.id === top.id ? top : yield* tx.candidateById(fair.head.id);
+  if (candidate === undefined) throw new InvariantError(`task ${fair.head.id} was a level head but has no row`);
+  candidate.score = fair.head.score;
   return { candidate, quotaBound };
 }
 
@@ -224,6 +279,11 @@ function* markRunning(context: QueueContext, tx: StoreTx, row: CandidateRow, wor
     const usage = metered && row.attempts > 0 ? yield* tx.lastCheckpointUsage(row.id) : undefined;
     reserved = yield* applyGrants(tx, row.id, generation, grants, usage === undefined ? undefined : (JSON.parse(usage) as Usage), at);
     data.reserved = reserved;
+    // A3: under fair share the tenant is charged the tokens this attempt reserved.
+    if (context.config.fairness === 'fair_share') {
+      const charged = yield* chargeAtClaim(tx, row, grants);
+      if (charged !== 0) data.service = charged;
+    }
   }
   yield* transition(context, tx, at, { by: 'claim', row, workerId, leaseUntil }, data);
   const task: ClaimedTask = {

@@ -29,6 +29,8 @@ export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   budgets: {},
   criticalHeadroom: 10,
   sessionPolicy: 'serial',
+  fairness: 'priority',
+  tenantWeights: {},
 });
 
 const POSITIVE_INTEGER_FIELDS = [
@@ -65,7 +67,7 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
     if (!known.has(key)) throw new ConfigError(key, 'unknown configuration field');
   }
   // A map given as a number or an array would otherwise spread into {} and be silently dropped.
-  for (const field of ['tenantLimits', 'tierHolds'] as const) {
+  for (const field of ['tenantLimits', 'tierHolds', 'tenantWeights'] as const) {
     const value: unknown = overrides[field];
     if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) {
       throw new ConfigError(field, 'expected an object keyed by name');
@@ -77,9 +79,14 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
     tenantLimits: { ...(overrides.tenantLimits ?? DEFAULT_CONFIG.tenantLimits) },
     tierHolds: { ...DEFAULT_CONFIG.tierHolds, ...(overrides.tierHolds ?? {}) },
     budgets: validateBudgets(overrides.budgets ?? DEFAULT_CONFIG.budgets),
+    tenantWeights: { ...(overrides.tenantWeights ?? DEFAULT_CONFIG.tenantWeights) },
   };
   for (const field of POSITIVE_INTEGER_FIELDS) requireInteger(field, config[field], 1);
   for (const field of NON_NEGATIVE_INTEGER_FIELDS) requireInteger(field, config[field], 0);
+  if (config.fairness !== 'priority' && config.fairness !== 'fair_share') {
+    throw new ConfigError('fairness', `expected 'priority' or 'fair_share', got ${JSON.stringify(config.fairness)}`);
+  }
+  for (const [tenant, weight] of Object.entries(config.tenantWeights)) requireInteger(`tenantWeights.${tenant}`, weight, 1);
   if (!SESSION_POLICIES.includes(config.sessionPolicy)) {
     throw new ConfigError('sessionPolicy', `expected one of ${SESSION_POLICIES.map((policy) => `'${policy}'`).join(', ')}, got ${JSON.stringify(config.sessionPolicy)}`);
   }

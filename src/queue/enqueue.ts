@@ -1,6 +1,7 @@
 import type { Step, StoreTx } from '../store/store.ts';
 import { decide } from './admission.ts';
 import { unsatisfiable } from './budgets.ts';
+import { clampReturning } from './fair-share.ts';
 import { emit, write, type QueueContext } from './context.ts';
 import { validateEnqueue, type ValidEnqueue } from './enqueue-input.ts';
 import { createTask, transition } from './transition.ts';
@@ -114,6 +115,11 @@ function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: 
     now: at,
   });
   if (decision.action === 'REJECT') throw new QueueFull(decision);
+  // A3: a tenant back from idle earns no credit for its absence.
+  if (config.fairness === 'fair_share') {
+    const clamped = yield* clampReturning(context, tx, task.tenant, created.taskId);
+    if (clamped !== undefined) data.serviceClamp = clamped;
+  }
   if (decision.action === 'DEFER') {
     const reason = decision.reason as string;
     data.admission = { action: 'DEFER', reason };

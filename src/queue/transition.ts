@@ -2,6 +2,7 @@ import type { Fence, HoldClosure, MovableRow, NewTask, StoreTx, Step } from '../
 import type { QueueContext } from './context.ts';
 import { InvariantError } from './errors.ts';
 import { releaseReservations } from './budgets.ts';
+import { correctAtEnd } from './fair-share.ts';
 import { closureFor, deadLetterIfExhausted, recordCredit } from './run-end.ts';
 import { edgeFor, isLive, isTerminal, type TransitionEvent } from './states.ts';
 import type { TaskState } from './types.ts';
@@ -72,8 +73,11 @@ export function* transition(
   // A1: the edge that frees the slot ends the attempt's hold on its budget units: the unused part goes
   // back once (an uncertain task, whose edge keeps the slot, keeps them). Without budgets nothing is read.
   const units = edge.slot === 'free' && hasBudgets(context) ? yield* releaseReservations(context.config, tx, row.id, at) : undefined;
+  // A3: under fair share the tenant's service is corrected to the run's checkpointed tokens.
+  const serviceDelta = edge.slot === 'free' && context.config.fairness === 'fair_share' ? yield* correctAtEnd(tx, row) : 0;
   const settlement = ends ? (hold?.state ?? 'already_closed') : undefined;
-  const withUnits = units === undefined ? data : { ...data, released: units.released, consumed: units.consumed };
+  const withService = serviceDelta === 0 ? data : { ...data, serviceDelta };
+  const withUnits = units === undefined ? withService : { ...withService, released: units.released, consumed: units.consumed };
   const logged = settlement === undefined ? { from: row.state, to, ...withUnits } : { from: row.state, to, ...withUnits, settlement };
   const by = request.by === 'holder' ? request.fence : request.by === 'claim' ? { workerId: request.workerId, generation: row.generation + 1 } : undefined;
   yield* tx.insertEvent(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);

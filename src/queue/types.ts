@@ -73,6 +73,14 @@ export interface QueueConfig {
    * run at once and only the newest version's result counts (the older ends stale_input, Q2).
    */
   sessionPolicy: SessionPolicy;
+  /**
+   * A3: how the claim chooses among tenants. `priority` (default): the best task by aged score across
+   * tenants (Q4). `fair_share`: among tenants with eligible work, the one with the least weighted
+   * consumed service (model tokens; src/queue/fair-share.ts states the bound), then Q4 within it.
+   */
+  fairness: 'priority' | 'fair_share';
+  /** A3: integer weights per tenant for fair_share (a tenant not named weighs 1). */
+  tenantWeights: Record<string, number>;
 }
 
 export type SessionPolicy = 'serial' | 'cancel_in_progress' | 'versioned';

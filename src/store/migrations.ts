@@ -285,6 +285,16 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'fair share: service per tenant',
+    sql: `
+      -- A3: each tenant's consumed service (model tokens: charged at claim, corrected at the end of the
+      -- attempt to the run's checkpointed tokens), one row per tenant, and what each task was charged.
+      CREATE TABLE tenant_service (tenant TEXT PRIMARY KEY, service INTEGER NOT NULL) WITHOUT ROWID;
+      ALTER TABLE tasks ADD COLUMN service_charged INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

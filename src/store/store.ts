@@ -441,6 +441,15 @@ export interface StoreTx {
   releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean>;
   reservations(): Step<ReservationRow[]>;
 
+  // ---- fair share (A3)
+  serviceOf(tenant: string): Step<number>;
+  addService(tenant: string, delta: number): Step<void>;
+  serviceCharged(id: number): Step<number>;
+  addServiceCharged(id: number, delta: number): Step<void>;
+  /** Whether the tenant has a ready, running or uncertain task other than `exceptId` (partial indexes only). */
+  tenantHasLive(tenant: string, exceptId: number): Step<boolean>;
+  tenantServices(): Step<{ tenant: string; service: number }[]>;
+
   // ---- admission (A2)
   pausedTenants(): Step<PauseRow[]>;
   /** Records a pause unless the tenant is paused already; whether it changed. */
