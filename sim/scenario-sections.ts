@@ -62,6 +62,7 @@ const queueFields = {
   // A1: the kinds' fields are checked by resolveConfig (queue/budgets.ts validateBudgets), which names the field.
   budgets: z.record(z.string(), z.record(z.string(), z.unknown(), { error: 'expected { kind, ... }' }), { error: 'expected an object of budget name: { kind, ... }' }),
   criticalHeadroom: nonNegative(),
+  stuckAfterMs: positive(),
 } satisfies Record<keyof QueueConfig, z.ZodType>;
 
 /** The queue's defaults are the core's own (src/queue/config.ts DEFAULT_CONFIG): a file states overrides. */

@@ -28,6 +28,7 @@ export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   busyRetries: 3,
   budgets: {},
   criticalHeadroom: 10,
+  stuckAfterMs: 600_000,
 });
 
 const POSITIVE_INTEGER_FIELDS = [
@@ -46,6 +47,7 @@ const POSITIVE_INTEGER_FIELDS = [
   'incidentBucketMs',
   'tokensPerCredit',
   'holdTtlMs',
+  'stuckAfterMs',
 ] as const;
 
 const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries', 'graceMs', 'criticalHeadroom'] as const;
