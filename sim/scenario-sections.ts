@@ -113,6 +113,12 @@ export const supervisorFields = {
   scanMs: positive().meta({ description: 'How often it expires leases and looks at uncertain tasks; default 5000.' }),
   confirmDelayMs: nonNegative().meta({ description: 'How long after a death the platform confirms it; default 10000.' }),
 };
+/** A5: the monitor that reads queue.signals() during the safety phase; each read is recorded (I22). */
+export const monitorFields = {
+  everyMs: positive().meta({ description: 'How often it reads queue.signals(), in ms of the safety phase.' }),
+  offsetMs: nonNegative().meta({ description: 'When its first read is, after the start; default 0.' }),
+};
+
 export const SUPERVISOR_DEFAULTS = { scanMs: 5_000, confirmDelayMs: 10_000 };
 
 export const fleetFields = {

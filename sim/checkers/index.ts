@@ -15,6 +15,7 @@ import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
 import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
+import { i22Signals } from './i22-signals.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -40,6 +41,7 @@ export const allCheckers: Checker[] = [
   i16Reservations,
   i17PausedTenant,
   i20Admission,
+  i22Signals,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
@@ -49,6 +51,7 @@ export const allCheckers: Checker[] = [
 ];
 
 export {
+  i22Signals,
   i1NoDoubleClaim,
   i2StaleLeases,
   i3Quotas,

@@ -113,6 +113,7 @@ export type JudgeConfig = Pick<
   | 'reconciliation'
   | 'budgets'
   | 'criticalHeadroom'
+  | 'stuckAfterMs'
 >;
 
 /**
@@ -139,6 +140,7 @@ export const SPEC_DEFAULTS: Readonly<JudgeConfig> = Object.freeze({
   reconciliation: 'hold', // R5
   budgets: {}, // A1: budgets are declared in config; none unless the scenario declares them
   criticalHeadroom: 10, // A2: "criticalHeadroom, default 10 tasks"
+  stuckAfterMs: 600_000, // A5: "has waited 10 min (configurable)"
 });
 
 /**
