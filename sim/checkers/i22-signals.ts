@@ -1,4 +1,3 @@
-import { canonicalJson, type JsonValue } from '../canonical-json.ts';
 import type { OkEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import type { Checker } from './types.ts';
@@ -265,9 +264,18 @@ function recomputeAt(
   };
 }
 
-/** Canonical JSON (keys sorted); a list compared as a set of rows (its order is not a signal). */
-const canon = (rows: unknown): string =>
-  Array.isArray(rows) ? `[${(rows as unknown[]).map((row) => canonicalJson(row as JsonValue)).sort().join(',')}]` : canonicalJson((rows ?? null) as JsonValue);
+/** JSON with keys sorted, restated here (the judge imports nothing from src/). */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${sortedJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** A list is compared as a set of rows (its order is not a signal). */
+const canon = (rows: unknown): string => (Array.isArray(rows) ? `[${(rows as unknown[]).map(sortedJson).sort().join(',')}]` : sortedJson(rows));
 
 function compareCounts(
   violations: ViolationList,
