@@ -4,7 +4,7 @@ import { FAULT_SOURCES, timedFaultProblems } from './faults/index.ts';
 import { perRoundProblems, perRoundSchema } from './faults/rounds.ts';
 import { swarmSpecSchema, SWARM_KINDS, type SwarmKind } from './faults/swarm.ts';
 import type { ExplicitTask, FloodSpec, ScenarioSpec, WorkloadSpec } from './scenario.ts';
-import { expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, fleetFields, toolsFields, workersFields } from './scenario-sections.ts';
+import { expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, monitorFields, fleetFields, toolsFields, workersFields } from './scenario-sections.ts';
 import { list, nonNegative, oneOf, probability, range, strict, text, TIERS } from './schema-kit.ts';
 import { clientSwarmSchema } from './workloads/client-swarm.ts';
 import { configSwarmSchema } from './workloads/config-swarm.ts';
@@ -80,6 +80,7 @@ const explicitObject = strict({
   model: strict({ latencyMs: modelLatency }),
   tools: strict(toolsFields),
   supervisor: strict(supervisorFields),
+  monitor: strict(monitorFields).optional(),
   fleet: strict(fleetFields).optional(),
   faults: faultsSchema,
   phases: strict(phasesFields),

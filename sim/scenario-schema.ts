@@ -15,6 +15,7 @@ import {
   sectionWithDefaults,
   SUPERVISOR_DEFAULTS,
   supervisorFields,
+  monitorFields,
   fleetFields,
   FLEET_DEFAULTS,
   TOOLS_DEFAULTS,
@@ -52,6 +53,7 @@ const partsObject = strict({
   model: sectionWithDefaults(modelFields, MODEL_DEFAULTS, 'The simulated model: its latency, and the script each task runs (one stub script, or drawn per task).'),
   tools: sectionWithDefaults(toolsFields, TOOLS_DEFAULTS, 'The simulated tools.'),
   supervisor: sectionWithDefaults(supervisorFields, SUPERVISOR_DEFAULTS, 'The supervisor that confirms a stop only once the worker really is dead.'),
+  monitor: strict({ everyMs: monitorFields.everyMs, offsetMs: monitorFields.offsetMs.default(0) }, 'A5: a monitor reading queue.signals() every everyMs of the safety phase; each read is recorded and judged by I22.').optional(),
   fleet: sectionWithDefaults(fleetFields, FLEET_DEFAULTS, 'The fleet: every actor on its own connection, its transactions interleaved with the others at their BEGIN.'),
   workload: workloadPartsSchema,
   faults: faultPartsSchema.default(() => []),
@@ -122,6 +124,7 @@ function resolveSpec(value: PartsValue, raw: unknown): ScenarioSpec {
     spec.configSwarm = resolveConfigSwarm(value.configSwarm, Object.keys(value.queue), statedWorkers);
   }
   if (value.expect !== undefined) spec.expect = value.expect;
+  if (value.monitor !== undefined) spec.monitor = value.monitor;
   return spec;
 }
 

@@ -65,6 +65,7 @@ const queueFields = {
   sessionPolicy: oneOf(['serial', 'cancel_in_progress', 'versioned']),
   fairness: oneOf(['priority', 'fair_share']),
   tenantWeights: z.record(z.string(), positive(), { error: 'expected an object of tenant: weight' }),
+  stuckAfterMs: positive(),
 } satisfies Record<keyof QueueConfig, z.ZodType>;
 
 /** The queue's defaults are the core's own (src/queue/config.ts DEFAULT_CONFIG): a file states overrides. */
@@ -115,6 +116,12 @@ export const supervisorFields = {
   scanMs: positive().meta({ description: 'How often it expires leases and looks at uncertain tasks; default 5000.' }),
   confirmDelayMs: nonNegative().meta({ description: 'How long after a death the platform confirms it; default 10000.' }),
 };
+/** A5: the monitor that reads queue.signals() during the safety phase; each read is recorded (I22). */
+export const monitorFields = {
+  everyMs: positive().meta({ description: 'How often it reads queue.signals(), in ms of the safety phase.' }),
+  offsetMs: nonNegative().meta({ description: 'When its first read is, after the start; default 0.' }),
+};
+
 export const SUPERVISOR_DEFAULTS = { scanMs: 5_000, confirmDelayMs: 10_000 };
 
 export const fleetFields = {

@@ -90,6 +90,8 @@ export interface ScenarioSpec {
     errorClasses?: Partial<Record<ErrorClass, number>>;
   };
   supervisor: { scanMs: number; confirmDelayMs: number };
+  /** A5: a monitor that reads queue.signals() every everyMs of the safety phase, from offsetMs on (I22); absent: none. */
+  monitor?: { everyMs: number; offsetMs: number };
   /** The fleet (sim/store/fleet.ts); absent: FLEET_DEFAULTS. */
   fleet?: FleetSpec;
   /** An explicit plan, a swarm drawn per seed, or one fault per round of a rounds workload drawn per seed. */

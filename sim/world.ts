@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EnqueueResult, WorkQueue } from '../src/queue/types.ts';
 import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
+import type { JsonValue } from './canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
 import { SqliteStore } from '../src/store/sqlite-store.ts';
 import { openWorkQueue } from '../src/work-queue.ts';
@@ -444,6 +445,33 @@ export class World {
   }
 
   /**
+   * A5, I22: the monitor (the scenario's `monitor` section) reads queue.signals() every everyMs of the
+   * safety phase on its own connection, recorded as its `signals` call with the answer and the event
+   * cursor the read ran at, so I22 can recompute every signal from the log at that instant. While the
+   * scheduler is down, or the database is busy, a read is skipped (recorded failed).
+   */
+  private scheduleMonitor(startMs: number): void {
+    const monitor = this.scenario.monitor;
+    if (monitor === undefined) return;
+    const { queue, connection } = this.connect(this.process('monitor'), false);
+    for (let atMs = monitor.offsetMs; atMs < this.scenario.phases.safetyMs; atMs += monitor.everyMs) {
+      this.loop.schedule(startMs + atMs, async () => {
+        const invoke = this.history.invoke('monitor', 'signals');
+        if (this.down) {
+          this.history.fail(invoke, 'unavailable');
+          return;
+        }
+        try {
+          const { result, ev } = await recordedCall(connection, invoke, () => queue.signals());
+          this.history.ok(invoke, { data: { signals: result as unknown as JsonValue, ev } });
+        } catch (error) {
+          if (!this.busyFailed(invoke, error)) throw error;
+        }
+      });
+    }
+  }
+
+  /**
    * A client's call met a database that stayed busy past the store's retries (a BusyError, Q18: a
    * competing writer held the lock, faults/busy.ts): recorded as the call's failure, and true, so the
    * client tries again. Anything else is not for the client to handle.
@@ -540,6 +568,7 @@ export class World {
     try {
       this.scheduleArrivals(startMs);
       this.scheduleOperator(startMs);
+      this.scheduleMonitor(startMs);
       this.faults.schedule(startMs);
       this.supervisor.start((error) => this.fail(error));
       for (const worker of this.workers) worker.start();

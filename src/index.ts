@@ -17,3 +17,6 @@ export { Worker, type WorkerOptions } from './worker/worker.ts';
 export { runClaimedTask, type RunDependencies } from './worker/run.ts';
 export { requestKey, fingerprint } from './worker/fingerprint.ts';
 export * from './worker/types.ts';
+export { SIGNALS_WINDOW } from './queue/signals.ts';
+export { renderPrometheus, scrapePrometheus, PROMETHEUS_CONTENT_TYPE } from './export/prometheus.ts';
+export { registerOtelSignals } from './export/otel.ts';

@@ -11,6 +11,7 @@ import { ClosedError, ConfigError, InputError } from './queue/errors.ts';
 import { acknowledgeCancel, appendEvent, complete, fail, heartbeat } from './queue/holder-writes.ts';
 import { groupIncidentCandidates } from './queue/incidents.ts';
 import { cancel, confirmStopped } from './queue/operator.ts';
+import { signals } from './queue/signals.ts';
 import { STATES } from './queue/states.ts';
 import type { DeadLetter, HoldView, IncidentCandidate, QueueConfig, Snapshot, TaskState, Tier, Usage, WorkQueue } from './queue/types.ts';
 import { toTaskEvent, toTaskView } from './queue/views.ts';
@@ -123,6 +124,7 @@ class StoreWorkQueue implements WorkQueue {
   reserve: WorkQueue['reserve'] = (taskId, workerId, generation, needs) => this.call(() => reserve(this.open(), taskId, workerId, generation, needs));
   budgetLevels: WorkQueue['budgetLevels'] = () => this.call(() => budgetLevels(this.open()));
   admissionDecisions: WorkQueue['admissionDecisions'] = () => this.call(() => admissionDecisions(this.open()));
+  signals: WorkQueue['signals'] = () => this.call(() => signals(this.open()));
   reservations: WorkQueue['reservations'] = () =>
     this.call(() =>
       read(this.open(), 'reservations', (tx) => tx.reservations()).then((rows) =>

@@ -17,6 +17,7 @@ import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
 import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
+import { i22Signals } from './i22-signals.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
 
@@ -44,6 +45,7 @@ export const allCheckers: Checker[] = [
   i18Sessions,
   i19FairShare,
   i20Admission,
+  i22Signals,
   storageAtomic,
   i5Starvation,
   i7HoldsClosed,
@@ -55,6 +57,7 @@ export const allCheckers: Checker[] = [
 export {
   i18Sessions,
   i19FairShare,
+  i22Signals,
   i1NoDoubleClaim,
   i2StaleLeases,
   i3Quotas,

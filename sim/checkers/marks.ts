@@ -1,4 +1,5 @@
 import type { WorldResult } from '../world.ts';
+import { signalMarks } from './i22-signals.ts';
 import { claimDecisions } from './i5-priority.ts';
 import { analyse, incarnationStates, wasPausedBefore } from './timeline.ts';
 
@@ -70,6 +71,10 @@ export const ALL_MARKS = [
   'tenant_paused_no_lease',
   // A retry (fail -> ready) released the attempt's unused reservation.
   'reservation_released_on_retry',
+  // A5, I22 (checkers/i22-signals.ts): a monitor's signals() read where stuckWhileCapacityNormal fired as its
+  // condition held, and one where it stayed silent although a paused tenant's work had waited past stuckAfterMs.
+  'stuck_alert_fired',
+  'stuck_alert_silent_paused',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -111,7 +116,10 @@ const ADMISSION_MARKS: readonly Mark[] = [
   'reservation_released_on_retry',
 ];
 
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS]);
+/** A5: only a scenario with a monitor reads signals (stuck-alert); mixed has none. */
+const SIGNAL_MARKS: readonly Mark[] = ['stuck_alert_fired', 'stuck_alert_silent_paused'];
+
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS, ...SIGNAL_MARKS]);
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
@@ -133,6 +141,8 @@ export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   'scheduler-restart': ['deferred_rate_limited', 'reservation_released_on_retry'],
   // Issue 17: session serialisation.
   'session-serial': ['deferred_session_busy', 'session_cancel_in_progress'],
+  // A5: the monitor's reads of the alert, demanded per run by stuck-alert's `mark` expectations too.
+  'stuck-alert': ['stuck_alert_fired', 'stuck_alert_silent_paused'],
 };
 
 const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
@@ -167,6 +177,9 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   countEvents(world, bump);
   countClientCalls(world, bump);
   countAdmission(world, bump);
+  const signals = signalMarks(world);
+  bump('stuck_alert_fired', signals.fired);
+  bump('stuck_alert_silent_paused', signals.silentPaused);
   const lives = incarnationStates(world);
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);

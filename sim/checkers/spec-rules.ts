@@ -116,6 +116,7 @@ export type JudgeConfig = Pick<
   | 'sessionPolicy'
   | 'fairness'
   | 'tenantWeights'
+  | 'stuckAfterMs'
 >;
 
 /**
@@ -145,6 +146,7 @@ export const SPEC_DEFAULTS: Readonly<JudgeConfig> = Object.freeze({
   sessionPolicy: 'serial', // A6: "This `serial` policy is the default"
   fairness: 'priority', // A3: "default 'priority', weight 1"
   tenantWeights: {},
+  stuckAfterMs: 600_000, // A5: "has waited 10 min (configurable)"
 });
 
 /**

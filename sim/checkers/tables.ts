@@ -117,6 +117,12 @@ export const TABLE_READERS: Readonly<Record<string, TableReader>> = {
     checkers: ['I17'],
     rules: 'exactly the tenants whose last PAUSE/RESUME decision is a PAUSE, with its reason and instant; a tenant the history last paused is recorded paused',
   },
+  signal_counters: {
+    field: 'history',
+    method: "signals() (the monitor's recorded answers)",
+    checkers: ['I22'],
+    rules: 'each counter a read reports equals its recomputation at the read: RUN = claims, DEFER = deferrals in the log, retries = retry_scheduled by error class (exact); REJECT, PAUSE, RESUME and rejections between the rows recorded before the read and at its instant',
+  },
   admission_decisions: {
     field: 'admissionDecisions',
     method: 'admissionDecisions()',

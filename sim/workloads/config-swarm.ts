@@ -230,6 +230,8 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   // Drawn after the worker options, so the draws of every option before it are what they were before it existed.
   drawQueue('criticalHeadroom', () => ({ defaultOk: true, edges: [0], range: () => spread(0, 20) }));
   drawQueue('sessionPolicy', () => ({ defaultOk: true, edges: ['versioned'] as const, range: () => random.pick(['serial', 'cancel_in_progress', 'versioned'] as const) }));
+  // A5: drawn last, so every draw before it is what it was before it existed.
+  drawQueue('stuckAfterMs', () => ({ defaultOk: true, edges: [1], range: () => spread(1_000, 1_200_000) }));
 
   resolveConfig(queue);
   return { queue, workers, how };

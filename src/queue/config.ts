@@ -31,6 +31,7 @@ export const DEFAULT_CONFIG: Readonly<QueueConfig> = Object.freeze({
   sessionPolicy: 'serial',
   fairness: 'priority',
   tenantWeights: {},
+  stuckAfterMs: 600_000,
 });
 
 const POSITIVE_INTEGER_FIELDS = [
@@ -49,6 +50,7 @@ const POSITIVE_INTEGER_FIELDS = [
   'incidentBucketMs',
   'tokensPerCredit',
   'holdTtlMs',
+  'stuckAfterMs',
 ] as const;
 
 const NON_NEGATIVE_INTEGER_FIELDS = ['agingCap', 'busyTimeoutMs', 'busyRetries', 'graceMs', 'criticalHeadroom'] as const;

@@ -101,6 +101,8 @@ function* failIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, { 
   if (decision.retry) {
     const notBefore = at + decision.backoffMs;
     yield* endAsHolder(context, tx, row, who, at, 'fail', 'ready', { errorClass, message, backoffMs: decision.backoffMs, attempt: row.attempts }, { ...recorded, notBefore });
+    // A5: retries by error class, counted in the retry's transaction.
+    yield* tx.bumpSignal(`retry:${errorClass}`, 1);
     return { ok: true, next: 'retry', notBefore };
   }
   yield* endAsHolder(context, tx, row, who, at, 'fail', 'failed', { errorClass, message, reason: decision.reason }, recorded);

@@ -81,6 +81,8 @@ export interface QueueConfig {
   fairness: 'priority' | 'fair_share';
   /** A3: integer weights per tenant for fair_share (a tenant not named weighs 1). */
   tenantWeights: Record<string, number>;
+  /** A5: how long the oldest eligible task may wait while slots are free before stuckWhileCapacityNormal fires. */
+  stuckAfterMs: number;
 }
 
 export type SessionPolicy = 'serial' | 'cancel_in_progress' | 'versioned';
@@ -484,5 +486,40 @@ export interface WorkQueue {
   admissionDecisions(): Promise<AdmissionRecord[]>;
   /** A1, I16: every attempt's reservation of every budget (admin audit). */
   reservations(): Promise<ReservationView[]>;
+  /** A5: the control-plane signals at the queue clock's now (src/queue/signals.ts states each window). */
+  signals(): Promise<Signals>;
   close(): Promise<void>;
+}
+
+/** A5: p50/p95/max of a latency over the signals window (null when it holds no sample). */
+export interface SignalSummary {
+  count: number;
+  p50: number | null;
+  p95: number | null;
+  max: number | null;
+}
+
+/** A5: what `queue.signals()` answers. Counts are totals since the database was created. */
+export interface Signals {
+  /** The queue clock's now the signals were read at. */
+  at: number;
+  /** Ready tasks per tenant and priority. */
+  depth: { tenant: string; priority: number; n: number }[];
+  /** Recorded admission decisions by action and reason (RUN: every claim, reason 'admitted'). */
+  decisions: { action: string; reason: string; n: number }[];
+  /** Active leases (running tasks) and their ages. */
+  leases: { taskId: number; tenant: string; workerId: string; generation: number; ageMs: number; expiresInMs: number }[];
+  /** Retries (fail -> ready) by error class. */
+  retries: { errorClass: string; n: number }[];
+  /** Uncertain tasks awaiting reconciliation. */
+  awaitingReconciliation: number;
+  /** Accepted to first claim. */
+  waitMs: SignalSummary;
+  /** Last claim to the result. */
+  runMs: SignalSummary;
+  /** Rejected work by reason. */
+  rejections: { reason: string; n: number }[];
+  /** Per tenant with ready work, its oldest ready task. */
+  oldestWaiting: { tenant: string; taskId: number; enqueuedAt: number; waitedMs: number }[];
+  alerts: { stuckWhileCapacityNormal: boolean };
 }

@@ -286,6 +286,22 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 7,
+    name: 'signal counters',
+    sql: `
+      -- A5: the running totals queue.signals() reports, each bumped in the transaction that writes
+      -- what it counts (an admission decision, a rejection, a retry, a claim), so a signal is one
+      -- indexed read, never a scan of the history. Names: 'decision:ACTION:reason',
+      -- 'rejection:reason', 'retry:errorClass'.
+      CREATE TABLE signal_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+      -- Decisions and rejections already recorded (a database migrated from version 6) are counted once.
+      INSERT INTO signal_counters (name, value)
+        SELECT 'decision:' || action || ':' || reason, COUNT(*) FROM admission_decisions GROUP BY action, reason;
+      INSERT INTO signal_counters (name, value)
+        SELECT 'rejection:' || reason, COUNT(*) FROM rejections GROUP BY reason;
+    `,
+  },
+  {
     version: 8,
     name: 'fair share: service per tenant',
     sql: `

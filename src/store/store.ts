@@ -230,6 +230,11 @@ export interface AdmissionRow {
   budget: string | null;
 }
 
+export interface SignalCounterRow {
+  name: string;
+  value: number;
+}
+
 export interface PauseRow {
   tenant: string;
   reason: string;
@@ -460,8 +465,27 @@ export interface StoreTx {
   setDeferred(id: number, reason: string | null): Step<void>;
   /** Records a new DEFER reason of a ready task and takes the next event_seq for its event; undefined if not ready. */
   deferTask(id: number, reason: string): Step<number | undefined>;
+  /** Records a decision and bumps its signal counter 'decision:ACTION:reason' in the same statement list (A5). */
   insertAdmission(row: AdmissionRow): Step<void>;
   admissionDecisions(): Step<AdmissionRow[]>;
+
+  // ---- control-plane signals (A5): bounded, indexed reads
+  /** Adds `delta` to a signal counter (created at 0), in the caller's transaction. */
+  bumpSignal(name: string, delta: number): Step<void>;
+  signalCounters(): Step<SignalCounterRow[]>;
+  /** Running and uncertain tasks with their last claim (the holding index, then each row by id). */
+  holdingSince(): Step<{ id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]>;
+  /** Ready tasks counted per tenant and priority (the ready index). */
+  readyDepth(): Step<{ tenant: string; priority: number; n: number }[]>;
+  /** Per tenant with ready work: its oldest ready task by (enqueued_at, id). */
+  oldestReady(): Step<{ tenant: string; id: number; enqueued_at: number }[]>;
+  /**
+   * Ready tasks of one tenant in (enqueued_at, id) order, eligible by backoff and deadline at `now`:
+   * the first is the tenant's oldest eligible task (the ready index, seeking past ineligible ones).
+   */
+  oldestEligibleReady(tenant: string, now: number): Step<{ id: number; enqueued_at: number } | undefined>;
+  /** The last `limit` accepted tasks by (enqueued_at, id), with their first claim and their last run's span. */
+  recentTasks(limit: number): Step<{ id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]>;
 
   // ---- audits: the credit ledger (R4) and the applied migrations (Q18)
   creditLedger(): Step<CreditRow[]>;

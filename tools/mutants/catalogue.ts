@@ -21,7 +21,7 @@
  * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
  * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
  */
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I20', 'Q18'] as const;
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I20', 'I22', 'Q18'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -1020,6 +1020,21 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: '  if (latest !== null && latest > task.version + 1_000_000) {',
     expectedInvariant: 'I18',
     blindSpot: 'workload',
+  },
+
+  // ---------------------------------------------------------------- I22 signals are true (issue 17)
+  {
+    id: 'signals-stale-depth-cache',
+    description:
+      "A signal computed from a stale cache: signals() memoises the queue depth per queue and refreshes it only once a minute of the queue's clock (to spare the ready index a scan per scrape), so a dashboard polled every few seconds shows work that was claimed long ago, and misses work that arrived since.",
+    file: 'src/queue/signals.ts',
+    find: '  const depth = (yield* tx.readyDepth()).map((row) => ({ tenant: row.tenant, priority: row.priority, n: row.n }));',
+    replace: lines(
+      '  const cached = (context as unknown as { depthCache?: { at: number; depth: Signals["depth"] } }).depthCache;',
+      '  const depth = cached !== undefined && at - cached.at < 60_000 ? cached.depth : (yield* tx.readyDepth()).map((row) => ({ tenant: row.tenant, priority: row.priority, n: row.n }));',
+      '  if (cached === undefined || at - cached.at >= 60_000) (context as unknown as { depthCache?: { at: number; depth: Signals["depth"] } }).depthCache = { at, depth };',
+    ),
+    expectedInvariant: 'I22',
   },
 ];
 
