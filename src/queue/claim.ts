@@ -167,19 +167,7 @@ function* bestCandidate(
       quotaBound = true;
       continue;
     }
-    for (let maxPriority = TOP_PRIORITY; ; ) {
-      const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
-      if (maxPriority < minPriority) break;
-      const top = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
-      if (top === undefined) break;
-      // A6: a task that waits for its session in this claim is stepped over within its level.
-      let head: LevelHeadRow | undefined = top;
-      while (head !== undefined && skip.has(head.id)) head = yield* tx.levelNext({ tenant, priority: top.priority, enqueuedAt: head.enqueued_at, id: head.id, now: at });
-      maxPriority = top.priority - 1;
-      if (head === undefined) continue;
-      head.score = score(head.priority, head.enqueued_at, at, config);
-      if (best === undefined || compareCandidates(toOrder(head), toOrder(best)) < 0) best = head;
-    }
+    best = yield* tenantBest(context, tx, tenant, at, skip, best);
   }
   if (best === undefined) return { quotaBound };
   const candidate = yield* tx.candidateById(best.id);
@@ -188,15 +176,19 @@ function* bestCandidate(
   return { candidate, quotaBound };
 }
 
-/** The best eligible task of one tenant by Q4 (its levels from the top, stepping over `skip`). */
-function* tenantBest(context: QueueContext, tx: StoreTx, tenant: string, at: number, skip: ReadonlySet<number>): Step<LevelHeadRow | undefined> {
+/**
+ * The best of `best` and the eligible tasks of one tenant by Q4: its levels from the top down, one seek
+ * per level, stepping over `skip` (A6), stopping once a level cannot beat or tie the best so far.
+ */
+function* tenantBest(context: QueueContext, tx: StoreTx, tenant: string, at: number, skip: ReadonlySet<number>, bestSoFar?: LevelHeadRow): Step<LevelHeadRow | undefined> {
   const { config } = context;
-  let best: LevelHeadRow | undefined;
+  let best = bestSoFar;
   for (let maxPriority = TOP_PRIORITY; ; ) {
     const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
     if (maxPriority < minPriority) break;
     const top = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
     if (top === undefined) break;
+    // A6: a task that waits for its session in this claim is stepped over within its level.
     let head: LevelHeadRow | undefined = top;
     while (head !== undefined && skip.has(head.id)) head = yield* tx.levelNext({ tenant, priority: top.priority, enqueuedAt: head.enqueued_at, id: head.id, now: at });
     maxPriority = top.priority - 1;

@@ -21,7 +21,7 @@
  * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
  * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
  */
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I20', 'I22', 'Q18'] as const;
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I19', 'I20', 'I22', 'Q18'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -1035,6 +1035,28 @@ export const SABOTAGES: readonly Sabotage[] = [
       '  if (cached === undefined || at - cached.at >= 60_000) (context as unknown as { depthCache?: { at: number; depth: Signals["depth"] } }).depthCache = { at, depth };',
     ),
     expectedInvariant: 'I22',
+  },
+  // ---------------------------------------------------------------- I19 fair share (issue 17)
+  {
+    id: 'fairness-by-task-count',
+    description:
+      "Fairness by task count (Hatchet's and BullMQ Pro's round robin, Temporal's stride per key): each claim charges its tenant one unit and the end corrects nothing, so a tenant of 12-step tasks gets as many claims as a tenant of 1-step tasks and several times its service.",
+    file: 'src/queue/fair-share.ts',
+    find: "  for (const grant of grants) if (grant.spec.kind !== 'concurrency' && grant.spec.meter === 'tokens') charge += grant.units;",
+    replace: '  charge = 1;',
+    also: [{ file: 'src/queue/fair-share.ts', find: '  const delta = used - charged;', replace: '  const delta = 0 * (used - charged);' }],
+    expectedInvariant: 'I19',
+    blindSpot: 'workload',
+  },
+  {
+    id: 'idle-credit-not-clamped',
+    description:
+      'Idle credit not clamped: a tenant back from idle keeps the low service it had when it left, so it is served alone until it has caught up with everyone, starving the tenants that were there all along (a virtual clock that does not move a returning flow to the system virtual time).',
+    file: 'src/queue/fair-share.ts',
+    find: '  if (yield* tx.tenantHasLive(tenant, taskId)) return undefined;',
+    replace: '  if (taskId > 0 || (yield* tx.tenantHasLive(tenant, taskId))) return undefined;',
+    expectedInvariant: 'I19',
+    blindSpot: 'workload',
   },
 ];
 
