@@ -67,6 +67,8 @@ export interface WorldResult {
   reservations?: Awaited<ReturnType<WorkQueue['reservations']>>;
   admissionDecisions?: Awaited<ReturnType<WorkQueue['admissionDecisions']>>;
   pausedTenants?: Awaited<ReturnType<WorkQueue['pausedTenants']>>;
+  /** A3: each tenant's service row (fair share), for I19's books. */
+  tenantServices?: Awaited<ReturnType<WorkQueue['tenantServices']>>;
   /**
    * Q17: the incident grouping of every task enqueued in the run, read from the queue at the end
    * (minGroupSize 1: groups of one included; a candidate in the SPEC's sense has two or more).
@@ -646,6 +648,7 @@ export class World {
       reservations: await this.queue.reservations(),
       admissionDecisions: await this.queue.admissionDecisions(),
       pausedTenants: await this.queue.pausedTenants(),
+      tenantServices: await this.queue.tenantServices(),
       incidents: await this.queue.incidentCandidates({ from: 0, to: Number.MAX_SAFE_INTEGER, minGroupSize: 1 }),
       outcomes: this.outcomes,
       drained,

@@ -125,6 +125,7 @@ class StoreWorkQueue implements WorkQueue {
   budgetLevels: WorkQueue['budgetLevels'] = () => this.call(() => budgetLevels(this.open()));
   admissionDecisions: WorkQueue['admissionDecisions'] = () => this.call(() => admissionDecisions(this.open()));
   signals: WorkQueue['signals'] = () => this.call(() => signals(this.open()));
+  tenantServices: WorkQueue['tenantServices'] = () => this.call(() => read(this.open(), 'tenantServices', (tx) => tx.tenantServices()));
   reservations: WorkQueue['reservations'] = () =>
     this.call(() =>
       read(this.open(), 'reservations', (tx) => tx.reservations()).then((rows) =>

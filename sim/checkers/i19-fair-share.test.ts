@@ -5,9 +5,10 @@ import { buildWithBudgets, budgetRun, enqueueWith, judgedUnder, withEvents } fro
 import type { RealRun } from './__test-helpers__/real-run.ts';
 import { i19FairShare } from './i19-fair-share.ts';
 
+/** Two slots per tenant, served one run at a time: a tenant is never held at its limit. */
 const FAIR = {
-  globalLimit: 1,
-  perTenantLimit: 1,
+  globalLimit: 2,
+  perTenantLimit: 2,
   fairness: 'fair_share',
   budgets: { tokens: { kind: 'rate', capacity: 100_000_000, refill: 100_000_000, periodMs: 60_000, meter: 'tokens' } },
 } as const;
@@ -37,6 +38,14 @@ describe('I19 fair share', () => {
     expectClean(i19FairShare, world);
   });
 
+  it("holds the tenant_service rows to the judge's books", async () => {
+    const { world } = await bigAndSmall(6);
+    expectClean(i19FairShare, world);
+    const rows = (world.tenantServices ?? []).map((row) => (row.tenant === 'big' ? { ...row, service: row.service + 1 } : row));
+    expectViolation(i19FairShare, { ...world, tenantServices: rows }, /tenant big's service row says \d+, the books \d+/);
+    expectViolation(i19FairShare, { ...world, tenantServices: [...(world.tenantServices ?? []), { tenant: 'ghost', service: 5 }] }, /tenant ghost has a service row \(5\) but the books never charged it/);
+  });
+
   it('judges nothing under the priority policy', async () => {
     const { world } = await bigAndSmall(4);
     expectClean(i19FairShare, judgedUnder(world, { fairness: 'priority' }));
@@ -51,7 +60,7 @@ describe('I19 fair share', () => {
     }
     for (let i = 0; i < 20; i++) await serveNext(run, (tenant) => (tenant === 'big' ? 1_000 : 100));
     const world = judgedUnder(await buildWithBudgets(run), { fairness: 'fair_share' });
-    expectViolation(i19FairShare, world, /tenants big and small, both with work waiting, differ by \d+ in weighted service/);
+    expectViolation(i19FairShare, world, /tenants big and small, both with work waiting, both eligible, differ by \d+ in weighted service/);
   });
 
   it('gives no idle credit: a tenant back from idle judged from the floor, not from zero', async () => {
@@ -73,6 +82,6 @@ describe('I19 fair share', () => {
       const reverse = new Map([...swap].map(([from, to]) => [to, from]));
       return events.map((event) => ({ ...event, taskId: swap.get(event.taskId) ?? reverse.get(event.taskId) ?? event.taskId }));
     });
-    expectViolation(i19FairShare, unclamped, /tenants back and busy, both with work waiting, differ by/);
+    expectViolation(i19FairShare, unclamped, /tenants back and busy, both with work waiting, both eligible, differ by/);
   });
 });

@@ -129,6 +129,12 @@ export const TABLE_READERS: Readonly<Record<string, TableReader>> = {
     checkers: ['I17', 'I20'],
     rules: 'PAUSE/RESUME rows place pauses the history cannot (I17); every decision has a reason from the SPEC set, every rejection its REJECT and back, every DEFER its deferral in the log and back, retryAt not before the decision (I20)',
   },
+  tenant_service: {
+    field: 'tenantServices',
+    method: 'tenantServices()',
+    checkers: ['I19'],
+    rules: "under fair share each tenant's row equals the judge's own books (claims' token reservations, corrected to checkpointed tokens at each freeing edge, raised on return from idle); no row for a tenant the books never charged",
+  },
 };
 
 /** The tables of `schema` that no checker in `checkers` is declared to read. */

@@ -198,7 +198,8 @@ describe('restarts: states-at-restart and restart-durable', () => {
 
   it('states-at-restart tells a task waiting out a retry from a ready one', () => {
     const analysis = analyse(world);
-    const restart = world.history.entries().find((entry) => entry.type === 'note' && entry.kind === 'restart')!;
+    // The last restart: the events before it include a claim and a completion whatever the seed drew.
+    const restart = [...world.history.entries()].reverse().find((entry) => entry.type === 'note' && entry.kind === 'restart')!;
     const cursor = analysis.cursorBefore[restart.index]!;
     // Move every retry before the first restart far back in time: their backoffs have passed, they are plain ready.
     const passed = withEvents(world, (events) => events.map((event) => (event.type === 'retry_scheduled' && event.id <= cursor ? { ...event, at: event.at - 1_000_000 } : event)));
@@ -209,7 +210,8 @@ describe('restarts: states-at-restart and restart-durable', () => {
   it('restart-durable holds on the run, and fails when an acknowledged write is missing from the final database', () => {
     expect(check(restartDurable, { minRestarts: 5 }, world)).toEqual([]);
     const analysis = analyse(world);
-    const restart = world.history.entries().find((entry) => entry.type === 'note' && entry.kind === 'restart')!;
+    // The last restart: the events before it include a claim and a completion whatever the seed drew.
+    const restart = [...world.history.entries()].reverse().find((entry) => entry.type === 'note' && entry.kind === 'restart')!;
     const cursor = analysis.cursorBefore[restart.index]!;
     const claim = world.events.find((event) => event.type === 'claimed' && event.id <= cursor)!;
     const lostClaim = check(restartDurable, {}, withEvents(world, (events) => events.filter((event) => event.id !== claim.id)));

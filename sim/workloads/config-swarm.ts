@@ -231,6 +231,13 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   drawQueue('criticalHeadroom', () => ({ defaultOk: true, edges: [0], range: () => spread(0, 20) }));
   drawQueue('sessionPolicy', () => ({ defaultOk: true, edges: ['versioned'] as const, range: () => random.pick(['serial', 'cancel_in_progress', 'versioned'] as const) }));
   // A5: drawn last, so every draw before it is what it was before it existed.
+  // A3: fair share with weights over the workload's tenants (the weights matter only under fair_share).
+  drawQueue('fairness', () => ({ defaultOk: true, edges: ['fair_share'] as const, range: () => random.pick(['priority', 'fair_share'] as const) }));
+  drawQueue('tenantWeights', () => ({
+    defaultOk: true,
+    edges: [Object.fromEntries(scenario.workload.tenants.map((tenant, index) => [tenant, index === 0 ? 3 : 1]))],
+    range: () => Object.fromEntries(scenario.workload.tenants.filter(() => random.chance(0.5)).map((tenant) => [tenant, spread(1, 4)])),
+  }));
   drawQueue('stuckAfterMs', () => ({ defaultOk: true, edges: [1], range: () => spread(1_000, 1_200_000) }));
 
   resolveConfig(queue);

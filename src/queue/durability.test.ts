@@ -113,7 +113,7 @@ describe('Q18 durability', () => {
     const raw = rawConnection(file);
     raw.exec(`DROP INDEX tasks_holding;
       CREATE INDEX tasks_holding ON tasks (tenant, lease_until) WHERE state IN ('running', 'uncertain');
-      DROP TABLE budget_levels; DROP TABLE reservations; DROP TABLE tenant_pauses; DROP TABLE admission_decisions; DROP TABLE signal_counters;
+      DROP TABLE budget_levels; DROP TABLE reservations; DROP TABLE tenant_pauses; DROP TABLE admission_decisions; DROP TABLE signal_counters; DROP TABLE tenant_service;
       DELETE FROM schema_migrations WHERE version >= 4;`);
 
     const upgraded = openTestQueue({ db: file, clock, config: { globalLimit: 2, perTenantLimit: 1 } });

@@ -486,6 +486,8 @@ export interface WorkQueue {
   admissionDecisions(): Promise<AdmissionRecord[]>;
   /** A1, I16: every attempt's reservation of every budget (admin audit). */
   reservations(): Promise<ReservationView[]>;
+  /** A3: each tenant's consumed service under fair share, in model tokens (admin audit). */
+  tenantServices(): Promise<{ tenant: string; service: number }[]>;
   /** A5: the control-plane signals at the queue clock's now (src/queue/signals.ts states each window). */
   signals(): Promise<Signals>;
   close(): Promise<void>;

@@ -37,7 +37,7 @@ describe('which scenario runs each config option with another value', () => {
     const options = catalogueConfigCoverage(DRAW).map((row) => row.option);
     expect(options).toContain('holdTtlMs');
     expect(options).toContain('budgets');
-    expect(options).toHaveLength(27);
+    expect(options).toHaveLength(30);
   });
 
   it("draws config-swarm's configs as the check's seeds of it would, and counts them", () => {

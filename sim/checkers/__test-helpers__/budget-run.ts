@@ -60,6 +60,7 @@ export async function buildWithBudgets(run: RealRun, overrides: Partial<WorldRes
     reservations: await run.queue.reservations(),
     admissionDecisions: await run.queue.admissionDecisions(),
     pausedTenants: await run.queue.pausedTenants(),
+    tenantServices: await run.queue.tenantServices(),
   };
   return await run.build({ ...extra, ...overrides });
 }
