@@ -11,7 +11,7 @@ const everyMixedMark = Object.fromEntries(REQUIRED_MARKS.map((mark) => [mark, 1]
 
 describe('S8 coverage rule (judgeCoverage)', () => {
   it('retry_age_exceeded is anchored to retry-storm, not demanded of mixed', () => {
-    expect(SCENARIO_MARKS['retry-storm']).toEqual(['retry_age_exceeded']);
+    expect(SCENARIO_MARKS['retry-storm']).toEqual(['retry_age_exceeded', 'deferred_budget', 'deferred_rate_limited']);
     expect(REQUIRED_MARKS).not.toContain('retry_age_exceeded');
   });
 
@@ -20,11 +20,13 @@ describe('S8 coverage rule (judgeCoverage)', () => {
   });
 
   it('demands retry_age_exceeded once retry-storm ran 50 seeds, alone or with mixed, summed over the run', () => {
-    expect(judgeCoverage([row('retry-storm', COVERAGE_SEEDS_MIN)], {})).toEqual({ enforced: true, required: ['retry_age_exceeded'], missing: ['retry_age_exceeded'] });
-    expect(judgeCoverage([row('retry-storm', COVERAGE_SEEDS_MIN)], { retry_age_exceeded: 3 })).toMatchObject({ enforced: true, missing: [] });
+    const storm = ['retry_age_exceeded', 'deferred_budget', 'deferred_rate_limited'];
+    expect(judgeCoverage([row('retry-storm', COVERAGE_SEEDS_MIN)], {})).toEqual({ enforced: true, required: storm, missing: storm });
+    expect(judgeCoverage([row('retry-storm', COVERAGE_SEEDS_MIN)], { retry_age_exceeded: 3, deferred_budget: 1 })).toMatchObject({ enforced: true, missing: ['deferred_rate_limited'] });
+    expect(judgeCoverage([row('retry-storm', COVERAGE_SEEDS_MIN)], { retry_age_exceeded: 3, deferred_budget: 1, deferred_rate_limited: 2 })).toMatchObject({ enforced: true, missing: [] });
     const both = judgeCoverage([row('mixed', COVERAGE_SEEDS_MIN), row('retry-storm', COVERAGE_SEEDS_MIN)], everyMixedMark);
-    expect(both).toMatchObject({ enforced: true, missing: ['retry_age_exceeded'] });
-    expect(both.required).toEqual([...REQUIRED_MARKS, 'retry_age_exceeded']);
+    expect(both).toMatchObject({ enforced: true, missing: storm });
+    expect(both.required).toEqual([...REQUIRED_MARKS, ...storm]);
   });
 
   it('applies neither rule below 50 seeds, and says why', () => {
