@@ -23,6 +23,15 @@ const OCCUPYING = new Set<TaskState | undefined>(SPEC_OCCUPYING_STATES);
  * at its slot limit (by long runs, or by uncertain ones awaiting the supervisor) is not eligible: the
  * other is served meanwhile, as the SPEC allows, and a new interval begins when both are again.
  */
+/** Each tenant's service in the judge's books after every change, per judged run (for the report's plot). */
+const booksOf = new WeakMap<WorldResult, Map<string, { at: number; service: number }[]>>();
+
+/** The judge's books of a fair-share run: each tenant's cumulative service (model tokens) over time. */
+export function serviceBooks(world: WorldResult): Map<string, { at: number; service: number }[]> {
+  if (!booksOf.has(world)) i19FairShare.check(world);
+  return booksOf.get(world) ?? new Map();
+}
+
 export const i19FairShare: Checker = {
   invariant: 'I19',
   kind: 'safety',
@@ -47,11 +56,19 @@ export const i19FairShare: Checker = {
     const since = new Map<string, bigint>();
     const abs = (x: bigint) => (x < 0n ? -x : x);
     const D = (a: string, b: string) => (service.get(a) ?? 0n) * BigInt(weight(b)) - (service.get(b) ?? 0n) * BigInt(weight(a));
+    const series = new Map<string, { at: number; service: number }[]>();
+    let clock = 0;
+    const record = (tenant: string) => {
+      let points = series.get(tenant);
+      if (points === undefined) series.set(tenant, (points = []));
+      points.push({ at: clock, service: Number(service.get(tenant) ?? 0n) });
+    };
     const charge = (taskId: number, tenant: string, amount: number) => {
       if (amount === 0) return;
       charged.set(taskId, (charged.get(taskId) ?? 0) + amount);
       perRun.set(taskId, (perRun.get(taskId) ?? 0) + Math.abs(amount));
       service.set(tenant, (service.get(tenant) ?? 0n) + BigInt(amount));
+      record(tenant);
     };
     // C: the most one run is charged, from the books (claims and corrections), computed first.
     const steps: (() => void)[] = [];
@@ -62,6 +79,7 @@ export const i19FairShare: Checker = {
       const before = analysis.stateBefore[position];
       const after = analysis.stateAfter[position];
       steps.push(() => {
+        clock = event.at;
         if (event.type === 'enqueued' && (live.get(tenant) ?? 0) === 0) {
           // Back from idle: no credit for the absence.
           let least: { service: bigint; weight: number } | undefined;
@@ -72,7 +90,10 @@ export const i19FairShare: Checker = {
           }
           if (least !== undefined) {
             const floor = (least.service * BigInt(weight(tenant)) + BigInt(least.weight) - 1n) / BigInt(least.weight);
-            if ((service.get(tenant) ?? 0n) < floor) service.set(tenant, floor);
+            if ((service.get(tenant) ?? 0n) < floor) {
+              service.set(tenant, floor);
+              record(tenant);
+            }
           }
         }
         if (event.type === 'checkpoint') {
@@ -103,6 +124,7 @@ export const i19FairShare: Checker = {
     // The judgement: replay again with C known.
     for (const map of [charged, checkpointed, perRun, occupied, readyTasks, notBefore] as Map<unknown, unknown>[]) map.clear();
     service.clear();
+    series.clear();
     ready.clear();
     live.clear();
     /** Eligible at `at`: work whose backoff has passed, and a free place under the tenant's slot limit. */
@@ -137,6 +159,7 @@ export const i19FairShare: Checker = {
         }
       }
     });
+    booksOf.set(world, series);
     // The final rows (when the world exported them) are the judge's books.
     if (world.tenantServices !== undefined) {
       const rows = new Map(world.tenantServices.map((row) => [row.tenant, BigInt(row.service)]));

@@ -329,6 +329,15 @@ describe('the sections in the report of a real run', () => {
     command: 'leasehold report --scenario retry-storm --seeds 1 --seed admission-test',
   });
 
+  it("plots each tenant's cumulative service under fair share (fair-share-cost)", async () => {
+    const source = resolveScenarioArgument('fair-share-cost', 'test');
+    const { aggregator } = await collectScenario({ source, jobs: seeds, threads: 1, progress: { tty: false, line: () => {} } });
+    const report = scenarioReport(provenance(source), aggregator.figures());
+    const markdown = renderMarkdown(report);
+    for (const tenant of ['gold', 'late', 'quick', 'slow']) expect(markdown).toContain(`service (fair share, model tokens) (tenant:${tenant})`);
+    expect(renderHtml(report)).toContain('cumulative service charged (I19 books)');
+  });
+
   it('says in one line that no budget is configured, and shows admissions and the transition table', async () => {
     const source = resolveScenarioArgument('retry-exhausted', 'test');
     const { aggregator } = await collectScenario({ source, jobs: seeds, threads: 1, progress: { tty: false, line: () => {} } });

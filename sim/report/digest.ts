@@ -1,3 +1,5 @@
+import { serviceBooks } from '../checkers/i19-fair-share.ts';
+import { configOf } from '../checkers/timeline.ts';
 import type { TaskEvent, TaskState, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
 import { resolveConfig } from '../../src/queue/config.ts';
@@ -78,6 +80,8 @@ export interface BudgetPeak {
 }
 
 export interface BudgetPlot {
+  /** Drawn instead of the level/limit caption, with no limit line (the fair-share service plots). */
+  caption?: string;
   budget: string;
   kind: BudgetSpec['kind'];
   scope: string;
@@ -251,7 +255,7 @@ export function budgetDigest(index: number, seed: string, world: Pick<WorldResul
   if (!withSeries) return { specs, peaks };
   const fromMs = world.events.reduce((least, event) => Math.min(least, event.at), world.startMs);
   const toMs = world.events.reduce((most, event) => Math.max(most, event.at), world.endMs);
-  const series = tracks
+  const series: BudgetPlot[] = tracks
     .filter((track) => track.kind !== 'total')
     .slice(0, MAX_BUDGET_PLOTS)
     .map((track) => ({ budget: track.budget, kind: track.kind, scope: track.scope, limit: track.limit, seed, index, fromMs, toMs, points: levelPoints(track, fromMs, toMs) }));
@@ -298,6 +302,16 @@ export function digestRun(index: number, world: WorldResult, report: RunReport, 
     edges: edgeCounts(world.events),
     budgets: budgetDigest(index, report.seed, world, options.timeline),
   };
+  // A3 (issue 17 item 4): under fair share, each tenant's cumulative service in I19's books, a plot each.
+  const drawn = digest.budgets.series;
+  if (drawn !== undefined && configOf(world).fairness === 'fair_share') {
+    const fromMs = world.events.reduce((least, event) => Math.min(least, event.at), world.startMs);
+    const toMs = world.events.reduce((most, event) => Math.max(most, event.at), world.endMs);
+    for (const [tenant, points] of [...serviceBooks(world)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const steps = [{ at: fromMs, level: 0 }, ...points.map((point) => ({ at: point.at, level: point.service }))];
+      drawn.push({ budget: 'service (fair share, model tokens)', kind: 'total', scope: `tenant:${tenant}`, limit: 0, seed: report.seed, index, fromMs, toMs, points: steps, caption: 'cumulative service charged (I19 books)' });
+    }
+  }
   if (options.timeline) {
     digest.timeline = buildTimeline({
       seed: report.seed,

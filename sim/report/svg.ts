@@ -367,10 +367,12 @@ export function budgetPlotSvg(plot: BudgetPlot, title: string): string {
   });
   path.push(`H${n(x(plot.toMs))}`);
   parts.push(`<path class="budget-level" d="${path.join('')}" fill="none" stroke="${BUDGET_LEVEL_COLOUR}" stroke-width="1.6"><title>${esc(`${title}: ${plot.points.length} level change(s)`)}</title></path>`);
-  parts.push(`<line class="budget-limit" x1="${left}" y1="${n(y(plot.limit))}" x2="${left + plotWidth}" y2="${n(y(plot.limit))}" stroke="${BUDGET_LIMIT_COLOUR}" stroke-width="1.2" stroke-dasharray="5,3"><title>${esc(`${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</title></line>`);
+  if (plot.caption === undefined) {
+    parts.push(`<line class="budget-limit" x1="${left}" y1="${n(y(plot.limit))}" x2="${left + plotWidth}" y2="${n(y(plot.limit))}" stroke="${BUDGET_LIMIT_COLOUR}" stroke-width="1.2" stroke-dasharray="5,3"><title>${esc(`${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</title></line>`);
+  }
   const what = plot.kind === 'rate' ? 'units left in the bucket' : 'units held';
   parts.push(`<text x="${left}" y="14" class="tl-legend">${esc(title)}</text>`);
-  parts.push(`<text x="${left}" y="28" class="tl-axis">${esc(`${what}; dashed: ${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</text>`);
+  parts.push(`<text x="${left}" y="28" class="tl-axis">${esc(plot.caption ?? `${what}; dashed: ${plot.kind === 'rate' ? 'capacity' : 'limit'} ${plot.limit}`)}</text>`);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" class="budget-plot" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(title)}">`,
     `<title>${esc(title)}</title>`,
