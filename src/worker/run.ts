@@ -5,6 +5,7 @@ import { requestKey } from './fingerprint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { resumeState } from './resume.ts';
 import { StopRun } from './stop-run.ts';
+import { isGraph, planProblem, runGraph } from './tool-graph.ts';
 import {
   ToolFailure,
   type Model,
@@ -30,6 +31,8 @@ export interface RunDependencies {
   /** Bounded retries of a fenced write that met a busy database, busyWaitMs apart. */
   busyRetries: number;
   busyWaitMs: number;
+  /** A7: tool calls of one step in flight at once, at most (a graph step); default 4. */
+  toolConcurrency?: number;
   log(line: WorkerLogLine): void;
 }
 
@@ -132,15 +135,30 @@ class Run {
     throw new ToolFailure('rate_limited', reserved.message);
   }
 
-  /** R2: read-only calls run concurrently and may run again; write calls run in order, keyed (R3). */
+  /**
+   * R2: read-only calls run concurrently and may run again; write calls run in order, keyed (R3). A7: a
+   * decision whose calls name dependencies or resources runs as a graph (tool-graph.ts), validated first.
+   */
   private async runTools(calls: readonly ToolCall[]): Promise<void> {
     const { state } = this;
     const tools = calls.map((call) => this.toolFor(call));
-    const readOnly = calls.filter((_, index) => tools[index]!.readOnly);
-    const writes = calls.filter((_, index) => !tools[index]!.readOnly);
     const results = new Map<string, ToolResult>();
-    for (const result of await Promise.all(readOnly.map((call) => this.callTool(call)))) results.set(result.toolCallId, result);
-    for (const call of writes) results.set(call.id, await this.callTool(call));
+    if (isGraph(calls)) {
+      const problem = planProblem(calls);
+      if (problem !== undefined) throw new ToolFailure('invalid_tool_schema', `invalid_plan: ${problem}`);
+      const graph = await runGraph(calls, {
+        poolSize: this.deps.toolConcurrency ?? 4,
+        readOnly: (call) => this.toolFor(call).readOnly,
+        run: (call) => this.callTool(call),
+        stopping: () => (this.lease.cancelRequested ? 'cancel_requested' : undefined),
+      });
+      for (const result of graph) results.set(result.toolCallId, result);
+    } else {
+      const readOnly = calls.filter((_, index) => tools[index]!.readOnly);
+      const writes = calls.filter((_, index) => !tools[index]!.readOnly);
+      for (const result of await Promise.all(readOnly.map((call) => this.callTool(call)))) results.set(result.toolCallId, result);
+      for (const call of writes) results.set(call.id, await this.callTool(call));
+    }
     state.messages.push({ role: 'tool', step: state.step, results: calls.map((call) => results.get(call.id)!) });
     state.pending = undefined;
     state.step += 1;

@@ -10,6 +10,10 @@ export interface ToolCall {
   id: string;
   tool: string;
   args: unknown;
+  /** A7: ids of calls of the same step that must succeed before this one starts. */
+  dependsOn?: readonly string[];
+  /** A7: the resource a write writes; writes to one resource run one at a time, in the order given. */
+  resource?: string;
 }
 
 export interface ModelRequest {
@@ -68,6 +72,12 @@ export interface ToolResult {
   toolCallId: string;
   tool: string;
   result: unknown;
+  /** A7, in a step whose calls form a graph: how the call ended (absent in a plain step: it succeeded). */
+  status?: 'ok' | 'failed' | 'skipped';
+  /** For a failed call: the tool's error. */
+  error?: { errorClass: ErrorClass; message: string };
+  /** For a skipped call: why (dependency_failed, cancel_requested). */
+  reason?: string;
 }
 
 /** What a checkpoint carries (R1): enough to resume the run in another worker. */

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { isGraph, planProblem, runGraph, type GraphOptions } from './tool-graph.ts';
+import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
+
+/** A tool bench: every call waits until the test releases it, and the log says what started and ended when. */
+function bench(readOnly: ReadonlySet<string>, failing: ReadonlySet<string> = new Set()) {
+  const log: string[] = [];
+  const waiting = new Map<string, () => void>();
+  const options: GraphOptions = {
+    poolSize: 8,
+    readOnly: (call) => readOnly.has(call.id),
+    run: (call) =>
+      new Promise<ToolResult>((resolve, reject) => {
+        log.push(`start ${call.id}`);
+        waiting.set(call.id, () => {
+          log.push(`end ${call.id}`);
+          if (failing.has(call.id)) reject(new ToolFailure('business_error', `${call.id} failed`));
+          else resolve({ toolCallId: call.id, tool: call.tool, result: `${call.id} done` });
+        });
+      }),
+    stopping: () => undefined,
+  };
+  const flush = async () => {
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+  };
+  const finish = async (id: string) => {
+    await flush();
+    const release = waiting.get(id);
+    if (release === undefined) throw new Error(`${id} has not started (log: ${log.join(', ')})`);
+    waiting.delete(id);
+    release();
+    await flush();
+  };
+  return { log, options, finish, flush, started: () => [...waiting.keys()] };
+}
+
+/** Seed 003's example: T1 and T2 read, T3 updates the ticket after both, T4 sends the e-mail after T3. */
+const T1_T4: ToolCall[] = [
+  { id: 'T1', tool: 'lookup_order', args: {} },
+  { id: 'T2', tool: 'search_kb', args: {} },
+  { id: 'T3', tool: 'update_ticket', args: {}, dependsOn: ['T1', 'T2'], resource: 'ticket:17' },
+  { id: 'T4', tool: 'send_email', args: {}, dependsOn: ['T3'], resource: 'mail:customer' },
+];
+const READS = new Set(['T1', 'T2']);
+
+describe('A7 the tool-call graph of a step', () => {
+  it("runs seed 003's T1..T4 in layers: T1 and T2 at once, T3 after both, T4 after T3", async () => {
+    const b = bench(READS);
+    const done = runGraph(T1_T4, b.options);
+    await b.flush();
+    expect(b.started().sort()).toEqual(['T1', 'T2']);
+    await b.finish('T1');
+    expect(b.started()).toEqual(['T2']);
+    await b.finish('T2');
+    expect(b.started()).toEqual(['T3']);
+    await b.finish('T3');
+    await b.finish('T4');
+    const results = await done;
+    expect(results.map((result) => [result.toolCallId, result.status])).toEqual([['T1', 'ok'], ['T2', 'ok'], ['T3', 'ok'], ['T4', 'ok']]);
+    expect(b.log).toEqual(['start T1', 'start T2', 'end T1', 'end T2', 'start T3', 'end T3', 'start T4', 'end T4']);
+  });
+
+  it('skips the dependents of a failed call: T3 failing means no e-mail announcing an update that failed', async () => {
+    const b = bench(READS, new Set(['T3']));
+    const done = runGraph(T1_T4, b.options);
+    await b.finish('T1');
+    await b.finish('T2');
+    await b.finish('T3');
+    const results = await done;
+    expect(results.find((result) => result.toolCallId === 'T3')).toMatchObject({ status: 'failed', error: { errorClass: 'business_error' } });
+    expect(results.find((result) => result.toolCallId === 'T4')).toMatchObject({ status: 'skipped', reason: 'dependency_failed' });
+    expect(b.log).not.toContain('start T4');
+  });
+
+  it('records partial success: T4 failing leaves T3 updated', async () => {
+    const b = bench(READS, new Set(['T4']));
+    const done = runGraph(T1_T4, b.options);
+    for (const id of ['T1', 'T2', 'T3', 'T4']) await b.finish(id);
+    expect((await done).map((result) => result.status)).toEqual(['ok', 'ok', 'ok', 'failed']);
+  });
+
+  it('writes one resource one at a time in the order given, and different resources at once', async () => {
+    const calls: ToolCall[] = [
+      { id: 'a1', tool: 'write', args: {}, resource: 'ticket:1' },
+      { id: 'b1', tool: 'write', args: {}, resource: 'ticket:2' },
+      { id: 'a2', tool: 'write', args: {}, resource: 'ticket:1' },
+    ];
+    const b = bench(new Set());
+    const done = runGraph(calls, b.options);
+    await b.flush();
+    expect(b.started().sort()).toEqual(['a1', 'b1']);
+    await b.finish('a1');
+    expect(b.started().sort()).toEqual(['a2', 'b1']);
+    await b.finish('a2');
+    await b.finish('b1');
+    await done;
+  });
+
+  it('keeps at most poolSize calls in flight', async () => {
+    const calls: ToolCall[] = Array.from({ length: 5 }, (_, i) => ({ id: `r${i}`, tool: 'read', args: {}, resource: undefined, dependsOn: [] }));
+    const b = bench(new Set(calls.map((call) => call.id)));
+    const done = runGraph(calls, { ...b.options, poolSize: 2 });
+    await b.flush();
+    expect(b.started()).toHaveLength(2);
+    for (const id of ['r0', 'r1', 'r2', 'r3', 'r4']) await b.finish(id);
+    await done;
+  });
+
+  it('starts nothing more once a cancel is seen, and skips the rest', async () => {
+    const b = bench(READS);
+    let cancelled = false;
+    const done = runGraph(T1_T4, { ...b.options, stopping: () => (cancelled ? 'cancel_requested' : undefined) });
+    await b.finish('T1');
+    cancelled = true;
+    await b.finish('T2');
+    const results = await done;
+    expect(results.slice(2).map((result) => [result.status, result.reason])).toEqual([['skipped', 'cancel_requested'], ['skipped', 'dependency_failed']]);
+  });
+
+  it('lets an error that is not a tool failure (a lost lease) stop the step once the calls in flight settle', async () => {
+    const calls: ToolCall[] = [{ id: 'x', tool: 'read', args: {} }, { id: 'y', tool: 'read', args: {}, dependsOn: ['x'] }];
+    const done = runGraph(calls, { poolSize: 4, readOnly: () => true, stopping: () => undefined, run: async () => Promise.reject(new Error('lease lost')) });
+    await expect(done).rejects.toThrow('lease lost');
+  });
+
+  it('refuses a plan before anything runs: unknown call, self-dependency, repeated id, cycle', () => {
+    expect(planProblem(T1_T4)).toBeUndefined();
+    expect(planProblem([{ id: 'a', tool: 't', args: {}, dependsOn: ['zz'] }])).toMatch(/depends on unknown call zz/);
+    expect(planProblem([{ id: 'a', tool: 't', args: {}, dependsOn: ['a'] }])).toMatch(/depends on itself/);
+    expect(planProblem([{ id: 'a', tool: 't', args: {} }, { id: 'a', tool: 't', args: {} }])).toMatch(/appears twice/);
+    const cycle: ToolCall[] = [
+      { id: 'a', tool: 't', args: {}, dependsOn: ['c'] },
+      { id: 'b', tool: 't', args: {}, dependsOn: ['a'] },
+      { id: 'c', tool: 't', args: {}, dependsOn: ['b'] },
+      { id: 'd', tool: 't', args: {} },
+    ];
+    expect(planProblem(cycle)).toBe('the calls a, b, c depend on each other in a cycle');
+    expect(planProblem([{ id: 'a', tool: 't', args: {}, resource: '' }])).toMatch(/resource must be a non-empty string/);
+  });
+
+  it('treats a step as a graph only when a call names a dependency or a resource', () => {
+    expect(isGraph([{ id: 'a', tool: 't', args: {} }])).toBe(false);
+    expect(isGraph([{ id: 'a', tool: 't', args: {}, dependsOn: [] }])).toBe(false);
+    expect(isGraph(T1_T4)).toBe(true);
+  });
+});

@@ -1,0 +1,124 @@
+import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
+
+/**
+ * A7 (seed 003, section 3): the tool calls of one model decision as a dependency graph. A call may name
+ * the calls it depends on (`dependsOn`, ids of the same step) and, for a write, the `resource` it
+ * writes. The runtime runs the graph as it unlocks: a call starts once every call it depends on has
+ * succeeded; read-only calls run concurrently; writes to one resource go through one lane, one at a
+ * time, in the order the model gave them; writes to different resources run concurrently (a write that
+ * names no resource has its tool's lane). When a call fails, every call that depends on it, directly or
+ * not, is `skipped` and never runs; the step records each call's outcome, so "ticket updated, e-mail
+ * failed" is a business outcome the next model call sees, not one failure of the run. A plan that names
+ * an unknown call, depends on itself, repeats an id or has a cycle is refused before anything runs.
+ * At most `poolSize` calls are in flight at once.
+ */
+
+/** Whether a decision's calls form a graph (any dependency or resource named): otherwise the step runs as before. */
+export function isGraph(calls: readonly ToolCall[]): boolean {
+  return calls.some((call) => (call.dependsOn !== undefined && call.dependsOn.length > 0) || call.resource !== undefined);
+}
+
+/** The plan's first problem, or undefined: ids unique, dependencies known and not the call itself, no cycle. */
+export function planProblem(calls: readonly ToolCall[]): string | undefined {
+  const ids = new Set<string>();
+  for (const call of calls) {
+    if (ids.has(call.id)) return `call id ${call.id} appears twice`;
+    ids.add(call.id);
+  }
+  for (const call of calls) {
+    if (call.dependsOn !== undefined && !Array.isArray(call.dependsOn)) return `call ${call.id}: dependsOn must be a list of call ids`;
+    for (const dependency of call.dependsOn ?? []) {
+      if (dependency === call.id) return `call ${call.id} depends on itself`;
+      if (!ids.has(dependency)) return `call ${call.id} depends on unknown call ${dependency}`;
+    }
+    if (call.resource !== undefined && (typeof call.resource !== 'string' || call.resource === '')) return `call ${call.id}: resource must be a non-empty string`;
+  }
+  // Kahn's algorithm: whatever is left once nothing more can be freed sits on a cycle.
+  const waiting = new Map(calls.map((call) => [call.id, new Set(call.dependsOn ?? [])]));
+  for (let freed = true; freed; ) {
+    freed = false;
+    for (const [id, dependencies] of waiting) {
+      if (dependencies.size > 0) continue;
+      waiting.delete(id);
+      for (const other of waiting.values()) other.delete(id);
+      freed = true;
+    }
+  }
+  if (waiting.size > 0) return `the calls ${[...waiting.keys()].join(', ')} depend on each other in a cycle`;
+  return undefined;
+}
+
+export interface GraphOptions {
+  /** Calls in flight at once, at most. */
+  poolSize: number;
+  /** Whether the call is a read (no lane). */
+  readOnly(call: ToolCall): boolean;
+  /** Runs one call; a ToolFailure is the call's failure, anything else stops the run (a lost lease, say). */
+  run(call: ToolCall): Promise<ToolResult>;
+  /** Asked before each call starts: a reason to start no more (a cancel seen), or undefined. */
+  stopping(): string | undefined;
+}
+
+type CallState = 'pending' | 'running' | 'ok' | 'failed' | 'skipped';
+
+/** Runs a validated graph to its end; the results in the order the model gave the calls. */
+export async function runGraph(calls: readonly ToolCall[], options: GraphOptions): Promise<ToolResult[]> {
+  const state = new Map<string, CallState>(calls.map((call) => [call.id, 'pending']));
+  const results = new Map<string, ToolResult>();
+  const running = new Map<string, Promise<void>>();
+  const lane = (call: ToolCall) => call.resource ?? `tool:${call.tool}`;
+  const skip = (call: ToolCall, reason: string) => {
+    state.set(call.id, 'skipped');
+    results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'skipped', reason });
+  };
+  let stopError: unknown;
+  for (;;) {
+    let progressed = false;
+    for (const [index, call] of calls.entries()) {
+      if (state.get(call.id) !== 'pending') continue;
+      const dependencies = (call.dependsOn ?? []).map((id) => state.get(id));
+      if (dependencies.some((s) => s === 'failed' || s === 'skipped')) {
+        skip(call, 'dependency_failed');
+        progressed = true;
+        continue;
+      }
+      if (stopError !== undefined) continue;
+      if (!dependencies.every((s) => s === 'ok')) continue;
+      // One lane per resource: an earlier write of the lane that has not finished holds this one back.
+      if (!options.readOnly(call) && calls.slice(0, index).some((earlier) => !options.readOnly(earlier) && lane(earlier) === lane(call) && ['pending', 'running'].includes(state.get(earlier.id)!))) continue;
+      if (running.size >= options.poolSize) continue;
+      const stop = options.stopping();
+      if (stop !== undefined) {
+        skip(call, stop);
+        progressed = true;
+        continue;
+      }
+      state.set(call.id, 'running');
+      progressed = true;
+      running.set(
+        call.id,
+        options.run(call).then(
+          (result) => {
+            state.set(call.id, 'ok');
+            results.set(call.id, { ...result, status: 'ok' });
+            running.delete(call.id);
+          },
+          (error: unknown) => {
+            running.delete(call.id);
+            if (error instanceof ToolFailure) {
+              state.set(call.id, 'failed');
+              results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'failed', error: { errorClass: error.errorClass, message: error.message } });
+            } else {
+              state.set(call.id, 'failed');
+              stopError ??= error;
+            }
+          },
+        ),
+      );
+    }
+    if (running.size === 0 && !progressed) break;
+    if (!progressed || running.size >= options.poolSize) await Promise.race(running.values());
+  }
+  if (stopError !== undefined) throw stopError;
+  return calls.map((call) => results.get(call.id)!);
+}
