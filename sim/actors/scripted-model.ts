@@ -1,10 +1,20 @@
+import type { ToolCall } from '../../src/worker/types.ts';
 import type { Waiter } from '../../src/ports.ts';
 import type { Model, ModelDecision, ModelRequest } from '../../src/worker/types.ts';
 import type { SeededRandom } from '../random.ts';
 
 /** The script a simulated task carries in its input: what the model decides at each step. */
+/** A7: a scripted call may be named (`id`) so others of its step depend on it, and may name the resource it writes. */
+export interface ScriptedCall {
+  tool: string;
+  args: unknown;
+  id?: string;
+  dependsOn?: string[];
+  resource?: string;
+}
+
 export interface TaskScript {
-  steps: { calls: { tool: string; args: unknown }[]; inputTokens: number; outputTokens: number }[];
+  steps: { calls: ScriptedCall[]; inputTokens: number; outputTokens: number }[];
   answer: { status: string; summary: string };
   finalTokens: { inputTokens: number; outputTokens: number };
   /** Poison: the worker that runs this task dies at its first model call, every time (R6). */
@@ -39,7 +49,7 @@ export function decisionFor(taskId: number, script: TaskScript, step: number): M
   const planned = script.steps[step];
   if (planned === undefined) return { toolCalls: [], final: script.answer, usage: script.finalTokens };
   return {
-    toolCalls: planned.calls.map((call, index) => ({ id: `t${taskId}-s${step}-c${index}`, tool: call.tool, args: call.args })),
+    toolCalls: planned.calls.map((call, index) => scriptedCall(taskId, step, index, call)),
     usage: { inputTokens: planned.inputTokens, outputTokens: planned.outputTokens },
   };
 }
@@ -55,4 +65,13 @@ export function faultFreeUsage(script: TaskScript): { inputTokens: number; outpu
     outputTokens: steps.outputTokens + script.finalTokens.outputTokens,
     modelCalls: script.steps.length + 1,
   };
+}
+
+/** The run's call: ids stable within the run (t<task>-s<step>-c<index>, or -<name> for a named call); a graph's fields only when scripted. */
+function scriptedCall(taskId: number, step: number, index: number, call: ScriptedCall): ToolCall {
+  const idOf = (name: string) => `t${taskId}-s${step}-${name}`;
+  const made: ToolCall = { id: idOf(call.id ?? `c${index}`), tool: call.tool, args: call.args };
+  if (call.dependsOn !== undefined) made.dependsOn = call.dependsOn.map(idOf);
+  if (call.resource !== undefined) made.resource = call.resource;
+  return made;
 }

@@ -29,6 +29,21 @@ export function scriptsByTask(world: WorldResult): Map<number, TaskScript> {
 }
 
 /** R3: the request keys of the write effects a task's script intends, with their actions. */
+/**
+ * A7: the writes of steps whose calls form a graph (a call names dependsOn or a resource). Such a write
+ * may rightly not run: its own call failed, or a call it depends on did, and the step records partial
+ * success. A done run owes each of them at most one execution, not exactly one.
+ */
+export function optionalEffects(taskId: number, script: TaskScript): Set<string> {
+  const keys = new Set<string>();
+  for (const step of script.steps) {
+    const graph = step.calls.some((call) => (call.dependsOn !== undefined && call.dependsOn.length > 0) || call.resource !== undefined);
+    if (!graph) continue;
+    for (const call of step.calls) if (WRITES.has(call.tool)) keys.add(specRequestKey(taskId, call.tool, call.args));
+  }
+  return keys;
+}
+
 export function intendedEffects(taskId: number, script: TaskScript): Map<string, string> {
   const keys = new Map<string, string>();
   for (const step of script.steps) {

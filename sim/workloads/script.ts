@@ -11,7 +11,16 @@ export const scriptSchema = strict(
   {
     steps: list(
       strict({
-        calls: list(strict({ tool: text(), args: z.unknown() })),
+        calls: list(
+          strict({
+            tool: text(),
+            args: z.unknown(),
+            // A7: a name for the call within its step, the names it depends on, the resource it writes.
+            id: text().optional(),
+            dependsOn: list(text()).optional(),
+            resource: text().optional(),
+          }),
+        ),
         inputTokens: nonNegative().default(800),
         outputTokens: nonNegative().default(200),
       }),

@@ -144,3 +144,11 @@ describe('A7 the tool-call graph of a step', () => {
     expect(isGraph(T1_T4)).toBe(true);
   });
 });
+
+describe('A7: a retryable failure is not an outcome', () => {
+  it('fails the step (and so the attempt) on a retryable error: a timed-out write may have happened', async () => {
+    const calls: ToolCall[] = [{ id: 'w', tool: 'write', args: {}, resource: 'ticket' }, { id: 'e', tool: 'mail', args: {}, dependsOn: ['w'], resource: 'mail' }];
+    const done = runGraph(calls, { poolSize: 2, readOnly: () => false, stopping: () => undefined, run: async () => Promise.reject(new ToolFailure('tool_timeout', 'no answer')) });
+    await expect(done).rejects.toThrow('no answer');
+  });
+});

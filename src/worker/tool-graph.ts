@@ -1,3 +1,4 @@
+import { FATAL_ERROR_CLASSES } from '../queue/types.ts';
 import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
 
 /**
@@ -8,7 +9,9 @@ import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
  * time, in the order the model gave them; writes to different resources run concurrently (a write that
  * names no resource has its tool's lane). When a call fails, every call that depends on it, directly or
  * not, is `skipped` and never runs; the step records each call's outcome, so "ticket updated, e-mail
- * failed" is a business outcome the next model call sees, not one failure of the run. A plan that names
+ * failed" is a business outcome the next model call sees, not one failure of the run. Only a definite
+ * failure counts so (an error class that is not retried): a retryable one (a timeout, a lost response)
+ * leaves a write's outcome unknown, so the attempt fails and retries as a plain step's would. A plan that names
  * an unknown call, depends on itself, repeats an id or has a cycle is refused before anything runs.
  * At most `poolSize` calls are in flight at once.
  */
@@ -105,7 +108,10 @@ export async function runGraph(calls: readonly ToolCall[], options: GraphOptions
           },
           (error: unknown) => {
             running.delete(call.id);
-            if (error instanceof ToolFailure) {
+            // A definite failure (a class that is not retried) is the call's outcome. A retryable one (a
+            // timeout, a lost response) leaves a write's outcome unknown: the attempt fails as a plain
+            // step's would, and the takeover settles the write through the effect ledger (R3).
+            if (error instanceof ToolFailure && (FATAL_ERROR_CLASSES as readonly string[]).includes(error.errorClass)) {
               state.set(call.id, 'failed');
               results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'failed', error: { errorClass: error.errorClass, message: error.message } });
             } else {
