@@ -1,4 +1,4 @@
-import type { BudgetLevelRow, ReservationRow, Step, StoreTx } from '../store/store.ts';
+import type { BudgetLevelRow, Step, StoreTx } from '../store/store.ts';
 import { ConfigError } from './errors.ts';
 import type { BudgetLevel, BudgetSpec, Needs, QueueConfig, Usage } from './types.ts';
 
@@ -280,4 +280,3 @@ export function validateNeeds(needs: unknown, config: QueueConfig): { ok: true; 
   return { ok: true, needs: Object.keys(out).length === 0 ? null : out };
 }
 
-export type { ReservationRow };

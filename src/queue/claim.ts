@@ -42,7 +42,7 @@ function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: stri
     const { candidate, quotaBound } = yield* bestCandidate(context, tx, blocked, at, sessionWaits);
     if (candidate === undefined) {
       for (const row of paused) {
-        const waiting = yield* deferPausedHead(context, tx, row.tenant, at);
+        const waiting = yield* deferPausedHead(tx, row.tenant, at);
         deferral ??= waiting;
       }
       if (deferral !== undefined) return { ok: false, reason: 'quota', admission: deferral };
@@ -131,14 +131,13 @@ function* recordDeferral(tx: StoreTx, row: Pick<CandidateRow, 'id' | 'tenant' | 
 }
 
 /** A2: the head of a paused tenant's ready work is recorded as deferred (once per change); the claim says why it waited. */
-function* deferPausedHead(context: QueueContext, tx: StoreTx, tenant: string, at: number): Step<Deferral | undefined> {
+function* deferPausedHead(tx: StoreTx, tenant: string, at: number): Step<Deferral | undefined> {
   const head = yield* tx.levelHead({ tenant, maxPriority: TOP_PRIORITY, minPriority: 0, now: at });
   if (head === undefined) return undefined;
   const row = yield* tx.candidateById(head.id);
   if (row === undefined) throw new InvariantError(`task ${head.id} was a level head but has no row`);
   const decision: Deferral = { action: 'DEFER', reason: 'tenant_paused', taskId: row.id };
   yield* recordDeferral(tx, row, decision, at);
-  void context;
   return decision;
 }
 
