@@ -2,7 +2,7 @@ import type { TaskEvent } from '../../src/queue/types.ts';
 import type { WorldResult } from '../world.ts';
 import { replayCounts } from './i3-quotas.ts';
 import { SPEC_ADMISSION_REASONS, SPEC_CAPACITY_REASONS, specIsTerminal } from './spec-rules.ts';
-import { analyse, evAt, rolledBack, ViolationList } from './timeline.ts';
+import { analyse, evAt, lastAtOrBefore, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 const REASONS = new Set(SPEC_ADMISSION_REASONS);
@@ -139,16 +139,7 @@ function checkCritical(world: WorldResult, analysis: ReturnType<typeof analyse>,
     if (!isCritical) continue;
     const ev = evAt(analysis, entry);
     if (ev === undefined) continue;
-    let low = 0;
-    let high = ids.length - 1;
-    let found = -1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      if (ids[middle]! <= ev) {
-        found = middle;
-        low = middle + 1;
-      } else high = middle - 1;
-    }
+    const found = lastAtOrBefore(ids, (id) => id, ev);
     const live = found < 0 ? 0 : liveAfter[found]!;
     if (live < capacity + criticalHeadroom) {
       out.add('critical', `critical enqueue of ${show(key(source.tenant, source.topic, source.version))} was refused ${entry.reason} with ${live} live tasks, capacity ${capacity} + critical headroom ${criticalHeadroom}`, { at: [entry.index] });

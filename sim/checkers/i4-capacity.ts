@@ -1,6 +1,6 @@
 import type { WorldResult } from '../world.ts';
 import { replayCounts } from './i3-quotas.ts';
-import { analyse, evOf, rolledBack, ViolationList } from './timeline.ts';
+import { analyse, evOf, lastAtOrBefore, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
 /** Enqueue refusals that must be recorded in the rejections table (Q3, Q14, Q1). */
@@ -87,16 +87,7 @@ function checkQueueFullWasFull(world: WorldResult, liveAfterEvent: Map<number, n
     const ev = evOf(entry);
     if (ev === undefined) continue;
     // The newest event at or before the cursor tells how many tasks were live when the refusal committed.
-    let low = 0;
-    let high = ids.length - 1;
-    let found = -1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      if (ids[middle]! <= ev) {
-        found = middle;
-        low = middle + 1;
-      } else high = middle - 1;
-    }
+    const found = lastAtOrBefore(ids, (id) => id, ev);
     const live = found < 0 ? 0 : (liveAfterEvent.get(ids[found]!) ?? 0);
     if (live < capacity) out.add('unjust', `enqueue refused queue_full with ${live} live tasks, capacity ${capacity}`, { at: [entry.index] });
   }

@@ -191,19 +191,25 @@ function build(world: WorldResult): Analysis {
   };
 }
 
-/** The task's state and running holder once every event with id <= cursor had committed. */
-export function stateAt(analysis: Analysis, taskId: number, cursor: number): { state: TaskState | undefined; holder: Holder | undefined; lastEvent?: TaskEvent } {
-  const events = analysis.eventsByTask.get(taskId) ?? [];
+/** The position of the last item (sorted by id) whose id is at most `cursor`, or -1: a binary search. */
+export function lastAtOrBefore<T>(items: readonly T[], idOf: (item: T) => number, cursor: number): number {
   let low = 0;
-  let high = events.length - 1;
+  let high = items.length - 1;
   let found = -1;
   while (low <= high) {
     const middle = (low + high) >> 1;
-    if (events[middle]!.id <= cursor) {
+    if (idOf(items[middle]!) <= cursor) {
       found = middle;
       low = middle + 1;
     } else high = middle - 1;
   }
+  return found;
+}
+
+/** The task's state and running holder once every event with id <= cursor had committed. */
+export function stateAt(analysis: Analysis, taskId: number, cursor: number): { state: TaskState | undefined; holder: Holder | undefined; lastEvent?: TaskEvent } {
+  const events = analysis.eventsByTask.get(taskId) ?? [];
+  const found = lastAtOrBefore(events, (event) => event.id, cursor);
   if (found < 0) return { state: undefined, holder: undefined };
   const event = events[found]!;
   const position = analysis.positionOfEvent.get(event.id)!;

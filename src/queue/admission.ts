@@ -1,4 +1,4 @@
-import type { AdmissionDecision, AdmissionReason } from './types.ts';
+import { ADMISSION_REASONS, type AdmissionDecision } from './types.ts';
 
 /**
  * A2: admission. A decision is RUN, DEFER or REJECT with a reason, made before a slot or a budget unit
@@ -51,17 +51,7 @@ export const defaultAdmission: AdmissionPolicy = (request) => {
   return { action: 'RUN' };
 };
 
-const REASONS: ReadonlySet<string> = new Set<AdmissionReason>([
-  'tenant_paused',
-  'capacity',
-  'over_capacity',
-  'queue_full',
-  'session_busy',
-  'rate_limited',
-  'budget',
-  'expired',
-  'exceeds_budget',
-]);
+const REASONS: ReadonlySet<string> = new Set<string>(ADMISSION_REASONS);
 
 /** The policy's answer, checked: a known action, a reason from the set for anything but RUN (I20). */
 export function decide(policy: AdmissionPolicy, request: AdmissionRequest): AdmissionDecision {

@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkQueue } from '../work-queue.ts';
-import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
-import type { BudgetSpec, ClaimedTask, WorkQueue } from '../queue/types.ts';
-import { runClaimedTask, type RunDependencies } from './run.ts';
+import type { BudgetSpec, WorkQueue } from '../queue/types.ts';
+import { runOneTask } from './__test-helpers__/one-run.ts';
 import type { Model, Tool } from './types.ts';
 
 const opened: WorkQueue[] = [];
@@ -22,30 +20,8 @@ function model(steps: number, tokens: number): Model {
 
 const lookup: Tool = { name: 'lookup', readOnly: true, call: async () => ({ ok: true }) };
 
-async function runOne(budgets: Record<string, BudgetSpec>, needs: Record<string, number>, steps: number, tokens: number) {
-  const clock = new ManualClock();
-  const queue = openWorkQueue({ db: ':memory:', clock, config: { budgets } });
-  opened.push(queue);
-  const enqueued = await queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 5, input: {}, needs });
-  if (!enqueued.ok) throw new Error(enqueued.message);
-  const claimed = await queue.claim('w1');
-  if (!claimed.ok) throw new Error('nothing to claim');
-  const deps: RunDependencies = {
-    queue,
-    waiter: { sleep: () => new Promise(() => {}) },
-    clock,
-    workerId: 'w1',
-    model: model(steps, tokens),
-    tools: new Map([[lookup.name, lookup]]),
-    heartbeatMs: 10_000,
-    maxSteps: 8,
-    toolTimeoutMs: 20_000,
-    busyRetries: 0,
-    busyWaitMs: 100,
-    log: () => {},
-  };
-  const outcome = await runClaimedTask(deps, claimed.task as ClaimedTask);
-  return { queue, outcome, taskId: enqueued.taskId };
+function runOne(budgets: Record<string, BudgetSpec>, needs: Record<string, number>, steps: number, tokens: number) {
+  return runOneTask({ opened, config: { budgets }, request: { needs }, model: model(steps, tokens), tools: [lookup] });
 }
 
 describe('A1 in the worker runtime: a further model call reserves its metered budgets first', () => {

@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkQueue } from '../work-queue.ts';
-import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import type { WorkQueue } from '../queue/types.ts';
-import { runClaimedTask, type RunDependencies } from './run.ts';
+import { runOneTask } from './__test-helpers__/one-run.ts';
 import { ToolFailure, type Model, type Tool, type ToolCall } from './types.ts';
 
 const opened: WorkQueue[] = [];
@@ -15,29 +13,8 @@ function oneStep(calls: ToolCall[]): Model {
   return { decide: async ({ step }) => (step === 0 ? { toolCalls: calls, usage: { inputTokens: 10, outputTokens: 5 } } : { toolCalls: [], final: { status: 'resolved' }, usage: { inputTokens: 10, outputTokens: 5 } }) };
 }
 
-async function runWith(model: Model, tools: Tool[]) {
-  const clock = new ManualClock();
-  const queue = openWorkQueue({ db: ':memory:', clock });
-  opened.push(queue);
-  const enqueued = await queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 5, input: {} });
-  if (!enqueued.ok) throw new Error(enqueued.message);
-  const claimed = await queue.claim('w1');
-  if (!claimed.ok) throw new Error('nothing to claim');
-  const deps: RunDependencies = {
-    queue,
-    waiter: { sleep: () => new Promise(() => {}) },
-    clock,
-    workerId: 'w1',
-    model,
-    tools: new Map(tools.map((tool) => [tool.name, tool])),
-    heartbeatMs: 10_000,
-    maxSteps: 4,
-    toolTimeoutMs: 20_000,
-    busyRetries: 0,
-    busyWaitMs: 100,
-    log: () => {},
-  };
-  return { queue, taskId: enqueued.taskId, outcome: await runClaimedTask(deps, claimed.task) };
+function runWith(model: Model, tools: Tool[]) {
+  return runOneTask({ opened, model, tools, maxSteps: 4 });
 }
 
 const read = (name: string): Tool => ({ name, readOnly: true, call: async () => ({ ok: name }) });
