@@ -1,8 +1,8 @@
 import type { ClaimedTask } from '../../src/queue/types.ts';
-import type { RunOutcome, Tool } from '../../src/worker/types.ts';
+import { ToolFailure, type RunOutcome, type Tool, type ToolContext } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import type { EventLoop } from '../event-loop.ts';
-import type { History } from '../history.ts';
+import { reasonOf, type History } from '../history.ts';
 import { gatedQueue, type ActorQueue, type QueueFaultHooks } from './gated-queue.ts';
 import { Incarnation } from './incarnation.ts';
 import type { Model } from '../../src/worker/types.ts';
@@ -56,8 +56,8 @@ export class SimWorker {
     const tools = environment.makeTools(incarnation).map((tool) => ({
       name: tool.name,
       readOnly: tool.readOnly,
-      call: (args: unknown, context: Parameters<Tool['call']>[1]) =>
-        environment.killBefore('before_tool_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => tool.call(args, context)),
+      call: (args: unknown, context: ToolContext) =>
+        environment.killBefore('before_tool_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => graphCall(environment.history, incarnation, tool, args, context)),
     }));
     this.worker = new Worker({
       queue: gatedQueue(environment.connect(incarnation), incarnation, environment.history, environment.queueHooks(incarnation)),
@@ -119,4 +119,28 @@ export class SimWorker {
   stop(): void {
     this.worker?.stop();
   }
+}
+
+/**
+ * A7, I21: a call of a step's tool-call graph is recorded as an operation, `tool`, from the moment the
+ * tool is called to the moment it answers (ok) or fails (its error class): the intervals the checker
+ * reads for "no call before its dependencies succeeded" and "no two writes of one lane at once". A call
+ * that never answers (a hung tool, a lost response, a process killed mid-call) stays open. Calls of a
+ * plain step are not recorded, so the histories of scenarios without graphs are what they were.
+ */
+function graphCall(history: History, incarnation: Incarnation, tool: Tool, args: unknown, context: ToolContext): Promise<unknown> {
+  if (context.graph === undefined) return tool.call(args, context);
+  const lane = context.graph.lane;
+  const data = lane === undefined ? { call: context.toolCallId, tool: tool.name } : { call: context.toolCallId, tool: tool.name, lane };
+  const invoke = history.invoke(incarnation.id, 'tool', { taskId: context.taskId, generation: context.generation, data });
+  return tool.call(args, context).then(
+    (result) => {
+      history.ok(invoke);
+      return result;
+    },
+    (error: unknown) => {
+      history.fail(invoke, error instanceof ToolFailure ? error.errorClass : reasonOf(error));
+      throw error;
+    },
+  );
 }

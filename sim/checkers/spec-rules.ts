@@ -89,7 +89,8 @@ export function specAllowsMove(from: TaskState, to: TaskState): boolean {
 export const SPEC_RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout'] as const;
 
 /** Q16: a fail of one of these classes fails at once. */
-export const SPEC_NON_RETRYABLE_ERROR_CLASSES = ['permission_denied', 'invalid_tool_schema', 'policy_rejected', 'business_error'] as const;
+// A7: a refused tool-call graph fails the run `invalid_plan`, not retried.
+export const SPEC_NON_RETRYABLE_ERROR_CLASSES = ['permission_denied', 'invalid_tool_schema', 'policy_rejected', 'business_error', 'invalid_plan'] as const;
 
 // ---------------------------------------------------------------- configuration
 

@@ -16,7 +16,8 @@ export type Tier = 'standard' | 'long';
 
 /** Error classes a worker reports on `fail` (Q16). */
 export const RETRYABLE_ERROR_CLASSES = ['rate_limited', 'transient_network', 'db_busy', 'tool_timeout'] as const;
-export const FATAL_ERROR_CLASSES = ['permission_denied', 'invalid_tool_schema', 'policy_rejected', 'business_error'] as const;
+/** A7: `invalid_plan` is a model decision whose tool-call graph is refused (a cycle, an unknown or repeated id): nothing was called. */
+export const FATAL_ERROR_CLASSES = ['permission_denied', 'invalid_tool_schema', 'policy_rejected', 'business_error', 'invalid_plan'] as const;
 export type RetryableErrorClass = (typeof RETRYABLE_ERROR_CLASSES)[number];
 export type FatalErrorClass = (typeof FATAL_ERROR_CLASSES)[number];
 export type ErrorClass = RetryableErrorClass | FatalErrorClass;

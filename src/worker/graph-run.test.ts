@@ -38,9 +38,9 @@ describe('A7 in the worker runtime', () => {
       ]),
       [counting],
     );
-    expect(outcome).toMatchObject({ kind: 'failed', errorClass: 'invalid_tool_schema' });
+    expect(outcome).toMatchObject({ kind: 'failed', errorClass: 'invalid_plan' });
     expect(called).toBe(0);
-    expect((await queue.get(taskId))?.errorMessage).toMatch(/^invalid_plan: the calls a, b depend on each other in a cycle/);
+    expect((await queue.get(taskId))?.errorMessage).toMatch(/^the calls a, b depend on each other in a cycle/);
   });
 
   it('records partial success in checkpoint B and goes on to the answer: the ticket updated, the e-mail failed', async () => {

@@ -5,7 +5,7 @@ import { requestKey } from './fingerprint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { resumeState } from './resume.ts';
 import { StopRun } from './stop-run.ts';
-import { isGraph, planProblem, runGraph } from './tool-graph.ts';
+import { isGraph, laneOf, planProblem, runGraph } from './tool-graph.ts';
 import {
   ToolFailure,
   type Model,
@@ -145,11 +145,11 @@ class Run {
     const results = new Map<string, ToolResult>();
     if (isGraph(calls)) {
       const problem = planProblem(calls);
-      if (problem !== undefined) throw new ToolFailure('invalid_tool_schema', `invalid_plan: ${problem}`);
+      if (problem !== undefined) throw new ToolFailure('invalid_plan', problem);
       const graph = await runGraph(calls, {
         poolSize: this.deps.toolConcurrency ?? 4,
         readOnly: (call) => this.toolFor(call).readOnly,
-        run: (call) => this.callTool(call),
+        run: (call) => this.callTool(call, true),
         stopping: () => (this.lease.cancelRequested ? 'cancel_requested' : undefined),
       });
       for (const result of graph) results.set(result.toolCallId, result);
@@ -165,7 +165,7 @@ class Run {
     await this.checkpoint('B');
   }
 
-  private async callTool(call: ToolCall): Promise<ToolResult> {
+  private async callTool(call: ToolCall, inGraph = false): Promise<ToolResult> {
     const { deps, task } = this;
     const tool = this.toolFor(call);
     this.assertLease(`before tool ${call.tool}`);
@@ -177,6 +177,7 @@ class Run {
       generation: task.generation,
       toolCallId: call.id,
       requestKey: requestKey(task.id, call.tool, call.args),
+      ...(inGraph ? { graph: { dependsOn: call.dependsOn ?? [], ...(tool.readOnly ? {} : { lane: laneOf(call) }) } } : {}),
     };
     const result = tool.readOnly ? await this.withTimeout(tool.call(call.args, context), call.tool) : await this.callWriteTool(tool, call, context);
     this.assertLease(`after tool ${call.tool}`);

@@ -16,6 +16,11 @@ import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
  * At most `poolSize` calls are in flight at once.
  */
 
+/** The lane a write goes through: its resource, or its tool's own lane when it names none. */
+export function laneOf(call: ToolCall): string {
+  return call.resource ?? `tool:${call.tool}`;
+}
+
 /** Whether a decision's calls form a graph (any dependency or resource named): otherwise the step runs as before. */
 export function isGraph(calls: readonly ToolCall[]): boolean {
   return calls.some((call) => (call.dependsOn !== undefined && call.dependsOn.length > 0) || call.resource !== undefined);
@@ -69,7 +74,6 @@ export async function runGraph(calls: readonly ToolCall[], options: GraphOptions
   const state = new Map<string, CallState>(calls.map((call) => [call.id, 'pending']));
   const results = new Map<string, ToolResult>();
   const running = new Map<string, Promise<void>>();
-  const lane = (call: ToolCall) => call.resource ?? `tool:${call.tool}`;
   const skip = (call: ToolCall, reason: string) => {
     state.set(call.id, 'skipped');
     results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'skipped', reason });
@@ -88,7 +92,7 @@ export async function runGraph(calls: readonly ToolCall[], options: GraphOptions
       if (stopError !== undefined) continue;
       if (!dependencies.every((s) => s === 'ok')) continue;
       // One lane per resource: an earlier write of the lane that has not finished holds this one back.
-      if (!options.readOnly(call) && calls.slice(0, index).some((earlier) => !options.readOnly(earlier) && lane(earlier) === lane(call) && ['pending', 'running'].includes(state.get(earlier.id)!))) continue;
+      if (!options.readOnly(call) && calls.slice(0, index).some((earlier) => !options.readOnly(earlier) && laneOf(earlier) === laneOf(call) && ['pending', 'running'].includes(state.get(earlier.id)!))) continue;
       if (running.size >= options.poolSize) continue;
       const stop = options.stopping();
       if (stop !== undefined) {

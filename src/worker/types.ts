@@ -44,6 +44,12 @@ export interface ToolContext {
   toolCallId: string;
   /** R3: runId:action:fingerprint; identical for a repeat of the same effect in any generation. */
   requestKey: string;
+  /**
+   * A7: present when the call runs as part of a step's tool-call graph: the calls it waited for and the
+   * resource lane it writes through (its `resource`, or `tool:<name>` for a write that names none;
+   * absent for a read). A tool that guards a resource of its own can use it; the simulation records it.
+   */
+  graph?: { dependsOn: readonly string[]; lane?: string };
 }
 
 export interface Tool {
