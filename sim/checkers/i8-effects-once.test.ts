@@ -103,4 +103,39 @@ describe('I8 effects once', () => {
     await run.sendEffect('w1#1', task, write.tool, write.args);
     expectViolation(i8EffectsOnce, await run.build(), /w1#1 sent 1:confirm_order:\S+ again \(history \d+\) after the ledger had recorded its result/);
   });
+
+  it('owes a graph write at most once, but exactly once when the step records it ok (A7)', async () => {
+    const script = {
+      steps: [
+        {
+          calls: [
+            { id: 'T1', tool: 'lookup_order', args: { ref: 'order' } },
+            { id: 'T3', tool: 'confirm_order', args: { order: 'g1' }, dependsOn: ['T1'], resource: 'ticket' },
+          ],
+          inputTokens: 1_000,
+          outputTokens: 200,
+        },
+      ],
+      answer: { status: 'resolved', summary: 'updated' },
+      finalTokens: { inputTokens: 800, outputTokens: 100 },
+    };
+    // The run ends done without executing T3 (its call failed, say); its last checkpoint states T3's outcome.
+    const build = async (status: 'ok' | 'failed') => {
+      const run = realRun();
+      const task = (await run.enqueue({ script }))!;
+      await run.claim('w0#1', task);
+      await run.checkpoint('w0#1', task, 'A', 0, script.steps[0]);
+      await run.toolResult('w0#1', task, 'lookup_order', 0);
+      await run.checkpoint('w0#1', task, 'B', 1);
+      await run.checkpoint('w0#1', task, 'A', 1, script.finalTokens);
+      await run.complete('w0#1', task);
+      const world = await run.build();
+      const last = world.checkpoints.get(task)!;
+      const results = [{ toolCallId: `t${task}-s0-T1`, tool: 'lookup_order', result: {}, status: 'ok' }, { toolCallId: `t${task}-s0-T3`, tool: 'confirm_order', result: null, status }];
+      world.checkpoints.set(task, { ...last, state: { step: 1, messages: [{ role: 'tool', step: 0, results }] } });
+      return world;
+    };
+    expectClean(i8EffectsOnce, await build('failed'));
+    expectViolation(i8EffectsOnce, await build('ok'), /done, but its confirm_order \(\S+\) was executed 0 times[\s\S]*the ledger has no confirm_order/);
+  });
 });

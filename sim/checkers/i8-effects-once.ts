@@ -1,4 +1,7 @@
+import type { TaskScript } from '../actors/scripted-model.ts';
+import { WRITE_TOOLS } from '../actors/tools.ts';
 import type { WorldResult } from '../world.ts';
+import { specRequestKey } from './spec-rules.ts';
 import { intendedEffects, optionalEffects, scriptsByTask } from './scripts.ts';
 import { providerRecordMismatch } from './provider-calls.ts';
 import { analyse, ViolationList, wallTimeAt } from './timeline.ts';
@@ -20,12 +23,15 @@ import type { Checker } from './types.ts';
  * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
  * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
  *   its intended keys, each under the task and action that intends it; a write of a step whose calls
- *   form a graph (A7) is owed at most once (partial success: its call or a dependency may have failed);
+ *   form a graph (A7) is owed at most once (partial success: its call or a dependency may have failed),
+ *   and exactly once, with its ledger row, when the step's recorded outcome says it succeeded;
  * - an acknowledged ledger row stays (R3, and the power-loss fault, S4): every key a recordEffect was
  *   answered ok for is in the final ledger, and no worker sent that key to the provider after the
  *   acknowledgement (the provider's key deduplicates, so a lost row shows as a second request, not a
  *   second execution: the ledger must be the guard, not the provider).
  */
+const WRITE_TOOL_NAMES: ReadonlySet<string> = new Set(WRITE_TOOLS);
+
 export const i8EffectsOnce: Checker = {
   invariant: 'I8',
   kind: 'safety',
@@ -139,12 +145,14 @@ export const i8EffectsOnce: Checker = {
       }
       if (task.state !== 'done') continue;
       const optional = optionalEffects(task.id, script);
+      const recordedOk = writesRecordedOk(task.id, script, world.checkpoints.get(task.id)?.state);
       for (const [key, action] of intended) {
         const n = executed.get(key) ?? 0;
         // A graph step's write owes at most once (the rule above for every key); whether it ran is the
         // step's partial outcome, which a repeat after a takeover may report failed though the first
-        // attempt's effect happened (the ledger then lacks it: noted as a gap, not judged here).
-        if (optional.has(key)) continue;
+        // attempt's effect happened (the ledger then lacks it: noted as a gap, not judged here). A write
+        // the step's results record ok was executed once and is in the ledger, like a plain step's.
+        if (optional.has(key) && !recordedOk.has(key)) continue;
         if (n !== 1) out.add('missing', `task ${task.id}: done, but its ${action} (${key}) was executed ${n} times`, { taskId: task.id });
         if (world.effects !== undefined && ledger.get(task.id)?.get(key) !== action) {
           out.add('ledger', `task ${task.id}: done, but the ledger has no ${action} under ${key}`, { taskId: task.id });
@@ -154,3 +162,22 @@ export const i8EffectsOnce: Checker = {
     return out.list;
   },
 };
+
+/**
+ * A7: the request keys of the graph writes a run's last checkpoint records `ok`: the step's outcome
+ * says the write happened and its result came back, so it was executed once and the ledger holds it.
+ */
+function writesRecordedOk(taskId: number, script: TaskScript, state: unknown): Set<string> {
+  const keys = new Set<string>();
+  const messages = (state as { messages?: { role?: string; step?: number; results?: { toolCallId?: string; status?: string }[] }[] } | undefined)?.messages ?? [];
+  for (const message of messages) {
+    if (message.role !== 'tool' || typeof message.step !== 'number') continue;
+    const calls = script.steps[message.step]?.calls ?? [];
+    for (const [index, call] of calls.entries()) {
+      if (!WRITE_TOOL_NAMES.has(call.tool)) continue;
+      const id = `t${taskId}-s${message.step}-${call.id ?? `c${index}`}`;
+      if (message.results?.some((result) => result.toolCallId === id && result.status === 'ok')) keys.add(specRequestKey(taskId, call.tool, call.args));
+    }
+  }
+  return keys;
+}
