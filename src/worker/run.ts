@@ -5,7 +5,7 @@ import { requestKey } from './fingerprint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { resumeState } from './resume.ts';
 import { StopRun } from './stop-run.ts';
-import { isGraph, laneOf, planProblem, runGraph } from './tool-graph.ts';
+import { CallPool, isGraph, laneOf, planProblem, runGraph } from './tool-graph.ts';
 import {
   ToolFailure,
   type Model,
@@ -31,7 +31,11 @@ export interface RunDependencies {
   /** Bounded retries of a fenced write that met a busy database, busyWaitMs apart. */
   busyRetries: number;
   busyWaitMs: number;
-  /** A7: tool calls of one step in flight at once, at most (a graph step); default 4. */
+  /**
+   * A7: the bound on graph calls in flight, shared by the runs of one worker (Worker makes one). Absent:
+   * each run gets its own, of toolConcurrency places (default 4).
+   */
+  toolPool?: CallPool;
   toolConcurrency?: number;
   log(line: WorkerLogLine): void;
 }
@@ -77,6 +81,8 @@ class Run {
   private state!: RunState;
   /** Model calls made in this attempt: the claim's reservation covers the first, reserve() each further one (A1). */
   private modelCalls = 0;
+  /** A7: this run's own bound on graph calls, when the worker shares none. */
+  private ownPool: CallPool | undefined;
 
   constructor(
     private readonly deps: RunDependencies,
@@ -147,7 +153,7 @@ class Run {
       const problem = planProblem(calls);
       if (problem !== undefined) throw new ToolFailure('invalid_plan', problem);
       const graph = await runGraph(calls, {
-        poolSize: this.deps.toolConcurrency ?? 4,
+        pool: this.deps.toolPool ?? (this.ownPool ??= new CallPool(this.deps.toolConcurrency ?? 4)),
         readOnly: (call) => this.toolFor(call).readOnly,
         run: (call) => this.callTool(call, true),
         stopping: () => (this.lease.cancelRequested ? 'cancel_requested' : undefined),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isGraph, planProblem, runGraph, type GraphOptions } from './tool-graph.ts';
+import { CallPool, isGraph, planProblem, runGraph, type GraphOptions } from './tool-graph.ts';
 import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
 
 /** A tool bench: every call waits until the test releases it, and the log says what started and ended when. */
@@ -7,7 +7,7 @@ function bench(readOnly: ReadonlySet<string>, failing: ReadonlySet<string> = new
   const log: string[] = [];
   const waiting = new Map<string, () => void>();
   const options: GraphOptions = {
-    poolSize: 8,
+    pool: new CallPool(8),
     readOnly: (call) => readOnly.has(call.id),
     run: (call) =>
       new Promise<ToolResult>((resolve, reject) => {
@@ -96,14 +96,39 @@ describe('A7 the tool-call graph of a step', () => {
     await done;
   });
 
-  it('keeps at most poolSize calls in flight', async () => {
+  it('keeps at most the pool\'s size of calls in flight, starting the rest in order as places free', async () => {
     const calls: ToolCall[] = Array.from({ length: 5 }, (_, i) => ({ id: `r${i}`, tool: 'read', args: {}, resource: undefined, dependsOn: [] }));
     const b = bench(new Set(calls.map((call) => call.id)));
-    const done = runGraph(calls, { ...b.options, poolSize: 2 });
+    const done = runGraph(calls, { ...b.options, pool: new CallPool(2) });
     await b.flush();
-    expect(b.started()).toHaveLength(2);
-    for (const id of ['r0', 'r1', 'r2', 'r3', 'r4']) await b.finish(id);
+    expect(b.started()).toEqual(['r0', 'r1']);
+    await b.finish('r1');
+    expect(b.started()).toEqual(['r0', 'r2']);
+    for (const id of ['r0', 'r2', 'r3', 'r4']) await b.finish(id);
     await done;
+    expect(b.log.filter((line) => line.startsWith('start'))).toEqual(['start r0', 'start r1', 'start r2', 'start r3', 'start r4']);
+  });
+
+  it('shares one pool between the graphs of a worker\'s runs', async () => {
+    const pool = new CallPool(3);
+    const first = bench(new Set(['a0', 'a1']));
+    const second = bench(new Set(['b0', 'b1']));
+    const reads = (prefix: string): ToolCall[] => [0, 1].map((i) => ({ id: `${prefix}${i}`, tool: 'read', args: {}, resource: `${prefix}-lane` }));
+    const one = runGraph(reads('a'), { ...first.options, pool });
+    const two = runGraph(reads('b'), { ...second.options, pool });
+    await first.flush();
+    expect([...first.started(), ...second.started()]).toEqual(['a0', 'a1', 'b0']);
+    expect(pool.active).toBe(3);
+    await first.finish('a0');
+    expect(second.started()).toEqual(['b0', 'b1']);
+    for (const id of ['a1']) await first.finish(id);
+    for (const id of ['b0', 'b1']) await second.finish(id);
+    await Promise.all([one, two]);
+    expect(pool.active).toBe(0);
+  });
+
+  it('refuses a pool of no places', () => {
+    expect(() => new CallPool(0)).toThrow('toolConcurrency must be an integer >= 1, got 0');
   });
 
   it('starts nothing more once a cancel is seen, and skips the rest', async () => {
@@ -119,7 +144,7 @@ describe('A7 the tool-call graph of a step', () => {
 
   it('lets an error that is not a tool failure (a lost lease) stop the step once the calls in flight settle', async () => {
     const calls: ToolCall[] = [{ id: 'x', tool: 'read', args: {} }, { id: 'y', tool: 'read', args: {}, dependsOn: ['x'] }];
-    const done = runGraph(calls, { poolSize: 4, readOnly: () => true, stopping: () => undefined, run: async () => Promise.reject(new Error('lease lost')) });
+    const done = runGraph(calls, { pool: new CallPool(4), readOnly: () => true, stopping: () => undefined, run: async () => Promise.reject(new Error('lease lost')) });
     await expect(done).rejects.toThrow('lease lost');
   });
 
@@ -148,7 +173,7 @@ describe('A7 the tool-call graph of a step', () => {
 describe('A7: a retryable failure is not an outcome', () => {
   it('fails the step (and so the attempt) on a retryable error: a timed-out write may have happened', async () => {
     const calls: ToolCall[] = [{ id: 'w', tool: 'write', args: {}, resource: 'ticket' }, { id: 'e', tool: 'mail', args: {}, dependsOn: ['w'], resource: 'mail' }];
-    const done = runGraph(calls, { poolSize: 2, readOnly: () => false, stopping: () => undefined, run: async () => Promise.reject(new ToolFailure('tool_timeout', 'no answer')) });
+    const done = runGraph(calls, { pool: new CallPool(2), readOnly: () => false, stopping: () => undefined, run: async () => Promise.reject(new ToolFailure('tool_timeout', 'no answer')) });
     await expect(done).rejects.toThrow('no answer');
   });
 });

@@ -13,7 +13,7 @@ import { ToolFailure, type ToolCall, type ToolResult } from './types.ts';
  * failure counts so (an error class that is not retried): a retryable one (a timeout, a lost response)
  * leaves a write's outcome unknown, so the attempt fails and retries as a plain step's would. A plan that names
  * an unknown call, depends on itself, repeats an id or has a cycle is refused before anything runs.
- * At most `poolSize` calls are in flight at once.
+ * A worker's graph steps share one bound on calls in flight (`CallPool`; plain steps run as R2 says).
  */
 
 /** The lane a write goes through: its resource, or its tool's own lane when it names none. */
@@ -56,14 +56,46 @@ export function planProblem(calls: readonly ToolCall[]): string | undefined {
   return undefined;
 }
 
+/**
+ * The bound on tool calls in flight that one worker's graph steps share (A7): a call waits for a free
+ * place, first come first served. A place is held until the call settles, which the runtime's tool
+ * timeout bounds, so a hung tool holds it no longer than that.
+ */
+export class CallPool {
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`toolConcurrency must be an integer >= 1, got ${String(size)}`);
+  }
+
+  /** Calls in flight now. */
+  get active(): number {
+    return this.inFlight;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.inFlight < this.size) this.inFlight++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      // The place passes straight to the next waiter, so the count never dips below what is in flight.
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.inFlight--;
+    }
+  }
+}
+
 export interface GraphOptions {
-  /** Calls in flight at once, at most. */
-  poolSize: number;
+  /** The places for calls in flight (shared by the worker's runs). */
+  pool: CallPool;
   /** Whether the call is a read (no lane). */
   readOnly(call: ToolCall): boolean;
   /** Runs one call; a ToolFailure is the call's failure, anything else stops the run (a lost lease, say). */
   run(call: ToolCall): Promise<ToolResult>;
-  /** Asked before each call starts: a reason to start no more (a cancel seen), or undefined. */
+  /** Asked right before each call starts: a reason to start no more (a cancel seen), or undefined. */
   stopping(): string | undefined;
 }
 
@@ -79,6 +111,25 @@ export async function runGraph(calls: readonly ToolCall[], options: GraphOptions
     results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'skipped', reason });
   };
   let stopError: unknown;
+  // One call, once it has a place in the pool: it never rejects; its outcome goes into `state`.
+  const dispatch = async (call: ToolCall): Promise<void> => {
+    if (stopError !== undefined) return skip(call, 'attempt_failed');
+    const stop = options.stopping();
+    if (stop !== undefined) return skip(call, stop);
+    try {
+      const result = await options.run(call);
+      state.set(call.id, 'ok');
+      results.set(call.id, { ...result, status: 'ok' });
+    } catch (error) {
+      state.set(call.id, 'failed');
+      // A definite failure (a class that is not retried) is the call's outcome. A retryable one (a
+      // timeout, a lost response) leaves a write's outcome unknown: the attempt fails as a plain
+      // step's would, and the takeover settles the write through the effect ledger (R3).
+      if (error instanceof ToolFailure && (FATAL_ERROR_CLASSES as readonly string[]).includes(error.errorClass)) {
+        results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'failed', error: { errorClass: error.errorClass, message: error.message } });
+      } else stopError ??= error;
+    }
+  };
   for (;;) {
     let progressed = false;
     for (const [index, call] of calls.entries()) {
@@ -93,41 +144,15 @@ export async function runGraph(calls: readonly ToolCall[], options: GraphOptions
       if (!dependencies.every((s) => s === 'ok')) continue;
       // One lane per resource: an earlier write of the lane that has not finished holds this one back.
       if (!options.readOnly(call) && calls.slice(0, index).some((earlier) => !options.readOnly(earlier) && laneOf(earlier) === laneOf(call) && ['pending', 'running'].includes(state.get(earlier.id)!))) continue;
-      if (running.size >= options.poolSize) continue;
-      const stop = options.stopping();
-      if (stop !== undefined) {
-        skip(call, stop);
-        progressed = true;
-        continue;
-      }
       state.set(call.id, 'running');
       progressed = true;
       running.set(
         call.id,
-        options.run(call).then(
-          (result) => {
-            state.set(call.id, 'ok');
-            results.set(call.id, { ...result, status: 'ok' });
-            running.delete(call.id);
-          },
-          (error: unknown) => {
-            running.delete(call.id);
-            // A definite failure (a class that is not retried) is the call's outcome. A retryable one (a
-            // timeout, a lost response) leaves a write's outcome unknown: the attempt fails as a plain
-            // step's would, and the takeover settles the write through the effect ledger (R3).
-            if (error instanceof ToolFailure && (FATAL_ERROR_CLASSES as readonly string[]).includes(error.errorClass)) {
-              state.set(call.id, 'failed');
-              results.set(call.id, { toolCallId: call.id, tool: call.tool, result: null, status: 'failed', error: { errorClass: error.errorClass, message: error.message } });
-            } else {
-              state.set(call.id, 'failed');
-              stopError ??= error;
-            }
-          },
-        ),
+        options.pool.run(() => dispatch(call)).finally(() => running.delete(call.id)),
       );
     }
     if (running.size === 0 && !progressed) break;
-    if (!progressed || running.size >= options.poolSize) await Promise.race(running.values());
+    if (!progressed) await Promise.race(running.values());
   }
   if (stopError !== undefined) throw stopError;
   return calls.map((call) => results.get(call.id)!);

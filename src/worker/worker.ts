@@ -2,6 +2,7 @@ import type { Clock, Waiter } from '../ports.ts';
 import { RetryableStoreError } from '../queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
 import { runClaimedTask, type RunDependencies } from './run.ts';
+import { CallPool } from './tool-graph.ts';
 import type { Model, RunOutcome, Tool, WorkerLogLine } from './types.ts';
 
 export interface WorkerOptions {
@@ -22,6 +23,8 @@ export interface WorkerOptions {
   maxIdleWaitMs?: number;
   busyRetries?: number;
   busyWaitMs?: number;
+  /** A7: graph tool calls in flight at once across this worker's runs, at most; default 4. */
+  toolConcurrency?: number;
   log?: (line: WorkerLogLine) => void;
   onOutcome?: (outcome: RunOutcome) => void;
 }
@@ -56,6 +59,7 @@ export class Worker {
       toolTimeoutMs: positive('toolTimeoutMs', options.toolTimeoutMs ?? config.leaseMs),
       busyRetries: options.busyRetries ?? 3,
       busyWaitMs: positive('busyWaitMs', options.busyWaitMs ?? 50),
+      toolPool: new CallPool(positive('toolConcurrency', options.toolConcurrency ?? 4)),
       log: options.log ?? (() => {}),
     };
   }
