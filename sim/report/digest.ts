@@ -11,6 +11,7 @@ import type { RunReport, Verdict } from '../report-types.ts';
 import type { WorldResult } from '../world.ts';
 import { bump } from './stats.ts';
 import { buildTimeline, type TimelineModel } from './timeline-model.ts';
+import { toolGraphRuns } from './tool-graphs.ts';
 
 /**
  * What a report keeps of one seed: a few counters and a few numbers per task, computed where the run
@@ -325,6 +326,8 @@ export function digestRun(index: number, world: WorldResult, report: RunReport, 
       tenantOf: (taskId) => tenantOf.get(taskId) ?? '?',
       highlight: report.violations.flatMap(violationTasks),
     });
+    const graphs = toolGraphRuns(world);
+    if (graphs.length > 0) digest.timeline.graphs = graphs;
   }
   return digest;
 }

@@ -7,6 +7,7 @@ import { formatMs } from './stats.ts';
 import { describeScope } from './budget-series.ts';
 import type { BudgetPlot } from './digest.ts';
 import { budgetPlotSvg, esc, histogramSvg, timelineSvg } from './svg.ts';
+import { toolGraphMarkdown, toolGraphSvg } from './tool-graphs.ts';
 
 /**
  * report.md and index.html of one scenario, from its report.json value. Both show the same sections in
@@ -265,6 +266,8 @@ export function renderMarkdown(report: ScenarioReport): string {
   out.push(mdTable(['mark', 'total', 'seeds'], figures.marks.map((row) => [row.mark, String(row.total), String(row.seeds)])), '');
 
   out.push('## Timeline', '', `${timelineCaption(report)}. Drawn in index.html.`, '');
+  const graphs = figures.timeline?.graphs ?? [];
+  if (graphs.length > 0) out.push('## Tool-call graphs', '', `Seed ${figures.timeline!.seed}. ${toolGraphMarkdown(graphs)}`);
   return `${out.join('\n')}\n`;
 }
 
@@ -346,6 +349,12 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
   else {
     body.push(`<p class="small">${esc(timelineCaption(report))}. Lanes are worker incarnations (a revived worker is a new lane); each bar is a lease from claim to the event that ended it, coloured by the task's generation. Hover for details.</p>`);
     body.push(`<div class="figure">${timelineSvg(figures.timeline, `Timeline of ${scenario.name} seed ${figures.timeline.seed}`)}</div>`);
+    const graphs = figures.timeline.graphs ?? [];
+    if (graphs.length > 0) {
+      body.push('<h2 id="tool-graphs">Tool-call graphs</h2>');
+      body.push(`<p class="small">Seed ${esc(figures.timeline.seed)}: each step whose tool calls form a graph (A7), per generation that ran it. A row per call, grouped by topological layer (L0 first); each bar runs from the tool's call to its answer (green ok, red a failure, teal a write answered from the effect ledger, grey never answered). Hover for details.</p>`);
+      for (const run of graphs) body.push(`<div class="figure">${toolGraphSvg(run)}</div>`);
+    }
   }
 
   body.push('<h2 id="scenario">Scenario and configuration</h2>');

@@ -1,5 +1,6 @@
 import type { TaskEvent } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
+import type { GraphRunView } from './tool-graphs.ts';
 
 /**
  * The timeline of one seed as plain data (it travels from a worker thread and into report.json):
@@ -75,6 +76,8 @@ export interface TimelineModel {
   truncated: { spans: number; markers: number };
   /** Tasks a violation of this seed names: their spans are outlined. */
   highlight: number[];
+  /** A7: the seed's runs of steps whose tool calls form a graph (tool-graphs.ts); absent when it has none. */
+  graphs?: GraphRunView[];
 }
 
 export const MAX_SPANS = 6_000;

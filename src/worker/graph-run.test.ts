@@ -94,6 +94,28 @@ describe('A7 in the worker runtime', () => {
     expect(state.messages.find((message) => message.role === 'tool')?.results?.map((result) => [result.toolCallId, result.status])).toEqual([['T1', 'ok'], ['T2', 'ok'], ['T3', 'ok'], ['T4', 'ok']]);
   });
 
+  it('settles a resumed step\'s recorded writes first: a read failing on the re-run does not unmake the update that happened', async () => {
+    const bed = testBed();
+    let attempt = 1;
+    const tools = ['lookup_order', 'search_kb', 'update_ticket', 'send_email'].map((name) =>
+      bed.tool(name, name.startsWith('lookup') || name.startsWith('search'), () => {
+        if (attempt === 1 && name === 'send_email') throw new ToolFailure('transient_network', 'connection reset');
+        if (attempt === 2 && name === 'search_kb') throw new ToolFailure('business_error', 'the knowledge base refused');
+      }),
+    );
+    const taskId = await bed.enqueue();
+    expect(await bed.run('w1', T1_T4, tools)).toMatchObject({ kind: 'retry' });
+    attempt = 2;
+    bed.calls.length = 0;
+    bed.clock.advance(60_000);
+    expect(await bed.run('w2', T1_T4, tools)).toMatchObject({ kind: 'completed' });
+    // T2 failed this time, but T3 had updated the ticket (the ledger says so): T3 is ok, and T4, which
+    // depends on T3 alone, is sent.
+    expect(bed.calls).toEqual(['lookup_order', 'search_kb', 'send_email']);
+    const state = (await bed.queue.lastCheckpoint(taskId))?.state as { messages: { role: string; results?: { toolCallId: string; status?: string }[] }[] };
+    expect(state.messages.find((message) => message.role === 'tool')?.results?.map((result) => [result.toolCallId, result.status])).toEqual([['T1', 'ok'], ['T2', 'failed'], ['T3', 'ok'], ['T4', 'ok']]);
+  });
+
   it('checks the deadline before each graph call: past it, no further call starts and the task ends expired', async () => {
     const bed = testBed();
     // The update takes the run past its deadline.

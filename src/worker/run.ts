@@ -93,6 +93,8 @@ class Run {
   async drive(): Promise<RunOutcome> {
     const { ok: _resumed, ...state } = await this.fenced('resume', () => resumeState(this.deps.queue, this.deps.workerId, this.task));
     this.state = state;
+    // R2: a run resumed from checkpoint A re-runs that step's calls; its recorded writes settle first.
+    let resumedStep = state.pending !== undefined;
     for (;;) {
       this.assertLease('step boundary');
       if (this.state.pending === undefined) {
@@ -104,7 +106,8 @@ class Run {
       }
       const decision = this.state.messages[this.state.messages.length - 1];
       if (decision?.role === 'model' && decision.final !== undefined) return this.complete(decision.final);
-      await this.runTools(this.state.pending?.toolCalls ?? []);
+      await this.runTools(this.state.pending?.toolCalls ?? [], resumedStep);
+      resumedStep = false;
     }
   }
 
@@ -145,7 +148,7 @@ class Run {
    * R2: read-only calls run concurrently and may run again; write calls run in order, keyed (R3). A7: a
    * decision whose calls name dependencies or resources runs as a graph (tool-graph.ts), validated first.
    */
-  private async runTools(calls: readonly ToolCall[]): Promise<void> {
+  private async runTools(calls: readonly ToolCall[], resumed: boolean): Promise<void> {
     const { state } = this;
     const tools = calls.map((call) => this.toolFor(call));
     const results = new Map<string, ToolResult>();
@@ -157,6 +160,7 @@ class Run {
         readOnly: (call) => this.toolFor(call).readOnly,
         run: (call) => this.callTool(call, true),
         stopping: () => (this.lease.cancelRequested ? 'cancel_requested' : undefined),
+        recorded: resumed ? await this.recordedWrites(calls) : new Set(),
       });
       for (const result of graph) results.set(result.toolCallId, result);
     } else {
@@ -169,6 +173,16 @@ class Run {
     state.pending = undefined;
     state.step += 1;
     await this.checkpoint('B');
+  }
+
+  /** R2, R3: the writes of a resumed graph step whose results the effect ledger already holds. */
+  private async recordedWrites(calls: readonly ToolCall[]): Promise<Set<string>> {
+    const recorded = new Set<string>();
+    for (const call of calls) {
+      if (this.toolFor(call).readOnly) continue;
+      if ((await this.deps.queue.effectResult(requestKey(this.task.id, call.tool, call.args))) !== undefined) recorded.add(call.id);
+    }
+    return recorded;
   }
 
   private async callTool(call: ToolCall, inGraph = false): Promise<ToolResult> {

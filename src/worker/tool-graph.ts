@@ -97,6 +97,12 @@ export interface GraphOptions {
   run(call: ToolCall): Promise<ToolResult>;
   /** Asked right before each call starts: a reason to start no more (a cancel seen), or undefined. */
   stopping(): string | undefined;
+  /**
+   * R2, R3 on a takeover from checkpoint A: ids of writes whose result the effect ledger already holds.
+   * Each is settled first (its run returns the first result without acting), whatever its dependencies
+   * do this time: a read that fails on the re-run does not unmake an update that happened.
+   */
+  recorded?: ReadonlySet<string>;
 }
 
 type CallState = 'pending' | 'running' | 'ok' | 'failed' | 'skipped';
@@ -134,6 +140,12 @@ export async function runGraph(calls: readonly ToolCall[], options: GraphOptions
     let progressed = false;
     for (const [index, call] of calls.entries()) {
       if (state.get(call.id) !== 'pending') continue;
+      if (options.recorded?.has(call.id) === true && stopError === undefined) {
+        state.set(call.id, 'running');
+        progressed = true;
+        running.set(call.id, dispatch(call).finally(() => running.delete(call.id)));
+        continue;
+      }
       const dependencies = (call.dependsOn ?? []).map((id) => state.get(id));
       if (dependencies.some((s) => s === 'failed' || s === 'skipped')) {
         skip(call, 'dependency_failed');
