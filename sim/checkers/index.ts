@@ -17,6 +17,7 @@ import { i15Budgets } from './i15-budgets.ts';
 import { i16Released, i16Reservations } from './i16-reservations.ts';
 import { i17PausedTenant } from './i17-paused-tenant.ts';
 import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
+import { i21ToolGraph } from './i21-tool-graph.ts';
 import { i22Signals } from './i22-signals.ts';
 import { storageAtomic } from './storage-atomic.ts';
 import type { Checker } from './types.ts';
@@ -45,6 +46,7 @@ export const allCheckers: Checker[] = [
   i18Sessions,
   i19FairShare,
   i20Admission,
+  i21ToolGraph,
   i22Signals,
   storageAtomic,
   i5Starvation,
@@ -80,6 +82,7 @@ export {
   i17PausedTenant,
   i20Admission,
   i20DeferredNotLost,
+  i21ToolGraph,
   storageAtomic,
 };
 export { checkDeterminism, sameSeedSameTrace } from './i14-determinism.ts';

@@ -1,5 +1,6 @@
 import type { WorldResult } from '../world.ts';
 import { signalMarks } from './i22-signals.ts';
+import { graphMarks } from './i21-tool-graph.ts';
 import { claimDecisions } from './i5-priority.ts';
 import { analyse, incarnationStates, wasPausedBefore } from './timeline.ts';
 
@@ -75,6 +76,15 @@ export const ALL_MARKS = [
   // condition held, and one where it stayed silent although a paused tenant's work had waited past stuckAfterMs.
   'stuck_alert_fired',
   'stuck_alert_silent_paused',
+  // A7, I21 (checkers/i21-tool-graph.ts): the tool graph. A graph step-run (task, generation, step) with two
+  // calls in flight at once; calls the last checkpoints record skipped for a failed dependency; graph steps
+  // whose results hold an ok and a failed call (partial success); tasks ended failed invalid_plan (a refused
+  // plan); a takeover from checkpoint A whose pending graph step had a call completed ok in an earlier generation.
+  'graph_concurrent',
+  'graph_call_skipped',
+  'graph_partial_success',
+  'graph_cycle_refused',
+  'graph_resumed_mid_graph',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -119,7 +129,10 @@ const ADMISSION_MARKS: readonly Mark[] = [
 /** A5: only a scenario with a monitor reads signals (stuck-alert); mixed has none. */
 const SIGNAL_MARKS: readonly Mark[] = ['stuck_alert_fired', 'stuck_alert_silent_paused'];
 
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS, ...SIGNAL_MARKS]);
+/** A7: mixed's scripts name no dependsOn or resource, so it runs no graph; `tool-graph` demands these (SCENARIO_MARKS). */
+const GRAPH_MARKS: readonly Mark[] = ['graph_concurrent', 'graph_call_skipped', 'graph_partial_success', 'graph_cycle_refused', 'graph_resumed_mid_graph'];
+
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS, ...SIGNAL_MARKS, ...GRAPH_MARKS]);
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
@@ -144,6 +157,10 @@ export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   'session-serial': ['deferred_session_busy', 'session_cancel_in_progress'],
   // A5: the monitor's reads of the alert, demanded per run by stuck-alert's `mark` expectations too.
   'stuck-alert': ['stuck_alert_fired', 'stuck_alert_silent_paused'],
+  // A7: seed 003's graph in every run, tool errors and kills between calls; each mark was reached on
+  // every one of tool-graph seeds 1..20 (summed over them: concurrent 264, skipped 165, partial 106,
+  // refused 20, resumed mid-graph 85).
+  'tool-graph': ['graph_concurrent', 'graph_call_skipped', 'graph_partial_success', 'graph_cycle_refused', 'graph_resumed_mid_graph'],
 };
 
 const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
@@ -181,6 +198,12 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   const signals = signalMarks(world);
   bump('stuck_alert_fired', signals.fired);
   bump('stuck_alert_silent_paused', signals.silentPaused);
+  const graph = graphMarks(world);
+  bump('graph_concurrent', graph.concurrent);
+  bump('graph_call_skipped', graph.skipped);
+  bump('graph_partial_success', graph.partial);
+  bump('graph_cycle_refused', graph.refused);
+  bump('graph_resumed_mid_graph', graph.resumedMidGraph);
   const lives = incarnationStates(world);
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);

@@ -54,8 +54,8 @@ export const TABLE_READERS: Readonly<Record<string, TableReader>> = {
   events: {
     field: 'events',
     method: 'allEvents()',
-    checkers: ['I2', 'I3', 'I4', 'I5', 'I10', 'I11', 'I12', 'I13'],
-    rules: 'the commit-order log every timeline replay reads (quotas, capacity, claims, supersede, contiguity, uncertain, isolation)',
+    checkers: ['I2', 'I3', 'I4', 'I5', 'I10', 'I11', 'I12', 'I13', 'I21'],
+    rules: 'the commit-order log every timeline replay reads (quotas, capacity, claims, supersede, contiguity, uncertain, isolation); every tool_result of a graph call backed by a recorded answer or the ledger (I21)',
   },
   rejections: {
     field: 'final.rejections',
@@ -72,8 +72,8 @@ export const TABLE_READERS: Readonly<Record<string, TableReader>> = {
   checkpoints: {
     field: 'checkpoints',
     method: 'lastCheckpoint(taskId) per task',
-    checkers: ['I2', 'I7', 'I13'],
-    rules: 'no checkpoint of a stale generation (I2); charged = checkpointed usage (I7); no checkpoint names another tenant (I13)',
+    checkers: ['I2', 'I7', 'I13', 'I21'],
+    rules: 'no checkpoint of a stale generation (I2); charged = checkpointed usage (I7); no checkpoint names another tenant (I13); each graph step\'s recorded outcomes agree with its graph (I21)',
   },
   credit_ledger: {
     field: 'creditLedger',
