@@ -103,6 +103,18 @@ describe('I21 tool graph', () => {
     expectViolation(i21ToolGraph, edited, new RegExp(`I21 early-start: task ${graph.taskId} g${graph.generation}: t${graph.taskId}-s0-T3 started \\(history ${call('T3').invokeIndex}\\) before its dependency t${graph.taskId}-s0-T2 succeeded`));
   });
 
+  it('passes a re-run in which a read failed but the update the ledger recorded stands and the e-mail is sent (R2)', async () => {
+    // Seed 2: task 1's generation 2 re-ran its graph from checkpoint A; T2 failed business_error this
+    // time, T3 (recorded by generation 1) was answered by the ledger without a call, and T4 ran after it.
+    const world = await run('2');
+    const rerun = graphRuns(world).get('1/2');
+    const byName = new Map(rerun!.calls.map((c) => [c.name, c]));
+    expect(byName.get('T2')).toMatchObject({ outcome: 'failed', reason: 'business_error' });
+    expect(byName.has('T3')).toBe(false);
+    expect(byName.get('T4')?.outcome).toBe('ok');
+    expectClean(i21ToolGraph, world);
+  });
+
   it('dependent-ran: fails when a dependent (direct or not) of a definite failure ran', async () => {
     const world = await run('1');
     const { run: graph, call } = fullRun(world);

@@ -24,7 +24,8 @@ import type { Checker } from './types.ts';
  *   that generation (a `tool` ok of it before the start), or, for a write, after the ledger recorded it
  *   (a recordEffect ok, or its effect_recorded event committed, before the start: the ledger answers it);
  * - dependent-ran: a call never starts in a generation in which a call it depends on, directly or not,
- *   failed with a non-retryable class (it is skipped);
+ *   failed with a non-retryable class (it is skipped), unless the chain passes through a write the ledger
+ *   answered without a call in that generation (on a re-run the recorded write stands: R2);
  * - overlap: two writes of one lane in one (task, generation) are never in flight at once (an open call
  *   is in flight to the end of the history);
  * - cycle-ran: a refused plan calls nothing, in any generation (no `tool` invoke, no tool_result event,
@@ -34,7 +35,9 @@ import type { Checker } from './types.ts';
  * - unrecorded: every tool_result event of a graph call in generation g has a `tool` ok of that call in
  *   g, or its write was answered by the ledger (recorded before the event): no call escapes the record;
  * - outcome: in the task's last checkpoint, each graph step's results agree with the graph: one result
- *   per call; ok only if every dependency is ok; skipped for dependency_failed only if a dependency
+ *   per call; ok only if every dependency is ok (or, for a write the ledger recorded in an earlier
+ *   generation than the checkpoint's, whatever they did: a re-run settles it first, R2); skipped for
+ *   dependency_failed only if a dependency
  *   failed or was skipped; failed only with a non-retryable error class.
  */
 
@@ -306,12 +309,15 @@ export const i21ToolGraph: Checker = {
       for (const call of run.calls) {
         const spec = callSpecOf(world, taskId, call.callId)!;
         if (spec.step.refused !== undefined) continue; // cycle-ran speaks for it
-        // Transitive dependencies, by the script.
+        const ledgerOnly = (id: string) => !run.calls.some((other) => other.callId === id) && ledgerAnswered(spec.step.byId.get(id)?.requestKey, call.invokeIndex);
+        const succeededBefore = (id: string) => run.calls.some((other) => other.callId === id && other.outcome === 'ok' && other.endIndex! < call.invokeIndex) || ledgerAnswered(spec.step.byId.get(id)?.requestKey, call.invokeIndex);
+        // Transitive dependencies, by the script, up to a write the ledger answered without a call in this
+        // generation (a re-run after a takeover: it stands, whatever its own dependencies did this time, R2).
         const ancestors = new Set<string>();
         const stack = [...spec.call.dependsOn];
         while (stack.length > 0) {
           const id = stack.pop()!;
-          if (ancestors.has(id)) continue;
+          if (ancestors.has(id) || ledgerOnly(id)) continue;
           ancestors.add(id);
           stack.push(...(spec.step.byId.get(id)?.dependsOn ?? []));
         }
@@ -325,8 +331,7 @@ export const i21ToolGraph: Checker = {
           continue;
         }
         for (const dependency of spec.call.dependsOn) {
-          const succeeded = run.calls.some((other) => other.callId === dependency && other.outcome === 'ok' && other.endIndex! < call.invokeIndex);
-          if (succeeded || ledgerAnswered(spec.step.byId.get(dependency)?.requestKey, call.invokeIndex)) continue;
+          if (succeededBefore(dependency)) continue;
           out.add('early-start', `task ${taskId} g${generation}: ${call.callId} started (history ${call.invokeIndex}) before its dependency ${dependency} succeeded`, { taskId, at: [call.invokeIndex] });
         }
       }
@@ -427,6 +432,7 @@ export const i21ToolGraph: Checker = {
     }
 
     // The last checkpoint's outcomes agree with the graph.
+    const ledgerGeneration = new Map((world.effects ?? []).map((effect) => [effect.requestKey, effect.generation]));
     for (const [taskId, taskSteps] of steps) {
       const messages = lastToolMessages(world, taskId);
       for (const step of taskSteps) {
@@ -447,7 +453,10 @@ export const i21ToolGraph: Checker = {
             continue;
           }
           const depStatus = call.dependsOn.map((id) => `${id}=${status.get(id) ?? 'none'}`);
-          if (result.status === 'ok' && call.dependsOn.some((id) => status.get(id) !== 'ok')) {
+          // R2: on a re-run after a takeover a write the ledger recorded in an earlier generation is ok
+          // whatever its dependencies did this time (it settles first, with its first result).
+          const ledgerEarlier = call.requestKey !== undefined && (ledgerGeneration.get(call.requestKey) ?? Number.POSITIVE_INFINITY) < (world.checkpoints.get(taskId)?.generation ?? 0);
+          if (result.status === 'ok' && !ledgerEarlier && call.dependsOn.some((id) => status.get(id) !== 'ok')) {
             out.add('outcome', `task ${taskId} step ${step.step}: ${call.callId} recorded ok, but its dependencies are ${depStatus.join(', ')}`, { taskId });
           } else if (result.status === 'skipped') {
             if (result.reason === 'dependency_failed' && !call.dependsOn.some((id) => status.get(id) === 'failed' || status.get(id) === 'skipped')) {
