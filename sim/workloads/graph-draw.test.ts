@@ -6,7 +6,8 @@ import { READ_ONLY_TOOLS, WRITE_TOOLS } from '../actors/tools.ts';
 import { SeededRandom } from '../random.ts';
 import type { WorkloadSpec } from '../scenario.ts';
 import { drawScript } from './draw.ts';
-import { drawGraphCalls, type GraphDrawing } from './graph-draw.ts';
+import { validateScenario } from '../check/scenario-file.ts';
+import { drawGraphCalls, GRAPH_DEFAULTS, type GraphDrawing } from './graph-draw.ts';
 
 const GRAPHS: GraphDrawing = { probability: 1, calls: [3, 7], writeProbability: 0.5, resources: 3, ownLaneProbability: 0.1, cycleProbability: 0.1 };
 const SEEDS = 2_000;
@@ -150,5 +151,21 @@ describe('drawScript with graphs', () => {
     expect(graphSteps.length / steps.length).toBeGreaterThan(0.6);
     expect(graphSteps.length).toBeLessThan(steps.length);
     expect(drawScript(new SeededRandom('script-7'), withGraphs, 'acme/topic-7/v1')).toEqual(scripts[7]);
+  });
+});
+
+describe('model.graphs in a scenario file', () => {
+  const file = (graphs: unknown) => ({ name: 'g', workload: [{ kind: 'topics', count: 2 }], model: { graphs } });
+
+  it('resolves to workload.graphs with the defaults filled in, and reads back in the explicit form', () => {
+    const spec = validateScenario(file({ probability: 0.9, cycleProbability: 0.1 }));
+    expect(spec.workload.graphs).toEqual({ ...GRAPH_DEFAULTS, probability: 0.9, cycleProbability: 0.1 });
+    expect(validateScenario(JSON.parse(JSON.stringify(spec))).workload.graphs).toEqual(spec.workload.graphs);
+    expect(validateScenario({ name: 'g', workload: [{ kind: 'topics', count: 2 }] }).workload.graphs).toBeUndefined();
+  });
+
+  it('refuses a graph of fewer than 2 calls and an unknown field', () => {
+    expect(() => validateScenario(file({ calls: [1, 3] }))).toThrow(/calls/);
+    expect(() => validateScenario(file({ cycles: 0.1 }))).toThrow(/cycles/);
   });
 });
