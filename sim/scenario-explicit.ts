@@ -12,6 +12,7 @@ import { floodSpecSchema } from './workloads/flood.ts';
 import { roundsSchema } from './workloads/rounds.ts';
 import { scriptSchema } from './workloads/script.ts';
 import { explicitTaskSchema } from './workloads/tasks.ts';
+import { graphDrawingSchema } from './workloads/graph-draw.ts';
 import { needsSchema } from './workloads/admission.ts';
 
 /**
@@ -33,6 +34,7 @@ const workloadSchema = strict({
   tokensPerCall: range(0),
   tiers: list(oneOf(TIERS), 1),
   poisonProbability: probability().optional(),
+  graphs: graphDrawingSchema.optional(),
   script: scriptSchema.optional(),
   rounds: roundsSchema.optional(),
   poisonTasks: nonNegative().optional(),

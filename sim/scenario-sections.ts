@@ -4,6 +4,7 @@ import { FATAL_ERROR_CLASSES, RETRYABLE_ERROR_CLASSES } from '../src/queue/types
 import type { QueueConfig } from '../src/queue/types.ts';
 import { EXPECTATION_KINDS, expectationSchema } from './expectations/index.ts';
 import { list, nonNegative, oneOf, positive, probability, range, strict, withDefaults } from './schema-kit.ts';
+import { graphDrawingPartSchema } from './workloads/graph-draw.ts';
 import { scriptSchema } from './workloads/script.ts';
 
 /**
@@ -157,7 +158,8 @@ export const modelFields = {
   poisonProbability: probability()
     .optional()
     .meta({ description: 'Probability that a task is poison: its worker dies at its first model call, every time (R6). Absent: none is (and nothing is drawn for it).' }),
-  script: scriptSchema.optional().meta({ description: "A stub model: every task without its own script runs this one (steps, callsPerStep, tokensPerCall and writeProbability are then not used)." }),
+  graphs: graphDrawingPartSchema.optional(),
+  script: scriptSchema.optional().meta({ description: "A stub model: every task without its own script runs this one (steps, callsPerStep, tokensPerCall, writeProbability and graphs are then not used)." }),
 };
 export const MODEL_DEFAULTS = { latencyMs: [500, 3_000] as [number, number], steps: [1, 4] as [number, number], callsPerStep: [1, 3] as [number, number], tokensPerCall: [200, 2_000] as [number, number], writeProbability: 0.8 };
 

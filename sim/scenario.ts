@@ -8,6 +8,7 @@ import type { SwarmSpec } from './faults/swarm.ts';
 import type { ClientSwarmSpec } from './workloads/client-swarm.ts';
 import type { ConfigSwarmSpec } from './workloads/config-swarm.ts';
 import type { ExplicitTask } from './workloads/tasks.ts';
+import type { GraphDrawing } from './workloads/graph-draw.ts';
 import type { FloodSpec } from './workloads/flood.ts';
 import type { RoundsSpec } from './workloads/rounds.ts';
 
@@ -15,6 +16,7 @@ export type { ClientSwarmSpec } from './workloads/client-swarm.ts';
 export type { ConfigSwarmSpec } from './workloads/config-swarm.ts';
 export type { ExplicitTask } from './workloads/tasks.ts';
 export type { FloodSpec } from './workloads/flood.ts';
+export type { GraphDrawing } from './workloads/graph-draw.ts';
 export type { RoundsSpec } from './workloads/rounds.ts';
 export type { SwarmKind, SwarmSpec } from './faults/swarm.ts';
 
@@ -42,6 +44,11 @@ export interface WorkloadSpec {
   tiers: Tier[];
   /** Probability that a task is poison: its worker dies at its first model call, every time. */
   poisonProbability?: number;
+  /**
+   * A7: drawn steps as tool-call graphs (workloads/graph-draw.ts); absent: every drawn step is plain
+   * reads (callsPerStep) and nothing is drawn for graphs. Not used with a stub `script`.
+   */
+  graphs?: GraphDrawing;
   /**
    * A stub model (seed 002): every task runs this one script, with fixed steps and usage, instead of
    * a drawn one; steps, callsPerStep, tokensPerCall and writeProbability are then not used.

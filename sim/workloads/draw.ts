@@ -3,6 +3,7 @@ import type { TaskScript } from '../actors/scripted-model.ts';
 import { READ_ONLY_TOOLS, WRITE_TOOLS } from '../actors/tools.ts';
 import type { SeededRandom } from '../random.ts';
 import type { WorkloadSpec } from '../scenario.ts';
+import { drawGraphCalls } from './graph-draw.ts';
 
 /** One enqueue the client sends during a run. */
 export interface Arrival {
@@ -35,8 +36,12 @@ export function drawScript(random: SeededRandom, spec: WorkloadSpec, label: stri
   const steps: TaskScript['steps'] = [];
   for (let step = 0; step < stepCount; step++) {
     const calls: TaskScript['steps'][number]['calls'] = [];
-    for (let n = random.int(spec.callsPerStep[0], spec.callsPerStep[1]); n > 0; n--) {
-      calls.push({ tool: random.pick(READ_ONLY_TOOLS), args: { ref: `${label}/s${step}`, n } });
+    // A7: a graph step instead of plain reads; without spec.graphs nothing is drawn for it (every seed's draws as before).
+    if (spec.graphs !== undefined && random.chance(spec.graphs.probability)) calls.push(...drawGraphCalls(random, spec.graphs, label, step));
+    else {
+      for (let n = random.int(spec.callsPerStep[0], spec.callsPerStep[1]); n > 0; n--) {
+        calls.push({ tool: random.pick(READ_ONLY_TOOLS), args: { ref: `${label}/s${step}`, n } });
+      }
     }
     if (step === writeStep) {
       const items = [{ id: 'item-b', qty: random.int(1, 3) }, { id: 'item-a', qty: 1 }];

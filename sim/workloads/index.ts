@@ -5,6 +5,7 @@ import type { WorkloadSpec } from '../scenario.ts';
 import { list } from '../schema-kit.ts';
 import { clientSwarmPart, resolveClientSwarm } from './client-swarm.ts';
 import { floodPart, resolveFlood } from './flood.ts';
+import type { GraphDrawing } from './graph-draw.ts';
 import { roundsPart } from './rounds.ts';
 import { resolveTasks, tasksPart, type ExplicitTask } from './tasks.ts';
 import { topicsPart } from './topics.ts';
@@ -29,6 +30,7 @@ export interface ScriptDrawing {
   callsPerStep: [number, number];
   tokensPerCall: [number, number];
   poisonProbability?: number | undefined;
+  graphs?: GraphDrawing | undefined;
   script?: TaskScript | undefined;
 }
 
@@ -66,6 +68,8 @@ export function resolveWorkload(parts: readonly WorkloadPart[], drawing: ScriptD
   // Present only when given: a poison probability costs a draw per script, even at 0.
   if (drawing.poisonProbability !== undefined) spec.poisonProbability = drawing.poisonProbability;
   if (drawing.script !== undefined) spec.script = drawing.script;
+  // A7: present only when given: a graph step costs draws of the script's stream.
+  if (drawing.graphs !== undefined) spec.graphs = drawing.graphs;
   // A1, A2: the drawn tasks' needs and the chance of critical work, present only when given (a chance costs draws of its own stream).
   if (drawn?.needs !== undefined && Object.keys(drawn.needs).length > 0) spec.needs = drawn.needs;
   if (drawn?.criticalProbability !== undefined) spec.criticalProbability = drawn.criticalProbability;
