@@ -21,7 +21,7 @@
  * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
  * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
  */
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I19', 'I20', 'I22', 'Q18'] as const;
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I19', 'I20', 'I21', 'I22', 'Q18'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -1057,6 +1057,68 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: '  if (taskId > 0 || (yield* tx.tenantHasLive(tenant, taskId))) return undefined;',
     expectedInvariant: 'I19',
     blindSpot: 'workload',
+  },
+  // Issue 18 (A7): the tool-call graph inside a step, drawn from how DAG runners and agent frameworks
+  // broke: readiness judged on "started" instead of "succeeded", lanes keyed on the tool instead of
+  // the resource, dependents released when a dependency merely finished, a scheduler that waits for a
+  // ready call that can never come, a takeover that trusts the tool's own idempotency over the ledger.
+  {
+    id: 'graph-dependency-ignored',
+    description:
+      'A dependency counted as met once it has started, not once it succeeded: T3 (the ticket update) starts while T1 and T2 are still reading, on data it has not seen (a DAG runner that marks a node ready when its parents are scheduled).',
+    file: 'src/worker/tool-graph.ts',
+    find: "      if (!dependencies.every((s) => s === 'ok')) continue;",
+    replace: "      if (dependencies.some((s) => s === 'pending')) continue;",
+    expectedInvariant: 'I21',
+  },
+  {
+    id: 'graph-resource-lane-dropped',
+    description:
+      'No lane for writes: every write whose dependencies are met starts at once, so two writes to one resource overlap (two updates of one ticket race, the later one written first).',
+    file: 'src/worker/tool-graph.ts',
+    find: "      if (!options.readOnly(call) && calls.slice(0, index).some((earlier) => !options.readOnly(earlier) && laneOf(earlier) === laneOf(call) && ['pending', 'running'].includes(state.get(earlier.id)!))) continue;",
+    replace: '      // (writes of one resource no longer wait for each other)',
+    expectedInvariant: 'I21',
+  },
+  {
+    id: 'graph-lane-by-tool',
+    description:
+      'Write lanes keyed on the tool instead of the resource: two different tools writing one resource (a refund and a confirmation of one order) run at once, while writes of one tool to different resources wait for each other.',
+    file: 'src/worker/tool-graph.ts',
+    find: '  return call.resource ?? `tool:${call.tool}`;',
+    replace: '  return `tool:${call.tool}`;',
+    expectedInvariant: 'I21',
+    blindSpot: 'workload',
+  },
+  {
+    id: 'graph-dependents-of-failure-run',
+    description:
+      'Dependents released when a dependency finished, whatever its outcome: the e-mail announcing the ticket update is sent although the update failed (seed 003: "never send the e-mail that announces an update that failed").',
+    file: 'src/worker/tool-graph.ts',
+    find: "      if (dependencies.some((s) => s === 'failed' || s === 'skipped')) {",
+    replace: "      if (dependencies.some((s) => s === 'skipped')) {",
+    also: [{ file: 'src/worker/tool-graph.ts', find: "      if (!dependencies.every((s) => s === 'ok')) continue;", replace: "      if (!dependencies.every((s) => s === 'ok' || s === 'failed')) continue;" }],
+    expectedInvariant: 'I21',
+  },
+  {
+    id: 'graph-cycle-hangs',
+    description:
+      'No cycle check, and a scheduler that waits for something to finish when nothing is ready: a plan whose calls depend on each other waits forever, its worker slot held and its lease renewed, instead of failing invalid_plan.',
+    file: 'src/worker/tool-graph.ts',
+    find: "  if (waiting.size > 0) return `the calls ${[...waiting.keys()].join(', ')} depend on each other in a cycle`;",
+    replace: '',
+    also: [{ file: 'src/worker/tool-graph.ts', find: '    if (running.size === 0 && !progressed) break;', replace: "    if (running.size === 0 && !progressed && ![...state.values()].includes('pending')) break;" }],
+    expectedInvariant: 'I21',
+  },
+  {
+    id: 'graph-resume-without-ledger',
+    description:
+      'A takeover that re-runs a graph step sends its writes again without asking the ledger, trusting the external system to deduplicate by key: a ticket update the first attempt had finished and recorded is sent again.',
+    file: 'src/worker/run.ts',
+    find: '    const recorded = await deps.queue.effectResult(context.requestKey);',
+    replace: '    const recorded = context.graph !== undefined && task.generation > 1 ? undefined : await deps.queue.effectResult(context.requestKey);',
+    expectedInvariant: 'I8',
+    blindSpot: 'window',
   },
 ];
 
