@@ -21,7 +21,7 @@ export interface GraphCallView {
   tool: string;
   /** A write's lane: its resource, or `tool:<name>` when it names none; absent for a read. */
   lane?: string;
-  /** 0 for a call with no dependency, else one more than its deepest dependency. */
+  /** 0 for a call with no dependency, else one more than its deepest dependency (0 for every call of a refused plan). */
   layer: number;
   dependsOn: string[];
   /** When the tool was called and answered, in ms from the step's first call; absent if it did not run, or never answered. */
@@ -87,6 +87,8 @@ function graphSteps(taskId: number, script: TaskScript): { step: number; calls: 
       if (WRITES.has(call.tool)) made.lane = call.resource ?? `tool:${call.tool}`;
       return made;
     });
+    // A refused plan has no layers: its calls are all shown at 0, none of them ran.
+    if (refused !== undefined) for (const call of calls) call.layer = 0;
     steps.push(refused === undefined ? { step, calls } : { step, calls, refused });
   }
   return steps;
