@@ -1108,7 +1108,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: "  if (waiting.size > 0) return `the calls ${[...waiting.keys()].join(', ')} depend on each other in a cycle`;",
     replace: '',
     also: [{ file: 'src/worker/tool-graph.ts', find: '    if (running.size === 0 && !progressed) break;', replace: "    if (running.size === 0 && !progressed && ![...state.values()].includes('pending')) break;" }],
-    expectedInvariant: 'I21',
+    expectedInvariant: 'I11',
   },
   {
     id: 'graph-resume-without-ledger',
