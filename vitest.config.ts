@@ -20,6 +20,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // SPEC P5: the PostgreSQL server of the run (LEASEHOLD_PG_URL, or a throwaway one started here).
+    globalSetup: ['src/store/__test-helpers__/pg-global-setup.ts'],
     // Both cores: the default (cores - 1) runs the simulation suites one file at a time on a 2-core machine.
     maxWorkers: 2,
     coverage: {
