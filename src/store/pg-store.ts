@@ -166,6 +166,8 @@ export class PgStore implements Store {
   /** SET LOCAL search_path for a pool passed in (a pool this store creates sets it per connection). */
   private readonly setPath: string;
   private ready: Promise<void> | undefined;
+  /** The last write asked for, settled (never rejects): the next write and every read start after it. */
+  private lastWrite: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   private constructor(
@@ -239,14 +241,25 @@ export class PgStore implements Store {
     }
   }
 
+  /**
+   * One process's writes are taken in call order (each starts once the one before it has settled), as
+   * SQLite's are: the advisory lock serialises them anyway, and its waiters are not served in the order
+   * the calls were made. Writers of other processes and hosts queue on the lock itself.
+   */
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
-    return this.transaction(operation, `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey})`, (tx) =>
-      body(tx, readClock()),
-    );
+    const run = () =>
+      this.transaction(operation, `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey})`, (tx) =>
+        body(tx, readClock()),
+      );
+    const next = this.lastWrite.then(run, run);
+    this.lastWrite = next.catch(() => undefined);
+    return next;
   }
 
+  /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
   read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
-    return this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, body);
+    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, body);
+    return this.lastWrite.then(run, run);
   }
 
   private async transaction<T>(operation: string, begin: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
@@ -291,6 +304,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.lastWrite;
     if (this.ready !== undefined) await this.ready.catch(() => undefined);
     if (this.owned) await this.pool.end();
   }
