@@ -297,3 +297,72 @@ describe.skipIf(!RUN)('PgStore on a PostgreSQL server', () => {
     expect((await pool.query(`SELECT count(*)::int AS n FROM "${schema}".tasks`)).rows[0].n).toBe(1);
   });
 });
+
+/**
+ * The driver's retry rules without a server: a pool-shaped fake whose client answers the migration's
+ * version read with the latest version and fails the statements a test names.
+ */
+function fakePool(fail: (text: string, call: number) => Error | undefined): { pool: pg.Pool; texts: string[] } {
+  const texts: string[] = [];
+  const client = {
+    query(config: string | { text: string }) {
+      const text = typeof config === 'string' ? config : config.text;
+      texts.push(text);
+      const failure = fail(text, texts.filter((seen) => seen === text).length);
+      if (failure !== undefined) return Promise.reject(failure);
+      if (text.includes('MAX(version)')) return Promise.resolve({ rows: [{ v: 8 }], rowCount: 1 });
+      if (text.includes('FROM counters')) return Promise.resolve({ rows: [{ value: 7 }], rowCount: 1 });
+      return Promise.resolve({ rows: [], rowCount: 0 });
+    },
+    release() {},
+  };
+  const pool = { connect: () => Promise.resolve(client), query: client.query, on() {} } as unknown as pg.Pool;
+  return { pool, texts };
+}
+
+function sqlError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+const liveCount = function* (tx: import('./store.ts').StoreTx) {
+  return yield* tx.liveCount();
+};
+
+describe('PgStore retry rules', () => {
+  it('retries a serialization failure and a deadlock before COMMIT, up to busyRetries times', async () => {
+    const { pool, texts } = fakePool((text, call) =>
+      text.includes('FROM counters') && call <= 2 ? sqlError(call === 1 ? '40001' : '40P01', 'refused') : undefined,
+    );
+    const store = PgStore.open(pool, { busyRetries: 2 }, () => 0);
+    expect(await store.write('liveCount', () => 0, liveCount)).toBe(7);
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(3);
+    expect(texts.filter((text) => text === 'ROLLBACK')).toHaveLength(2);
+    expect(texts.filter((text) => text === 'COMMIT')).toHaveLength(2); // the migration's and the write's
+  });
+
+  it('surfaces the failure typed once the retries are spent', async () => {
+    const { pool } = fakePool((text) => (text.includes('FROM counters') ? sqlError('40001', 'could not serialize access') : undefined));
+    const store = PgStore.open(pool, { busyRetries: 1 }, () => 0);
+    const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'serialization_failure', sqlState: '40001', attempts: 2, maybeCommitted: false, operation: 'liveCount' });
+  });
+
+  it('does not retry a connection lost while COMMIT was in flight, and says it may have committed', async () => {
+    let commits = 0;
+    const { pool, texts } = fakePool((text) => (text === 'COMMIT' && ++commits === 2 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
+    const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
+    const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
+  });
+
+  it('lets any other SQL error through as it is, without a retry', async () => {
+    const refusal = sqlError('23505', 'duplicate key value violates unique constraint');
+    const { pool, texts } = fakePool((text) => (text.includes('FROM counters') ? refusal : undefined));
+    const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
+    await expect(store.write('liveCount', () => 0, liveCount)).rejects.toBe(refusal);
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
+  });
+});
