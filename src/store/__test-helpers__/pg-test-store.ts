@@ -2,7 +2,7 @@
  * Test-only: a PostgreSQL store on a fresh schema of LEASEHOLD_PG_URL (or the local server), dropped
  * when the store closes, so every queue of the contract suite starts from an empty database.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto'; // allow-ambient: test schema names unique across processes, never a decision
 import pg from 'pg';
 import { PgStore } from '../pg-store.ts';
 import type { Step, Store, StoreTx, TransactionBody } from '../store.ts';
@@ -11,7 +11,7 @@ export const PG_URL = process.env.LEASEHOLD_PG_URL ?? 'postgres://postgres@127.0
 
 /** A schema name no other test uses. */
 export function freshSchemaName(): string {
-  return `lh_${randomBytes(6).toString('hex')}`;
+  return `lh_${randomBytes(6).toString('hex')}`; // allow-ambient: a test schema name unique across processes, never a decision
 }
 
 /** Drops a test's schema and everything in it. */
