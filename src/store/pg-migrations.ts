@@ -7,7 +7,9 @@ import { LATEST_SCHEMA_VERSION, NewerSchemaError } from './migrations.ts';
  * and flags INTEGER, so rows come back with the JavaScript types SQLite's do (the driver parses BIGINT as
  * a number); JSON columns are TEXT, kept as strings for the core to parse. Ids are not sequences: the
  * statements take MAX(id) + 1 under the queue's write lock, as SQLite's rowid does, so an insert refused
- * by a unique key or rolled back burns no id (a sequence would).
+ * by a unique key or rolled back burns no id (a sequence would). Every TEXT column is COLLATE "C": text
+ * compares and sorts by its bytes, as under SQLite's BINARY collation, whatever the database's locale, so
+ * `ORDER BY tenant` and `tenant > $1` (the claim's walk over tenants) give SQLite's order.
  *
  * Safe to run from several hosts at once: every pending version is applied in one transaction that
  * first takes a transaction-scoped advisory lock, then reads the versions applied, so a second host
