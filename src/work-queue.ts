@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import type { Pool } from 'pg';
 import { CryptoRandom } from './adapters/random.ts';
 import type { Clock, Random } from './ports.ts';
 import { defaultAdmission, type AdmissionPolicy } from './queue/admission.ts';
@@ -20,12 +21,18 @@ import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
 import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
 import { requireDurability, type Durability } from './store/durability.ts';
+import { isPostgresUrl, PgStore } from './store/pg-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Step, Store, StoreTx } from './store/store.ts';
 
 export interface OpenWorkQueueOptions {
-  /** A file path, ':memory:', a better-sqlite3 handle (which the caller keeps and closes), or a Store. */
-  db: string | Database | Store;
+  /**
+   * A file path, ':memory:', a better-sqlite3 handle (which the caller keeps and closes), a
+   * `postgres://` or `postgresql://` URL, a pg Pool (which the caller keeps and ends), or a Store.
+   */
+  db: string | Database | Pool | Store;
+  /** PostgreSQL only: the schema the queue's tables live in (created if missing); the connection's default otherwise. */
+  schema?: string;
   clock: Clock;
   /** Defaults to the OS CSPRNG; the simulator passes a seeded stream. */
   random?: Random;
@@ -58,14 +65,30 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
   if (isStore(options.db) && durability !== undefined) {
     throw new ConfigError('durability', 'a Store passed in keeps the durability it was opened with; give it to SqliteStore.open instead');
   }
+  const postgres = !isStore(options.db) && (isPostgresUrl(options.db) || isPgPool(options.db));
+  if (postgres && durability !== undefined) {
+    throw new ConfigError('durability', 'PostgreSQL decides what a commit survives by its own settings (synchronous_commit, fsync); leave durability out');
+  }
+  if (!postgres && options.schema !== undefined) throw new ConfigError('schema', 'a schema is for a PostgreSQL database only');
   const store = isStore(options.db)
     ? options.db
-    : SqliteStore.open(
-        options.db,
+    : postgres
+      ? PgStore.open(
+          options.db as string | Pool,
+          { busyRetries: config.busyRetries, ...(options.schema === undefined ? {} : { schema: options.schema }) },
+          () => now(partial as QueueContext),
+        )
+      : SqliteStore.open(
+        options.db as string | Database,
         { busyTimeoutMs: config.busyTimeoutMs, busyRetries: config.busyRetries, ...(durability === undefined ? {} : { durability }) },
         () => now(partial as QueueContext),
       );
   return new StoreWorkQueue({ ...partial, store });
+}
+
+/** A pg Pool (or anything pool-shaped that is not a Store): connect() and query(). */
+function isPgPool(db: unknown): db is Pool {
+  return typeof db === 'object' && db !== null && typeof (db as Pool).connect === 'function' && typeof (db as Pool).query === 'function' && !isStore(db);
 }
 
 function isStore(db: unknown): db is Store {

@@ -111,3 +111,36 @@ export class InputError extends LeaseholdError {
     this.field = field;
   }
 }
+
+/** What went wrong between the queue and a database server (the PostgreSQL store). */
+export type ConnectionErrorCode = 'connection_lost' | 'serialization_failure' | 'deadlock' | 'server_unavailable';
+
+/**
+ * The database server refused or dropped a transaction (SPEC P4): a serialization failure (SQLSTATE
+ * 40001), a deadlock (40P01), a server shutting down, restarting or not accepting connections yet
+ * (57P01, 57P02, 57P03), a connection exception (class 08), or a socket that failed (ECONNREFUSED,
+ * ECONNRESET, EPIPE, "Connection terminated"). Retryable: the transaction was rolled back, so nothing of
+ * it was written, with one exception that says so: when the connection was lost while COMMIT was in
+ * flight, the commit may or may not have happened (`maybeCommitted`). A retry of the same call is still
+ * safe: every write of the core is fenced (a holder's write checks its lease and generation) or
+ * idempotent (an enqueue's unique key, an effect's request key), so a repeat of a committed call is
+ * refused or answered as before. `sqlState` is the server's code when it sent one, else the socket's.
+ * The store retries the ones that happened before COMMIT itself, up to busyRetries times.
+ */
+export class ConnectionError extends RetryableStoreError {
+  declare readonly code: ConnectionErrorCode;
+  readonly sqlState: string | undefined;
+  readonly maybeCommitted: boolean;
+  readonly attempts: number;
+
+  constructor(operation: string, code: ConnectionErrorCode, detail: { sqlState: string | undefined; message: string; maybeCommitted: boolean; attempts: number }) {
+    super(
+      code,
+      operation,
+      `${code.replace('_', ' ')}: ${operation} ${detail.maybeCommitted ? 'may have committed (the connection was lost during COMMIT)' : 'was rolled back'} after ${detail.attempts} attempt(s) (${detail.sqlState ?? 'no code'}: ${detail.message})`,
+    );
+    this.sqlState = detail.sqlState;
+    this.maybeCommitted = detail.maybeCommitted;
+    this.attempts = detail.attempts;
+  }
+}

@@ -139,7 +139,7 @@ describe('nothing but transition() writes tasks.state', () => {
       }),
     );
     expect(writers.length).toBeGreaterThan(0);
-    for (const writer of writers) expect(writer, 'a state write outside store/statements.ts').toMatch(/^store\/statements\.ts:/);
+    for (const writer of writers) expect(writer, 'a state write outside the stores\' statements').toMatch(/^store\/(pg-)?statements\.ts:/);
     // Within statements.ts: each of those statements is run only by writeState or insertTask.
     const statements = files.find((file) => file.path === 'store/statements.ts')!.text;
     const names = [...statements.matchAll(/^\s{4}(\w+): p\(`(?:UPDATE\s+tasks\s+SET[^`]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\()/gm)].map((match) => match[1]!);
@@ -155,6 +155,23 @@ describe('nothing but transition() writes tasks.state', () => {
     for (const name of names) {
       const uses = [...statements.matchAll(new RegExp(`\\bs(?:\\.s)?\\.${name}\\b|this\\.s\\.${name}\\b`, 'g'))].length;
       expect(uses, `${name} is run outside writeState/insertTask`).toBe([...runners.matchAll(new RegExp(`\\.${name}\\b`, 'g'))].length);
+    }
+  });
+
+  it('runs the PostgreSQL store’s state-writing statements from its writeState and insertTask alone', () => {
+    const statements = files.find((file) => file.path === 'store/pg-statements.ts')!.text;
+    const names = [...statements.matchAll(/^\s{2}(\w+): `(?:UPDATE\s+tasks\s+SET[^`]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\()/gm)].map((match) => match[1]!);
+    expect(names.sort()).toEqual(['claimTask', 'completeTask', 'completeTaskHoldClosed', 'insertEndedTask', 'insertTask', 'leaveRunning', 'leaveRunningClosingHold', 'moveTask', 'moveTaskClosingHold']);
+    const body = (method: string) => {
+      const start = statements.search(new RegExp(`^  \\*${method}\\(`, 'm'));
+      expect(start, method).toBeGreaterThan(0);
+      return statements.slice(start, statements.indexOf('\n  }\n', start));
+    };
+    const runners = `${body('writeState')}\n${body('insertTask')}`;
+    for (const name of names) {
+      const uses = [...statements.matchAll(new RegExp(`'${name}'`, 'g'))].length;
+      expect(uses, `${name} is run outside writeState/insertTask`).toBe([...runners.matchAll(new RegExp(`'${name}'`, 'g'))].length);
+      expect(uses, `${name} is never run`).toBeGreaterThan(0);
     }
   });
 

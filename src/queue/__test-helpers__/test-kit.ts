@@ -14,6 +14,7 @@ import { ClosedError } from '../errors.ts';
 import { canTransition } from '../states.ts';
 import type { Store } from '../../store/store.ts';
 import { YieldingSqliteStore } from '../../store/__test-helpers__/yielding-store.ts';
+import { freshPgStore } from '../../store/__test-helpers__/pg-test-store.ts';
 import { openWorkQueue } from '../../work-queue.ts';
 import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from '../types.ts';
 
@@ -81,6 +82,8 @@ export const TEST_STORES = {
   },
   /** SQLite behind an asynchronous driver: every statement an await point, as PostgreSQL's will be. */
   'sqlite-yielding': () => YieldingSqliteStore.open(':memory:'),
+  /** PostgreSQL (LEASEHOLD_PG_URL, or the local server): a fresh schema per queue, dropped when the queue closes. */
+  postgres: () => freshPgStore(),
 } as const satisfies Record<string, () => string | Store>;
 
 export type TestStoreName = keyof typeof TEST_STORES;

@@ -1,0 +1,53 @@
+/**
+ * Test-only: a PostgreSQL store on a fresh schema of LEASEHOLD_PG_URL (or the local server), dropped
+ * when the store closes, so every queue of the contract suite starts from an empty database.
+ */
+import { randomBytes } from 'node:crypto'; // allow-ambient: test schema names unique across processes, never a decision
+import pg from 'pg';
+import { PgStore } from '../pg-store.ts';
+import type { Step, Store, StoreTx, TransactionBody } from '../store.ts';
+
+export const PG_URL = process.env.LEASEHOLD_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A schema name no other test uses. */
+export function freshSchemaName(): string {
+  return `lh_${randomBytes(6).toString('hex')}`; // allow-ambient: a test schema name unique across processes, never a decision
+}
+
+/** Drops a test's schema and everything in it. */
+export async function dropSchema(schema: string, url: string = PG_URL): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A PgStore whose close() also drops its schema. */
+export class DroppingPgStore implements Store {
+  readonly kind = 'postgres';
+  constructor(
+    readonly inner: PgStore,
+    readonly schema: string,
+  ) {}
+
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+    return this.inner.write(operation, readClock, body);
+  }
+
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    return this.inner.read(operation, body);
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close();
+    await dropSchema(this.schema);
+  }
+}
+
+export function freshPgStore(options: { busyRetries?: number } = {}): DroppingPgStore {
+  const schema = freshSchemaName();
+  return new DroppingPgStore(PgStore.open(PG_URL, { busyRetries: options.busyRetries ?? 3, schema }, () => 0), schema);
+}

@@ -1,0 +1,640 @@
+import type { TaskState } from '../queue/types.ts';
+import type {
+  AdmissionRow,
+  BudgetLevelRow,
+  CandidateRow,
+  CheckpointRow,
+  CompletingRow,
+  CreditRow,
+  DeadLetterRow,
+  EffectRow,
+  EventRow,
+  Fence,
+  HoldClosure,
+  HoldRow,
+  HoldingRow,
+  LevelHeadRow,
+  MigrationRow,
+  MovableRow,
+  NewCheckpoint,
+  NewEffect,
+  NewReservation,
+  NewTask,
+  PauseRow,
+  RejectionRow,
+  ReservationRow,
+  SignalCounterRow,
+  StateWrite,
+  Step,
+  StoreTx,
+  TaskRow,
+} from './store.ts';
+import { RUN_SIGNAL } from './statements.ts';
+
+/**
+ * PostgreSQL's statements of the store interface: statements.ts translated with the same filters, the
+ * same orders (ties broken by id, NULLs first as in SQLite) and the same arithmetic (every column the
+ * maths touches is BIGINT, every parameter an integer, so `$now - enqueued_at` is the same number).
+ * Text columns compare and sort by bytes (COLLATE "C" in pg-migrations.ts), as SQLite's BINARY does.
+ *
+ * Every method is a generator that yields one promise per statement (the query) and returns the mapped
+ * answer once the driver sends the query's result back; a failed query is thrown into the body at its
+ * yield. Each statement has one stable name and is prepared once per connection. Time is always a
+ * parameter: no statement reads now() or CURRENT_TIMESTAMP.
+ *
+ * Ids are MAX(id) + 1, as SQLite's rowid: the queue's writers are serialised (pg-store.ts), so two
+ * inserts never race for one id, and a refused or rolled-back insert burns none.
+ */
+
+/** One statement, as a query runner takes it. `name` is absent for transaction control (SAVEPOINT, ...). */
+export interface PgQueryConfig {
+  name?: string;
+  text: string;
+  values: unknown[];
+}
+
+export interface PgResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+/** What the statements need of a connection: a pg client, or PGlite behind an adapter. */
+export interface PgQuery {
+  query(config: PgQueryConfig): Promise<PgResult>;
+}
+
+const OCCUPYING = `state IN ('running', 'uncertain')`;
+const CANDIDATE_COLUMNS =
+  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
+const COMPLETING_COLUMNS =
+  'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
+const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
+/** The order of the holding index (tenant, lease_until, state, generation, worker_id, hold_state, then the row): SQLite's walk of it. */
+const HOLDING_ORDER = 'tenant, lease_until, state, generation, worker_id, hold_state NULLS FIRST, id';
+const EVENT_COLUMNS = 'id, task_id, seq, type, at, data, worker_id, generation';
+
+/** Q8: the fence of every write from a lease holder; $1..$4 are id, workerId, generation, now. */
+const FENCE = `id = $1 AND state = 'running' AND worker_id = $2 AND generation = $3 AND lease_until > $4`;
+const fenceValues = (fence: Fence): unknown[] => [fence.id, fence.workerId, fence.generation, fence.now];
+
+/** R4: the hold's columns, closed in the statement that ends the run ($h..$h+3, and `now` for the time). */
+function closeHold(first: number, now: string): string {
+  return `hold_state = $${first}, hold_charged_credits = $${first + 1}, hold_usage = $${first + 2}, hold_reason = $${first + 3}, hold_closed_at = ${now}`;
+}
+const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, hold.usage, hold.reason];
+
+const SQL = {
+  taskById: 'SELECT * FROM tasks WHERE id = $1',
+  taskByKey: 'SELECT * FROM tasks WHERE tenant = $1 AND topic = $2 AND version = $3',
+  tasksForTenant: 'SELECT * FROM tasks WHERE tenant = $1 ORDER BY id',
+  allTasks: 'SELECT * FROM tasks ORDER BY id',
+  tasksInState: 'SELECT * FROM tasks WHERE state = $1 ORDER BY id',
+  countsByState: 'SELECT state, COUNT(*) AS n FROM tasks GROUP BY state ORDER BY state',
+  liveCount: `SELECT value FROM counters WHERE name = 'live'`,
+  adjustLive: `UPDATE counters SET value = value + $1 WHERE name = 'live'`,
+  occupiedByTenant: `SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant ORDER BY tenant`,
+  holding: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`,
+  newerVersionExists: 'SELECT 1 FROM tasks WHERE tenant = $1 AND topic = $2 AND version > $3 LIMIT 1',
+  anyReady: `SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`,
+  firstReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`,
+  nextReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > $1 ORDER BY tenant LIMIT 1`,
+  levelHead: `SELECT id, priority, enqueued_at FROM tasks
+              WHERE state = 'ready' AND tenant = $1 AND priority <= $2 AND priority >= $3 AND not_before <= $4
+              ORDER BY priority DESC, enqueued_at, id
+              LIMIT 1`,
+  levelNext: `SELECT id, priority, enqueued_at FROM tasks
+              WHERE state = 'ready' AND tenant = $1 AND priority = $2 AND not_before <= $5
+                AND (enqueued_at > $3 OR (enqueued_at = $3 AND id > $4))
+              ORDER BY enqueued_at, id
+              LIMIT 1`,
+  olderSessionHolders: `SELECT id, state FROM tasks WHERE tenant = $1 AND topic = $2 AND version < $3 AND ${OCCUPYING} ORDER BY id`,
+  sessionBusy: `SELECT 1 FROM tasks WHERE tenant = $1 AND topic = $2 AND ${OCCUPYING} AND id <> $3 LIMIT 1`,
+  candidateById: `SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = $1`,
+  overdueLeases: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= $1 ORDER BY lease_until, id`,
+  eventsForTask: `SELECT ${EVENT_COLUMNS} FROM events WHERE task_id = $1 ORDER BY seq`,
+  allEvents: `SELECT ${EVENT_COLUMNS} FROM events ORDER BY id`,
+  rejections: 'SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id',
+  tasksEnqueuedBetween: 'SELECT * FROM tasks WHERE enqueued_at >= $1 AND enqueued_at < $2 AND context IS NOT NULL ORDER BY id',
+  latestVersionOfTopic: 'SELECT MAX(version) AS v FROM tasks WHERE tenant = $1 AND topic = $2',
+
+  // ---- enqueue (Q1-Q3)
+  insertTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
+                 state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
+               VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                 $11, $12, $12, 1, $13, 'held', $14, $15)
+               ON CONFLICT (tenant, topic, version) DO NOTHING
+               RETURNING id`,
+  insertEndedTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
+                      state, enqueued_at, not_before, finished_at, event_seq, hold_credits,
+                      hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at, needs, critical)
+                    VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                      $11, $12, $12, $12, 1, $13, $16, $17, $18, $19, $12, $14, $15)
+                    ON CONFLICT (tenant, topic, version) DO NOTHING
+                    RETURNING id`,
+  olderUnstartedVersions: `SELECT id, tenant, state, generation, hold_state FROM tasks
+                           WHERE tenant = $1 AND topic = $2 AND version < $3 AND state = 'ready' AND generation = 0 ORDER BY id`,
+  insertRejection: `INSERT INTO rejections (id, tenant, topic, version, reason, at)
+                    VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM rejections), $1, $2, $3, $4, $5)`,
+
+  // ---- the state writes: only writeState() runs these.
+  claimTask: `UPDATE tasks SET state = 'running', worker_id = $2, generation = $3,
+                attempts = attempts + 1, deliveries = deliveries + 1, lease_until = $4,
+                claimed_at = $5, first_claimed_at = COALESCE(first_claimed_at, $5),
+                queue_wait_ms = $5 - enqueued_at, event_seq = $6, deferred = NULL
+              WHERE id = $1 AND state = 'ready' AND generation = $7`,
+  completeTask: `UPDATE tasks SET state = 'done', result = $5, finished_at = $4, run_ms = $4 - claimed_at,
+                   lease_until = NULL, event_seq = $6, outcome = $7, ${closeHold(8, '$4')}
+                 WHERE ${FENCE} AND hold_state = 'held'`,
+  completeTaskHoldClosed: `UPDATE tasks SET state = 'done', result = $5, finished_at = $4, run_ms = $4 - claimed_at,
+                             lease_until = NULL, event_seq = $6, outcome = $7
+                           WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held')`,
+  leaveRunning: `UPDATE tasks SET state = $5, outcome = $6, error_class = $7, error_message = $8,
+                   not_before = $9, finished_at = $10, run_ms = $4 - claimed_at,
+                   lease_until = NULL, event_seq = $11
+                 WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held' OR $5 = 'ready')`,
+  leaveRunningClosingHold: `UPDATE tasks SET state = $5, outcome = $6, error_class = $7, error_message = $8,
+                              not_before = $9, finished_at = $10, run_ms = $4 - claimed_at,
+                              lease_until = NULL, event_seq = $11, ${closeHold(12, '$4')}
+                            WHERE ${FENCE} AND hold_state = 'held'`,
+  moveTask: `UPDATE tasks SET state = $4, outcome = COALESCE($5, outcome), finished_at = $6,
+               lease_until = CASE WHEN $7::int4 = 1 THEN lease_until ELSE NULL END, event_seq = event_seq + 1
+             WHERE id = $1 AND state = $2 AND generation = $3
+             RETURNING event_seq`,
+  moveTaskClosingHold: `UPDATE tasks SET state = $4, outcome = COALESCE($5, outcome), finished_at = $6,
+                          lease_until = NULL, event_seq = event_seq + 1, ${closeHold(7, '$6')}
+                        WHERE id = $1 AND state = $2 AND generation = $3 AND hold_state = 'held'
+                        RETURNING event_seq`,
+
+  // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
+  heartbeat: `UPDATE tasks SET lease_until = $5 WHERE ${FENCE} RETURNING cancel_requested`,
+  bumpEventSeqFenced: `UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`,
+  completingRow: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = $1`,
+  requestCancel: `UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
+                  WHERE id = $1 AND state IN ('running', 'uncertain') AND cancel_requested = 0
+                  RETURNING event_seq`,
+
+  // ---- checkpoints (R1, R2)
+  insertCheckpoint: `INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq, requeue_safe)
+                     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = $1),
+                             $2, $3, $4, $5, $6, $7, $8, $9)
+                     RETURNING seq`,
+  lastCheckpoint: 'SELECT * FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
+  lastCheckpointFlags: 'SELECT kind, requeue_safe FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
+  lastCheckpointUsage: 'SELECT usage FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
+
+  // ---- holds and settlement (R4)
+  closeHold: `UPDATE tasks SET ${closeHold(2, '$6')} WHERE id = $1 AND hold_state = 'held' RETURNING tenant`,
+  insertCredit: `INSERT INTO credit_ledger (id, task_id, tenant, kind, credits, at)
+                 VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM credit_ledger), $1, $2, $3, $4, $5)`,
+  holds: `SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
+            hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
+            enqueued_at AS held_at, hold_closed_at AS closed_at
+          FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`,
+  staleHolds: `SELECT id AS task_id, state, lease_until FROM tasks
+               WHERE ${OCCUPYING} AND state = 'uncertain' AND hold_state = 'held' AND lease_until <= $1
+               ORDER BY ${HOLDING_ORDER}`,
+
+  // ---- the effect ledger (R3)
+  effectByKey: 'SELECT * FROM effects WHERE request_key = $1',
+  insertEffect: `INSERT INTO effects (request_key, task_id, tenant, action, generation, result, at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)
+                 ON CONFLICT (request_key) DO NOTHING`,
+  effects: 'SELECT request_key, task_id, tenant, action, generation, at FROM effects ORDER BY at, request_key',
+
+  // ---- dead letters (R6): INSERT OR REPLACE is an upsert of every column
+  insertDeadLetter: `INSERT INTO dead_letters (task_id, tenant, topic, version, reason, reasons, at)
+                     SELECT id, tenant, topic, version, $2::text, $3::text, $4::bigint FROM tasks WHERE id = $1
+                     ON CONFLICT (task_id) DO UPDATE SET tenant = excluded.tenant, topic = excluded.topic, version = excluded.version,
+                       reason = excluded.reason, reasons = excluded.reasons, at = excluded.at`,
+  trimDeadLetters: `DELETE FROM dead_letters WHERE task_id NOT IN
+                      (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT $1)`,
+  deadLetters: 'SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC',
+  creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
+  schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
+  failureReasons: `SELECT type, data FROM events WHERE task_id = $1
+                   AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`,
+
+  // ---- budgets and reservations (A1)
+  budgetLevel: 'SELECT budget, scope, level, updated_at FROM budget_levels WHERE budget = $1 AND scope = $2',
+  writeBudgetLevel: `INSERT INTO budget_levels (budget, scope, level, updated_at) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (budget, scope) DO UPDATE SET level = excluded.level, updated_at = excluded.updated_at`,
+  budgetLevels: 'SELECT budget, scope, level, updated_at FROM budget_levels ORDER BY budget, scope',
+  insertReservation: `INSERT INTO reservations (task_id, generation, budget, scope, reserved, baseline, reserved_at)
+                      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  addToReservation: `UPDATE reservations SET reserved = reserved + $1
+                     WHERE task_id = $2 AND generation = $3 AND budget = $4 AND released IS NULL`,
+  setConsumed: 'UPDATE reservations SET consumed = $1 WHERE task_id = $2 AND generation = $3 AND budget = $4 AND released IS NULL',
+  heldReservations: 'SELECT * FROM reservations WHERE task_id = $1 AND released IS NULL ORDER BY generation, budget',
+  releaseReservation: `UPDATE reservations SET released = $1, consumed = $2, released_at = $3
+                       WHERE task_id = $4 AND generation = $5 AND budget = $6 AND released IS NULL`,
+  reservations: 'SELECT * FROM reservations ORDER BY task_id, generation, budget',
+
+  // ---- fair share (A3)
+  serviceOf: 'SELECT service FROM tenant_service WHERE tenant = $1',
+  addService: `INSERT INTO tenant_service (tenant, service) VALUES ($1, $2)
+               ON CONFLICT (tenant) DO UPDATE SET service = tenant_service.service + excluded.service`,
+  serviceCharged: 'SELECT service_charged FROM tasks WHERE id = $1',
+  addServiceCharged: 'UPDATE tasks SET service_charged = service_charged + $1 WHERE id = $2',
+  tenantHasLive: `SELECT (EXISTS (SELECT 1 FROM tasks WHERE tenant = $1 AND state = 'ready' AND id <> $2)
+                      OR EXISTS (SELECT 1 FROM tasks WHERE tenant = $1 AND ${OCCUPYING} AND id <> $2))::int4 AS v`,
+  tenantServices: 'SELECT tenant, service FROM tenant_service ORDER BY tenant',
+
+  // ---- admission (A2)
+  pausedTenants: 'SELECT tenant, reason, at FROM tenant_pauses ORDER BY tenant',
+  pauseTenant: 'INSERT INTO tenant_pauses (tenant, reason, at) VALUES ($1, $2, $3) ON CONFLICT (tenant) DO NOTHING',
+  resumeTenant: 'DELETE FROM tenant_pauses WHERE tenant = $1',
+  setDeferred: 'UPDATE tasks SET deferred = $1 WHERE id = $2',
+  deferTask: `UPDATE tasks SET deferred = $1, event_seq = event_seq + 1 WHERE id = $2 AND state IN ('ready') RETURNING event_seq`,
+  insertAdmission: `INSERT INTO admission_decisions (id, at, action, reason, tenant, task_id, retry_at, budget)
+                    VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM admission_decisions), $1, $2, $3, $4, $5, $6, $7)`,
+  admissionDecisions: 'SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id',
+
+  // ---- control-plane signals (A5)
+  bumpSignal: `INSERT INTO signal_counters (name, value) VALUES ($1, $2)
+               ON CONFLICT (name) DO UPDATE SET value = signal_counters.value + excluded.value`,
+  signalCounters: 'SELECT name, value FROM signal_counters ORDER BY name',
+  holdingSince: `SELECT id, tenant, state, worker_id, generation, claimed_at, lease_until FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`,
+  readyDepth: `SELECT tenant, priority, COUNT(*) AS n FROM tasks WHERE state = 'ready' GROUP BY tenant, priority ORDER BY tenant, priority DESC`,
+  oldestReady: `SELECT tenant, id, enqueued_at FROM (
+                  SELECT tenant, id, enqueued_at, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY enqueued_at, id) AS k
+                  FROM tasks WHERE state = 'ready') AS heads WHERE k = 1 ORDER BY tenant`,
+  oldestEligibleReady: `SELECT id, enqueued_at FROM tasks
+                        WHERE state = 'ready' AND tenant = $1 AND not_before <= $2 AND (deadline IS NULL OR deadline > $2)
+                        ORDER BY enqueued_at, id LIMIT 1`,
+  recentTasks: `SELECT id, enqueued_at, first_claimed_at, claimed_at, finished_at FROM tasks
+                ORDER BY enqueued_at DESC, id DESC LIMIT $1`,
+
+  // ---- the event log (Q15)
+  insertEvent: `INSERT INTO events (id, task_id, seq, type, at, data, worker_id, generation)
+                VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM events), $1, $2, $3, $4, $5, $6, $7)`,
+  eventCursor: 'SELECT COALESCE(MAX(id), 0) AS v FROM events',
+  eventsSince: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > $1 ORDER BY id LIMIT $2`,
+} as const;
+
+export type StatementName = keyof typeof SQL;
+/** Every statement's text by its (stable, unique) name: the prepared statement's name is `leasehold_<name>`. */
+export const PG_STATEMENTS: Readonly<Record<StatementName, string>> = SQL;
+
+type Row = Record<string, unknown>;
+
+/** The statements of the store interface over one connection (one transaction's worth). */
+export class PgStatements implements StoreTx {
+  constructor(private readonly runner: PgQuery) {}
+
+  /** One statement: yields its query to the driver and returns the result it sends back. */
+  private *q(name: StatementName, values: unknown[]): Generator<Promise<PgResult>, PgResult, unknown> {
+    return (yield this.runner.query({ name: `leasehold_${name}`, text: SQL[name], values })) as PgResult;
+  }
+
+  private *rows<T>(name: StatementName, values: unknown[] = []): Generator<Promise<PgResult>, T[], unknown> {
+    return (yield* this.q(name, values)).rows as T[];
+  }
+
+  private *first<T>(name: StatementName, values: unknown[] = []): Generator<Promise<PgResult>, T | undefined, unknown> {
+    return (yield* this.q(name, values)).rows[0] as T | undefined;
+  }
+
+  /** The first column of the first row, or undefined when there is no row. */
+  private *pluck<T>(name: StatementName, values: unknown[] = []): Generator<Promise<PgResult>, T | undefined, unknown> {
+    const row = (yield* this.q(name, values)).rows[0];
+    return row === undefined ? undefined : (Object.values(row)[0] as T);
+  }
+
+  private *changed(name: StatementName, values: unknown[]): Generator<Promise<PgResult>, boolean, unknown> {
+    return (yield* this.q(name, values)).rowCount === 1;
+  }
+
+  private *control(text: string): Generator<Promise<PgResult>, void, unknown> {
+    yield this.runner.query({ text, values: [] });
+  }
+
+  /**
+   * A failed statement aborts a PostgreSQL transaction until the savepoint before it is rolled back to,
+   * so the core's caught errors (an InvariantError, a refused insert) leave the rest of the transaction
+   * usable, exactly as SQLite's savepoint does. A lost connection leaves nothing to roll back to: the
+   * original error is what the caller must see.
+   */
+  *savepoint<T>(body: () => Step<T>): Step<T> {
+    yield* this.control('SAVEPOINT leasehold_step');
+    let result: T;
+    try {
+      result = yield* body();
+    } catch (error) {
+      try {
+        yield* this.control('ROLLBACK TO SAVEPOINT leasehold_step');
+        yield* this.control('RELEASE SAVEPOINT leasehold_step');
+      } catch {
+        // The transaction is gone (the connection was lost): the driver rolls back, the body's error stands.
+      }
+      throw error;
+    }
+    yield* this.control('RELEASE SAVEPOINT leasehold_step');
+    return result;
+  }
+
+  *taskById(id: number): Step<TaskRow | undefined> {
+    return yield* this.first<TaskRow>('taskById', [id]);
+  }
+  *taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined> {
+    return yield* this.first<TaskRow>('taskByKey', [tenant, topic, version]);
+  }
+  *tasksForTenant(tenant: string): Step<TaskRow[]> {
+    return yield* this.rows<TaskRow>('tasksForTenant', [tenant]);
+  }
+  *allTasks(): Step<TaskRow[]> {
+    return yield* this.rows<TaskRow>('allTasks');
+  }
+  *tasksInState(state: TaskState): Step<TaskRow[]> {
+    return yield* this.rows<TaskRow>('tasksInState', [state]);
+  }
+  *countsByState(): Step<{ state: TaskState; n: number }[]> {
+    return yield* this.rows<{ state: TaskState; n: number }>('countsByState');
+  }
+  *occupiedByTenant(): Step<{ tenant: string; n: number }[]> {
+    return yield* this.rows<{ tenant: string; n: number }>('occupiedByTenant');
+  }
+  *tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]> {
+    return yield* this.rows<TaskRow>('tasksEnqueuedBetween', [from, to]);
+  }
+  *latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
+    return (yield* this.pluck<number | null>('latestVersionOfTopic', [tenant, topic])) ?? null;
+  }
+  *newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
+    return (yield* this.first('newerVersionExists', [tenant, topic, version])) !== undefined;
+  }
+  *olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
+    return yield* this.rows<MovableRow>('olderUnstartedVersions', [tenant, topic, version]);
+  }
+  *insertTask(task: NewTask): Step<number | undefined> {
+    const values = [
+      task.tenant,
+      task.topic,
+      task.version,
+      task.inputHash,
+      task.priority,
+      task.inputJson,
+      task.store,
+      task.tier,
+      task.deadline,
+      task.contextJson,
+      task.state,
+      task.now,
+      task.holdCredits,
+      task.needsJson,
+      task.critical,
+    ];
+    if (task.hold === null) return yield* this.pluck<number>('insertTask', values);
+    return yield* this.pluck<number>('insertEndedTask', [...values, ...holdValues(task.hold)]);
+  }
+
+  /** The only statement of this store that writes tasks.state; transition() is its only caller. */
+  *writeState(change: StateWrite): Step<number | undefined> {
+    if (change.kind === 'claim') {
+      const values = [change.id, change.workerId, change.generation, change.leaseUntil, change.now, change.eventSeq, change.previousGeneration];
+      if (!(yield* this.changed('claimTask', values))) return undefined;
+      // A5: every claim is a RUN decision, counted in the claim's own transaction.
+      yield* this.bumpSignal(RUN_SIGNAL, 1);
+      return change.eventSeq;
+    }
+    if (change.kind === 'holder') {
+      const { fence, hold } = change;
+      let written: boolean;
+      if (change.to === 'done') {
+        const values = [...fenceValues(fence), change.result, change.eventSeq, change.outcome];
+        written = hold === null ? yield* this.changed('completeTaskHoldClosed', values) : yield* this.changed('completeTask', [...values, ...holdValues(hold)]);
+      } else {
+        const values = [
+          ...fenceValues(fence),
+          change.to,
+          change.outcome,
+          change.errorClass,
+          change.errorMessage,
+          change.notBefore,
+          change.finishedAt,
+          change.eventSeq,
+        ];
+        written = hold === null ? yield* this.changed('leaveRunning', values) : yield* this.changed('leaveRunningClosingHold', [...values, ...holdValues(hold)]);
+      }
+      return written ? change.eventSeq : undefined;
+    }
+    const values = [change.id, change.from, change.generation, change.to, change.outcome, change.finishedAt];
+    return change.hold === null
+      ? yield* this.pluck<number>('moveTask', [...values, change.keepLease ? 1 : 0])
+      : yield* this.pluck<number>('moveTaskClosingHold', [...values, ...holdValues(change.hold)]);
+  }
+
+  *liveCount(): Step<number> {
+    return (yield* this.pluck<number>('liveCount')) as number;
+  }
+  *adjustLive(delta: number): Step<void> {
+    yield* this.q('adjustLive', [delta]);
+  }
+  *holding(): Step<HoldingRow[]> {
+    return yield* this.rows<HoldingRow>('holding');
+  }
+  *overdueLeases(at: number): Step<HoldingRow[]> {
+    return yield* this.rows<HoldingRow>('overdueLeases', [at]);
+  }
+  *anyReady(): Step<boolean> {
+    return (yield* this.first('anyReady')) !== undefined;
+  }
+  *firstReadyTenant(): Step<string | undefined> {
+    return yield* this.pluck<string>('firstReadyTenant');
+  }
+  *nextReadyTenant(after: string): Step<string | undefined> {
+    return yield* this.pluck<string>('nextReadyTenant', [after]);
+  }
+  *levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
+    return yield* this.first<LevelHeadRow>('levelHead', [query.tenant, query.maxPriority, query.minPriority, query.now]);
+  }
+  *levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
+    return yield* this.first<LevelHeadRow>('levelNext', [query.tenant, query.priority, query.enqueuedAt, query.id, query.now]);
+  }
+  *olderSessionHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]> {
+    return yield* this.rows<{ id: number; state: TaskState }>('olderSessionHolders', [tenant, topic, version]);
+  }
+  *sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean> {
+    return (yield* this.first('sessionBusy', [tenant, topic, exceptId])) !== undefined;
+  }
+  *candidateById(id: number): Step<CandidateRow | undefined> {
+    return yield* this.first<CandidateRow>('candidateById', [id]);
+  }
+  *completingRow(id: number): Step<CompletingRow | undefined> {
+    return yield* this.first<CompletingRow>('completingRow', [id]);
+  }
+  *heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
+    const renewed = yield* this.first<{ cancel_requested: number }>('heartbeat', [...fenceValues(fence), leaseUntil]);
+    return renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 };
+  }
+  *bumpEventSeqFenced(fence: Fence): Step<number | undefined> {
+    return yield* this.pluck<number>('bumpEventSeqFenced', fenceValues(fence));
+  }
+  *requestCancel(id: number): Step<number | undefined> {
+    return yield* this.pluck<number>('requestCancel', [id]);
+  }
+  *insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
+    yield* this.q('insertEvent', [taskId, seq, type, at, dataJson, workerId, generation]);
+  }
+  *eventsForTask(id: number): Step<EventRow[]> {
+    return yield* this.rows<EventRow>('eventsForTask', [id]);
+  }
+  *allEvents(): Step<EventRow[]> {
+    return yield* this.rows<EventRow>('allEvents');
+  }
+  *eventCursor(): Step<number> {
+    return (yield* this.pluck<number>('eventCursor')) as number;
+  }
+  *eventsSince(cursor: number, limit: number): Step<EventRow[]> {
+    return yield* this.rows<EventRow>('eventsSince', [cursor, limit]);
+  }
+  *insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
+    yield* this.q('insertRejection', [tenant, topic, version, reason, at]);
+    yield* this.bumpSignal(`rejection:${reason}`, 1);
+  }
+  *rejections(): Step<RejectionRow[]> {
+    return yield* this.rows<RejectionRow>('rejections');
+  }
+  *insertCheckpoint(checkpoint: NewCheckpoint): Step<number> {
+    const c = checkpoint;
+    return (yield* this.pluck<number>('insertCheckpoint', [c.id, c.generation, c.kind, c.step, c.state, c.usage, c.now, c.eventSeq, c.requeueSafe])) as number;
+  }
+  *lastCheckpoint(id: number): Step<CheckpointRow | undefined> {
+    return yield* this.first<CheckpointRow>('lastCheckpoint', [id]);
+  }
+  *lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined> {
+    return yield* this.first<{ kind: 'A' | 'B'; requeue_safe: number }>('lastCheckpointFlags', [id]);
+  }
+  *lastCheckpointUsage(id: number): Step<string | undefined> {
+    return yield* this.pluck<string>('lastCheckpointUsage', [id]);
+  }
+  *closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
+    return yield* this.pluck<string>('closeHold', [id, ...holdValues(hold), at]);
+  }
+  *insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
+    yield* this.q('insertCredit', [taskId, tenant, kind, credits, at]);
+  }
+  *holds(): Step<HoldRow[]> {
+    return yield* this.rows<HoldRow>('holds');
+  }
+  *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
+    return yield* this.rows<{ task_id: number; state: TaskState }>('staleHolds', [cutoff]);
+  }
+  *effectByKey(requestKey: string): Step<EffectRow | undefined> {
+    return yield* this.first<EffectRow>('effectByKey', [requestKey]);
+  }
+  *insertEffect(effect: NewEffect): Step<boolean> {
+    const e = effect;
+    return yield* this.changed('insertEffect', [e.requestKey, e.id, e.tenant, e.action, e.generation, e.result, e.now]);
+  }
+  *effects(): Step<Omit<EffectRow, 'result'>[]> {
+    return yield* this.rows<Omit<EffectRow, 'result'>>('effects');
+  }
+  *failureReasons(id: number): Step<{ type: string; data: string }[]> {
+    return yield* this.rows<{ type: string; data: string }>('failureReasons', [id]);
+  }
+  *insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
+    yield* this.q('insertDeadLetter', [id, reason, reasonsJson, at]);
+    yield* this.q('trimDeadLetters', [keep]);
+  }
+  *deadLetters(): Step<DeadLetterRow[]> {
+    return yield* this.rows<DeadLetterRow>('deadLetters');
+  }
+  *budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
+    return yield* this.first<BudgetLevelRow>('budgetLevel', [budget, scope]);
+  }
+  *writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void> {
+    yield* this.q('writeBudgetLevel', [budget, scope, level, updatedAt]);
+  }
+  *budgetLevels(): Step<BudgetLevelRow[]> {
+    return yield* this.rows<BudgetLevelRow>('budgetLevels');
+  }
+  *insertReservation(reservation: NewReservation): Step<void> {
+    const r = reservation;
+    yield* this.q('insertReservation', [r.taskId, r.generation, r.budget, r.scope, r.reserved, r.baseline, r.at]);
+  }
+  *addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean> {
+    return yield* this.changed('addToReservation', [units, taskId, generation, budget]);
+  }
+  *setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void> {
+    yield* this.q('setConsumed', [consumed, taskId, generation, budget]);
+  }
+  *heldReservations(taskId: number): Step<ReservationRow[]> {
+    return yield* this.rows<ReservationRow>('heldReservations', [taskId]);
+  }
+  *releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean> {
+    return yield* this.changed('releaseReservation', [released, consumed, at, taskId, generation, budget]);
+  }
+  *reservations(): Step<ReservationRow[]> {
+    return yield* this.rows<ReservationRow>('reservations');
+  }
+  *serviceOf(tenant: string): Step<number> {
+    return (yield* this.pluck<number>('serviceOf', [tenant])) ?? 0;
+  }
+  *addService(tenant: string, delta: number): Step<void> {
+    yield* this.q('addService', [tenant, delta]);
+  }
+  *serviceCharged(id: number): Step<number> {
+    return (yield* this.pluck<number>('serviceCharged', [id])) ?? 0;
+  }
+  *addServiceCharged(id: number, delta: number): Step<void> {
+    yield* this.q('addServiceCharged', [delta, id]);
+  }
+  *tenantHasLive(tenant: string, exceptId: number): Step<boolean> {
+    return (yield* this.pluck<number>('tenantHasLive', [tenant, exceptId])) === 1;
+  }
+  *tenantServices(): Step<{ tenant: string; service: number }[]> {
+    return yield* this.rows<{ tenant: string; service: number }>('tenantServices');
+  }
+  *pausedTenants(): Step<PauseRow[]> {
+    return yield* this.rows<PauseRow>('pausedTenants');
+  }
+  *pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {
+    return yield* this.changed('pauseTenant', [tenant, reason, at]);
+  }
+  *resumeTenant(tenant: string): Step<boolean> {
+    return yield* this.changed('resumeTenant', [tenant]);
+  }
+  *setDeferred(id: number, reason: string | null): Step<void> {
+    yield* this.q('setDeferred', [reason, id]);
+  }
+  *deferTask(id: number, reason: string): Step<number | undefined> {
+    return yield* this.pluck<number>('deferTask', [reason, id]);
+  }
+  *insertAdmission(row: AdmissionRow): Step<void> {
+    yield* this.q('insertAdmission', [row.at, row.action, row.reason, row.tenant, row.task_id, row.retry_at, row.budget]);
+    yield* this.bumpSignal(`decision:${row.action}:${row.reason}`, 1);
+  }
+  *admissionDecisions(): Step<AdmissionRow[]> {
+    return yield* this.rows<AdmissionRow>('admissionDecisions');
+  }
+  *bumpSignal(name: string, delta: number): Step<void> {
+    yield* this.q('bumpSignal', [name, delta]);
+  }
+  *signalCounters(): Step<SignalCounterRow[]> {
+    return yield* this.rows<SignalCounterRow>('signalCounters');
+  }
+  *holdingSince(): Step<{ id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]> {
+    return yield* this.rows('holdingSince');
+  }
+  *readyDepth(): Step<{ tenant: string; priority: number; n: number }[]> {
+    return yield* this.rows<{ tenant: string; priority: number; n: number }>('readyDepth');
+  }
+  *oldestReady(): Step<{ tenant: string; id: number; enqueued_at: number }[]> {
+    return yield* this.rows<{ tenant: string; id: number; enqueued_at: number }>('oldestReady');
+  }
+  *oldestEligibleReady(tenant: string, now: number): Step<{ id: number; enqueued_at: number } | undefined> {
+    return yield* this.first<{ id: number; enqueued_at: number }>('oldestEligibleReady', [tenant, now]);
+  }
+  *recentTasks(limit: number): Step<{ id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]> {
+    return yield* this.rows('recentTasks', [limit]);
+  }
+  *creditLedger(): Step<CreditRow[]> {
+    return yield* this.rows<CreditRow>('creditLedger');
+  }
+  *schemaMigrations(): Step<MigrationRow[]> {
+    return yield* this.rows<MigrationRow>('schemaMigrations');
+  }
+}
+
+/** Whether a value is a plain row (for tests). */
+export type PgRow = Row;

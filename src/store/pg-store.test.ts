@@ -1,0 +1,368 @@
+/**
+ * The PostgreSQL store against a real server (SPEC P1-P4): LEASEHOLD_PG_URL, or the local one. Each
+ * test works in a fresh schema that it drops at the end. The contract suite runs on this store too
+ * (`npx vitest run --project contract:postgres`); these tests cover what only a server can show:
+ * migrations raced from two openers, writers serialised across connections, and typed errors for a
+ * terminated backend, a real deadlock and a server that is not there.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, ConnectionError, OpenError, RetryableStoreError } from '../queue/errors.ts';
+import { assertEventLogConsistent, ManualClock } from '../queue/__test-helpers__/test-kit.ts';
+import type { WorkQueue } from '../queue/types.ts';
+import { openWorkQueue } from '../work-queue.ts';
+import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
+import { PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
+import type { TaskRow } from './store.ts';
+
+async function reachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Without LEASEHOLD_PG_URL a missing local server skips the file; with it, a missing server fails it.
+const RUN = process.env.LEASEHOLD_PG_URL !== undefined || (await reachable());
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A fresh schema, dropped after the test (after everything opened on it is closed). */
+function schemaForTest(): string {
+  const schema = freshSchemaName();
+  cleanups.push(() => dropSchema(schema));
+  return schema;
+}
+
+/** The server URL with an application_name, so a test can find the store's backends. */
+function urlNamed(applicationName: string): string {
+  const url = new URL(PG_URL);
+  url.searchParams.set('application_name', applicationName);
+  return url.toString();
+}
+
+function openQueue(schema: string, options: { url?: string; busyRetries?: number; clock?: ManualClock } = {}): { queue: WorkQueue; clock: ManualClock } {
+  const clock = options.clock ?? new ManualClock();
+  const queue = openWorkQueue({
+    db: options.url ?? PG_URL,
+    schema,
+    clock,
+    config: { busyRetries: options.busyRetries ?? 3, globalLimit: 10, perTenantLimit: 10 },
+  });
+  cleanups.push(() => queue.close());
+  return { queue, clock };
+}
+
+async function admin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  client.on('error', () => undefined);
+  cleanups.push(() => client.end().catch(() => undefined));
+  return client;
+}
+
+/** Polls until the store's backend (by application_name) waits on a lock; its pid. */
+async function waitingBackend(client: pg.Client, applicationName: string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await client.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [applicationName]);
+    if (rows.length > 0) return rows[0].pid as number;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no backend of ${applicationName} waits on a lock`);
+}
+
+async function enqueueOne(queue: WorkQueue, tenant = 'acme', topic = 'topic'): Promise<number> {
+  const result = await queue.enqueue({ tenant, topic, version: 1, priority: 0, input: { text: 'hello' } });
+  if (!result.ok) throw new Error(`enqueue failed: ${result.error}`);
+  return result.taskId;
+}
+
+describe.skipIf(!RUN)('PgStore on a PostgreSQL server', () => {
+  it('migrates once when two stores open the same schema at the same time, and again finds nothing to do', async () => {
+    const schema = schemaForTest();
+    const first = openQueue(schema).queue;
+    const second = openQueue(schema).queue;
+    const [a, b] = await Promise.all([first.schemaMigrations(), second.schemaMigrations()]);
+    expect(a).toEqual(b);
+    expect(a.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(a.map((row) => row.appliedAt)).toEqual(Array(8).fill(a[0]!.appliedAt));
+    const third = openQueue(schema).queue;
+    expect(await third.schemaMigrations()).toEqual(a);
+    const client = await admin();
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM "${schema}".schema_migrations`);
+    expect(rows[0].n).toBe(8);
+  });
+
+  it('refuses a schema newer than this code, typed, and writes nothing', async () => {
+    const schema = schemaForTest();
+    const { queue } = openQueue(schema);
+    await queue.schemaMigrations();
+    const client = await admin();
+    await client.query(`INSERT INTO "${schema}".schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)`);
+    const newer = openQueue(schema).queue;
+    const error = await newer.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenError);
+    expect(error).toMatchObject({ reason: 'newer_schema' });
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM "${schema}".tasks`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('runs enqueue, claim, heartbeat, complete and the event log through openWorkQueue', async () => {
+    const schema = schemaForTest();
+    const { queue, clock } = openQueue(schema);
+    const id = await enqueueOne(queue);
+    const claimed = await queue.claim('w1');
+    expect(claimed).toMatchObject({ ok: true, task: { id, generation: 1, leaseUntil: clock.t + queue.config.leaseMs } });
+    if (!claimed.ok) return;
+    clock.advance(1_000);
+    expect(await queue.heartbeat(id, 'w1', 1)).toEqual({ ok: true, leaseUntil: clock.t + queue.config.leaseMs, cancelRequested: false });
+    clock.advance(500);
+    expect(await queue.complete(id, 'w1', 1, { answer: 42 })).toMatchObject({ ok: true });
+    expect(await queue.get(id)).toMatchObject({ state: 'done', result: { answer: 42 }, runMs: 1_500, queueWaitMs: 0 });
+    const events = await queue.events(id);
+    expect(events.map((event) => [event.seq, event.type])).toEqual([
+      [1, 'enqueued'],
+      [2, 'claimed'],
+      [3, 'completed'],
+    ]);
+    expect(events.at(-1)?.at).toBe(clock.t);
+    expect(await queue.eventsSince(0)).toEqual(await queue.allEvents());
+    await assertEventLogConsistent(queue);
+  });
+
+  it('returns BIGINT and COUNT columns as numbers, without touching pg’s global parsers', async () => {
+    const schema = schemaForTest();
+    const store = PgStore.open(PG_URL, { busyRetries: 0, schema }, () => 1_700_000_000_000);
+    cleanups.push(() => store.close());
+    const { queue } = openQueue(schema);
+    const id = await enqueueOne(queue);
+    const row = (await store.read('test', (tx) => tx.taskById(id))) as TaskRow;
+    for (const column of ['id', 'version', 'enqueued_at', 'not_before', 'generation', 'event_seq', 'cancel_requested', 'critical'] as const) {
+      expect(typeof row[column], column).toBe('number');
+    }
+    expect(row.enqueued_at).toBe(1_700_000_000_000);
+    expect(await store.read('test', (tx) => tx.countsByState())).toEqual([{ state: 'ready', n: 1 }]);
+    expect(await store.read('test', (tx) => tx.eventCursor())).toBe(1);
+    expect(await store.read('test', (tx) => tx.schemaMigrations())).toContainEqual({ version: 1, name: 'tasks, events, rejections', applied_at: 1_700_000_000_000 });
+    // The process-wide parser of int8 is pg's default still: a string.
+    expect(pg.types.getTypeParser(20, 'text')('9007199254740993')).toBe('9007199254740993');
+  });
+
+  it('serialises claims from two stores on one schema: each task goes to exactly one of them', async () => {
+    const schema = schemaForTest();
+    const clock = new ManualClock();
+    const left = openQueue(schema, { clock }).queue;
+    const right = openQueue(schema, { clock }).queue;
+    for (let round = 0; round < 5; round++) {
+      const id = await enqueueOne(left, `tenant-${round}`);
+      const [a, b] = await Promise.all([left.claim(`left-${round}`), right.claim(`right-${round}`)]);
+      const winners = [a, b].filter((answer) => answer.ok);
+      expect(winners, `round ${round}`).toHaveLength(1);
+      expect(winners[0]).toMatchObject({ task: { id, generation: 1 } });
+      expect([a, b].find((answer) => !answer.ok)).toEqual({ ok: false, reason: 'empty' });
+    }
+    expect((await left.snapshot()).countsByState.running).toBe(5);
+    await assertEventLogConsistent(left);
+  });
+
+  it('retries a transaction whose backend was terminated mid-transaction, and nothing is half-written', async () => {
+    const schema = schemaForTest();
+    const name = `lh_terminate_${schema}`;
+    const { queue, clock } = openQueue(schema, { url: urlNamed(name) });
+    const id = await enqueueOne(queue);
+    expect(await queue.claim('w1')).toMatchObject({ ok: true });
+    // A second connection holds the task's row: complete() takes the queue's lock, then waits for the row.
+    const blocker = await admin();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT id FROM "${schema}".tasks WHERE id = $1 FOR UPDATE`, [id]);
+    clock.advance(100);
+    const completing = queue.complete(id, 'w1', 1, { done: true });
+    // Polled outside the blocker's transaction: pg_stat_activity is read once per transaction.
+    const observer = await admin();
+    const pid = await waitingBackend(observer, name);
+    await observer.query('SELECT pg_terminate_backend($1)', [pid]);
+    // The retry waits for the row again, on a new connection; then the blocker lets go.
+    const retried = await waitingBackend(observer, name);
+    expect(retried).not.toBe(pid);
+    await blocker.query('ROLLBACK');
+    expect(await completing).toMatchObject({ ok: true });
+    const events = await queue.events(id);
+    expect(events.filter((event) => event.type === 'completed')).toHaveLength(1);
+    expect((await queue.creditLedger()).filter((entry) => entry.taskId === id)).toHaveLength(1);
+    await assertEventLogConsistent(queue);
+  });
+
+  it('surfaces a terminated backend as a typed, retryable error when retries are spent, with nothing written', async () => {
+    const schema = schemaForTest();
+    const name = `lh_terminate0_${schema}`;
+    const { queue, clock } = openQueue(schema, { url: urlNamed(name), busyRetries: 0 });
+    const id = await enqueueOne(queue);
+    expect(await queue.claim('w1')).toMatchObject({ ok: true });
+    const before = { task: await queue.get(id), events: await queue.events(id), ledger: await queue.creditLedger() };
+    const blocker = await admin();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT id FROM "${schema}".tasks WHERE id = $1 FOR UPDATE`, [id]);
+    clock.advance(100);
+    const completing = queue.complete(id, 'w1', 1, { done: true }).catch((error: unknown) => error);
+    const observer = await admin();
+    await observer.query('SELECT pg_terminate_backend($1)', [await waitingBackend(observer, name)]);
+    const error = await completing;
+    await blocker.query('ROLLBACK');
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toBeInstanceOf(RetryableStoreError);
+    expect(error).toMatchObject({ code: 'connection_lost', sqlState: '57P01', maybeCommitted: false, operation: 'complete' });
+    expect({ task: await queue.get(id), events: await queue.events(id), ledger: await queue.creditLedger() }).toEqual(before);
+    // The caller's retry of the same call succeeds.
+    expect(await queue.complete(id, 'w1', 1, { done: true })).toMatchObject({ ok: true });
+    await assertEventLogConsistent(queue);
+  });
+
+  it('also recovers when an idle pooled connection was terminated between two calls', async () => {
+    const schema = schemaForTest();
+    const name = `lh_idle_${schema}`;
+    const { queue } = openQueue(schema, { url: urlNamed(name) });
+    await enqueueOne(queue, 'a');
+    const client = await admin();
+    const { rows } = await client.query('SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1', [name]);
+    expect(rows.length).toBeGreaterThan(0);
+    await enqueueOne(queue, 'b');
+    expect((await queue.snapshot()).tasks.map((task) => task.tenant)).toEqual(['a', 'b']);
+  });
+
+  /**
+   * A real deadlock: a second connection locks the task's row, the queue's complete() takes the queue's
+   * advisory lock and waits for the row, then the second connection asks for the advisory lock. The
+   * second connection's deadlock_timeout is long, so the server's detector aborts the queue's side
+   * (40P01); the queue's lock is released, the other side finishes, and the store's retry goes through.
+   */
+  async function deadlock(busyRetries: number): Promise<{ answer: unknown; queue: WorkQueue; id: number }> {
+    const schema = schemaForTest();
+    const name = `lh_deadlock_${schema}`;
+    const { queue, clock } = openQueue(schema, { url: urlNamed(name), busyRetries });
+    const id = await enqueueOne(queue);
+    expect(await queue.claim('w1')).toMatchObject({ ok: true });
+    const other = await admin();
+    await other.query('BEGIN');
+    await other.query(`SET LOCAL deadlock_timeout = '20s'`);
+    await other.query(`SELECT id FROM "${schema}".tasks WHERE id = $1 FOR UPDATE`, [id]);
+    clock.advance(100);
+    const completing = queue.complete(id, 'w1', 1, { done: true }).catch((error: unknown) => error);
+    await waitingBackend(await admin(), name);
+    await other.query('SELECT pg_advisory_xact_lock($1, $2)', [QUEUE_LOCK_CLASS, queueLockKey(schema)]);
+    await other.query('COMMIT');
+    return { answer: await completing, queue, id };
+  }
+
+  it('retries a transaction the deadlock detector aborted, and succeeds', async () => {
+    const { answer, queue, id } = await deadlock(3);
+    expect(answer).toMatchObject({ ok: true });
+    expect((await queue.get(id))?.state).toBe('done');
+    await assertEventLogConsistent(queue);
+  });
+
+  it('surfaces a deadlock as a typed, retryable error when retries are spent', async () => {
+    const { answer, queue, id } = await deadlock(0);
+    expect(answer).toBeInstanceOf(ConnectionError);
+    expect(answer).toMatchObject({ code: 'deadlock', sqlState: '40P01', maybeCommitted: false });
+    expect((await queue.get(id))?.state).toBe('running');
+    await assertEventLogConsistent(queue);
+  });
+
+  it('gives a typed, retryable error for a server that is not there', async () => {
+    const queue = openWorkQueue({ db: 'postgres://postgres@127.0.0.1:1/test', clock: new ManualClock(), config: { busyRetries: 1 } });
+    cleanups.push(() => queue.close());
+    const error = await queue.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toBeInstanceOf(RetryableStoreError);
+    expect(error).toMatchObject({ code: 'server_unavailable', sqlState: 'ECONNREFUSED', maybeCommitted: false });
+  });
+
+  it('opens on a pg Pool passed in, which it leaves open, and refuses a durability', async () => {
+    const schema = schemaForTest();
+    const pool = new pg.Pool({ connectionString: PG_URL });
+    cleanups.push(() => pool.end());
+    expect(() => openWorkQueue({ db: pool, clock: new ManualClock(), durability: 'every_commit' })).toThrow(ConfigError);
+    expect(() => openWorkQueue({ db: 'postgresql://postgres@127.0.0.1/test', clock: new ManualClock(), durability: 'every_commit' })).toThrow(ConfigError);
+    const queue = openWorkQueue({ db: pool, schema, clock: new ManualClock() });
+    await enqueueOne(queue);
+    expect((await queue.snapshot()).tasks).toHaveLength(1);
+    await queue.close();
+    expect((await pool.query(`SELECT count(*)::int AS n FROM "${schema}".tasks`)).rows[0].n).toBe(1);
+  });
+});
+
+/**
+ * The driver's retry rules without a server: a pool-shaped fake whose client answers the migration's
+ * version read with the latest version and fails the statements a test names.
+ */
+function fakePool(fail: (text: string, call: number) => Error | undefined): { pool: pg.Pool; texts: string[] } {
+  const texts: string[] = [];
+  const client = {
+    query(config: string | { text: string }) {
+      const text = typeof config === 'string' ? config : config.text;
+      texts.push(text);
+      const failure = fail(text, texts.filter((seen) => seen === text).length);
+      if (failure !== undefined) return Promise.reject(failure);
+      if (text.includes('MAX(version)')) return Promise.resolve({ rows: [{ v: 8 }], rowCount: 1 });
+      if (text.includes('FROM counters')) return Promise.resolve({ rows: [{ value: 7 }], rowCount: 1 });
+      return Promise.resolve({ rows: [], rowCount: 0 });
+    },
+    release() {},
+  };
+  const pool = { connect: () => Promise.resolve(client), query: client.query, on() {} } as unknown as pg.Pool;
+  return { pool, texts };
+}
+
+function sqlError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+const liveCount = function* (tx: import('./store.ts').StoreTx) {
+  return yield* tx.liveCount();
+};
+
+describe('PgStore retry rules', () => {
+  it('retries a serialization failure and a deadlock before COMMIT, up to busyRetries times', async () => {
+    const { pool, texts } = fakePool((text, call) =>
+      text.includes('FROM counters') && call <= 2 ? sqlError(call === 1 ? '40001' : '40P01', 'refused') : undefined,
+    );
+    const store = PgStore.open(pool, { busyRetries: 2 }, () => 0);
+    expect(await store.write('liveCount', () => 0, liveCount)).toBe(7);
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(3);
+    expect(texts.filter((text) => text === 'ROLLBACK')).toHaveLength(2);
+    expect(texts.filter((text) => text === 'COMMIT')).toHaveLength(2); // the migration's and the write's
+  });
+
+  it('surfaces the failure typed once the retries are spent', async () => {
+    const { pool } = fakePool((text) => (text.includes('FROM counters') ? sqlError('40001', 'could not serialize access') : undefined));
+    const store = PgStore.open(pool, { busyRetries: 1 }, () => 0);
+    const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'serialization_failure', sqlState: '40001', attempts: 2, maybeCommitted: false, operation: 'liveCount' });
+  });
+
+  it('does not retry a connection lost while COMMIT was in flight, and says it may have committed', async () => {
+    let commits = 0;
+    const { pool, texts } = fakePool((text) => (text === 'COMMIT' && ++commits === 2 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
+    const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
+    const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
+  });
+
+  it('lets any other SQL error through as it is, without a retry', async () => {
+    const refusal = sqlError('23505', 'duplicate key value violates unique constraint');
+    const { pool, texts } = fakePool((text) => (text.includes('FROM counters') ? refusal : undefined));
+    const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
+    await expect(store.write('liveCount', () => 0, liveCount)).rejects.toBe(refusal);
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,311 @@
+import pg from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
+import { NewerSchemaError } from './migrations.ts';
+import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
+import { PgStatements, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import type { Step, Store, StoreTx, TransactionBody } from './store.ts';
+
+/**
+ * The PostgreSQL store (SPEC P1-P4): workers on many machines share one queue.
+ *
+ * Transactions and locking. Every write is one transaction that starts, in its first round trip, with
+ * `BEGIN; SELECT pg_advisory_xact_lock(QUEUE_LOCK_CLASS, <the schema's key>)`: one transaction-scoped
+ * lock per queue, held until COMMIT or ROLLBACK, that serialises the queue's writers exactly as SQLite's
+ * BEGIN IMMEDIATE does. Only then is the clock read (`readClock`), so a lease is judged, and events are
+ * stamped, in commit order (Q8, Q15). Every decision of the core (src/queue, src/runs) therefore reads a
+ * state no other writer can change until it commits: the claim locks everything it decides on (the
+ * chosen task, the occupied slots, the budget and rate counters it checks, the tenant's service) because
+ * it holds the one lock every other writer must take first (P3). Plain READ COMMITTED is then enough: no
+ * two writers interleave, so there is no write skew to detect, and no serialization failure to retry in
+ * the normal course. A reader takes no lock: it runs in a READ ONLY REPEATABLE READ transaction, one
+ * snapshot for all of its statements, and never waits for a writer.
+ *
+ * The body is a generator over StoreTx (store.ts): each statement yields its query's promise, the
+ * driver awaits it and resumes the body with the result (`next(value)`), or throws the failure into
+ * the body at that yield (`throw(error)`), where a savepoint can catch it. Then COMMIT, or ROLLBACK on
+ * any error; the client goes back to the pool, or is destroyed after a connection error.
+ *
+ * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
+ * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
+ * whose connection is lost), so write() retries it in place, up to busyRetries times, then surfaces
+ * it. A connection lost while COMMIT was in flight is not retried: the error says maybeCommitted. The
+ * caller's retry is safe even then, because the core's writes are fenced or idempotent. Any other SQL
+ * error (a bug, a constraint) propagates as it is.
+ *
+ * Opening is synchronous from the caller's view: connecting and migrating happen on the first call,
+ * which every call awaits; a failure there rejects the call (typed), and the next call tries again.
+ */
+
+/** The advisory lock's first key (int4) for the queue's writers; the second is the schema's key. */
+export const QUEUE_LOCK_CLASS = 0x4c48_0000;
+
+/** The second key of the queue's advisory locks: an int4 hash (FNV-1a) of the schema ('' for the default). */
+export function queueLockKey(schema: string | undefined): number {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(schema ?? '')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash | 0;
+}
+
+/** BIGINT (20) and NUMERIC (1700, what SUM of a BIGINT gives) as JavaScript numbers, for this store's queries only. */
+const NUMERIC_OIDS = new Set([20, 1700]);
+export const PG_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+    if (NUMERIC_OIDS.has(oid)) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
+  },
+};
+
+export interface PgStoreOptions {
+  /** How many times a transaction the server refused or dropped before COMMIT is tried again. */
+  busyRetries: number;
+  /** The schema the queue's tables live in (created if missing); the connection's default otherwise. */
+  schema?: string;
+}
+
+const SQLSTATE_CODES: Readonly<Record<string, ConnectionErrorCode>> = {
+  '40001': 'serialization_failure',
+  '40P01': 'deadlock',
+  '57P01': 'connection_lost',
+  '57P02': 'connection_lost',
+  '57P03': 'server_unavailable',
+  '08001': 'server_unavailable',
+  '08004': 'server_unavailable',
+};
+const SOCKET_CODES: Readonly<Record<string, ConnectionErrorCode>> = {
+  ECONNREFUSED: 'server_unavailable',
+  ENOTFOUND: 'server_unavailable',
+  EAI_AGAIN: 'server_unavailable',
+  ETIMEDOUT: 'server_unavailable',
+  ECONNRESET: 'connection_lost',
+  EPIPE: 'connection_lost',
+};
+
+/** The kind of server or connection failure an error is, or undefined for any other error. */
+export function connectionCodeOf(error: unknown): ConnectionErrorCode | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    const known = SQLSTATE_CODES[code] ?? SOCKET_CODES[code];
+    if (known !== undefined) return known;
+    if (/^08[0-9A-Z]{3}$/.test(code)) return 'connection_lost';
+  }
+  if (typeof message === 'string' && /Connection terminated|connection error|Client was closed|not queryable/i.test(message)) return 'connection_lost';
+  return undefined;
+}
+
+/** Whether the connection itself is gone (the client must be destroyed, not returned to the pool). */
+function breaksConnection(code: ConnectionErrorCode | undefined): boolean {
+  return code === 'connection_lost' || code === 'server_unavailable';
+}
+
+function typed(operation: string, error: unknown, code: ConnectionErrorCode, committing: boolean, attempts: number): ConnectionError {
+  const { code: raw, message } = error as { code?: unknown; message?: unknown };
+  return new ConnectionError(operation, code, {
+    sqlState: typeof raw === 'string' ? raw : undefined,
+    message: String(message ?? error),
+    maybeCommitted: committing && breaksConnection(code),
+    attempts,
+  });
+}
+
+function isPool(target: unknown): target is Pool {
+  return typeof target === 'object' && target !== null && typeof (target as Pool).connect === 'function' && typeof (target as Pool).query === 'function';
+}
+
+export function isPostgresUrl(target: unknown): target is string {
+  return typeof target === 'string' && /^postgres(ql)?:\/\//i.test(target);
+}
+
+/** The URL without its password, for messages. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the PostgreSQL URL';
+  }
+}
+
+/** One connection's query runner for the statements: this store's number parsing on every query. */
+function runnerOf(client: PoolClient): PgQuery & PgSession {
+  return {
+    query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
+      const query = typeof config === 'string' ? { text: config, ...(values === undefined ? {} : { values }) } : config;
+      return client.query({ ...query, types: PG_TYPES } as pg.QueryConfig) as unknown as Promise<PgResult>;
+    },
+  } as PgQuery & PgSession;
+}
+
+/** Runs a body to its end: awaits each yielded statement, sends its result back or throws its failure in. */
+async function drive<T>(body: Step<T>): Promise<T> {
+  let step = body.next();
+  while (step.done !== true) {
+    let value: unknown;
+    try {
+      value = await step.value;
+    } catch (error) {
+      if (typeof body.throw !== 'function') throw error;
+      step = body.throw(error);
+      continue;
+    }
+    step = body.next(value);
+  }
+  return step.value;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export class PgStore implements Store {
+  readonly kind = 'postgres';
+  private readonly lockKey: number;
+  /** SET LOCAL search_path for a pool passed in (a pool this store creates sets it per connection). */
+  private readonly setPath: string;
+  private ready: Promise<void> | undefined;
+  /** The last write asked for, settled (never rejects): the next write and every read start after it. */
+  private lastWrite: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly pool: Pool,
+    private readonly owned: boolean,
+    private readonly options: PgStoreOptions,
+    private readonly at: () => number,
+    private readonly label: string,
+  ) {
+    this.lockKey = queueLockKey(options.schema);
+    this.setPath = options.schema !== undefined && !owned ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
+  }
+
+  /**
+   * Returns at once: the pool connects and the schema is migrated (with `at()` as the migration time)
+   * on the first call. A URL gets a pool of the store's own, ended by close(); a pool passed in stays
+   * the caller's.
+   */
+  static open(target: string | Pool, options: PgStoreOptions, at: () => number): PgStore {
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new ConfigError('schema', 'expected a PostgreSQL identifier (letters, digits, underscores)');
+    }
+    if (isPostgresUrl(target)) {
+      const pool = new pg.Pool({
+        connectionString: target,
+        types: PG_TYPES,
+        ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+      });
+      // A pooled connection the server drops while idle is removed by the pool, which then emits
+      // 'error': the next call gets a fresh connection, so the event needs no handling beyond this.
+      pool.on('error', () => undefined);
+      return new PgStore(pool, true, options, at, redact(target));
+    }
+    if (isPool(target)) return new PgStore(target, false, options, at, 'a pg pool');
+    throw new ConfigError('db', 'expected a postgres:// URL or a pg Pool');
+  }
+
+  /** Connects and migrates once; a failure rejects the calls waiting for it, and the next call tries again. */
+  private whenReady(): Promise<void> {
+    if (this.ready === undefined) {
+      const attempt = this.migrate();
+      this.ready = attempt;
+      attempt.catch(() => {
+        if (this.ready === attempt) this.ready = undefined;
+      });
+    }
+    return this.ready;
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.checkout('open', 1);
+    let broken: unknown;
+    try {
+      await migratePg(runnerOf(client), this.at(), this.lockKey, this.options.schema);
+    } catch (error) {
+      if (error instanceof NewerSchemaError) throw new OpenError(this.label, 'newer_schema', error.message);
+      const code = connectionCodeOf(error);
+      if (breaksConnection(code)) broken = error;
+      throw code === undefined ? error : typed('open', error, code, false, 1);
+    } finally {
+      client.release(broken as Error | undefined);
+    }
+  }
+
+  private async checkout(operation: string, attempt: number): Promise<PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      const code = connectionCodeOf(error);
+      throw code === undefined ? error : typed(operation, error, code, false, attempt);
+    }
+  }
+
+  /**
+   * One process's writes are taken in call order (each starts once the one before it has settled), as
+   * SQLite's are: the advisory lock serialises them anyway, and its waiters are not served in the order
+   * the calls were made. Writers of other processes and hosts queue on the lock itself.
+   */
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+    const run = () =>
+      this.transaction(operation, `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey})`, (tx) =>
+        body(tx, readClock()),
+      );
+    const next = this.lastWrite.then(run, run);
+    this.lastWrite = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, body);
+    return this.lastWrite.then(run, run);
+  }
+
+  private async transaction<T>(operation: string, begin: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    await this.whenReady();
+    for (let attempt = 1; ; attempt++) {
+      let client: PoolClient;
+      try {
+        client = await this.checkout(operation, attempt);
+      } catch (error) {
+        if (error instanceof ConnectionError && attempt <= this.options.busyRetries) continue;
+        throw error;
+      }
+      let committing = false;
+      let broken: unknown;
+      try {
+        const runner = runnerOf(client);
+        await runner.query(begin);
+        const result = await drive(body(new PgStatements(runner)));
+        committing = true;
+        await runner.query('COMMIT');
+        return result;
+      } catch (error) {
+        const code = connectionCodeOf(error);
+        if (breaksConnection(code)) broken = error;
+        else {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackError) {
+            broken = rollbackError;
+          }
+        }
+        if (code === undefined) throw error;
+        // Before COMMIT nothing was committed (the server rolled the transaction back): try again.
+        if (!committing && attempt <= this.options.busyRetries) continue;
+        throw typed(operation, error, code, committing, attempt);
+      } finally {
+        client.release(broken as Error | undefined);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.lastWrite;
+    if (this.ready !== undefined) await this.ready.catch(() => undefined);
+    if (this.owned) await this.pool.end();
+  }
+}
