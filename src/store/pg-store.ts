@@ -160,6 +160,9 @@ async function drive<T>(body: Step<T>): Promise<T> {
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
+/** Clients this module listens to for 'error' (see checkout). */
+const LISTENED = new WeakSet<PoolClient>();
+
 export class PgStore implements Store {
   readonly kind = 'postgres';
   private readonly lockKey: number;
@@ -234,7 +237,15 @@ export class PgStore implements Store {
 
   private async checkout(operation: string, attempt: number): Promise<PoolClient> {
     try {
-      return await this.pool.connect();
+      const client = await this.pool.connect();
+      // A server that ends the session (a restart, pg_terminate_backend) makes pg emit 'error' on a
+      // checked-out client besides failing its query; unheard, that event would end the process. The
+      // query's own failure is what the transaction handles, so the event is only acknowledged.
+      if (!LISTENED.has(client)) {
+        client.on('error', () => undefined);
+        LISTENED.add(client);
+      }
+      return client;
     } catch (error) {
       const code = connectionCodeOf(error);
       throw code === undefined ? error : typed(operation, error, code, false, attempt);
