@@ -82,7 +82,7 @@ export const TEST_STORES = {
   },
   /** SQLite behind an asynchronous driver: every statement an await point, as PostgreSQL's will be. */
   'sqlite-yielding': () => YieldingSqliteStore.open(':memory:'),
-  /** PostgreSQL (LEASEHOLD_PG_URL, or the local server): a fresh schema per queue, dropped when the queue closes. */
+  /** PostgreSQL (LEASEHOLD_PG_URL: the machine's server in CI, else a throwaway one from vitest's global setup): a fresh schema per queue, dropped when the queue closes. */
   postgres: () => freshPgStore(),
 } as const satisfies Record<string, () => string | Store>;
 

@@ -1,5 +1,5 @@
 /**
- * Test-only: a PostgreSQL store on a fresh schema of LEASEHOLD_PG_URL (or the local server), dropped
+ * Test-only: a PostgreSQL store on a fresh schema of LEASEHOLD_PG_URL (the run's server), dropped
  * when the store closes, so every queue of the contract suite starts from an empty database.
  */
 import { randomBytes } from 'node:crypto'; // allow-ambient: test schema names unique across processes, never a decision
@@ -7,7 +7,14 @@ import pg from 'pg';
 import { PgStore } from '../pg-store.ts';
 import type { Step, Store, StoreTx, TransactionBody } from '../store.ts';
 
-export const PG_URL = process.env.LEASEHOLD_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The run's server: vitest's global setup (pg-global-setup.ts) sets LEASEHOLD_PG_URL, starting a throwaway server when it was not given. */
+export const PG_URL = requiredUrl();
+
+function requiredUrl(): string {
+  const url = process.env.LEASEHOLD_PG_URL;
+  if (url === undefined || url === '') throw new Error('LEASEHOLD_PG_URL is not set: run the tests through vitest (its global setup starts a throwaway PostgreSQL)');
+  return url;
+}
 
 /** A schema name no other test uses. */
 export function freshSchemaName(): string {
