@@ -616,11 +616,12 @@ describe.each(STORES)('the queue across real processes on %s', (store) => {
     // The children cannot tell "drained" from "the rest are in retry backoff", so the test counts the
     // completions they report and tells them to stop when every task has one.
     const completions = (): number => claimers.reduce((sum, child) => sum + child.ofType('complete').length, 0);
-    const deadline = Date.now() + 45_000;
+    // A bound, not a timing: a loaded machine drains slower, a stuck drain still ends the test.
+    const deadline = Date.now() + 150_000;
     while (completions() < taskCount) {
       const crashed = claimers.find((child) => child.exit !== undefined);
       if (crashed) throw new Error(`a claimer ended early (seed ${seed}): ${crashed.describe()}`);
-      if (Date.now() > deadline) throw new Error(`only ${completions()} of ${taskCount} completions after 45 s (seed ${seed})`);
+      if (Date.now() > deadline) throw new Error(`only ${completions()} of ${taskCount} completions after 150 s (seed ${seed})`);
       await delay(50);
     }
     const drainMs = Date.now() - startedAt;
@@ -663,7 +664,7 @@ describe.each(STORES)('the queue across real processes on %s', (store) => {
         `same-ms ties between tasks resolved by events.id: ${replay.sameMsTies}; timestamps running backwards in commit order: ${replay.timestampInversions}; ` +
         `(phantom, cascading) violations a replay ordered by timestamp instead would report: ${timeOrderedPhantoms}`,
     );
-  });
+  }, 240_000);
 
   it('Q18/I11: SIGKILL mid-work, 20 times: the database stays intact, no task is lost, expired leases become uncertain', async () => {
     const target = await freshTarget(store);
