@@ -11,8 +11,9 @@
  *   # host B
  *   npx tsx tools/examples/fleet-worker.ts --db postgres://postgres@db-host:5432/test --worker b1
  *
- * Each process exits 0 once the queue has had no ready, running or uncertain task for --idle-exit-ms
- * (default 3000), printing what it completed; Ctrl-C drains it (R8). Production adapters only.
+ * Each process exits 0 once the queue has tasks and none of them has been ready, running or uncertain
+ * for --idle-exit-ms (default 3000), printing what it completed; Ctrl-C drains it (R8). Production
+ * adapters only.
  */
 import { parseArgs } from 'node:util';
 import { SystemClock, TimerWaiter, Worker, openWorkQueue, type Tool } from '../../src/index.ts';
@@ -100,9 +101,9 @@ while (!stopping) {
     await queue.expireLeases();
     await queue.reconcile();
   }
-  // live: the ready, running and uncertain tasks (Q3).
-  const open = (await queue.snapshot()).live;
-  if (open > 0) idleSince = undefined;
+  // live: the ready, running and uncertain tasks (Q3). A queue with no task yet is waiting for its seed.
+  const snapshot = await queue.snapshot();
+  if (snapshot.live > 0 || snapshot.tasks.length === 0) idleSince = undefined;
   else if (idleSince === undefined) idleSince = clock.now();
   else if (clock.now() - idleSince >= idleExitMs) break;
 }
