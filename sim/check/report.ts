@@ -156,6 +156,8 @@ export function summaryJson(outcome: CheckOutcome): unknown {
       replay: replayOf(result),
     })),
     harnessCrash: death === undefined ? null : deathLine(death),
+    // Every first run, so `leasehold merge` can rebuild one JUnit report and one verdict from shards.
+    runs: counted.runs.map((result) => ({ scenario: result.job.scenario, index: result.job.index, seed: result.job.seed, verdict: result.verdict, traceHash: result.traceHash, elapsedMs: Math.round(result.elapsedMs), ...(result.crash === undefined ? {} : { crash: result.crash.split('\n')[0] }) })),
     ...(outcome.pairs === undefined ? {} : { pairs: outcome.pairs }),
     ...(outcome.explore === undefined ? {} : { explore: outcome.explore }),
   };

@@ -25,6 +25,8 @@ export interface UnseedMismatch {
 
 export interface Tally {
   scenarios: ScenarioTally[];
+  /** Every first run, in job order. */
+  runs: JobResult[];
   /** Every first run whose verdict is not pass, in job order. */
   failures: JobResult[];
   mismatches: UnseedMismatch[];
@@ -66,8 +68,9 @@ export function tally(scenarioNames: readonly string[], results: readonly JobRes
       row.nondeterminism++;
     }
   }
-  const failures = sorted.filter((result) => !result.job.repeat && result.verdict !== 'pass');
-  return { scenarios: [...byScenario.values()], failures, mismatches, unseedChecked };
+  const runs = sorted.filter((result) => !result.job.repeat);
+  const failures = runs.filter((result) => result.verdict !== 'pass');
+  return { scenarios: [...byScenario.values()], runs, failures, mismatches, unseedChecked };
 }
 
 export function totalOf(rows: readonly ScenarioTally[]): ScenarioTally {

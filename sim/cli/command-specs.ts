@@ -37,7 +37,7 @@ export interface CommandSpec {
   requires?: { flags: readonly string[]; orPositional?: boolean };
 }
 
-export const COMMAND_NAMES = ['check', 'replay', 'run', 'report', 'scenarios', 'start', 'demo'] as const;
+export const COMMAND_NAMES = ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'start', 'demo'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
@@ -97,6 +97,17 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       },
     ],
     example: 'check --seeds 100',
+  },
+  merge: {
+    name: 'merge',
+    summary: 'combine the summaries of `check --shard K/N --out DIR` runs into one verdict, summary, JUnit report and catalogue index',
+    synopsis: 'DIR... [--out DIR] [--junit FILE]',
+    flags: [
+      { ...outFlag, example: 'reports/merged', help: 'where to write the merged summary.json, index.md and index.html (default reports/merged)' },
+      { name: 'junit', kind: 'string', valueName: 'FILE', example: 'reports/junit.xml', help: 'also write one JUnit XML report over every shard\'s seeds' },
+    ],
+    positional: { name: 'DIR', max: 1_000 },
+    example: 'merge shard-1 shard-2 shard-3 shard-4',
   },
   replay: {
     name: 'replay',

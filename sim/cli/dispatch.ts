@@ -3,6 +3,7 @@ import type { CommandContext, CommandModule } from './command-context.ts';
 import { COMMANDS, START_ARGS, START_RUNS, type CommandName } from './command-specs.ts';
 import * as check from './commands/check.ts';
 import * as demo from './commands/demo.ts';
+import * as merge from './commands/merge.ts';
 import * as replay from './commands/replay.ts';
 import * as report from './commands/report.ts';
 import * as run from './commands/run.ts';
@@ -15,7 +16,7 @@ import { isUsageError } from './usage-error.ts';
  * The module of each command (sim/cli/commands/<name>.ts). They are imported statically, so that the
  * CLI runs the same from source (tsx) and compiled (dist/, plain node), and a missing one fails the build.
  */
-export const COMMAND_MODULES: Readonly<Record<Exclude<CommandName, 'start'>, CommandModule>> = { check, replay, run, report, scenarios, demo };
+export const COMMAND_MODULES: Readonly<Record<Exclude<CommandName, 'start'>, CommandModule>> = { check, merge, replay, run, report, scenarios, demo };
 
 /**
  * The whole CLI as a function: parse, run the command's module, and map every way out to an S9 exit

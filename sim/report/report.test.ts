@@ -399,7 +399,7 @@ describe('the catalogue report', () => {
         reproduce: 'leasehold check --seeds 1 --seed cat',
         report: true,
       },
-      counted: { scenarios: [row('mixed', 1, 0), row('zombie-pause', 0, 1)], failures: [], mismatches: [], unseedChecked: 0 },
+      counted: { scenarios: [row('mixed', 1, 0), row('zombie-pause', 0, 1)], runs: [], failures: [], mismatches: [], unseedChecked: 0 },
       coverage: { enforced: false, reason: 'test', required: [] },
       written: [],
       wallMs: 1_000,
