@@ -21,7 +21,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
 
-export const CONTENDERS = ['leasehold', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
+export const CONTENDERS = ['leasehold', 'leasehold-1t', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 export const PG_CYCLE_CONFIG = {
@@ -110,6 +110,7 @@ async function main(): Promise<void> {
   const url = need(a, 'url');
   const workerId = need(a, 'worker');
   const lhSchema = need(a, 'lh-schema');
+  const lh1Schema = need(a, 'lh1-schema');
   const gwSchema = need(a, 'gw-schema');
   const gwTaskId = Number(need(a, 'gw-task'));
   const bossSchema = need(a, 'boss-schema');
@@ -120,6 +121,8 @@ async function main(): Promise<void> {
 
   // Leasehold: its own pool from the URL (one connection in use at a time: a process's writes are serial).
   const queue: WorkQueue = openWorkQueue({ db: url, schema: lhSchema, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
+  // Context: the same queue and config with every task in one tenant (the claim walks one tenant, not 64).
+  const queue1: WorkQueue = openWorkQueue({ db: url, schema: lh1Schema, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
   // graphile-worker's SQL and pg-boss share one plain connection (pg-boss takes any `db` with executeSql).
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -144,11 +147,11 @@ async function main(): Promise<void> {
     bullWorker = new BullWorker(BULL_QUEUE, null, { connection, prefix: bullPrefix, autorun: false });
     await bullWorker.waitUntilReady();
   }
+  await queue1.snapshot();
   await queue.snapshot(); // connects and checks the schema before the first timed cycle
 
   let seq = 0;
-  const cycle: Record<ContenderName, () => Promise<boolean>> = {
-    async leasehold() {
+  const leaseholdCycle = async (queue: WorkQueue): Promise<boolean> => {
       const c = await queue.claim(workerId);
       if (!c.ok) {
         if (c.reason === 'empty') return false;
@@ -157,7 +160,10 @@ async function main(): Promise<void> {
       const r = await queue.complete(c.task.id, workerId, c.task.generation, RESULT);
       if (!r.ok || r.outcome !== 'done') throw new Error(`leasehold complete failed: ${JSON.stringify(r)}`);
       return true;
-    },
+  };
+  const cycle: Record<ContenderName, () => Promise<boolean>> = {
+    leasehold: () => leaseholdCycle(queue),
+    'leasehold-1t': () => leaseholdCycle(queue1),
     async 'graphile-worker'() {
       const { rows } = await client.query({ ...gwGet, values: [workerId, [gwTaskId]] });
       const job = rows[0] as { id: string } | undefined;
@@ -183,12 +189,11 @@ async function main(): Promise<void> {
     },
   };
 
-  const fill: Record<ContenderName, (n: number) => Promise<void>> = {
-    async leasehold(n) {
+  const leaseholdFill = async (queue: WorkQueue, tenants: number, n: number): Promise<void> => {
       for (let i = 0; i < n; i++) {
         const s = seq++;
         const r = await queue.enqueue({
-          tenant: `t${(index * 7 + s) % PG_CYCLE_TENANTS}`,
+          tenant: `t${(index * 7 + s) % tenants}`,
           topic: `w${index}-topic-${s}`,
           version: 1,
           priority: 0,
@@ -196,7 +201,10 @@ async function main(): Promise<void> {
         });
         if (!r.ok || r.status !== 'enqueued') throw new Error(`leasehold enqueue failed: ${JSON.stringify(r)}`);
       }
-    },
+  };
+  const fill: Record<ContenderName, (n: number) => Promise<void>> = {
+    leasehold: (n) => leaseholdFill(queue, PG_CYCLE_TENANTS, n),
+    'leasehold-1t': (n) => leaseholdFill(queue1, 1, n),
     async 'graphile-worker'(n) {
       await client.query(
         `select count(*) from ${gwSchema}.add_jobs(array(select row($1::text, json_build_object('n', g, 'text', 'please look at order 1234'), null, null, null, null, null, null)::${gwSchema}.job_spec from generate_series(1, $2::int) g))`,
@@ -253,6 +261,7 @@ async function main(): Promise<void> {
   emit({ type: 'ready' });
   await finished;
   await queue.close();
+  await queue1.close();
   await boss.stop({ graceful: false, close: false }).catch(() => undefined);
   await bullWorker?.close();
   await bullQueue?.close();

@@ -132,7 +132,7 @@ class Child {
 }
 
 interface Servers {
-  schemas: { leasehold: string; graphile: string; boss: string };
+  schemas: { leasehold: string; leasehold1: string; graphile: string; boss: string };
   bullPrefix: string | undefined;
 }
 
@@ -163,13 +163,15 @@ async function slice(children: readonly Child[], name: ContenderName, w: number,
   return { rate, count };
 }
 
-async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: Servers; gwTaskId: number; lhQueue: WorkQueue; bullQueue?: BullQueue }> {
+async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: Servers; gwTaskId: number; lhQueue: WorkQueue; lh1Queue: WorkQueue; bullQueue?: BullQueue }> {
   const servers: Servers = {
-    schemas: { leasehold: runTag('lh_bench_pg'), graphile: runTag('lh_bench_gw'), boss: runTag('lh_bench_boss') },
+    schemas: { leasehold: runTag('lh_bench_pg'), leasehold1: runTag('lh_bench_pg1'), graphile: runTag('lh_bench_gw'), boss: runTag('lh_bench_boss') },
     bullPrefix: withRedis ? runTag('lhbench') : undefined,
   };
   const lhQueue = openWorkQueue({ db: PG_URL, schema: servers.schemas.leasehold, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
   await lhQueue.snapshot(); // migrates the fresh schema
+  const lh1Queue = openWorkQueue({ db: PG_URL, schema: servers.schemas.leasehold1, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
+  await lh1Queue.snapshot();
   await runMigrations({ connectionString: PG_URL, schema: servers.schemas.graphile, logger: silentGraphileLogger() });
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
@@ -192,7 +194,7 @@ async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: 
     await bullQueue.waitUntilReady();
   }
   ctx.progress(`  schemas ${Object.values(servers.schemas).join(', ')}${servers.bullPrefix ? `, redis prefix ${servers.bullPrefix}` : ''}`);
-  return { servers, gwTaskId, lhQueue, ...(bullQueue ? { bullQueue } : {}) };
+  return { servers, gwTaskId, lhQueue, lh1Queue, ...(bullQueue ? { bullQueue } : {}) };
 }
 
 function silentGraphileLogger() {
@@ -208,12 +210,12 @@ function silentGraphileLogger() {
   })() as unknown as Parameters<typeof runMigrations>[0]['logger'];
 }
 
-async function verify(name: ContenderName, servers: Servers, counted: number, backlog: number, added: number, lhQueue: WorkQueue, bullQueue?: BullQueue): Promise<string> {
+async function verify(name: ContenderName, servers: Servers, counted: number, backlog: number, added: number, queues: Record<'leasehold' | 'leasehold-1t', WorkQueue>, bullQueue?: BullQueue): Promise<string> {
   const fail = (m: string) => {
     throw new Error(`pg-cycle verify ${name}: ${m}`);
   };
-  if (name === 'leasehold') {
-    const snap = await lhQueue.snapshot();
+  if (name === 'leasehold' || name === 'leasehold-1t') {
+    const snap = await queues[name].snapshot();
     const c = snap.countsByState;
     if ((c.done ?? 0) !== counted) fail(`${c.done ?? 0} tasks done, but ${counted} cycles counted`);
     if ((c.ready ?? 0) !== backlog) fail(`${c.ready ?? 0} ready at the end, expected ${backlog}`);
@@ -261,12 +263,12 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   if (redisDown !== undefined) ctx.progress(`  bullmq SKIPPED: ${redisDown}`);
 
   const quick = ctx.options.quick;
-  const backlog = quick ? 3000 : 10_000;
+  const backlog = quick ? 2000 : 5000;
   const sliceMs = quick ? 250 : Math.max(600, ctx.options.sliceMs * 6);
   const rounds = quick ? Math.min(ctx.options.rounds, 2) : ctx.options.rounds;
-  const names: ContenderName[] = redisDown === undefined ? ['leasehold', 'graphile-worker', 'pg-boss', 'bullmq'] : ['leasehold', 'graphile-worker', 'pg-boss'];
+  const names: ContenderName[] = ['leasehold', 'leasehold-1t', 'graphile-worker', 'pg-boss', ...(redisDown === undefined ? (['bullmq'] as const) : [])];
 
-  const { servers, gwTaskId, lhQueue, bullQueue } = await setUp(ctx, redisDown === undefined);
+  const { servers, gwTaskId, lhQueue, lh1Queue, bullQueue } = await setUp(ctx, redisDown === undefined);
   const children: Child[] = [];
   try {
     const redis = redisHostPort();
@@ -277,6 +279,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           `--worker=bench-w${i}`,
           `--index=${i}`,
           `--lh-schema=${servers.schemas.leasehold}`,
+          `--lh1-schema=${servers.schemas.leasehold1}`,
           `--gw-schema=${servers.schemas.graphile}`,
           `--gw-task=${gwTaskId}`,
           `--boss-schema=${servers.schemas.boss}`,
@@ -324,7 +327,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     }
 
     const verified: Record<string, string> = {};
-    for (const n of names) verified[n] = await verify(n, servers, counted[n]!, backlog, added[n]!, lhQueue, bullQueue);
+    for (const n of names) verified[n] = await verify(n, servers, counted[n]!, backlog, added[n]!, { leasehold: lhQueue, 'leasehold-1t': lh1Queue }, bullQueue);
 
     const metrics: Metric[] = [];
     const context: ContextLine[] = [];
@@ -342,6 +345,9 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
         ratiosRaw[`${id}_w${w}`] = ratios.map((v) => sig(v));
         metrics.push(metric(`${id}_w${w}`, `leasehold PG claim→complete cycles/s ÷ ${what}, ${w} worker process${w > 1 ? 'es' : ''}`, median(ratios), PG_CYCLE_TARGETS[id], ratios));
       }
+      const oneTenant = pairedRatios(rates[w]!['leasehold-1t']!, rates[w]!['graphile-worker']!);
+      ratiosRaw[`leasehold1tToGraphile_w${w}`] = oneTenant.map((v) => sig(v));
+      context.push({ label: `leasehold-1t (1 tenant) ÷ graphile-worker at ${w} worker${w > 1 ? 's' : ''} (context)`, value: sig(median(oneTenant), 3).toString() });
       context.push({ label: `cycles/s at ${w} worker${w > 1 ? 's' : ''} (median)`, value: names.map((n) => `${n} ${fmtRate(median(rates[w]![n]!))}`).join(', ') });
     }
     context.push(
@@ -372,6 +378,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   } finally {
     await Promise.all(children.map((c) => c.stop().catch(() => undefined)));
     await lhQueue.close().catch(() => undefined);
+    await lh1Queue.close().catch(() => undefined);
     await bullQueue?.close().catch(() => undefined);
     await dropSchemas(PG_URL, Object.values(servers.schemas)).catch((e) => ctx.progress(`  WARNING: dropping schemas: ${String(e)}`));
     if (servers.bullPrefix !== undefined) await flushPrefix(REDIS_URL, servers.bullPrefix).catch((e) => ctx.progress(`  WARNING: flushing redis: ${String(e)}`));
