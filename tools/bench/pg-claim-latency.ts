@@ -145,10 +145,10 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     return { metrics: [], context: [{ label: 'SKIPPED', value: down }], raw: { skipped: down } };
   }
   const quick = ctx.options.quick;
-  const bigSize = quick ? 5_000 : 100_000;
+  const bigSize = quick ? 3_000 : 100_000;
   const smallSize = 1_000;
-  const perRound = quick ? 40 : 200;
-  const rounds = ctx.options.rounds;
+  const perRound = quick ? 20 : 200;
+  const rounds = quick ? Math.min(ctx.options.rounds, 3) : ctx.options.rounds;
   const bigLabel = bigSize === 100_000 ? '100k' : `${bigSize / 1000}k`;
 
   const shapes: Shape[] = [];
@@ -176,7 +176,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       throw new Error(`the 1k and ${bigLabel} queues must hold ${smallSize} eligible tasks each, got ${atStart[0]?.tasks} and ${atStart[2]?.tasks}`);
     }
 
-    for (const s of shapes) await measureClaims(s, quick ? 20 : 100, false);
+    for (const s of shapes) await measureClaims(s, quick ? 10 : 100, false);
     const ratios: number[] = [];
     const mixedRatios: number[] = [];
     for (let r = 0; r < rounds; r++) {
