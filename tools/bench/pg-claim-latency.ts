@@ -17,7 +17,10 @@
  * queue's back). On PostgreSQL an enqueue is one transaction of several round trips under the queue's
  * advisory lock, so a 100k fill takes minutes; to hide the client-side gaps it runs FILL_LANES enqueue
  * loops at once, each on its own WorkQueue instance (own pool) on the same schema, all reading one
- * VirtualClock. The clock is read inside the transaction after the advisory lock is taken, i.e. in
+ * VirtualClock. Every 10% of a fill, and after it, the bench ANALYZEs the queue's tables (what autovacuum
+ * would do; the local test server runs with autovacuum off, and with the statistics of an empty table
+ * enqueue's olderUnstartedVersions lookup is planned on tasks_ready and scans the tenant's whole ready
+ * backlog: 20 ms an enqueue at 20k tasks). The clock is read inside the transaction after the advisory lock is taken, i.e. in
  * commit order, so enqueue times still only move forward; task i gets its tenant, priority draw and
  * clock position from its index, as in claim-latency.ts.
  *
@@ -28,7 +31,7 @@ import pg from 'pg';
 import { openWorkQueue, type WorkQueue } from '../../src/index.ts';
 import { VirtualClock } from '../../sim/clock.ts';
 import { LATENCY_CONFIG, LATENCY_TARGET } from './claim-latency.ts';
-import { dropSchemas, PG_URL, pgUnreachable, runTag } from './pg-servers.ts';
+import { analyzeSchemas, autovacuumSetting, dropSchemas, PG_URL, pgUnreachable, runTag } from './pg-servers.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { elapsedNs, fmtRate, fmtUs, median, nowNs, prng, quantile, sig } from './timing.ts';
 
@@ -95,11 +98,15 @@ async function build(ctx: BenchContext, created: string[], label: string, ready:
       const small = i % smallEvery === Math.floor(smallEvery / 2);
       await enqueueOne(s, q, small ? SMALL[Math.floor(i / smallEvery) % SMALL.length]! : BIG);
       done++;
+      // Planner statistics as autovacuum would keep them (the local server may run with it off): without
+      // them enqueue's olderUnstartedVersions plans on tasks_ready and scans the tenant's whole backlog.
+      if (done % every === 0) await analyzeSchemas(PG_URL, [schema]);
       if (done % every === 0 && ready >= 10_000) ctx.progress(`  fill ${label}: ${done}/${ready} (${fmtRate(done / (elapsedNs(start) / 1e9))})`);
     }
   };
   await Promise.all(lanes.map(lane));
   s.fillSeconds = elapsedNs(start) / 1e9;
+  await analyzeSchemas(PG_URL, [schema]);
   for (const q of s.lanes) await q.close();
   s.lanes = [];
   clock.advanceTo(Math.max(clock.now(), EPOCH + SPAN_MS + 1));
@@ -153,6 +160,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
 
   const shapes: Shape[] = [];
   const created: string[] = [];
+  const autovacuum = await autovacuumSetting(PG_URL);
   try {
     ctx.progress(`  filling ${smallSize} ready tasks, all eligible`);
     const small = await build(ctx, created, '1k', smallSize, 1);
@@ -224,12 +232,14 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
         { label: 'eligible (tenant, base priority) levels at the end', value: shapes.map((s, k) => `${s.label} ${atEnd[k]?.levels ?? 'n/a'}`).join(', ') },
         { label: `enqueue fill rate ${big.label} (${bigSize} tasks, ${FILL_LANES} lanes)`, value: `${fmtRate((bigSize + 1) / big.fillSeconds)} in ${big.fillSeconds.toFixed(1)} s` },
         { label: `enqueue fill rate ${small.label}`, value: fmtRate((smallSize + 1) / small.fillSeconds) },
+        { label: 'server autovacuum', value: `${autovacuum}; the bench runs ANALYZE on each queue's tables every 10% of a fill and after it` },
         ...(quick ? [{ label: 'NOTE', value: `quick mode: the large queue has ${bigSize} tasks, not 100k` }] : []),
       ],
       raw: {
         server: PG_URL.replace(/:[^:@/]*@/, ':***@'),
         config: LATENCY_CONFIG,
         fillLanes: FILL_LANES,
+        autovacuum,
         shape: { smallTenants: SMALL.length, priorities: '0..30 seeded', enqueueSpanMs: SPAN_MS, clockStepPerClaimMs: STEP_MS },
         claimsPerRound: perRound,
         ratiosPerRound: ratios.map((v) => sig(v)),

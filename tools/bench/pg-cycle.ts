@@ -18,7 +18,11 @@
  *     capacity 1e8, globalLimit 64, perTenantLimit 16, no budgets (nothing throttles 16 workers). The
  *     claim is a lease (leaseMs, expires and is reclaimed) and completion is fenced by (workerId,
  *     generation): a stale holder's complete is refused. Each call is one transaction under the queue's
- *     advisory lock (src/store/pg-store.ts).
+ *     advisory lock (src/store/pg-store.ts), every statement its own round trip: a claim is 10 + 2·T
+ *     statements with T tenants holding ready work (one skip-scan step and one best-candidate lookup per
+ *     tenant), a complete 9.
+ *   - leasehold-1t (context, no target): the same queue and config with every task in one tenant, so the
+ *     claim walks one tenant (12 statements); it shows what the per-tenant walk costs on a network store.
  *   - graphile-worker: its worker's own SQL, run on one connection per process as named prepared
  *     statements like its worker does (preparedStatements defaults to on): the get_job statement of
  *     dist/sql/getJob.js (strategy 2: `for update skip locked`, sets locked_by/locked_at, attempts+1)
@@ -40,6 +44,10 @@
  *   pgCycleToPgBossRatio_wN   = median_r( leasehold / pg-boss ),                                    target >= 1.0
  *   pgCycleToBullmqRatio_wN   = median_r( leasehold / bullmq ),                                     informational, target >= 0
  *
+ * Standing backlog: Leasehold's (filled through its enqueue, one advisory-locked transaction per task)
+ * is smaller than the others' (bulk inserts), since they consume far more per slice; pg-claim-latency
+ * shows Leasehold's claim does not depend on the backlog's size, so this does not favour it.
+ *
  * Verification at the end: for every contender, jobs completed == cycles counted and the backlog is
  * whole (nothing lost, nothing left locked). Clean-up drops the run's schemas and its Redis keys. With
  * PostgreSQL unreachable the section is skipped; with Redis unreachable only bullmq is.
@@ -55,7 +63,7 @@ import PgBoss from 'pg-boss';
 import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
 import { pairedRatios } from './interleave.ts';
 import { BOSS_QUEUE, BULL_QUEUE, GW_TASK, PG_CYCLE_CONFIG, PG_CYCLE_TENANTS, type ContenderName } from './pg-cycle-child.ts';
-import { dropSchemas, flushPrefix, PG_URL, pgUnreachable, REDIS_URL, redisHostPort, redisUnreachable, runTag } from './pg-servers.ts';
+import { analyzeSchemas, autovacuumSetting, dropSchemas, flushPrefix, PG_URL, pgUnreachable, REDIS_URL, redisHostPort, redisUnreachable, runTag } from './pg-servers.ts';
 import { metric, type BenchContext, type BenchSection, type ContextLine, type Metric, type SectionResult } from './registry.ts';
 import { fmtRate, median, sig } from './timing.ts';
 
@@ -300,6 +308,9 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       added[n] = backlogOf(n);
       counted[n] = 0;
     }
+    // Planner statistics after the fill, as autovacuum would keep them (the local server may have it off).
+    const autovacuum = await autovacuumSetting(PG_URL);
+    await analyzeSchemas(PG_URL, Object.values(servers.schemas));
     const consume = async (n: ContenderName, w: number, ms: number) => {
       const s = await slice(children, n, w, ms);
       counted[n]! += s.count;
@@ -356,6 +367,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     context.push(
       { label: 'standing backlog at each slice start', value: names.map((n) => `${n} ${backlogOf(n)}`).join(', ') },
       { label: 'slice per contender', value: `${sliceMs} ms of every worker, rounds ${rounds}` },
+      { label: 'server autovacuum', value: `${autovacuum}; every schema is ANALYZEd once after the initial fill` },
       { label: 'leasehold config', value: `${JSON.stringify(PG_CYCLE_CONFIG)}, ${PG_CYCLE_TENANTS} tenants, priority 0` },
       ...names.map((n) => ({ label: `verified ${n}`, value: verified[n]! })),
       ...(redisDown !== undefined ? [{ label: 'bullmq SKIPPED', value: redisDown }] : []),

@@ -77,3 +77,34 @@ export async function flushPrefix(url: string, prefix: string): Promise<number> 
   }
   return removed;
 }
+
+/**
+ * ANALYZE every table of the given schemas. A server with autovacuum off (as a test server may be) never
+ * refreshes the planner's statistics, so after a bulk fill it plans as if the tables were empty; this is
+ * what autovacuum's analyze would do on a default server. It reads table contents only to sample them.
+ */
+export async function analyzeSchemas(url: string, schemas: readonly string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    for (const s of schemas) {
+      const tables = (await client.query(`select tablename from pg_tables where schemaname = $1`, [s])).rows as { tablename: string }[];
+      for (const t of tables) await client.query(`analyze "${s}"."${t.tablename}"`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** The server's autovacuum setting ('on' or 'off'), for the report. */
+export async function autovacuumSetting(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return String((await client.query('show autovacuum')).rows[0].autovacuum);
+  } finally {
+    await client.end();
+  }
+}
