@@ -153,7 +153,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     return { metrics: [], context: [{ label: 'SKIPPED', value: down }], raw: { skipped: down } };
   }
   const quick = ctx.options.quick;
-  const bigSize = quick ? 3_000 : 100_000;
+  const bigSize = quick ? 2_000 : 100_000;
   const smallSize = 1_000;
   const perRound = quick ? 20 : 200;
   const rounds = quick ? Math.min(ctx.options.rounds, 3) : ctx.options.rounds;
