@@ -1,0 +1,279 @@
+/**
+ * One worker process of the `pg-cycle` section (pg-cycle.ts): `node --import tsx tools/bench/pg-cycle-child.ts
+ * --name=value...`. It opens its own connections to every contender once (a Leasehold queue with its
+ * own pool, one pg client shared by graphile-worker's SQL and pg-boss, one BullMQ worker on Redis),
+ * prints `{"type":"ready"}`, then obeys one command a line on stdin and answers one JSON line each:
+ *
+ *   go <contender> <ms>      loop claim → complete for <ms> of wall time (hrtime, from the moment the line
+ *                            arrived; the parent sends it to every worker of the round at once), answer
+ *                            { type: 'count', count, ns, exhausted }
+ *   fill <contender> <n>     add n jobs to that contender's backlog (untimed), answer { type: 'filled' }
+ *   quit                     close everything and exit
+ *
+ * When stdin closes (the parent ended or died) the child exits, so no orphan is left behind. What each
+ * contender's cycle does, and what it guarantees, is in pg-cycle.ts's doc comment.
+ */
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
+
+export const CONTENDERS = ['leasehold', 'leasehold-1t', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
+export type ContenderName = (typeof CONTENDERS)[number];
+
+export const PG_CYCLE_CONFIG = {
+  capacity: 100_000_000,
+  globalLimit: 64,
+  perTenantLimit: 16,
+} as const;
+export const PG_CYCLE_TENANTS = 64;
+export const BOSS_QUEUE = 'bench';
+export const BULL_QUEUE = 'bench';
+export const GW_TASK = 'bench';
+const RESULT = { outcome: 'resolved' };
+
+function emit(message: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+function args(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const a of process.argv.slice(2)) {
+    const m = /^--([^=]+)=(.*)$/s.exec(a);
+    if (!m) throw new Error(`argument not of the form --name=value: ${a}`);
+    out.set(m[1]!, m[2]!);
+  }
+  return out;
+}
+
+function need(a: Map<string, string>, k: string): string {
+  const v = a.get(k);
+  if (v === undefined) throw new Error(`--${k} is required`);
+  return v;
+}
+
+/** graphile-worker 0.16.6's own job-fetch SQL (dist/sql/getJob.js: strategy 2, no flags, now()), verbatim. */
+function graphileGetJobSql(s: string): string {
+  return `\
+with j as (
+  select jobs.job_queue_id, jobs.priority, jobs.run_at, jobs.id
+    from ${s}._private_jobs as jobs
+    where jobs.is_available = true
+    and run_at <= now()
+    and task_id = any($2::int[])
+    and (
+      jobs.job_queue_id is null
+      or
+      jobs.job_queue_id in (
+        select id
+        from ${s}._private_job_queues as job_queues
+        where job_queues.is_available = true
+        for update
+        skip locked
+      )
+    )
+    order by priority asc, run_at asc
+    limit 1
+    for update
+    skip locked
+),
+q as (
+  update ${s}._private_job_queues as job_queues
+    set
+      locked_by = $1::text,
+      locked_at = now()
+    from j
+    where job_queues.id = j.job_queue_id
+)
+  update ${s}._private_jobs as jobs
+    set
+      attempts = jobs.attempts + 1,
+      locked_by = $1::text,
+      locked_at = now()
+    from j
+    where jobs.id = j.id
+    returning *`;
+}
+
+/** graphile-worker 0.16.6's completeJob for a job outside any named queue (dist/sql/completeJob.js), verbatim. */
+function graphileCompleteSql(s: string): string {
+  return `\
+delete from ${s}._private_jobs as jobs
+where id = $1::bigint`;
+}
+
+async function main(): Promise<void> {
+  const a = args();
+  const url = need(a, 'url');
+  const workerId = need(a, 'worker');
+  const lhSchema = need(a, 'lh-schema');
+  const lh1Schema = need(a, 'lh1-schema');
+  const gwSchema = need(a, 'gw-schema');
+  const gwTaskId = Number(need(a, 'gw-task'));
+  const bossSchema = need(a, 'boss-schema');
+  const bullPrefix = a.get('bull-prefix');
+  const redisPort = Number(a.get('redis-port') ?? 6379);
+  const redisHost = a.get('redis-host') ?? '127.0.0.1';
+  const index = Number(need(a, 'index'));
+
+  // Leasehold: its own pool from the URL (one connection in use at a time: a process's writes are serial).
+  const queue: WorkQueue = openWorkQueue({ db: url, schema: lhSchema, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
+  // Context: the same queue and config with every task in one tenant (the claim walks one tenant, not 64).
+  const queue1: WorkQueue = openWorkQueue({ db: url, schema: lh1Schema, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
+  // graphile-worker's SQL and pg-boss share one plain connection (pg-boss takes any `db` with executeSql).
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const boss = new PgBoss({
+    db: { executeSql: (text: string, values: unknown[]) => client.query(text, values) },
+    schema: bossSchema,
+    supervise: false,
+    schedule: false,
+    migrate: false,
+  });
+  boss.on('error', () => undefined);
+  await boss.start();
+  const gwGet = { name: `get_job/${gwSchema}`, text: graphileGetJobSql(gwSchema) };
+  const gwDone = { name: `complete_job/${gwSchema}`, text: graphileCompleteSql(gwSchema) };
+
+  let bullQueue: BullQueue | undefined;
+  let bullWorker: BullWorker | undefined;
+  if (bullPrefix !== undefined) {
+    const connection = { host: redisHost, port: redisPort, maxRetriesPerRequest: null };
+    bullQueue = new BullQueue(BULL_QUEUE, { connection, prefix: bullPrefix });
+    // No processor: the worker only fetches (getNextJob) and completes (moveToCompleted) when asked to.
+    bullWorker = new BullWorker(BULL_QUEUE, null, { connection, prefix: bullPrefix, autorun: false });
+    await bullWorker.waitUntilReady();
+  }
+  await queue1.snapshot();
+  await queue.snapshot(); // connects and checks the schema before the first timed cycle
+
+  let seq = 0;
+  const leaseholdCycle = async (queue: WorkQueue): Promise<boolean> => {
+      const c = await queue.claim(workerId);
+      if (!c.ok) {
+        if (c.reason === 'empty') return false;
+        throw new Error(`leasehold claim failed: ${c.reason}`);
+      }
+      const r = await queue.complete(c.task.id, workerId, c.task.generation, RESULT);
+      if (!r.ok || r.outcome !== 'done') throw new Error(`leasehold complete failed: ${JSON.stringify(r)}`);
+      return true;
+  };
+  const cycle: Record<ContenderName, () => Promise<boolean>> = {
+    leasehold: () => leaseholdCycle(queue),
+    'leasehold-1t': () => leaseholdCycle(queue1),
+    async 'graphile-worker'() {
+      const { rows } = await client.query({ ...gwGet, values: [workerId, [gwTaskId]] });
+      const job = rows[0] as { id: string } | undefined;
+      if (job === undefined) return false;
+      const done = await client.query({ ...gwDone, values: [job.id] });
+      if (done.rowCount !== 1) throw new Error(`graphile-worker: completing job ${job.id} deleted ${done.rowCount} rows`);
+      return true;
+    },
+    async 'pg-boss'() {
+      const jobs = await boss.fetch(BOSS_QUEUE);
+      const job = jobs[0];
+      if (job === undefined) return false;
+      const r = (await boss.complete(BOSS_QUEUE, job.id)) as unknown as { affected: number };
+      if (r.affected !== 1) throw new Error(`pg-boss: complete(${job.id}) affected ${r.affected}`);
+      return true;
+    },
+    async bullmq() {
+      const token = workerId;
+      const job = await bullWorker!.getNextJob(token, { block: false });
+      if (job === undefined || job === null) return false;
+      await job.moveToCompleted(RESULT, token, false);
+      return true;
+    },
+  };
+
+  const leaseholdFill = async (queue: WorkQueue, tenants: number, n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        const s = seq++;
+        const r = await queue.enqueue({
+          tenant: `t${(index * 7 + s) % tenants}`,
+          topic: `w${index}-topic-${s}`,
+          version: 1,
+          priority: 0,
+          input: { n: s, text: 'please look at order 1234' },
+        });
+        if (!r.ok || r.status !== 'enqueued') throw new Error(`leasehold enqueue failed: ${JSON.stringify(r)}`);
+      }
+  };
+  const fill: Record<ContenderName, (n: number) => Promise<void>> = {
+    leasehold: (n) => leaseholdFill(queue, PG_CYCLE_TENANTS, n),
+    'leasehold-1t': (n) => leaseholdFill(queue1, 1, n),
+    async 'graphile-worker'(n) {
+      await client.query(
+        `select count(*) from ${gwSchema}.add_jobs(array(select row($1::text, json_build_object('n', g, 'text', 'please look at order 1234'), null, null, null, null, null, null)::${gwSchema}.job_spec from generate_series(1, $2::int) g))`,
+        [GW_TASK, n],
+      );
+    },
+    async 'pg-boss'(n) {
+      const jobs = Array.from({ length: n }, () => ({ name: BOSS_QUEUE, data: { n: seq++, text: 'please look at order 1234' } }));
+      await boss.insert(jobs);
+    },
+    async bullmq(n) {
+      const jobs = Array.from({ length: n }, () => ({ name: 'bench', data: { n: seq++, text: 'please look at order 1234' } }));
+      await bullQueue!.addBulk(jobs);
+    },
+  };
+
+  const lines = createInterface({ input: process.stdin });
+  let chain: Promise<void> = Promise.resolve();
+  let quit: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => (quit = resolve));
+  lines.on('close', () => process.exit(0));
+  lines.on('line', (line) => {
+    const t0 = process.hrtime.bigint();
+    const [cmd, name, num] = line.trim().split(' ');
+    chain = chain.then(async () => {
+      if (cmd === 'go') {
+        const run = cycle[name as ContenderName];
+        const deadline = t0 + BigInt(Number(num)) * 1_000_000n;
+        let count = 0;
+        let exhausted = false;
+        while (process.hrtime.bigint() < deadline) {
+          if (!(await run())) {
+            exhausted = true;
+            break;
+          }
+          count++;
+        }
+        emit({ type: 'count', count, ns: Number(process.hrtime.bigint() - t0), exhausted });
+      } else if (cmd === 'fill') {
+        await fill[name as ContenderName](Number(num));
+        emit({ type: 'filled' });
+      } else if (cmd === 'quit') {
+        quit();
+      } else {
+        throw new Error(`unknown command ${line}`);
+      }
+    });
+    chain.catch((error: unknown) => {
+      const err = error as { message?: string; stack?: string };
+      emit({ type: 'error', message: err?.message ?? String(error), stack: err?.stack });
+      process.exit(1);
+    });
+  });
+  emit({ type: 'ready' });
+  await finished;
+  await queue.close();
+  await queue1.close();
+  await boss.stop({ graceful: false, close: false }).catch(() => undefined);
+  await bullWorker?.close();
+  await bullQueue?.close();
+  await client.end();
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+if (invokedDirectly) main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    const err = error as { message?: string; stack?: string };
+    emit({ type: 'error', message: err?.message ?? String(error), stack: err?.stack });
+    process.exit(1);
+  },
+);
