@@ -83,7 +83,7 @@ function closeHold(first: number, now: string): string {
 }
 const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, hold.usage, hold.reason];
 
-const SQL = {
+export const SQL = {
   taskById: 'SELECT * FROM tasks WHERE id = $1',
   taskByKey: 'SELECT * FROM tasks WHERE tenant = $1 AND topic = $2 AND version = $3',
   tasksForTenant: 'SELECT * FROM tasks WHERE tenant = $1 ORDER BY id',
@@ -131,8 +131,13 @@ const SQL = {
                       $11, $12, $12, $12, 1, $13, $16, $17, $18, $19, $12, $14, $15)
                     ON CONFLICT (tenant, topic, version) DO NOTHING
                     RETURNING id`,
-  olderUnstartedVersions: `SELECT id, tenant, state, generation, hold_state FROM tasks
-                           WHERE tenant = $1 AND topic = $2 AND version < $3 AND state = 'ready' AND generation = 0 ORDER BY id`,
+  // The inner query names only the (tenant, topic, version) key, and OFFSET 0 keeps the planner from
+  // folding the outer filter in: without statistics (a server whose autovacuum is off) it would take the
+  // tasks_ready partial index instead and filter the tenant's whole ready backlog on every enqueue.
+  olderUnstartedVersions: `SELECT id, tenant, state, generation, hold_state FROM (
+                             SELECT id, tenant, state, generation, hold_state FROM tasks
+                             WHERE tenant = $1 AND topic = $2 AND version < $3 OFFSET 0) AS versions
+                           WHERE state = 'ready' AND generation = 0 ORDER BY id`,
   insertRejection: `INSERT INTO rejections (id, tenant, topic, version, reason, at)
                     VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM rejections), $1, $2, $3, $4, $5)`,
 

@@ -12,6 +12,7 @@ import { assertEventLogConsistent, ManualClock } from '../queue/__test-helpers__
 import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
+import { SQL } from './pg-statements.ts';
 import { PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
 import type { TaskRow } from './store.ts';
 
@@ -121,6 +122,19 @@ describe('PgStore on a PostgreSQL server', () => {
     expect(events.at(-1)?.at).toBe(clock.t);
     expect(await queue.eventsSince(0)).toEqual(await queue.allEvents());
     await assertEventLogConsistent(queue);
+  });
+
+  it('finds a topic\'s older versions through the task key, not the tenant\'s ready backlog, even with no planner statistics', async () => {
+    const schema = schemaForTest();
+    const { queue } = openQueue(schema);
+    for (let i = 0; i < 50; i++) await enqueueOne(queue, 'acme', `topic-${i}`);
+    const client = await admin();
+    // A fresh table has no statistics until ANALYZE (and this machine's server runs with autovacuum off).
+    await client.query(`SELECT pg_stat_reset_single_table_counters('${schema}.tasks'::regclass)`);
+    const plan = await client.query(`SET search_path TO ${schema}; EXPLAIN (FORMAT JSON) ${SQL.olderUnstartedVersions.replace('$1', "'acme'").replace('$2', "'topic-7'").replace('$3', '2')}`);
+    const text = JSON.stringify((plan as unknown as pg.QueryResult[])[1]!.rows[0]);
+    expect(text).not.toContain('tasks_ready');
+    expect(text).toMatch(/tasks_tenant_topic_version_key|Index/);
   });
 
   it('returns BIGINT and COUNT columns as numbers, without touching pg’s global parsers', async () => {
