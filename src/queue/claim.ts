@@ -161,12 +161,12 @@ function* bestCandidate(
   if (config.fairness === 'fair_share') return yield* fairCandidate(context, tx, blocked, at, skip);
   let best: LevelHeadRow | undefined;
   let quotaBound = false;
-  for (let tenant = yield* tx.firstReadyTenant(); tenant !== undefined; tenant = yield* tx.nextReadyTenant(tenant)) {
+  for (const { tenant, head } of yield* tx.readyHeads(at)) {
     if (blocked.has(tenant)) {
       quotaBound = true;
       continue;
     }
-    best = yield* tenantBest(context, tx, tenant, at, skip, best);
+    best = yield* tenantBest(context, tx, tenant, at, skip, best, head);
   }
   if (best === undefined) return { quotaBound };
   const candidate = yield* tx.candidateById(best.id);
@@ -179,13 +179,29 @@ function* bestCandidate(
  * The best of `best` and the eligible tasks of one tenant by Q4: its levels from the top down, one seek
  * per level, stepping over `skip` (A6), stopping once a level cannot beat or tie the best so far.
  */
-function* tenantBest(context: QueueContext, tx: StoreTx, tenant: string, at: number, skip: ReadonlySet<number>, bestSoFar?: LevelHeadRow): Step<LevelHeadRow | undefined> {
+function* tenantBest(
+  context: QueueContext,
+  tx: StoreTx,
+  tenant: string,
+  at: number,
+  skip: ReadonlySet<number>,
+  bestSoFar?: LevelHeadRow,
+  /** The head of the tenant's highest eligible level, read already (readyHeads), or null for none. */
+  firstTop?: LevelHeadRow | null,
+): Step<LevelHeadRow | undefined> {
   const { config } = context;
   let best = bestSoFar;
   for (let maxPriority = TOP_PRIORITY; ; ) {
     const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
     if (maxPriority < minPriority) break;
-    const top = yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
+    // The first seek is the whole range's head: within [minPriority, TOP] it is that head when its level
+    // reaches minPriority, and nothing otherwise.
+    const top =
+      maxPriority === TOP_PRIORITY && firstTop !== undefined
+        ? firstTop !== null && firstTop.priority >= minPriority
+          ? { ...firstTop }
+          : undefined
+        : yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
     if (top === undefined) break;
     // A6: a task that waits for its session in this claim is stepped over within its level.
     let head: LevelHeadRow | undefined = top;
@@ -206,12 +222,12 @@ function* fairCandidate(context: QueueContext, tx: StoreTx, blocked: ReadonlySet
   let quotaBound = false;
   let overall: LevelHeadRow | undefined;
   let fair: { head: LevelHeadRow; service: number; weight: number } | undefined;
-  for (let tenant = yield* tx.firstReadyTenant(); tenant !== undefined; tenant = yield* tx.nextReadyTenant(tenant)) {
+  for (const { tenant, head: firstTop } of yield* tx.readyHeads(at)) {
     if (blocked.has(tenant)) {
       quotaBound = true;
       continue;
     }
-    const head = yield* tenantBest(context, tx, tenant, at, skip);
+    const head = yield* tenantBest(context, tx, tenant, at, skip, undefined, firstTop);
     if (head === undefined) continue;
     if (overall === undefined || compareCandidates(toOrder(head), toOrder(overall)) < 0) overall = head;
     const service = yield* tx.serviceOf(tenant);

@@ -102,6 +102,20 @@ export const SQL = {
               WHERE state = 'ready' AND tenant = $1 AND priority <= $2 AND priority >= $3 AND not_before <= $4
               ORDER BY priority DESC, enqueued_at, id
               LIMIT 1`,
+  // A skip scan over the tenants with ready work (each step one seek on tasks_ready), and for each the
+  // levelHead seek over the whole priority range: what the claim's walk first asks, per tenant, at once.
+  readyHeads: `WITH RECURSIVE tenants(tenant) AS (
+                 (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
+                 UNION ALL
+                 SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
+                 FROM tenants WHERE tenants.tenant IS NOT NULL)
+               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
+               FROM tenants LEFT JOIN LATERAL (
+                 SELECT id, priority, enqueued_at FROM tasks
+                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0 AND not_before <= $1
+                 ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
+               WHERE tenants.tenant IS NOT NULL
+               ORDER BY tenants.tenant`,
   levelNext: `SELECT id, priority, enqueued_at FROM tasks
               WHERE state = 'ready' AND tenant = $1 AND priority = $2 AND not_before <= $5
                 AND (enqueued_at > $3 OR (enqueued_at = $3 AND id > $4))
@@ -451,6 +465,10 @@ export class PgStatements implements StoreTx {
   }
   *levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
     return yield* this.first<LevelHeadRow>('levelHead', [query.tenant, query.maxPriority, query.minPriority, query.now]);
+  }
+  *readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
+    const rows = yield* this.rows<{ tenant: string; id: number | null; priority: number | null; enqueued_at: number | null }>('readyHeads', [now]);
+    return rows.map((row) => ({ tenant: row.tenant, head: row.id === null ? null : ({ id: row.id, priority: row.priority!, enqueued_at: row.enqueued_at! } as LevelHeadRow) }));
   }
   *levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
     return yield* this.first<LevelHeadRow>('levelNext', [query.tenant, query.priority, query.enqueuedAt, query.id, query.now]);

@@ -41,6 +41,9 @@ import type {
 
 const OCCUPYING = `state IN ('running', 'uncertain')`;
 
+/** The highest base priority (Q4: 0..30), where a walk over a tenant's levels starts. */
+const TOP_LEVEL = 30;
+
 /** A5: the signal counter of RUN decisions (claims); admission rows record no RUN, so it is counted here. */
 export const RUN_SIGNAL = 'decision:RUN:admitted';
 
@@ -487,6 +490,14 @@ export class SqliteStatements implements StoreTx {
   }
   levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
     return done(this.s.levelHead.get(query) as LevelHeadRow | undefined);
+  }
+  /** SQLite pays no round trip per statement: the same seeks as the walk makes them, one tenant after another. */
+  readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
+    const heads: { tenant: string; head: LevelHeadRow | null }[] = [];
+    for (let tenant = this.s.firstReadyTenant.get() as string | undefined; tenant !== undefined; tenant = this.s.nextReadyTenant.get(tenant) as string | undefined) {
+      heads.push({ tenant, head: (this.s.levelHead.get({ tenant, maxPriority: TOP_LEVEL, minPriority: 0, now }) as LevelHeadRow | undefined) ?? null });
+    }
+    return done(heads);
   }
   candidateById(id: number): Step<CandidateRow | undefined> {
     return done(this.s.candidateById.get(id) as CandidateRow | undefined);

@@ -380,6 +380,12 @@ export interface StoreTx {
   firstReadyTenant(): Step<string | undefined>;
   nextReadyTenant(after: string): Step<string | undefined>;
   levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined>;
+  /**
+   * Every tenant with a ready task, in tenant order (firstReadyTenant, nextReadyTenant), each with the
+   * head of its highest eligible level at `now` (levelHead over the whole priority range), or null when
+   * none of its ready tasks is eligible yet: the first step of every tenant's walk, in one statement.
+   */
+  readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]>;
   /** The next eligible ready task of one (tenant, priority) level after (enqueuedAt, id), in level order. */
   levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined>;
   /** A6: the session's running and uncertain tasks older than `version`. */
