@@ -4,7 +4,10 @@
  * the TypeScript. Writes reports/coverage/gate.md (per file, and every branch path that never ran) and
  * reports/coverage/gate-summary.json (the totals the floor in .ci/coverage-floor.json is checked against).
  *
- *   npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]
+ *   npx tsx tools/coverage/gate.ts [--seeds N] [--pglite-seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]
+ *
+ * --pglite-seeds N also runs the catalogue on the PostgreSQL store's SQL in PGlite (`check --store pglite`,
+ * N seeds a scenario) into the same coverage, and the worse of the two verdicts is the gate's.
  *
  * Flags after `--` go to `leasehold check` as they are (CI passes --junit); the tool exits with the
  * check's own exit code, so a failing gate still fails.
@@ -22,7 +25,7 @@ import { countByStatus, judgeUnreached, readReasons, renderUnreached, unreachedO
 const REPO = resolve(import.meta.dirname, '..', '..');
 /** The human-curated reasons why each unreached piece of src/ stays unreached (tools/coverage/unreached.ts). */
 export const REASONS_FILE = join(REPO, 'tools/coverage/unreached.json');
-const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]\n       npx tsx tools/coverage/gate.ts --render [--out DIR]   (the reports again from DIR/coverage-final.json, after editing tools/coverage/unreached.json)';
+const USAGE = 'usage: npx tsx tools/coverage/gate.ts [--seeds N] [--pglite-seeds N] [--out DIR] [--jobs N] [-- MORE CHECK FLAGS]\n       npx tsx tools/coverage/gate.ts --render [--out DIR]   (the reports again from DIR/coverage-final.json, after editing tools/coverage/unreached.json)';
 
 export interface GateCoverage {
   seeds: number;
@@ -39,7 +42,7 @@ function main(): void {
   let values;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ allowPositionals: true, options: { render: { type: 'boolean' }, seeds: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
+    ({ values, positionals } = parseArgs({ allowPositionals: true, options: { render: { type: 'boolean' }, seeds: { type: 'string', default: '100' }, 'pglite-seeds': { type: 'string', default: '0' }, out: { type: 'string', default: 'reports/coverage' }, jobs: { type: 'string' }, help: { type: 'boolean' } } }));
   } catch (error) {
     process.stderr.write(`gate coverage: ${(error as Error).message}\n${USAGE}\n`);
     process.exit(64);
@@ -62,7 +65,12 @@ function main(): void {
     process.stderr.write(`gate coverage: unexpected argument ${positionals[0]} (flags for leasehold check go after --)\n${USAGE}\n`);
     process.exit(64);
   }
-  void measure(seeds, resolve(REPO, values.out), values.jobs, positionals).then(
+  const pgliteSeeds = Number(values['pglite-seeds']);
+  if (!Number.isSafeInteger(pgliteSeeds) || pgliteSeeds < 0) {
+    process.stderr.write(`gate coverage: --pglite-seeds must be a whole number, got ${values['pglite-seeds']}\n${USAGE}\n`);
+    process.exit(64);
+  }
+  void measure(seeds, resolve(REPO, values.out), values.jobs, positionals, pgliteSeeds).then(
     (coverage) => {
       process.stdout.write(`gate coverage of src/ over ${seeds} seeds: lines ${percent(coverage.totals.lines)}%, branches ${percent(coverage.totals.branches)}% (${coverage.totals.branches.covered}/${coverage.totals.branches.total})\n`);
       process.stdout.write(`${unreachedLine(coverage.judged, coverage.stale)}\n`);
@@ -76,7 +84,7 @@ function main(): void {
   );
 }
 
-export async function measure(seeds: number, out: string, jobs?: string, checkFlags: readonly string[] = []): Promise<GateCoverage> {
+export async function measure(seeds: number, out: string, jobs?: string, checkFlags: readonly string[] = [], pgliteSeeds = 0): Promise<GateCoverage> {
   const build = join(out, 'build');
   const v8 = join(out, 'v8');
   rmSync(out, { recursive: true, force: true });
@@ -89,15 +97,29 @@ export async function measure(seeds: number, out: string, jobs?: string, checkFl
   const run = spawnSync(process.execPath, args, { cwd: REPO, stdio: 'inherit', env: { ...process.env, NODE_V8_COVERAGE: v8 } });
   // The gate's verdict is not this tool's business, but a crashed or bad-usage run covers nothing useful.
   if (run.status === 3 || run.status === 64 || run.status === null) throw new Error(`leasehold check ended with ${run.status ?? run.signal}; no coverage taken`);
+  let status = run.status;
+  if (pgliteSeeds > 0) {
+    // P6: the same catalogue on the PostgreSQL store's own SQL (PGlite), a few seeds each, into the same
+    // coverage: the gate judges src/ over both stores, as the simulation runs over both.
+    process.stderr.write(`::: leasehold check --store pglite --seeds ${pgliteSeeds} under NODE_V8_COVERAGE\n`);
+    const pglite = spawnSync(process.execPath, [join(build, 'sim/cli/main.js'), 'check', '--store', 'pglite', '--seeds', String(pgliteSeeds), '--out', join(out, 'check-pglite'), ...(jobs === undefined ? [] : ['--jobs', jobs])], {
+      cwd: REPO,
+      stdio: 'inherit',
+      env: { ...process.env, NODE_V8_COVERAGE: v8 },
+    });
+    if (pglite.status === 64 || pglite.status === null) throw new Error(`leasehold check --store pglite ended with ${pglite.status ?? pglite.signal}; no coverage taken`);
+    // The worse verdict of the two is the gate's: a failure on either store fails it.
+    if (pglite.status !== 0 && (status === 0 || pglite.status < status)) status = pglite.status;
+  }
   process.stderr.write('::: converting V8 coverage\n');
   const files = await coverageOfCompiledSrc(v8, build, REPO);
   // A run that never loaded src/ (e.g. --out outside the repository, where the build finds no
   // node_modules) measured nothing: 0 of 0 branches is not 100%.
-  if (files.size === 0) throw new Error(`leasehold check ended with ${run.status} and loaded no file of src/; no coverage taken`);
+  if (files.size === 0) throw new Error(`leasehold check ended with ${status} and loaded no file of src/; no coverage taken`);
   // The converted per-file maps (Istanbul's coverage-final.json shape), so the report can be rendered
   // again (tools/coverage/unreached.ts --render) without running the gate again.
   writeFileSync(join(out, 'coverage-final.json'), `${JSON.stringify(Object.fromEntries(files))}\n`);
-  const coverage = summarise(seeds, run.status, files);
+  const coverage = summarise(seeds, status, files);
   writeReports(out, coverage, commit(), productFiles().filter((file) => !files.has(file)));
   rmSync(v8, { recursive: true, force: true });
   return coverage;
