@@ -16,6 +16,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { migratePg } from '../../src/store/pg-migrations.ts';
 import { queueLockKey } from '../../src/store/pg-store.ts';
 import type { TimedFault, PointFault, FaultPlan } from '../faults/plan.ts';
+import type { ScenarioSpec } from '../scenario.ts';
 
 /** Which database a world runs on: SQLite (the default) or the PostgreSQL store on PGlite. */
 export const SIM_STORES = ['sqlite', 'pglite'] as const;
@@ -120,3 +121,18 @@ export async function freshPglite(db: PGlite, now: number): Promise<() => void> 
     state.inUse = false;
   };
 }
+
+/**
+ * Why a scenario cannot run on the store at all, or undefined when it can: its explicit fault plan
+ * names a fault that acts beneath SQLite (SQLITE_ONLY_FAULTS), which its expectations are about. A
+ * drawn plan (a swarm) runs, with those faults left out and reported (inapplicableFaults).
+ */
+export function storeSkipReason(spec: ScenarioSpec, store: SimStore): string | undefined {
+  if (store === 'sqlite' || !('plan' in spec.faults)) return undefined;
+  const kinds = [...new Set(spec.faults.plan.timed.map((fault) => fault.kind).filter((kind) => SQLITE_ONLY_FAULTS.has(kind)))].sort();
+  if (kinds.length === 0) return undefined;
+  return `its fault plan needs ${kinds.join(', ')}, which act${kinds.length === 1 ? 's' : ''} beneath SQLite and do${kinds.length === 1 ? 'es' : ''} not apply to ${store}`;
+}
+
+/** Coverage marks only the SQLite-only faults reach: not demanded of a run on another store (sim/check/coverage.ts). */
+export const SQLITE_ONLY_MARKS: ReadonlySet<string> = new Set(['power_loss', 'power_loss_lost_commits', 'busy_rejected', 'disk_full', 'io_error']);
