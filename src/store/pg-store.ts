@@ -220,22 +220,25 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
   } as PgQuery & PgSession;
 }
 
+/** Each PGlite database's queue of leases: the end of the last lease asked for, shared by every store on the database. */
+const PGLITE_TURNS = new WeakMap<PgliteLike, Promise<void>>();
+
 /**
  * One PGlite database is one connection: it is lent to one transaction at a time, in the order they
- * asked for it (each acquire waits for the lease before it to be released). The database stays the
- * caller's: end() only refuses later transactions, as a closed pool would.
+ * asked for it (each acquire waits for the lease before it to be released), whichever store on the
+ * database asks. The database stays the caller's: end() only refuses later transactions, as a closed
+ * pool would.
  */
 export function pgliteConnector(db: PgliteLike): PgConnector {
   const runner = pgliteRunner(db);
-  let turn: Promise<void> = db.waitReady;
   let ended = false;
   return {
     acquire(): Promise<PgLease> {
       if (ended) return Promise.reject(new Error('Client was closed and is not queryable'));
       let release!: () => void;
       const mine = new Promise<void>((resolve) => (release = resolve));
-      const ready = turn;
-      turn = ready.then(() => mine, () => mine);
+      const ready = PGLITE_TURNS.get(db) ?? db.waitReady;
+      PGLITE_TURNS.set(db, ready.then(() => mine, () => mine));
       return ready.then(
         () => ({ runner, release: () => release() }),
         (error: unknown) => {
