@@ -122,7 +122,10 @@ export class Fleet {
  * the call's own (`take`), however long the transaction waited and whatever ran before it.
  */
 export class Connection implements Store {
-  readonly kind = 'sqlite';
+  /** The kind of the world's database behind it: 'sqlite', or 'pglite' for the PostgreSQL store on PGlite. */
+  get kind(): string {
+    return this.world.base().kind;
+  }
   private tag: { invoke: number; taskId: number | undefined } | undefined;
   private readonly cursors = new Map<number, number>();
 
