@@ -14,7 +14,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { migratePg } from '../../src/store/pg-migrations.ts';
-import { queueLockKey } from '../../src/store/pg-store.ts';
+import { queueLockKey, withPgliteConnection } from '../../src/store/pg-store.ts';
 import type { TimedFault, PointFault, FaultPlan } from '../faults/plan.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 
@@ -96,23 +96,8 @@ export async function freshPglite(db: PGlite, now: number): Promise<() => void> 
   if (state.inUse) throw new Error('freshPglite: another world is still using this thread\'s PGlite database (one world at a time)');
   state.inUse = true;
   try {
-    if (state.reset === undefined) {
-      await migratePg(session(db), now, queueLockKey(undefined), undefined);
-      const tables = (await db.query<{ name: string; rows: number }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).rows.map((row) => row.name);
-      const copies: string[] = [];
-      await db.exec(`CREATE SCHEMA ${PRISTINE}`);
-      for (const table of tables) {
-        if (table === 'schema_migrations') continue;
-        const { rows } = await db.query<{ n: number }>(`SELECT COUNT(*)::int4 AS n FROM public."${table}"`);
-        if ((rows[0]?.n ?? 0) === 0) continue;
-        await db.exec(`CREATE TABLE ${PRISTINE}."${table}" AS SELECT * FROM public."${table}"`);
-        copies.push(`INSERT INTO public."${table}" SELECT * FROM ${PRISTINE}."${table}";`);
-      }
-      const data = tables.filter((table) => table !== 'schema_migrations').map((table) => `public."${table}"`);
-      state.reset = `TRUNCATE ${data.join(', ')}; ${copies.join(' ')}`;
-    } else {
-      await db.exec(`BEGIN; ${state.reset} UPDATE schema_migrations SET applied_at = ${Math.trunc(now)}; COMMIT`);
-    }
+    // After anything still in flight on the database (the world before closed its store, which waits for its own), before any store of this world.
+    await withPgliteConnection(db, () => reset(state, db, now));
   } catch (error) {
     state.inUse = false;
     throw error;
@@ -120,6 +105,26 @@ export async function freshPglite(db: PGlite, now: number): Promise<() => void> 
   return () => {
     state.inUse = false;
   };
+}
+
+async function reset(state: Shared, db: PGlite, now: number): Promise<void> {
+  if (state.reset === undefined) {
+    await migratePg(session(db), now, queueLockKey(undefined), undefined);
+    const tables = (await db.query<{ name: string; rows: number }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).rows.map((row) => row.name);
+    const copies: string[] = [];
+    await db.exec(`CREATE SCHEMA ${PRISTINE}`);
+    for (const table of tables) {
+      if (table === 'schema_migrations') continue;
+      const { rows } = await db.query<{ n: number }>(`SELECT COUNT(*)::int4 AS n FROM public."${table}"`);
+      if ((rows[0]?.n ?? 0) === 0) continue;
+      await db.exec(`CREATE TABLE ${PRISTINE}."${table}" AS SELECT * FROM public."${table}"`);
+      copies.push(`INSERT INTO public."${table}" SELECT * FROM ${PRISTINE}."${table}";`);
+    }
+    const data = tables.filter((table) => table !== 'schema_migrations').map((table) => `public."${table}"`);
+    state.reset = `TRUNCATE ${data.join(', ')}; ${copies.join(' ')}`;
+  } else {
+    await db.exec(`BEGIN; ${state.reset} UPDATE schema_migrations SET applied_at = ${Math.trunc(now)}; COMMIT`);
+  }
 }
 
 /**

@@ -232,13 +232,13 @@ const PGLITE_TURNS = new WeakMap<PgliteLike, Promise<void>>();
 export function pgliteConnector(db: PgliteLike): PgConnector {
   const runner = pgliteRunner(db);
   let ended = false;
+  /** The release of this connector's last lease: end() waits for it, so nothing of this store is in flight after close. */
+  let lastLease: Promise<void> = Promise.resolve();
   return {
     acquire(): Promise<PgLease> {
       if (ended) return Promise.reject(new Error('Client was closed and is not queryable'));
-      let release!: () => void;
-      const mine = new Promise<void>((resolve) => (release = resolve));
-      const ready = PGLITE_TURNS.get(db) ?? db.waitReady;
-      PGLITE_TURNS.set(db, ready.then(() => mine, () => mine));
+      const { ready, release, released } = queueForPglite(db);
+      lastLease = released;
       return ready.then(
         () => ({ runner, release: () => release() }),
         (error: unknown) => {
@@ -249,8 +249,33 @@ export function pgliteConnector(db: PgliteLike): PgConnector {
     },
     async end(): Promise<void> {
       ended = true;
+      await lastLease;
     },
   };
+}
+
+/** Takes a place in the database's queue of leases: `ready` once every lease asked for before is released. */
+function queueForPglite(db: PgliteLike): { ready: Promise<void>; release: () => void; released: Promise<void> } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const ready = PGLITE_TURNS.get(db) ?? db.waitReady;
+  PGLITE_TURNS.set(db, ready.then(() => released, () => released));
+  // Only the first lease's `ready` can reject (the database failed to start); later ones wait on releases alone.
+  return { ready, release, released };
+}
+
+/**
+ * Runs `work` on the PGlite database with the connection to itself: after every transaction any store
+ * on it asked for before, and before any asked for after (a test's DROP SCHEMA, the simulator's reset).
+ */
+export async function withPgliteConnection<T>(db: PgliteLike, work: () => Promise<T>): Promise<T> {
+  const { ready, release } = queueForPglite(db);
+  try {
+    await ready;
+    return await work();
+  } finally {
+    release();
+  }
 }
 
 /** Runs a body to its end: awaits each yielded statement, sends its result back or throws its failure in. */

@@ -9,7 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
-import { PgStore } from './pg-store.ts';
+import { PgStore, withPgliteConnection } from './pg-store.ts';
 import type { Step, StoreTx } from './store.ts';
 
 const db = new PGlite();
@@ -76,5 +76,27 @@ describe('the PostgreSQL store on PGlite', () => {
     ]);
     expect(order).toEqual(['a:begin', 'a:end', 'b:begin', 'b:end', 'c:begin', 'c:end', 'd:begin', 'd:end']);
     await store.close();
+  });
+
+  it('closes only once its transactions in flight have ended, and lends the database to other work between transactions', async () => {
+    await db.exec('CREATE SCHEMA IF NOT EXISTS close_test');
+    const clock = new ManualClock();
+    const store = PgStore.open(db, { busyRetries: 0, schema: 'close_test' }, () => clock.now());
+    const order: string[] = [];
+    const reading = store.read('slow', function* (tx: StoreTx): Step<void> {
+      yield* tx.eventCursor();
+      yield* tx.liveCount();
+      order.push('read');
+    });
+    const between = withPgliteConnection(db, async () => {
+      order.push('exclusive');
+      // No transaction of the store is open while this runs: a schema change is allowed.
+      await db.exec('CREATE TABLE IF NOT EXISTS close_test.scratch (x int)');
+    });
+    await store.close();
+    order.push('closed');
+    await Promise.all([reading, between]);
+    // The read had not asked for the connection yet when the exclusive work did (it waits for the migration first): each ran whole, and close waited for the read.
+    expect(order).toEqual(['exclusive', 'read', 'closed']);
   });
 });

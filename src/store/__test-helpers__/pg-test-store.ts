@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'; // allow-ambient: test schema names unique across processes, never a decision
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { PgStore } from '../pg-store.ts';
+import { PgStore, withPgliteConnection } from '../pg-store.ts';
 import type { Step, Store, StoreTx, TransactionBody } from '../store.ts';
 
 /** The run's server: vitest's global setup (pg-global-setup.ts) sets LEASEHOLD_PG_URL, starting a throwaway server when it was not given. */
@@ -76,7 +76,8 @@ export function freshPgliteStore(options: { busyRetries?: number } = {}): Store 
     read: (operation, body) => inner.read(operation, body),
     async close() {
       await inner.close();
-      await db.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      // Through the database's queue of leases: other queues of the test may still be running transactions on it.
+      await withPgliteConnection(db, () => db.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
     },
   };
 }
