@@ -209,7 +209,8 @@ const PGLITE_PARSERS: Record<number, (value: string) => unknown> = Object.fromEn
 function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
   const shaped = (result: { rows: unknown[]; affectedRows?: number } | undefined): PgResult => ({
     rows: (result?.rows ?? []) as Record<string, unknown>[],
-    rowCount: result?.affectedRows ?? result?.rows.length ?? 0,
+    // PGlite counts the rows a write touched (affectedRows, 0 for a SELECT); pg's rowCount is that, or the rows a SELECT returned.
+    rowCount: Math.max(result?.affectedRows ?? 0, result?.rows.length ?? 0),
   });
   return {
     async query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
@@ -226,8 +227,8 @@ const PGLITE_TURNS = new WeakMap<PgliteLike, Promise<void>>();
 /**
  * One PGlite database is one connection: it is lent to one transaction at a time, in the order they
  * asked for it (each acquire waits for the lease before it to be released), whichever store on the
- * database asks. The database stays the caller's: end() only refuses later transactions, as a closed
- * pool would.
+ * database asks. The database stays the caller's: end() refuses later transactions, as a closed pool
+ * would, and waits for this store's transactions in flight to end.
  */
 export function pgliteConnector(db: PgliteLike): PgConnector {
   const runner = pgliteRunner(db);
