@@ -95,7 +95,8 @@ export interface WorldResult {
 export type WorldStore = { kind: 'sqlite' } | { kind: 'pglite'; db: PGlite };
 
 /**
- * The world (S3): one SQLite database, the core's WorkQueue on the virtual clock, N simulated workers
+ * The world (S3): one database (SQLite, or with store 'pglite' the PostgreSQL store's own SQL on the
+ * thread's PGlite, sim/store/pglite.ts), the core's WorkQueue on the virtual clock, N simulated workers
  * running the production worker runtime, a scripted model, simulated tools, an external provider and
  * a supervisor. Built from a scenario and one root seed; streams are forked per purpose (S2).
  */

@@ -16,6 +16,11 @@
  * core never holds one (a read is one statement batch, no transaction spans an await: Q5). The busy
  * fault (faults/busy.ts) keeps its own real second connection, because the lock it holds must be real.
  *
+ * On PGlite (the PostgreSQL store, sim/store/pglite.ts) the same holds with one PGlite database: the
+ * store lends it to one transaction at a time, in the order they began, and each runs to its COMMIT in
+ * microtask turns inside the loop's drain of the event that began it, so the virtual clock does not move
+ * under it; the event cursor a connection records is the one the store knew at that COMMIT.
+ *
  * Deterministic (S1): the waits are loop events, their lengths come from one seeded stream per actor,
  * and the order of transactions that wait until the same instant is the loop's scheduling order.
  */
