@@ -11,7 +11,7 @@ const inFolder = (folder: string) => readdirSync(folder).filter((name) => name.e
 const CONTRACT = [...inFolder('src/queue'), ...inFolder('src/runs'), 'properties/queue-model.test.ts'].filter(
   (file) => file !== 'src/queue/processes.test.ts',
 );
-const STORES = ['sqlite-memory', 'sqlite-file', 'sqlite-yielding', 'postgres'];
+const STORES = ['sqlite-memory', 'sqlite-file', 'sqlite-yielding', 'postgres', 'pglite'];
 /** The floors CI holds the suite's own coverage of src/ to (`npm test -- --coverage`); they only rise. */
 const FLOOR = (JSON.parse(readFileSync('.ci/coverage-floor.json', 'utf8')) as { unit: { lines: number; branches: number } }).unit;
 

@@ -5,7 +5,8 @@ import type { FaultPlan } from './faults/plan.ts';
 import type { RunReport, Verdict, Violation } from './report-types.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { worldFor } from './seed-world.ts';
-import type { WorldResult } from './world.ts';
+import type { WorldResult, WorldStore } from './world.ts';
+import { simPglite, type SimStore } from './store/pglite.ts';
 
 export interface RunScenarioOptions {
   /** A catalogue scenario or a validated file (sim/check/scenario-source.ts resolves a name or a path into one). */
@@ -13,11 +14,14 @@ export interface RunScenarioOptions {
   seed: string;
   /** Replaces the scenario's fault plan (replaying or shrinking a counterexample). */
   plan?: FaultPlan;
+  /** The database the world runs on: SQLite (the default) or the PostgreSQL store on this thread's PGlite (sim/store/pglite.ts). */
+  store?: SimStore;
 }
 
 /** Runs one seed of one scenario in the simulator and judges it. */
 export async function simulate(options: RunScenarioOptions): Promise<{ world: WorldResult; report: RunReport }> {
-  const world = await worldFor(options.scenario, options.seed, options.plan).run();
+  const store: WorldStore = options.store === 'pglite' ? { kind: 'pglite', db: await simPglite() } : { kind: 'sqlite' };
+  const world = await worldFor(options.scenario, options.seed, options.plan, store).run();
   return { world, report: judge(world) };
 }
 

@@ -7,6 +7,8 @@ import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import type { JsonValue } from './canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
 import { SqliteStore } from '../src/store/sqlite-store.ts';
+import { PgStore } from '../src/store/pg-store.ts';
+import type { PGlite } from '@electric-sql/pglite';
 import { openWorkQueue } from '../src/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
@@ -29,6 +31,7 @@ import { needsPowerLossTwin } from './faults/power-loss.ts';
 import { PowerLossTwin } from './store/power-loss.ts';
 import { Fleet, FLEET_DEFAULTS, type BaseStore, type FleetActor } from './store/fleet.ts';
 import { StorageFaults } from './store/storage-faults.ts';
+import { applicablePlan, freshPglite, inapplicableFaults, type SimStore } from './store/pglite.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
@@ -82,10 +85,18 @@ export interface WorldResult {
   safetyEndMs: number;
   endMs: number;
   crash?: unknown;
+  /** The database the run used: 'sqlite' (the default) or 'pglite' (the PostgreSQL store on PGlite). */
+  store?: SimStore;
+  /** Faults of the drawn plan the store cannot run (sim/store/pglite.ts), by kind: left out of `plan`, and noted in the history. */
+  notApplicable?: Record<string, number>;
 }
 
+/** Where a world keeps its database: SQLite (the default), or the PostgreSQL store on the thread's PGlite database. */
+export type WorldStore = { kind: 'sqlite' } | { kind: 'pglite'; db: PGlite };
+
 /**
- * The world (S3): one SQLite database, the core's WorkQueue on the virtual clock, N simulated workers
+ * The world (S3): one database (SQLite, or with store 'pglite' the PostgreSQL store's own SQL on the
+ * thread's PGlite, sim/store/pglite.ts), the core's WorkQueue on the virtual clock, N simulated workers
  * running the production worker runtime, a scripted model, simulated tools, an external provider and
  * a supervisor. Built from a scenario and one root seed; streams are forked per purpose (S2).
  */
@@ -134,17 +145,26 @@ export class World {
   private down = false;
   private loopEvents = 0;
   private crash: unknown;
+  /** The PGlite database of a world on 'pglite', and the release of it once the run is over. */
+  private readonly pglite: PGlite | undefined;
+  private releasePglite: (() => void) | undefined;
+  private readonly notApplicable: Record<string, number>;
 
   constructor(
     readonly scenario: ScenarioSpec,
     seed: Seed,
     planOverride?: FaultPlan,
+    storeChoice: WorldStore = { kind: 'sqlite' },
   ) {
     this.random = new SeededRandom(seed);
     const { workers } = scenario;
-    this.plan = planOverride ?? planOf(scenario, this.random);
+    const drawn = planOverride ?? planOf(scenario, this.random);
+    this.pglite = storeChoice.kind === 'pglite' ? storeChoice.db : undefined;
+    this.notApplicable = inapplicableFaults(drawn, storeChoice.kind);
+    this.plan = applicablePlan(drawn, storeChoice.kind);
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
-    this.directory = needsDisk(this.plan) || needsFile(this.plan) ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
+    // On PGlite the database outlives a restart in memory: no file is needed.
+    this.directory = this.pglite === undefined && (needsDisk(this.plan) || needsFile(this.plan)) ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
     this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
     this.fleet = new Fleet(
       { base: () => this.store, down: () => this.down, cursor: this.cursor, committed: (invoke) => this.noteCommits(invoke) },
@@ -152,6 +172,7 @@ export class World {
       scenario.fleet ?? FLEET_DEFAULTS,
     );
     this.openStore();
+    if (this.pglite !== undefined) this.history.note('store', 'sim', { store: 'pglite', notApplicable: this.notApplicable });
     this.own = this.connect(this.process('scheduler'), false);
     this.queue = this.own.queue;
     this.client = this.connect(this.process('client'));
@@ -172,7 +193,7 @@ export class World {
       get down() {
         return world.down;
       },
-      onDisk: this.dbPath !== ':memory:',
+      onDisk: this.dbPath !== ':memory:' || this.pglite !== undefined,
       databaseFile: this.dbPath === ':memory:' ? undefined : this.dbPath,
       ...(needsPowerLossTwin(this.plan) ? { powerLoss: (keep: 'none' | 'prefix', downMs: number) => this.powerLoss(keep, downMs) } : {}),
       shutDown: async () => {
@@ -211,6 +232,12 @@ export class World {
     // competing writer of a busy fault (faults/busy.ts) lets go only at a loop event. Each attempt meets
     // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
     const storeOptions = { busyTimeoutMs: 0, busyRetries: resolveConfig(this.scenario.queue).busyRetries };
+    if (this.pglite !== undefined) {
+      // The PostgreSQL store's production path (pg-store.ts) on PGlite: a restart closes this store and
+      // opens a new one on the same database, which keeps exactly what was committed.
+      this.store = PgStore.open(this.pglite, { busyRetries: storeOptions.busyRetries }, () => this.loop.clock.now());
+      return;
+    }
     if (this.dbPath !== ':memory:' && needsPowerLossTwin(this.plan)) {
       // A power loss must find what the disk was told to keep: the twin opens the file through the
       // production path at the production default durability ('acknowledged'), not synchronous OFF.
@@ -279,7 +306,11 @@ export class World {
   }
 
   /** The event cursor now: the newest event id committed (each connection reads it when its transaction commits, sim/store/fleet.ts). */
-  private readonly cursor = (): number => this.store.readNow('eventCursor', (tx) => tx.eventCursor());
+  private readonly cursor = (): number => {
+    const store = this.store;
+    // PostgreSQL: the store knows the newest event id it committed (it is the database's only writer here).
+    return store instanceof PgStore ? store.committedEventCursor() : store.readNow('eventCursor', (tx) => tx.eventCursor());
+  };
 
   /** Closes the world's database: every queue on it stays, and meets a scheduler that is down until it reopens. */
   private async closeQueue(): Promise<void> {
@@ -568,6 +599,8 @@ export class World {
     const { loop, scenario } = this;
     const startMs = loop.now();
     try {
+      // A fresh database for this world on the thread's PGlite, migrated as of now (SQLite's migrates at open: the same instant).
+      if (this.pglite !== undefined) this.releasePglite = await freshPglite(this.pglite, loop.clock.now());
       this.scheduleArrivals(startMs);
       this.scheduleOperator(startMs);
       this.scheduleMonitor(startMs);
@@ -658,11 +691,16 @@ export class World {
       endMs: this.loop.now(),
     };
     if (this.crash !== undefined) result.crash = this.crash;
+    if (this.pglite !== undefined) {
+      result.store = 'pglite';
+      result.notApplicable = this.notApplicable;
+    }
     // S6/I14: the trace hash covers the history; this note makes it cover what the run left in the
     // database too, so nondeterminism that reaches only stored data (an event time, a result) shows.
     const stored = { tasks: final.tasks, events: result.events, checkpoints: [...checkpoints].map(([id, checkpoint]) => [id, checkpoint ?? null]), holds: result.holds, deadLetters: result.deadLetters, effects: result.effects };
     this.history.note('final-database', 'sim', { sha256: sha256Hex(canonicalJson(stored)) });
     await this.closeQueue();
+    this.releasePglite?.();
     this.twin?.close();
     if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
     return result;

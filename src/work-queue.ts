@@ -21,16 +21,18 @@ import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
 import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
 import { requireDurability, type Durability } from './store/durability.ts';
-import { isPostgresUrl, PgStore } from './store/pg-store.ts';
+import { isPglite, isPostgresUrl, PgStore, type PgliteLike } from './store/pg-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Step, Store, StoreTx } from './store/store.ts';
 
 export interface OpenWorkQueueOptions {
   /**
    * A file path, ':memory:', a better-sqlite3 handle (which the caller keeps and closes), a
-   * `postgres://` or `postgresql://` URL, a pg Pool (which the caller keeps and ends), or a Store.
+   * `postgres://` or `postgresql://` URL, a pg Pool (which the caller keeps and ends), a PGlite
+   * database (@electric-sql/pglite, which the caller keeps and closes: the PostgreSQL store in-process),
+   * or a Store.
    */
-  db: string | Database | Pool | Store;
+  db: string | Database | Pool | PgliteLike | Store;
   /** PostgreSQL only: the schema the queue's tables live in (created if missing); the connection's default otherwise. */
   schema?: string;
   clock: Clock;
@@ -65,7 +67,7 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
   if (isStore(options.db) && durability !== undefined) {
     throw new ConfigError('durability', 'a Store passed in keeps the durability it was opened with; give it to SqliteStore.open instead');
   }
-  const postgres = !isStore(options.db) && (isPostgresUrl(options.db) || isPgPool(options.db));
+  const postgres = !isStore(options.db) && (isPostgresUrl(options.db) || isPgPool(options.db) || isPglite(options.db));
   if (postgres && durability !== undefined) {
     throw new ConfigError('durability', 'PostgreSQL decides what a commit survives by its own settings (synchronous_commit, fsync); leave durability out');
   }
@@ -74,7 +76,7 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
     ? options.db
     : postgres
       ? PgStore.open(
-          options.db as string | Pool,
+          options.db as string | Pool | PgliteLike,
           { busyRetries: config.busyRetries, ...(options.schema === undefined ? {} : { schema: options.schema }) },
           () => now(partial as QueueContext),
         )

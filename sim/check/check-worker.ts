@@ -14,5 +14,5 @@ port.on('message', (message: ToWorker) => {
   if (message.type !== 'job') return;
   const spec = setup.scenarios[message.job.scenario];
   if (spec === undefined) throw new Error(`check thread got a job for unknown scenario ${message.job.scenario}`);
-  void runJob(message.job, spec, setup.digest).then((result) => port.postMessage({ type: 'result', result } satisfies FromWorker));
+  void runJob(message.job, spec, setup.digest, setup.store ?? 'sqlite').then((result) => port.postMessage({ type: 'result', result } satisfies FromWorker));
 });

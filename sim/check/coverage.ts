@@ -1,6 +1,7 @@
 import { REQUIRED_MARKS, SCENARIO_MARKS } from '../checkers/index.ts';
 import { DEFAULT_SCENARIO } from '../scenarios/registry.ts';
 import type { ScenarioTally } from './tally.ts';
+import { SQLITE_ONLY_MARKS, type SimStore } from '../store/pglite.ts';
 
 /**
  * The S8 rule of `leasehold check`: REQUIRED_MARKS were measured on the `mixed` scenario, so they are
@@ -19,7 +20,7 @@ export type CoverageOutcome =
   | { enforced: false; reason: string; required: readonly string[] }
   | { enforced: true; required: readonly string[]; missing: string[] };
 
-export function judgeCoverage(rows: readonly ScenarioTally[], marks: Record<string, number>): CoverageOutcome {
+export function judgeCoverage(rows: readonly ScenarioTally[], marks: Record<string, number>, store: SimStore = 'sqlite'): CoverageOutcome {
   const seedsOf = (scenario: string) => rows.find((row) => row.scenario === scenario)?.seeds;
   const anchored = Object.entries(SCENARIO_MARKS)
     .filter(([scenario]) => (seedsOf(scenario) ?? 0) >= COVERAGE_SEEDS_MIN)
@@ -35,5 +36,7 @@ export function judgeCoverage(rows: readonly ScenarioTally[], marks: Record<stri
         : `${mixedSeeds} ${DEFAULT_SCENARIO} seeds ran here; required marks apply from ${COVERAGE_SEEDS_MIN}`;
     return { enforced: false, required: allRequired, reason };
   }
-  return { enforced: true, required, missing: required.filter((mark) => (marks[mark] ?? 0) === 0) };
+  // On another store the marks of faults that act beneath SQLite cannot be reached (sim/store/pglite.ts).
+  const demanded = store === 'sqlite' ? required : required.filter((mark) => !SQLITE_ONLY_MARKS.has(mark));
+  return { enforced: true, required: demanded, missing: demanded.filter((mark) => (marks[mark] ?? 0) === 0) };
 }

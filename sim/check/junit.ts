@@ -9,6 +9,9 @@ export interface JunitInput {
   replayOf(result: JobResult): string;
   /** A harness death to report as an error of the run as a whole. */
   harnessError?: string;
+  /** The database the worlds ran on (a property of every suite), and the scenarios it could not run (each a skipped testcase). */
+  store?: string;
+  skipped?: readonly { scenario: string; reason: string }[];
 }
 
 /**
@@ -44,6 +47,16 @@ export function junitXml(input: JunitInput): string {
     suites.set(scenario, lines);
     counts.set(scenario, count);
   }
+  for (const skip of input.skipped ?? []) {
+    const count = counts.get(skip.scenario) ?? { tests: 0, failures: 0, errors: 0, seconds: 0 };
+    count.tests++;
+    counts.set(skip.scenario, count);
+    const lines = suites.get(skip.scenario) ?? [];
+    lines.push(`    <testcase classname="leasehold.check.${escape(skip.scenario)}" name="on ${escape(input.store ?? 'sqlite')}" time="0.000">\n      <skipped message="${escape(skip.reason)}"/>\n    </testcase>`);
+    suites.set(skip.scenario, lines);
+  }
+  const skippedOf = (scenario: string) => (input.skipped ?? []).filter((skip) => skip.scenario === scenario).length;
+  const storeProperty = input.store === undefined ? [] : [`    <properties><property name="store" value="${escape(input.store)}"/></properties>`];
   const totals = [...counts.values()].reduce((sum, c) => ({ tests: sum.tests + c.tests, failures: sum.failures + c.failures, errors: sum.errors + c.errors, seconds: sum.seconds + c.seconds }), { tests: 0, failures: 0, errors: 0, seconds: 0 });
   const harness = input.harnessError === undefined ? [] : [
     '  <testsuite name="harness" tests="1" failures="0" errors="1">',
@@ -56,7 +69,8 @@ export function junitXml(input: JunitInput): string {
     `<testsuites name="leasehold check" tests="${totals.tests + harnessTests}" failures="${totals.failures}" errors="${totals.errors + harnessTests}" time="${totals.seconds.toFixed(3)}">`,
     ...[...suites].flatMap(([scenario, lines]) => {
       const c = counts.get(scenario) as { tests: number; failures: number; errors: number; seconds: number };
-      return [`  <testsuite name="${escape(scenario)}" tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" time="${c.seconds.toFixed(3)}">`, ...lines, '  </testsuite>'];
+      const skippedAttribute = skippedOf(scenario) > 0 ? ` skipped="${skippedOf(scenario)}"` : '';
+      return [`  <testsuite name="${escape(scenario)}" tests="${c.tests}" failures="${c.failures}" errors="${c.errors}"${skippedAttribute} time="${c.seconds.toFixed(3)}">`, ...storeProperty, ...lines, '  </testsuite>'];
     }),
     ...harness,
     '</testsuites>',

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ScenarioSpec } from '../scenario.ts';
 import type { Job } from './seeds.ts';
+import type { SimStore } from '../store/pglite.ts';
 import type { DigestRequest, FromWorker, JobResult, ToWorker, WorkerSetup } from './types.ts';
 
 const BOOTSTRAP = new URL('./worker-bootstrap.mjs', import.meta.url);
@@ -10,6 +11,8 @@ export interface PoolOptions {
   scenarios: Record<string, ScenarioSpec>;
   /** Threads attach a report digest to each first run's result. */
   digest?: DigestRequest;
+  /** The database the threads' worlds run on (default sqlite). */
+  store?: SimStore;
   /** Called for each result as it arrives (progress, early failure lines). */
   onResult(result: JobResult): void;
 }
@@ -58,6 +61,7 @@ export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<Poo
       const setup: WorkerSetup = {
         scenarios: options.scenarios,
         ...(options.digest === undefined ? {} : { digest: options.digest }),
+        ...(options.store === undefined ? {} : { store: options.store }),
       };
       const worker = new Worker(BOOTSTRAP, { workerData: setup, execArgv: execArgvWithoutTsx(process.execArgv) });
       inFlight.set(worker, undefined);

@@ -8,6 +8,7 @@ import { duration } from './progress.ts';
 import { totalOf, type Tally } from './tally.ts';
 import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
 import { versions } from './versions.ts';
+import type { SimStore } from '../store/pglite.ts';
 
 /** Everything a finished check knows, for the printed summary and summary.json. */
 export interface CheckOutcome {
@@ -23,6 +24,10 @@ export interface CheckOutcome {
   pairs?: PairCoverage;
   /** --explore: the picks and what they added. */
   explore?: ExploreOutcome;
+  /** The database the worlds ran on, the scenarios it could not run, and the drawn faults it left out (sim/store/pglite.ts). */
+  store?: SimStore;
+  skipped?: { scenario: string; reason: string }[];
+  notApplicable?: { seeds: number; faults: Record<string, number> };
 }
 
 /** The end of a check's output: the table, the unseed and coverage lines, failures with their replay line, the result. */
@@ -31,6 +36,7 @@ export function printSummary(outcome: CheckOutcome, out: (text: string) => void)
   out('');
   for (const line of summaryTable(counted, wallMs)) out(line);
   out(`wall time ${duration(wallMs / 1000)} on ${outcome.threadsUsed} thread(s); seeds/s per scenario is per thread, the total is wall-clock`);
+  for (const line of storeLines(outcome)) out(line);
   out(unseedLine(request, counted, death !== undefined));
   out(coverageLine(coverage));
   if (outcome.pairs !== undefined) out(pairCoverageLine('marks and pairs', outcome.pairs));
@@ -53,6 +59,20 @@ function exploreLines(explore: ExploreOutcome): string[] {
 }
 
 const EXPLORE_PICKS_PRINTED = 10;
+
+/** Which store the check ran on, what it skipped and which drawn faults it could not run: never a silent pass. */
+function storeLines(outcome: CheckOutcome): string[] {
+  const store = outcome.store ?? 'sqlite';
+  if (store === 'sqlite') return [];
+  const lines = [`store: ${store}`];
+  for (const skip of outcome.skipped ?? []) lines.push(`  skipped: ${skip.scenario}: ${skip.reason}`);
+  const left = outcome.notApplicable;
+  if (left !== undefined && left.seeds > 0) {
+    const kinds = Object.entries(left.faults).map(([kind, count]) => `${kind} x${count}`).join(', ');
+    lines.push(`  not applicable to ${store}: ${kinds} drawn in ${left.seeds} seed(s), left out of their plans (they act beneath SQLite)`);
+  }
+  return lines;
+}
 
 export function shortReason(result: JobResult): string {
   if (result.crash !== undefined) return `harness crash: ${result.crash.split('\n')[0]}`;
@@ -138,6 +158,9 @@ export function summaryJson(outcome: CheckOutcome): unknown {
     shard: request.shard ?? null,
     threads: request.threads,
     unseedRate: request.unseedRate,
+    store: outcome.store ?? 'sqlite',
+    skipped: outcome.skipped ?? [],
+    notApplicable: outcome.notApplicable ?? { seeds: 0, faults: {} },
     wallMs: Math.round(wallMs),
     scenarios: counted.scenarios.map((r) => row(r, perThreadRate(r))),
     total: row(total, wallMs > 0 ? total.seeds / (wallMs / 1000) : 0),

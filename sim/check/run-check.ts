@@ -14,6 +14,7 @@ import { tally, totalOf, type Tally } from './tally.ts';
 import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
 import { versions } from './versions.ts';
 import { wallClockMs } from './wall-clock.ts';
+import { storeSkipReason } from '../store/pglite.ts';
 import { ReportAggregator } from '../report/aggregate.ts';
 import { writeCatalogueReport } from '../report/catalogue.ts';
 import { digestRequest, foldResult } from '../report/run-report.ts';
@@ -31,12 +32,20 @@ export interface CheckIo {
 
 /** `leasehold check` once its arguments are resolved: run, judge, report, and return the exit code (S9). */
 export async function runCheck(request: CheckRequest, io: CheckIo): Promise<number> {
-  const scenarios = Object.fromEntries(request.sources.map((source) => [source.name, source.spec]));
-  const names = request.sources.map((source) => source.name);
+  const store = request.store ?? 'sqlite';
+  // A scenario whose plan needs a fault the store cannot run is skipped, with its reason (sim/store/pglite.ts).
+  const skipped = request.sources.flatMap((source) => {
+    const reason = storeSkipReason(source.spec, store);
+    return reason === undefined ? [] : [{ scenario: source.name, reason }];
+  });
+  const runnable = request.sources.filter((source) => !skipped.some((skip) => skip.scenario === source.name));
+  const scenarios = Object.fromEntries(runnable.map((source) => [source.name, source.spec]));
+  const names = runnable.map((source) => source.name);
   const split = request.explore === undefined ? undefined : splitBudget(request.seedsPerScenario, request.explore);
   const firstRuns = planJobs(request.root.seed, names, split?.plain ?? request.seedsPerScenario, request.shard);
   const jobs = withRepeats(firstRuns, request.unseedRate);
-  header(request, firstRuns.length, jobs.length - firstRuns.length, io);
+  header({ ...request, sources: runnable }, firstRuns.length, jobs.length - firstRuns.length, io);
+  for (const skip of skipped) io.out(`skipped on ${store}: ${skip.scenario}: ${skip.reason}`);
   if (split !== undefined) io.out(`explore: ${split.plain} plain seed(s) per scenario first, then ${split.explore} guided child run(s) per scenario steered at the rarest marks and (mark, fault) pairs`);
 
   const started = wallClockMs();
@@ -48,6 +57,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     const outcome = await runPool(phaseJobs, {
       threads: request.threads,
       scenarios,
+      ...(store === 'sqlite' ? {} : { store }),
       ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
       onResult: (result) => {
         const aggregator = aggregators?.get(result.job.scenario);
@@ -71,7 +81,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
   }
 
   const counted = tally(names, pooled.results);
-  const coverage = judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks);
+  const coverage = judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks, store);
   const outcome: CheckOutcome = {
     request,
     counted,
@@ -83,12 +93,15 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     exitCode: exitCode(counted, coverage, pooled.death),
     pairs: pairCoverage(pooled.results),
     ...(explored === undefined ? {} : { explore: explored }),
+    store,
+    skipped,
+    notApplicable: notApplicableOf(pooled.results),
   };
   printSummary(outcome, (text) => io.out(text));
   if (request.junitPath !== undefined) {
     const replayOf = (result: JobResult) => replayCommand(request, outcome.written, result);
     const harness = pooled.death === undefined ? {} : { harnessError: deathLine(pooled.death) };
-    writeFile(request.junitPath, junitXml({ results: pooled.results, mismatches: counted.mismatches, replayOf, ...harness }));
+    writeFile(request.junitPath, junitXml({ results: pooled.results, mismatches: counted.mismatches, replayOf, ...harness, store, skipped }));
     io.out(`junit: ${request.junitPath}`);
   }
   if (request.outDir !== undefined) {
@@ -117,6 +130,18 @@ function exploreJobs(request: CheckRequest, names: readonly string[], split: { p
   return { jobs, picks };
 }
 
+/** The faults the store could not run, summed over the first runs: how many seeds drew any, and how many of each kind. */
+function notApplicableOf(results: readonly JobResult[]): { seeds: number; faults: Record<string, number> } {
+  const faults: Record<string, number> = {};
+  let seeds = 0;
+  for (const result of results) {
+    if (result.job.repeat || result.notApplicable === undefined || Object.keys(result.notApplicable).length === 0) continue;
+    seeds++;
+    for (const [kind, count] of Object.entries(result.notApplicable)) faults[kind] = (faults[kind] ?? 0) + count;
+  }
+  return { seeds, faults: Object.fromEntries(Object.entries(faults).sort(([a], [b]) => (a < b ? -1 : 1))) };
+}
+
 function header(request: CheckRequest, runs: number, repeats: number, io: CheckIo): void {
   const { root, git } = request;
   const from =
@@ -129,6 +154,7 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
   const shard = request.shard === undefined ? '' : `, shard ${request.shard.index}/${request.shard.count}`;
   io.out(`leasehold check: ${request.sources.length} scenario(s) x ${request.seedsPerScenario} seeds${shard} = ${runs} runs, +${repeats} unseed repeat(s), on ${request.threads} thread(s)`);
   io.out(`root seed: ${root.seed} (${from}); seed i of scenario X = first 48 bits of sha256(["leasehold-check/1", root, X, i]), in decimal`);
+  io.out(`store: ${request.store === 'pglite' ? "pglite (the PostgreSQL store's own SQL, in-process on PGlite)" : 'sqlite'}`);
   io.out(`rerun: ${request.reproduce}`);
 }
 

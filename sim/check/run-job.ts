@@ -5,6 +5,7 @@ import { windowTally } from '../checkers/windows.ts';
 import type { DigestRequest, JobResult } from './types.ts';
 import type { Job } from './seeds.ts';
 import { wallClockMs } from './wall-clock.ts';
+import type { SimStore } from '../store/pglite.ts';
 
 /**
  * Runs one job: one seed of one scenario through the simulator and the checkers. A throw from the
@@ -12,11 +13,11 @@ import { wallClockMs } from './wall-clock.ts';
  * The third parameter is unused: it held a test hook, and sim/report/run-report.ts still passes
  * undefined in its place (drop it together with that argument).
  */
-export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestRequest): Promise<JobResult> {
+export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestRequest, store: SimStore = 'sqlite'): Promise<JobResult> {
   const started = wallClockMs();
   try {
     // A plain job runs its seed's own plan, exactly as before --explore existed; a child its override.
-    const { report, world } = await simulate(job.plan === undefined ? { scenario: spec, seed: job.seed } : { scenario: spec, seed: job.seed, plan: job.plan });
+    const { report, world } = await simulate(job.plan === undefined ? { scenario: spec, seed: job.seed, store } : { scenario: spec, seed: job.seed, plan: job.plan, store });
     // A report's digest of a first run (the unseed repeat only compares hashes); the world is dropped here.
     const digested =
       digest === undefined || job.repeat
@@ -32,6 +33,7 @@ export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestReques
       metrics: report.metrics,
       plan: world.plan,
       ...digested,
+      ...(world.notApplicable === undefined ? {} : { notApplicable: world.notApplicable }),
       elapsedMs: wallClockMs() - started,
     };
   } catch (error) {

@@ -6,6 +6,7 @@ import type { ScenarioSpec } from '../scenario.ts';
 import type { GitState } from './git.ts';
 import type { ScenarioSource } from './scenario-source.ts';
 import type { Job, RootSeed, Shard } from './seeds.ts';
+import type { SimStore } from '../store/pglite.ts';
 
 /** What a worker thread sends back for one job. */
 export interface JobResult {
@@ -25,6 +26,8 @@ export interface JobResult {
   crash?: string;
   /** What a report keeps of this run (sim/report/digest.ts), when the check was asked for reports. */
   digest?: RunDigest;
+  /** Faults of the seed's plan the store could not run (sim/store/pglite.ts), by kind; absent on SQLite. */
+  notApplicable?: Record<string, number>;
 }
 
 /** Asks the threads for a report digest of every first run; the timeline only for these seed indexes and failing seeds. */
@@ -36,6 +39,8 @@ export interface DigestRequest {
 export interface WorkerSetup {
   scenarios: Record<string, ScenarioSpec>;
   digest?: DigestRequest;
+  /** The database every world of the thread runs on (default sqlite). */
+  store?: SimStore;
 }
 
 export type ToWorker = { type: 'job'; job: Job };
@@ -59,6 +64,8 @@ export interface CheckRequest {
   explore?: number;
   /** The command line that reruns exactly this check. */
   reproduce: string;
+  /** --store: the database the worlds run on (default sqlite; pglite: the PostgreSQL store's SQL on PGlite). */
+  store?: SimStore;
 }
 
 /** A counterexample file written for a failing seed. */

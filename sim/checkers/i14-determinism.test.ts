@@ -18,4 +18,11 @@ describe('I14 determinism', () => {
     expect(hashB).toBe(hashA);
     expect(violations).toEqual([]);
   });
+
+  it('runs one seed twice on pglite (the PostgreSQL store on PGlite, P6) and finds the same trace', async () => {
+    const { hashA, hashB, violations } = await sameSeedSameTrace(catalogueScenario('tool-graph'), '2', undefined, 'pglite');
+    expect(hashA).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashB).toBe(hashA);
+    expect(violations).toEqual([]);
+  });
 });

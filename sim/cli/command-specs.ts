@@ -61,16 +61,24 @@ const scenarioFlag = (repeatable: boolean): FlagSpec => ({
 const seedFlag: FlagSpec = { name: 'seed', kind: 'string', valueName: 'S', example: '42', help: 'the root seed (S2)' };
 const seedsFlag: FlagSpec = { name: 'seeds', kind: 'integer', valueName: 'N', example: '100', help: 'how many seeds per scenario' };
 const jsonFlag: FlagSpec = { name: 'json', kind: 'boolean', help: 'print one JSON object instead of text' };
+const storeFlag: FlagSpec = {
+  name: 'store',
+  kind: 'string',
+  valueName: 'STORE',
+  example: 'pglite',
+  help: "the database the worlds run on: sqlite (default) or pglite (the PostgreSQL store's own SQL, in-process on PGlite; faults beneath SQLite do not apply)",
+};
 const outFlag: FlagSpec = { name: 'out', kind: 'string', valueName: 'DIR', example: 'reports/latest', help: 'where to write reports' };
 
 export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   check: {
     name: 'check',
     summary: 'check every invariant over many seeds of the catalogue (the CI gate)',
-    synopsis: '[--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION]',
+    synopsis: '[--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
     flags: [
       scenarioFlag(true),
       seedsFlag,
+      storeFlag,
       { ...seedFlag, help: 'the root seed the run seeds derive from' },
       { name: 'jobs', kind: 'integer', valueName: 'J', example: '2', help: 'parallel workers (default: the number of cores)' },
       { name: 'shard', kind: 'shard', valueName: 'K/N', example: '1/4', help: 'run only the K-th of N equal parts (1 <= K <= N), for a CI matrix' },
@@ -112,10 +120,11 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   replay: {
     name: 'replay',
     summary: 'replay one seed (or a counterexample file) and show the timeline around the first violation',
-    synopsis: '(--scenario NAME|FILE --seed S | FILE.json) [--trace FILE.jsonl]',
+    synopsis: '(--scenario NAME|FILE --seed S | FILE.json) [--trace FILE.jsonl] [--store STORE]',
     flags: [
       scenarioFlag(false),
       seedFlag,
+      storeFlag,
       { name: 'trace', kind: 'string', valueName: 'FILE.jsonl', example: 'trace.jsonl', help: 'also write the full history as JSON lines' },
     ],
     positional: { name: 'FILE.json', max: 1 },
@@ -125,8 +134,8 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   run: {
     name: 'run',
     summary: 'run one scenario with one seed and print its verdict, marks and metrics',
-    synopsis: '--scenario NAME|FILE --seed S [--json]',
-    flags: [scenarioFlag(false), seedFlag, jsonFlag],
+    synopsis: '--scenario NAME|FILE --seed S [--json] [--store STORE]',
+    flags: [scenarioFlag(false), seedFlag, jsonFlag, storeFlag],
     example: 'run --scenario mixed --seed 42',
     requires: { flags: ['scenario', 'seed'] },
   },

@@ -16,17 +16,35 @@
  * core never holds one (a read is one statement batch, no transaction spans an await: Q5). The busy
  * fault (faults/busy.ts) keeps its own real second connection, because the lock it holds must be real.
  *
+ * On PGlite (the PostgreSQL store, sim/store/pglite.ts) the same holds with one PGlite database: the
+ * store lends it to one transaction at a time, in the order they began, and each runs to its COMMIT in
+ * microtask turns inside the loop's drain of the event that began it, so the virtual clock does not move
+ * under it; the event cursor a connection records is the one the store knew at that COMMIT.
+ *
  * Deterministic (S1): the waits are loop events, their lengths come from one seeded stream per actor,
  * and the order of transactions that wait until the same instant is the loop's scheduling order.
  */
 import type { Waiter } from '../../src/ports.ts';
 import { BusyError } from '../../src/queue/errors.ts';
 import type { SqliteStore } from '../../src/store/sqlite-store.ts';
+import type { PgStore } from '../../src/store/pg-store.ts';
 import type { Step, Store, StoreTx, TransactionBody } from '../../src/store/store.ts';
 import type { SeededRandom } from '../random.ts';
 
-/** The world's database as the fleet reaches it: the store in force now (it changes across restarts). */
-export type BaseStore = Store & Pick<SqliteStore, 'writeNow' | 'readNow'>;
+/** A synchronous store: a SQLite transaction runs to its end inside the call. */
+export type SyncBaseStore = Store & Pick<SqliteStore, 'writeNow' | 'readNow'>;
+
+/**
+ * The world's database as the fleet reaches it: the store in force now (it changes across restarts).
+ * SQLite's runs each transaction synchronously; the PostgreSQL store on PGlite (sim/store/pglite.ts)
+ * asynchronously, one transaction at a time in the order they began, and tells the event cursor at
+ * its commit.
+ */
+export type BaseStore = SyncBaseStore | PgStore;
+
+function isSync(store: BaseStore): store is SyncBaseStore {
+  return typeof (store as SyncBaseStore).writeNow === 'function';
+}
 
 export interface FleetSpec {
   /**
@@ -73,6 +91,9 @@ export interface FleetActor {
 
 const NEVER = new Promise<never>(() => {});
 
+/** One transaction on the base store: run synchronously (SQLite), or begun and awaited (PostgreSQL), which calls `settled` with the cursor at its commit. */
+type Run<T> = (base: BaseStore, settled: ((cursor: number) => void) | undefined) => T | Promise<T>;
+
 /**
  * The wait a transaction draws, if any: half of the waits only let what is due at this instant run
  * first, most of the rest are short (up to a tenth of the longest), a few run to the longest.
@@ -106,7 +127,10 @@ export class Fleet {
  * the call's own (`take`), however long the transaction waited and whatever ran before it.
  */
 export class Connection implements Store {
-  readonly kind = 'sqlite';
+  /** The kind of the world's database behind it: 'sqlite', or 'pglite' for the PostgreSQL store on PGlite. */
+  get kind(): string {
+    return this.world.base().kind;
+  }
   private tag: { invoke: number; taskId: number | undefined } | undefined;
   private readonly cursors = new Map<number, number>();
 
@@ -140,11 +164,15 @@ export class Connection implements Store {
   }
 
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
-    return this.transaction(operation, () => this.world.base().writeNow(operation, readClock, body), true);
+    return this.transaction(
+      operation,
+      (base, settled) => (isSync(base) ? base.writeNow(operation, readClock, body) : base.write(operation, readClock, body, settled)),
+      true,
+    );
   }
 
   read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
-    return this.transaction(operation, () => this.world.base().readNow(operation, body), false);
+    return this.transaction(operation, (base, settled) => (isSync(base) ? base.readNow(operation, body) : base.read(operation, body, settled)), false);
   }
 
   /** The world closes the database itself; an actor's queue closing leaves it to the others. */
@@ -152,7 +180,7 @@ export class Connection implements Store {
     return Promise.resolve();
   }
 
-  private transaction<T>(operation: string, run: () => T, writing: boolean): Promise<T> {
+  private transaction<T>(operation: string, run: Run<T>, writing: boolean): Promise<T> {
     const tag = this.tag;
     this.tag = undefined;
     const wait = drawWait(this.random, this.spec);
@@ -161,14 +189,32 @@ export class Connection implements Store {
   }
 
   /** BEGIN now: unless the process died waiting (or dies at this boundary), or the database is down. */
-  private now<T>(operation: string, tag: Connection['tag'], run: () => T, writing: boolean): Promise<T> {
+  private now<T>(operation: string, tag: Connection['tag'], run: Run<T>, writing: boolean): Promise<T> {
     const invoke = tag?.invoke;
     if (!this.actor.alive()) return NEVER;
     if (this.actor.boundary?.(operation, tag?.taskId) === true) return NEVER;
     if (this.world.down()) return Promise.reject(new BusyError(operation, 1));
+    const base = this.world.base();
+    if (!isSync(base)) {
+      // The PostgreSQL store: the transaction begins now (in call order behind the ones before it) and
+      // the store tells the cursor at its COMMIT, before any later transaction ran.
+      const settled = invoke === undefined ? undefined : (cursor: number) => this.cursors.set(invoke, cursor);
+      const pending = run(base, settled) as Promise<T>;
+      if (!writing) return pending;
+      return pending.then(
+        (result) => {
+          this.world.committed(invoke);
+          return result;
+        },
+        (error: unknown) => {
+          this.world.committed(invoke);
+          throw error;
+        },
+      );
+    }
     let result: T;
     try {
-      result = run();
+      result = run(base, undefined) as T;
     } catch (error) {
       if (writing) this.world.committed(invoke);
       return Promise.reject(error);

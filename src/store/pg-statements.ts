@@ -285,7 +285,8 @@ export const SQL = {
 
   // ---- the event log (Q15)
   insertEvent: `INSERT INTO events (id, task_id, seq, type, at, data, worker_id, generation)
-                VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM events), $1, $2, $3, $4, $5, $6, $7)`,
+                VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM events), $1, $2, $3, $4, $5, $6, $7)
+                RETURNING id`,
   eventCursor: 'SELECT COALESCE(MAX(id), 0) AS v FROM events',
   eventsSince: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > $1 ORDER BY id LIMIT $2`,
 } as const;
@@ -298,6 +299,12 @@ type Row = Record<string, unknown>;
 
 /** The statements of the store interface over one connection (one transaction's worth). */
 export class PgStatements implements StoreTx {
+  /**
+   * The id of the newest event this transaction inserted (and kept: an insert inside a savepoint rolled
+   * back to is forgotten), or undefined: after COMMIT the store knows the event cursor without a query.
+   */
+  lastEventId: number | undefined;
+
   constructor(private readonly runner: PgQuery) {}
 
   /** One statement: yields its query to the driver and returns the result it sends back. */
@@ -335,10 +342,12 @@ export class PgStatements implements StoreTx {
    */
   *savepoint<T>(body: () => Step<T>): Step<T> {
     yield* this.control('SAVEPOINT leasehold_step');
+    const eventsBefore = this.lastEventId;
     let result: T;
     try {
       result = yield* body();
     } catch (error) {
+      this.lastEventId = eventsBefore;
       try {
         yield* this.control('ROLLBACK TO SAVEPOINT leasehold_step');
         yield* this.control('RELEASE SAVEPOINT leasehold_step');
@@ -496,7 +505,8 @@ export class PgStatements implements StoreTx {
     return yield* this.pluck<number>('requestCancel', [id]);
   }
   *insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
-    yield* this.q('insertEvent', [taskId, seq, type, at, dataJson, workerId, generation]);
+    const inserted = yield* this.first<{ id: number }>('insertEvent', [taskId, seq, type, at, dataJson, workerId, generation]);
+    if (inserted !== undefined) this.lastEventId = Number(inserted.id);
   }
   *eventsForTask(id: number): Step<EventRow[]> {
     return yield* this.rows<EventRow>('eventsForTask', [id]);

@@ -33,6 +33,11 @@ import type { Step, Store, StoreTx, TransactionBody } from './store.ts';
  * caller's retry is safe even then, because the core's writes are fenced or idempotent. Any other SQL
  * error (a bug, a constraint) propagates as it is.
  *
+ * Connections come from a connector: a pg Pool's clients (one per transaction), or one PGlite database
+ * (@electric-sql/pglite, PostgreSQL compiled to WASM, in-process), lent to one transaction at a time in
+ * call order. Both run this file's transactions over the same statements (pg-statements.ts) and the
+ * same migrations, so the simulator can run the PostgreSQL store's own SQL (SPEC P6).
+ *
  * Opening is synchronous from the caller's view: connecting and migrating happen on the first call,
  * which every call awaits; a failure there rejects the call (typed), and the next call tries again.
  */
@@ -141,6 +146,139 @@ function runnerOf(client: PoolClient): PgQuery & PgSession {
   } as PgQuery & PgSession;
 }
 
+/** One connection lent to one transaction (or the migration): give it back with `release`, passing the error that broke it, if one did. */
+export interface PgLease {
+  runner: PgQuery & PgSession;
+  release(broken?: unknown): void;
+}
+
+/** Where the store's connections come from: a pg Pool, or one PGlite database. `acquire` rejects with a connection failure as the driver gives it. */
+export interface PgConnector {
+  acquire(): Promise<PgLease>;
+  /** Ends what the store owns (its own pool); a connection passed in stays the caller's. */
+  end(): Promise<void>;
+}
+
+/** Clients this module listens to for 'error' (see poolConnector). */
+const LISTENED = new WeakSet<PoolClient>();
+
+/** A pg Pool's clients, one per transaction; `owned`: the store made the pool, and ends it on close. */
+export function poolConnector(pool: Pool, owned: boolean): PgConnector {
+  return {
+    async acquire(): Promise<PgLease> {
+      const client = await pool.connect();
+      // A server that ends the session (a restart, pg_terminate_backend) makes pg emit 'error' on a
+      // checked-out client besides failing its query; unheard, that event would end the process. The
+      // query's own failure is what the transaction handles, so the event is only acknowledged.
+      if (!LISTENED.has(client)) {
+        client.on('error', () => undefined);
+        LISTENED.add(client);
+      }
+      return { runner: runnerOf(client), release: (broken) => client.release(broken as Error | undefined) };
+    },
+    end: () => (owned ? pool.end() : Promise.resolve()),
+  };
+}
+
+/** What the store needs of a PGlite database (@electric-sql/pglite): its query and exec. */
+export interface PgliteLike {
+  query(text: string, params?: unknown[], options?: { parsers?: Record<number, (value: string) => unknown> }): Promise<{ rows: unknown[]; affectedRows?: number }>;
+  exec(text: string, options?: { parsers?: Record<number, (value: string) => unknown> }): Promise<{ rows: unknown[]; affectedRows?: number }[]>;
+  readonly waitReady: Promise<void>;
+}
+
+export function isPglite(target: unknown): target is PgliteLike {
+  return (
+    typeof target === 'object' &&
+    target !== null &&
+    typeof (target as PgliteLike).exec === 'function' &&
+    typeof (target as PgliteLike).query === 'function' &&
+    typeof (target as { waitReady?: unknown }).waitReady === 'object'
+  );
+}
+
+/** BIGINT and NUMERIC as numbers on PGlite too (its own parser table: oid to parser). */
+const PGLITE_PARSERS: Record<number, (value: string) => unknown> = Object.fromEntries([...NUMERIC_OIDS].map((oid) => [oid, (value: string) => Number(value)]));
+
+/**
+ * PGlite's runner. A statement with values goes through the extended protocol (`query`); PGlite
+ * prepares no named statements, so `name` is ignored. A text without values (BEGIN with its lock, a
+ * migration's DDL) may hold several statements, so it goes through the simple protocol (`exec`), and
+ * the last statement's result is the answer, as pg gives for a multi-statement text's last.
+ */
+function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
+  const shaped = (result: { rows: unknown[]; affectedRows?: number } | undefined): PgResult => ({
+    rows: (result?.rows ?? []) as Record<string, unknown>[],
+    // PGlite counts the rows a write touched (affectedRows, 0 for a SELECT); pg's rowCount is that, or the rows a SELECT returned.
+    rowCount: Math.max(result?.affectedRows ?? 0, result?.rows.length ?? 0),
+  });
+  return {
+    async query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
+      if (typeof config === 'string' && values === undefined) return shaped((await db.exec(config, { parsers: PGLITE_PARSERS })).at(-1));
+      const { text, values: bound } = typeof config === 'string' ? { text: config, values: values ?? [] } : config;
+      return shaped(await db.query(text, bound, { parsers: PGLITE_PARSERS }));
+    },
+  } as PgQuery & PgSession;
+}
+
+/** Each PGlite database's queue of leases: the end of the last lease asked for, shared by every store on the database. */
+const PGLITE_TURNS = new WeakMap<PgliteLike, Promise<void>>();
+
+/**
+ * One PGlite database is one connection: it is lent to one transaction at a time, in the order they
+ * asked for it (each acquire waits for the lease before it to be released), whichever store on the
+ * database asks. The database stays the caller's: end() refuses later transactions, as a closed pool
+ * would, and waits for this store's transactions in flight to end.
+ */
+export function pgliteConnector(db: PgliteLike): PgConnector {
+  const runner = pgliteRunner(db);
+  let ended = false;
+  /** The release of this connector's last lease: end() waits for it, so nothing of this store is in flight after close. */
+  let lastLease: Promise<void> = Promise.resolve();
+  return {
+    acquire(): Promise<PgLease> {
+      if (ended) return Promise.reject(new Error('Client was closed and is not queryable'));
+      const { ready, release, released } = queueForPglite(db);
+      lastLease = released;
+      return ready.then(
+        () => ({ runner, release: () => release() }),
+        (error: unknown) => {
+          release();
+          throw error;
+        },
+      );
+    },
+    async end(): Promise<void> {
+      ended = true;
+      await lastLease;
+    },
+  };
+}
+
+/** Takes a place in the database's queue of leases: `ready` once every lease asked for before is released. */
+function queueForPglite(db: PgliteLike): { ready: Promise<void>; release: () => void; released: Promise<void> } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const ready = PGLITE_TURNS.get(db) ?? db.waitReady;
+  PGLITE_TURNS.set(db, ready.then(() => released, () => released));
+  // Only the first lease's `ready` can reject (the database failed to start); later ones wait on releases alone.
+  return { ready, release, released };
+}
+
+/**
+ * Runs `work` on the PGlite database with the connection to itself: after every transaction any store
+ * on it asked for before, and before any asked for after (a test's DROP SCHEMA, the simulator's reset).
+ */
+export async function withPgliteConnection<T>(db: PgliteLike, work: () => Promise<T>): Promise<T> {
+  const { ready, release } = queueForPglite(db);
+  try {
+    await ready;
+    return await work();
+  } finally {
+    release();
+  }
+}
+
 /** Runs a body to its end: awaits each yielded statement, sends its result back or throws its failure in. */
 async function drive<T>(body: Step<T>): Promise<T> {
   let step = body.next();
@@ -160,36 +298,37 @@ async function drive<T>(body: Step<T>): Promise<T> {
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-/** Clients this module listens to for 'error' (see checkout). */
-const LISTENED = new WeakSet<PoolClient>();
-
 export class PgStore implements Store {
-  readonly kind = 'postgres';
+  readonly kind: 'postgres' | 'pglite';
   private readonly lockKey: number;
-  /** SET LOCAL search_path for a pool passed in (a pool this store creates sets it per connection). */
+  /** SET LOCAL search_path for a connection passed in (a pool this store creates sets it per connection). */
   private readonly setPath: string;
   private ready: Promise<void> | undefined;
   /** The last write asked for, settled (never rejects): the next write and every read start after it. */
   private lastWrite: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The newest event id this store knows committed: read once on open, then kept by every commit that inserted one. */
+  private cursor = 0;
 
   private constructor(
-    readonly pool: Pool,
-    private readonly owned: boolean,
+    private readonly connector: PgConnector,
     private readonly options: PgStoreOptions,
     private readonly at: () => number,
     private readonly label: string,
+    sessionPath: boolean,
+    kind: 'postgres' | 'pglite',
   ) {
+    this.kind = kind;
     this.lockKey = queueLockKey(options.schema);
-    this.setPath = options.schema !== undefined && !owned ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
+    this.setPath = options.schema !== undefined && !sessionPath ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
   }
 
   /**
-   * Returns at once: the pool connects and the schema is migrated (with `at()` as the migration time)
+   * Returns at once: the connection is made and the schema migrated (with `at()` as the migration time)
    * on the first call. A URL gets a pool of the store's own, ended by close(); a pool passed in stays
-   * the caller's.
+   * the caller's, and so does a PGlite database (the same statements and transactions, in-process).
    */
-  static open(target: string | Pool, options: PgStoreOptions, at: () => number): PgStore {
+  static open(target: string | Pool | PgliteLike, options: PgStoreOptions, at: () => number): PgStore {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new ConfigError('schema', 'expected a PostgreSQL identifier (letters, digits, underscores)');
     }
@@ -202,10 +341,20 @@ export class PgStore implements Store {
       // A pooled connection the server drops while idle is removed by the pool, which then emits
       // 'error': the next call gets a fresh connection, so the event needs no handling beyond this.
       pool.on('error', () => undefined);
-      return new PgStore(pool, true, options, at, redact(target));
+      return new PgStore(poolConnector(pool, true), options, at, redact(target), true, 'postgres');
     }
-    if (isPool(target)) return new PgStore(target, false, options, at, 'a pg pool');
-    throw new ConfigError('db', 'expected a postgres:// URL or a pg Pool');
+    if (isPool(target)) return new PgStore(poolConnector(target, false), options, at, 'a pg pool', false, 'postgres');
+    if (isPglite(target)) return new PgStore(pgliteConnector(target), options, at, 'a PGlite database', false, 'pglite');
+    throw new ConfigError('db', 'expected a postgres:// URL, a pg Pool or a PGlite database');
+  }
+
+  /**
+   * The newest event id committed through this store (and, on open, found in the database): the event
+   * cursor after its last commit, known without a query. Exact while this store is the queue's only
+   * writer (the simulator's PGlite world); with other writers it may lag theirs.
+   */
+  committedEventCursor(): number {
+    return this.cursor;
   }
 
   /** Connects and migrates once; a failure rejects the calls waiting for it, and the next call tries again. */
@@ -221,31 +370,25 @@ export class PgStore implements Store {
   }
 
   private async migrate(): Promise<void> {
-    const client = await this.checkout('open', 1);
+    const lease = await this.checkout('open', 1);
     let broken: unknown;
     try {
-      await migratePg(runnerOf(client), this.at(), this.lockKey, this.options.schema);
+      await migratePg(lease.runner, this.at(), this.lockKey, this.options.schema);
+      const cursor = await lease.runner.query({ text: `SELECT COALESCE(MAX(id), 0) AS v FROM ${this.options.schema === undefined ? '' : `${quoteIdentifier(this.options.schema)}.`}events`, values: [] });
+      this.cursor = Number(cursor.rows[0]?.v ?? 0);
     } catch (error) {
       if (error instanceof NewerSchemaError) throw new OpenError(this.label, 'newer_schema', error.message);
       const code = connectionCodeOf(error);
       if (breaksConnection(code)) broken = error;
       throw code === undefined ? error : typed('open', error, code, false, 1);
     } finally {
-      client.release(broken as Error | undefined);
+      lease.release(broken);
     }
   }
 
-  private async checkout(operation: string, attempt: number): Promise<PoolClient> {
+  private async checkout(operation: string, attempt: number): Promise<PgLease> {
     try {
-      const client = await this.pool.connect();
-      // A server that ends the session (a restart, pg_terminate_backend) makes pg emit 'error' on a
-      // checked-out client besides failing its query; unheard, that event would end the process. The
-      // query's own failure is what the transaction handles, so the event is only acknowledged.
-      if (!LISTENED.has(client)) {
-        client.on('error', () => undefined);
-        LISTENED.add(client);
-      }
-      return client;
+      return await this.connector.acquire();
     } catch (error) {
       const code = connectionCodeOf(error);
       throw code === undefined ? error : typed(operation, error, code, false, attempt);
@@ -255,12 +398,16 @@ export class PgStore implements Store {
   /**
    * One process's writes are taken in call order (each starts once the one before it has settled), as
    * SQLite's are: the advisory lock serialises them anyway, and its waiters are not served in the order
-   * the calls were made. Writers of other processes and hosts queue on the lock itself.
+   * the calls were made. Writers of other processes and hosts queue on the lock itself. `settled`, if
+   * given, is told the event cursor the moment the transaction committed (before any later one ran).
    */
-  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>, settled?: (cursor: number) => void): Promise<T> {
     const run = () =>
-      this.transaction(operation, `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey})`, (tx) =>
-        body(tx, readClock()),
+      this.transaction(
+        operation,
+        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey})`,
+        (tx) => body(tx, readClock()),
+        settled,
       );
     const next = this.lastWrite.then(run, run);
     this.lastWrite = next.catch(() => undefined);
@@ -268,17 +415,17 @@ export class PgStore implements Store {
   }
 
   /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
-  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
-    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, body);
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>, settled?: (cursor: number) => void): Promise<T> {
+    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, body, settled);
     return this.lastWrite.then(run, run);
   }
 
-  private async transaction<T>(operation: string, begin: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+  private async transaction<T>(operation: string, begin: string, body: (tx: StoreTx) => Step<T>, settled: ((cursor: number) => void) | undefined): Promise<T> {
     await this.whenReady();
     for (let attempt = 1; ; attempt++) {
-      let client: PoolClient;
+      let lease: PgLease;
       try {
-        client = await this.checkout(operation, attempt);
+        lease = await this.checkout(operation, attempt);
       } catch (error) {
         if (error instanceof ConnectionError && attempt <= this.options.busyRetries) continue;
         throw error;
@@ -286,18 +433,21 @@ export class PgStore implements Store {
       let committing = false;
       let broken: unknown;
       try {
-        const runner = runnerOf(client);
+        const { runner } = lease;
         await runner.query(begin);
-        const result = await drive(body(new PgStatements(runner)));
+        const statements = new PgStatements(runner);
+        const result = await drive(body(statements));
         committing = true;
         await runner.query('COMMIT');
+        if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
+        settled?.(this.cursor);
         return result;
       } catch (error) {
         const code = connectionCodeOf(error);
         if (breaksConnection(code)) broken = error;
         else {
           try {
-            await client.query('ROLLBACK');
+            await lease.runner.query('ROLLBACK');
           } catch (rollbackError) {
             broken = rollbackError;
           }
@@ -307,7 +457,7 @@ export class PgStore implements Store {
         if (!committing && attempt <= this.options.busyRetries) continue;
         throw typed(operation, error, code, committing, attempt);
       } finally {
-        client.release(broken as Error | undefined);
+        lease.release(broken);
       }
     }
   }
@@ -317,6 +467,6 @@ export class PgStore implements Store {
     this.closed = true;
     await this.lastWrite;
     if (this.ready !== undefined) await this.ready.catch(() => undefined);
-    if (this.owned) await this.pool.end();
+    await this.connector.end();
   }
 }

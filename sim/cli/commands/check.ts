@@ -9,6 +9,7 @@ import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { commandLine } from '../shell-quote.ts';
 import { UsageError } from '../usage-error.ts';
+import { storeArgument } from '../store-argument.ts';
 
 /** Seeds per scenario without --seeds: enough for the required marks of `mixed` (see check/coverage.ts). */
 export const DEFAULT_SEEDS = 100;
@@ -27,6 +28,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const scenarioArguments = args.strings('scenario');
   const sources = scenarioArguments.length === 0 ? catalogueSources() : resolveSources(scenarioArguments);
   const seedsPerScenario = args.integer('seeds') ?? DEFAULT_SEEDS;
+  const store = storeArgument(args, 'check');
   const shard = args.shard('shard');
   const outDir = args.string('out');
   const report = args.boolean('report');
@@ -45,6 +47,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     root.seed,
     ...(shard === undefined ? [] : ['--shard', `${shard.index}/${shard.count}`]),
     ...(explore === undefined ? [] : ['--explore', String(explore)]),
+    ...(store === 'sqlite' ? [] : ['--store', store]),
   ]);
   return runCheck(
     {
@@ -61,6 +64,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
       ...(report ? { report } : {}),
       ...(explore === undefined ? {} : { explore }),
       reproduce,
+      ...(store === 'sqlite' ? {} : { store }),
     },
     {
       out: (text) => context.out(text),

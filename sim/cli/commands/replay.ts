@@ -15,6 +15,7 @@ import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { EXIT_HARNESS, exitCodeForVerdict } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
+import { requireRunnable, storeArgument } from '../store-argument.ts';
 
 interface ReplayTarget {
   scenario: ScenarioSpec;
@@ -32,13 +33,16 @@ interface ReplayTarget {
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const target = resolveTarget(args);
-  const { world, report } = await simulate({ scenario: target.scenario, seed: target.seed, ...(target.plan === undefined ? {} : { plan: target.plan }) });
+  const store = storeArgument(args, 'replay --scenario mixed --seed 42');
+  requireRunnable(target.scenario, store, `replay --scenario ${target.scenario.name} --seed ${target.seed}`);
+  const { world, report } = await simulate({ scenario: target.scenario, seed: target.seed, store, ...(target.plan === undefined ? {} : { plan: target.plan }) });
   // A run that crashed in the check recorded no hash (''); then there is nothing to compare.
   const recordedHash = target.recorded?.traceHash || undefined;
   const hashMatches = recordedHash === undefined || recordedHash === report.traceHash;
 
   context.out(`scenario:   ${target.scenario.name}${target.recorded?.scenarioFile === undefined ? '' : ` (from ${target.recorded.scenarioFile}, as recorded)`}`);
   context.out(`seed:       ${target.seed}`);
+  if (store !== 'sqlite') context.out(`store:      ${store}${Object.keys(world.notApplicable ?? {}).length === 0 ? '' : ` (not applicable, left out: ${Object.entries(world.notApplicable ?? {}).map(([kind, count]) => `${kind} x${count}`).join(', ')})`}`);
   context.out(`fault plan: ${target.plan === undefined ? 'drawn from the seed' : 'from the counterexample file'} (${faultCount(world.plan)} faults)`);
   if (target.scenario.configSwarm !== undefined) context.out(`config:     drawn from the seed (configSwarm): queue ${JSON.stringify(world.scenario.queue)}, workers ${JSON.stringify(world.scenario.workers)}`);
   for (const note of target.notes) context.out(`note:       ${note}`);

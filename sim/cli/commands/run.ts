@@ -5,6 +5,7 @@ import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { exitCodeForVerdict } from '../exit-codes.ts';
 import { commandLine } from '../shell-quote.ts';
+import { requireRunnable, storeArgument } from '../store-argument.ts';
 
 /**
  * `leasehold run --scenario NAME|FILE --seed S [--json]`: one simulated run. The exit code is the
@@ -14,8 +15,11 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const seed = args.string('seed') as string;
   // A bad name or file is exit 64 here, before anything runs; the runner gets the scenario itself.
   const source = resolveScenarioArgument(args.string('scenario') as string, `leasehold run --seed ${commandLine([seed])} --scenario`);
-  const report = await runScenario({ scenario: source.spec, seed });
-  const replay = `leasehold ${commandLine(['replay', '--scenario', source.file ?? source.name, '--seed', report.seed])}`;
+  const store = storeArgument(args, 'run --scenario mixed --seed 42');
+  requireRunnable(source.spec, store, `run --scenario ${source.file ?? source.name} --seed ${commandLine([seed])}`);
+  const report = await runScenario({ scenario: source.spec, seed, store });
+  const replay = `leasehold ${commandLine(['replay', '--scenario', source.file ?? source.name, '--seed', report.seed, ...(store === 'sqlite' ? [] : ['--store', store])])}`;
+  if (store !== 'sqlite') context.err(`store: ${store}`);
   if (args.boolean('json')) {
     context.out(JSON.stringify(report));
     if (report.verdict !== 'pass') context.err(`replay: ${replay}`);

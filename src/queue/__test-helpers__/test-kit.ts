@@ -14,7 +14,7 @@ import { ClosedError } from '../errors.ts';
 import { canTransition } from '../states.ts';
 import type { Store } from '../../store/store.ts';
 import { YieldingSqliteStore } from '../../store/__test-helpers__/yielding-store.ts';
-import { freshPgStore } from '../../store/__test-helpers__/pg-test-store.ts';
+import { freshPgliteStore, freshPgStore } from '../../store/__test-helpers__/pg-test-store.ts';
 import { openWorkQueue } from '../../work-queue.ts';
 import type { ClaimedTask, EnqueueRequest, QueueConfig, TaskState, WorkQueue } from '../types.ts';
 
@@ -84,6 +84,8 @@ export const TEST_STORES = {
   'sqlite-yielding': () => YieldingSqliteStore.open(':memory:'),
   /** PostgreSQL (LEASEHOLD_PG_URL: the machine's server in CI, else a throwaway one from vitest's global setup): a fresh schema per queue, dropped when the queue closes. */
   postgres: () => freshPgStore(),
+  /** PostgreSQL's SQL on PGlite in-process (P6): the same driver, statements and migrations, one shared database per test process, a fresh schema per queue. */
+  pglite: () => freshPgliteStore(),
 } as const satisfies Record<string, () => string | Store>;
 
 export type TestStoreName = keyof typeof TEST_STORES;

@@ -3,8 +3,9 @@
  * when the store closes, so every queue of the contract suite starts from an empty database.
  */
 import { randomBytes } from 'node:crypto'; // allow-ambient: test schema names unique across processes, never a decision
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { PgStore } from '../pg-store.ts';
+import { PgStore, withPgliteConnection } from '../pg-store.ts';
 import type { Step, Store, StoreTx, TransactionBody } from '../store.ts';
 
 /** The run's server: vitest's global setup (pg-global-setup.ts) sets LEASEHOLD_PG_URL, starting a throwaway server when it was not given. */
@@ -57,4 +58,26 @@ export class DroppingPgStore implements Store {
 export function freshPgStore(options: { busyRetries?: number } = {}): DroppingPgStore {
   const schema = freshSchemaName();
   return new DroppingPgStore(PgStore.open(PG_URL, { busyRetries: options.busyRetries ?? 3, schema }, () => 0), schema);
+}
+
+/** The process's PGlite database for the contract suite's `pglite` store: started once, shared by every queue (each in a fresh schema). */
+let pglite: PGlite | undefined;
+let pgliteSchemas = 0;
+
+/** A PgStore on PGlite (the PostgreSQL store's production driver, in-process) on a fresh schema, dropped when the store closes. */
+export function freshPgliteStore(options: { busyRetries?: number } = {}): Store {
+  pglite ??= new PGlite();
+  const db = pglite;
+  const schema = `lh_pglite_${++pgliteSchemas}`;
+  const inner = PgStore.open(db, { busyRetries: options.busyRetries ?? 3, schema }, () => 0);
+  return {
+    kind: 'pglite',
+    write: (operation, readClock, body) => inner.write(operation, readClock, body),
+    read: (operation, body) => inner.read(operation, body),
+    async close() {
+      await inner.close();
+      // Through the database's queue of leases: other queues of the test may still be running transactions on it.
+      await withPgliteConnection(db, () => db.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+    },
+  };
 }
