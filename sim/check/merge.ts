@@ -8,6 +8,7 @@ import { junitXml } from './junit.ts';
 import { summaryTable, coverageLine } from './summary.ts';
 import { totalOf, type ScenarioTally, type Tally } from './tally.ts';
 import type { JobResult } from './types.ts';
+import type { SimStore } from '../store/pglite.ts';
 
 /**
  * `leasehold merge DIR...` (issue 20 item 4): the summaries of `leasehold check --shard K/N --out DIR`
@@ -53,6 +54,10 @@ export interface CheckSummary {
   git: { commit: string | null; dirty: boolean };
   seedsPerScenario: number;
   shard: { index: number; count: number } | null;
+  /** The store the worlds ran on (absent in summaries written before --store: sqlite). */
+  store?: SimStore;
+  skipped?: unknown[];
+  notApplicable?: { seeds: number; faults: Record<string, number> };
   wallMs: number;
   scenarios: (ScenarioTally & { seedsPerSecond?: number })[];
   unseed: { checked: number; mismatches: { scenario: string; seed: string; hashA: string; hashB: string }[] };
@@ -68,6 +73,9 @@ export interface MergedShard {
 
 export interface MergeOutcome {
   shards: MergedShard[];
+  store: SimStore;
+  /** Drawn faults the store could not run, summed over the shards (sim/store/pglite.ts). */
+  notApplicable: { seeds: number; faults: Record<string, number> };
   rows: ScenarioTally[];
   coverage: CoverageOutcome;
   runs: RunRecord[];
@@ -112,6 +120,7 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
     if (summary.rootSeed !== first.rootSeed) differs('root seed', first.rootSeed, summary.rootSeed);
     if (summary.seedsPerScenario !== first.seedsPerScenario) differs('seeds per scenario', first.seedsPerScenario, summary.seedsPerScenario);
     if (scenarioList(summary) !== scenarioList(first)) differs('scenario list', scenarioList(first), scenarioList(summary));
+    if ((summary.store ?? 'sqlite') !== (first.store ?? 'sqlite')) differs('store', first.store ?? 'sqlite', summary.store ?? 'sqlite');
     if ((summary.shard?.count ?? 1) !== (first.shard?.count ?? 1)) differs('shard count', first.shard?.count ?? 1, summary.shard?.count ?? 1);
   }
   const count = first.shard?.count ?? 1;
@@ -149,12 +158,20 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
   const failures = ordered.flatMap(({ summary }) => summary.failures).sort(byRun);
   const mismatches = ordered.flatMap(({ summary }) => summary.unseed.mismatches).sort(byRun);
   const harnessCrashes = ordered.map(({ summary }) => summary.harnessCrash).filter((crash): crash is string => crash !== null);
-  const coverage = judgeCoverage(rows, totalOf(rows).marks);
+  const store = first.store ?? 'sqlite';
+  const coverage = judgeCoverage(rows, totalOf(rows).marks, store);
   const total = totalOf(rows);
   const exitCode =
     total.safety > 0 ? EXIT_SAFETY : harnessCrashes.length > 0 || total.nondeterminism > 0 ? EXIT_HARNESS : total.liveness > 0 ? EXIT_LIVENESS : coverage.enforced && coverage.missing.length > 0 ? EXIT_COVERAGE : EXIT_OK;
+  const notApplicable = { seeds: 0, faults: {} as Record<string, number> };
+  for (const { summary } of ordered) {
+    notApplicable.seeds += summary.notApplicable?.seeds ?? 0;
+    for (const [kind, n] of Object.entries(summary.notApplicable?.faults ?? {})) notApplicable.faults[kind] = (notApplicable.faults[kind] ?? 0) + n;
+  }
   return {
     shards: ordered,
+    store,
+    notApplicable,
     rows,
     coverage,
     runs,
@@ -171,7 +188,7 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
 export function mergeLines(merged: MergeOutcome): string[] {
   const count = merged.shards[0]!.summary.shard?.count ?? 1;
   const tally: Tally = { scenarios: merged.rows, runs: [], failures: [], mismatches: [], unseedChecked: merged.unseedChecked };
-  const lines = [`leasehold merge: ${merged.shards.length} of ${count} shard(s), commit ${merged.shards[0]!.summary.git.commit ?? '(none)'}, root seed ${merged.shards[0]!.summary.rootSeed}`, ''];
+  const lines = [`leasehold merge: ${merged.shards.length} of ${count} shard(s), commit ${merged.shards[0]!.summary.git.commit ?? '(none)'}, root seed ${merged.shards[0]!.summary.rootSeed}, store ${merged.store}`, ''];
   lines.push(...summaryTable(tally, merged.wallMs));
   lines.push(`wall time of the slowest shard ${(merged.wallMs / 1000).toFixed(1)} s; seeds/s per scenario is per thread, the total is over the slowest shard`);
   lines.push(merged.mismatches.length === 0 ? `unseed check (S6): ${merged.unseedChecked} seed(s) run twice, every trace hash equal` : `unseed check (S6): ${merged.mismatches.length} of ${merged.unseedChecked} seed(s) run twice gave two different trace hashes`);
@@ -202,6 +219,10 @@ export function mergedSummaryJson(merged: MergeOutcome): unknown {
     git: first.git,
     seedsPerScenario: first.seedsPerScenario,
     shard: null,
+    store: merged.store,
+    // Every shard skips the same scenarios (the skip depends on the scenario and the store only).
+    skipped: first.skipped ?? [],
+    notApplicable: merged.notApplicable,
     mergedFrom: merged.shards.map(({ dir, summary }) => ({ dir, shard: summary.shard, command: summary.command, exitCode: summary.exitCode })),
     wallMs: merged.wallMs,
     scenarios: merged.rows,
