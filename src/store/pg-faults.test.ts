@@ -70,7 +70,8 @@ function stubWorker(queue: WorkQueue, workerId: string, outcomes: RunOutcome[], 
     // Bounded: 60 retries 100 ms apart cover a restart of a few seconds, no more.
     busyRetries: 60,
     busyWaitMs: 100,
-    tools: [{ name: 'lookup', readOnly: true, call: async (args) => ({ seen: args }) }],
+    // Each call takes 200 ms, so runs are in flight whenever the server goes down.
+    tools: [{ name: 'lookup', readOnly: true, call: async (args) => new TimerWaiter().sleep(200).then(() => ({ seen: args })) }],
     model: {
       decide: async ({ step, input }) =>
         step === 0 ? { toolCalls: [{ id: 'c0', tool: 'lookup', args: input }], usage: { inputTokens: 10, outputTokens: 2 } } : { toolCalls: [], final: 'ok', usage: { inputTokens: 5, outputTokens: 1 } },
