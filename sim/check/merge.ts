@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY } from '../cli/exit-codes.ts';
+import { EXIT_OK } from '../cli/exit-codes.ts';
 import { UsageError } from '../cli/usage-error.ts';
 import type { Verdict, Violation } from '../report-types.ts';
 import { judgeCoverage, type CoverageOutcome } from './coverage.ts';
 import { junitXml } from './junit.ts';
+import { checkExitCode, verdictLine } from './report.ts';
 import { summaryTable, coverageLine } from './summary.ts';
 import { totalOf, type ScenarioTally, type Tally } from './tally.ts';
 import type { JobResult } from './types.ts';
@@ -136,20 +137,7 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
 
   // Shard order, then each shard's own order: the merged lists do not depend on the order of DIR...
   const ordered = [...shards].sort((a, b) => (a.summary.shard?.index ?? 1) - (b.summary.shard?.index ?? 1));
-  const rows = first.scenarios.map((row): ScenarioTally => ({ scenario: row.scenario, seeds: 0, pass: 0, safety: 0, liveness: 0, nondeterminism: 0, busyMs: 0, marks: {} }));
-  const byName = new Map(rows.map((row) => [row.scenario, row]));
-  for (const { summary } of ordered) {
-    for (const row of summary.scenarios) {
-      const into = byName.get(row.scenario)!;
-      into.seeds += row.seeds;
-      into.pass += row.pass;
-      into.safety += row.safety;
-      into.liveness += row.liveness;
-      into.nondeterminism += row.nondeterminism;
-      into.busyMs += row.busyMs;
-      for (const [mark, n] of Object.entries(row.marks)) into.marks[mark] = (into.marks[mark] ?? 0) + n;
-    }
-  }
+  const rows = first.scenarios.map((row): ScenarioTally => ({ ...totalOf(ordered.map(({ summary }) => summary.scenarios.find((other) => other.scenario === row.scenario)!)), scenario: row.scenario }));
   const order = new Map(rows.map((row, position) => [row.scenario, position]));
   const runs = ordered.flatMap(({ summary }) => summary.runs ?? []).sort((a, b) => a.index - b.index || order.get(a.scenario)! - order.get(b.scenario)!);
   const indexOf = new Map(runs.map((run) => [`${run.scenario}\u0000${run.seed}`, run.index]));
@@ -159,10 +147,9 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
   const mismatches = ordered.flatMap(({ summary }) => summary.unseed.mismatches).sort(byRun);
   const harnessCrashes = ordered.map(({ summary }) => summary.harnessCrash).filter((crash): crash is string => crash !== null);
   const store = first.store ?? 'sqlite';
-  const coverage = judgeCoverage(rows, totalOf(rows).marks, store);
   const total = totalOf(rows);
-  const exitCode =
-    total.safety > 0 ? EXIT_SAFETY : harnessCrashes.length > 0 || total.nondeterminism > 0 ? EXIT_HARNESS : total.liveness > 0 ? EXIT_LIVENESS : coverage.enforced && coverage.missing.length > 0 ? EXIT_COVERAGE : EXIT_OK;
+  const coverage = judgeCoverage(rows, total.marks, store);
+  const exitCode = checkExitCode(total, coverage, harnessCrashes.length > 0);
   const notApplicable = { seeds: 0, faults: {} as Record<string, number> };
   for (const { summary } of ordered) {
     notApplicable.seeds += summary.notApplicable?.seeds ?? 0;
@@ -200,10 +187,7 @@ export function mergeLines(merged: MergeOutcome): string[] {
     lines.push(`  replay: ${failure.replay}`);
   }
   if (merged.failures.length > 20) lines.push(`... ${merged.failures.length - 20} more failing seeds in the merged summary.json`);
-  const total = totalOf(merged.rows);
-  lines.push(
-    `result: ${merged.exitCode === EXIT_OK ? `pass (exit 0): ${total.seeds} seeds, every invariant held` : `FAIL (exit ${merged.exitCode}): ${[total.safety > 0 ? `${total.safety} safety` : '', total.liveness > 0 ? `${total.liveness} liveness` : '', total.nondeterminism > 0 ? `${total.nondeterminism} nondeterministic or crashed` : '', merged.harnessCrashes.length > 0 ? 'a worker thread died' : '', merged.coverage.enforced && merged.coverage.missing.length > 0 ? `${merged.coverage.missing.length} required marks never reached` : ''].filter(Boolean).join(', ')}`}`,
-  );
+  lines.push(`result: ${verdictLine(merged.exitCode, totalOf(merged.rows), merged.coverage, merged.harnessCrashes.length > 0)}`);
   return lines;
 }
 

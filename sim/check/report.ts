@@ -1,11 +1,11 @@
-import { EXIT_OK } from '../cli/exit-codes.ts';
+import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY } from '../cli/exit-codes.ts';
 import { replayFileCommand, replaySeedCommand } from './counterexample.ts';
 import { coverageLine, perThreadRate, summaryTable } from './summary.ts';
 import type { CoverageOutcome } from './coverage.ts';
 import { pairCoverageLine, type ExploreOutcome, type PairCoverage } from './explore.ts';
 import type { ThreadDeath } from './pool.ts';
 import { duration } from './progress.ts';
-import { totalOf, type Tally } from './tally.ts';
+import { totalOf, type ScenarioTally, type Tally } from './tally.ts';
 import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
 import { versions } from './versions.ts';
 import type { SimStore } from '../store/pglite.ts';
@@ -42,7 +42,7 @@ export function printSummary(outcome: CheckOutcome, out: (text: string) => void)
   if (outcome.pairs !== undefined) out(pairCoverageLine('marks and pairs', outcome.pairs));
   if (outcome.explore !== undefined) for (const line of exploreLines(outcome.explore)) out(line);
   reportFailures(request, counted, written, death, out);
-  out(`result: ${verdictLine(outcome.exitCode, counted, coverage, death)}`);
+  out(`result: ${verdictLine(outcome.exitCode, totalOf(counted.scenarios), coverage, death !== undefined)}`);
 }
 
 /** Per scenario: what the plain part reached, and with the children; then the first picks (all are in summary.json). */
@@ -114,14 +114,23 @@ function unseedLine(request: CheckRequest, counted: Tally, cutShort: boolean): s
   return `unseed check (S6): ${counted.mismatches.length} of ${counted.unseedChecked} seed(s) run twice gave two different trace hashes`;
 }
 
-function verdictLine(code: number, counted: Tally, coverage: CoverageOutcome, death: ThreadDeath | undefined): string {
-  const total = totalOf(counted.scenarios);
+/** S9: the exit code of a check from its totals (a merge of shards computes it the same way). */
+export function checkExitCode(total: ScenarioTally, coverage: CoverageOutcome, harnessDied: boolean): number {
+  if (total.safety > 0) return EXIT_SAFETY;
+  if (harnessDied || total.nondeterminism > 0) return EXIT_HARNESS;
+  if (total.liveness > 0) return EXIT_LIVENESS;
+  if (coverage.enforced && coverage.missing.length > 0) return EXIT_COVERAGE;
+  return EXIT_OK;
+}
+
+/** The `result:` line of a check (or a merge of its shards). */
+export function verdictLine(code: number, total: ScenarioTally, coverage: CoverageOutcome, harnessDied: boolean): string {
   if (code === EXIT_OK) return `pass (exit 0): ${total.seeds} seeds, every invariant held`;
   const parts = [
     total.safety > 0 ? `${total.safety} safety` : '',
     total.liveness > 0 ? `${total.liveness} liveness` : '',
     total.nondeterminism > 0 ? `${total.nondeterminism} nondeterministic or crashed` : '',
-    death !== undefined ? 'a worker thread died' : '',
+    harnessDied ? 'a worker thread died' : '',
     coverage.enforced && coverage.missing.length > 0 ? `${coverage.missing.length} required marks never reached` : '',
   ].filter(Boolean);
   return `FAIL (exit ${code}): ${parts.join(', ')}`;

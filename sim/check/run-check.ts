@@ -1,12 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY } from '../cli/exit-codes.ts';
 import { counterexamplePath, writeCounterexample } from './counterexample.ts';
-import { judgeCoverage, type CoverageOutcome } from './coverage.ts';
+import { judgeCoverage } from './coverage.ts';
 import { junitXml } from './junit.ts';
-import { runPool, type ThreadDeath } from './pool.ts';
+import { runPool } from './pool.ts';
 import { Progress, type ProgressSink } from './progress.ts';
-import { deathLine, printSummary, replayCommand, shortReason, summaryJson, type CheckOutcome } from './report.ts';
+import { checkExitCode, deathLine, printSummary, replayCommand, shortReason, summaryJson, type CheckOutcome } from './report.ts';
 import type { ScenarioSource } from './scenario-source.ts';
 import { exploreOutcome, pairCoverage, planExplore, splitBudget, type ExploreOutcome, type ExplorePick } from './explore.ts';
 import { planJobs, withRepeats, type Job } from './seeds.ts';
@@ -90,7 +89,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     ...(pooled.death === undefined ? {} : { death: pooled.death }),
     wallMs: wallClockMs() - started,
     threadsUsed: Math.min(request.threads, Math.max(1, jobs.length)),
-    exitCode: exitCode(counted, coverage, pooled.death),
+    exitCode: checkExitCode(totalOf(counted.scenarios), coverage, pooled.death !== undefined),
     pairs: pairCoverage(pooled.results),
     ...(explored === undefined ? {} : { explore: explored }),
     store,
@@ -163,14 +162,6 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
  * comes with its counterexample, so it wins (1); then a broken harness (3: nondeterminism, a crash, a
  * dead thread), whose other verdicts cannot be trusted; then liveness (2); then missing coverage (4).
  */
-function exitCode(counted: Tally, coverage: CoverageOutcome, death: ThreadDeath | undefined): number {
-  const total = totalOf(counted.scenarios);
-  if (total.safety > 0) return EXIT_SAFETY;
-  if (death !== undefined || total.nondeterminism > 0) return EXIT_HARNESS;
-  if (total.liveness > 0) return EXIT_LIVENESS;
-  if (coverage.enforced && coverage.missing.length > 0) return EXIT_COVERAGE;
-  return EXIT_OK;
-}
 
 /** Writes counterexample files for the first FAILURE_FILES_MAX failing seeds in job order. */
 function writeFailures(request: CheckRequest, counted: Tally): WrittenFailure[] {

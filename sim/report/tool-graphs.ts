@@ -1,7 +1,4 @@
-import type { TaskScript } from '../actors/scripted-model.ts';
-import { WRITE_TOOLS } from '../actors/tools.ts';
-import { scriptsByTask } from '../checkers/scripts.ts';
-import type { HistoryEntry } from '../history.ts';
+import { graphRuns, graphSteps, type GraphStepSpec } from '../checkers/i21-tool-graph.ts';
 import type { WorldResult } from '../world.ts';
 import { esc } from './svg.ts';
 import { formatMs } from './stats.ts';
@@ -11,8 +8,9 @@ import { formatMs } from './stats.ts';
  * one (task, generation, step) laid out by topological layer, each with when it ran on the simulator's
  * timeline and how it ended. Plain data, computed where the seed ran, so it travels with the timeline
  * (timeline-model.ts) into report.json; rendered as a table in report.md and a small chart per run in
- * index.html. The graph (dependencies, lanes, layers) is the task's script's; the times are the
- * history's `tool` operations (sim/actors/sim-worker.ts records one per graph call).
+ * index.html. The graph (dependencies, lanes) and the calls each generation made are I21's reading of
+ * the script and of the history's `tool` operations (checkers/i21-tool-graph.ts); this file adds the
+ * layers and the times.
  */
 
 export interface GraphCallView {
@@ -47,113 +45,60 @@ export interface GraphRunView {
 /** At most this many graph runs are kept per seed. */
 export const MAX_GRAPH_RUNS = 12;
 
-const WRITES: ReadonlySet<string> = new Set(WRITE_TOOLS);
-
-interface PlannedCall {
-  name: string;
-  callId: string;
-  tool: string;
-  lane?: string;
-  dependsOn: string[];
-  layer: number;
-}
-
-/** The graph steps of a script: each call's name, run id, lane and layer, and why the plan is refused, if it is. */
-function graphSteps(taskId: number, script: TaskScript): { step: number; calls: PlannedCall[]; refused?: string }[] {
-  const steps: { step: number; calls: PlannedCall[]; refused?: string }[] = [];
-  for (const [step, planned] of script.steps.entries()) {
-    if (!planned.calls.some((call) => (call.dependsOn?.length ?? 0) > 0 || call.resource !== undefined)) continue;
-    const names = planned.calls.map((call, index) => call.id ?? `c${index}`);
-    const depsOf = new Map(planned.calls.map((call, index) => [names[index]!, call.dependsOn ?? []]));
-    const layers = new Map<string, number>();
-    const visiting = new Set<string>();
-    let refused: string | undefined;
-    const layerOf = (name: string): number => {
-      const known = layers.get(name);
-      if (known !== undefined) return known;
-      if (visiting.has(name) || !depsOf.has(name)) {
-        refused ??= visiting.has(name) ? `${name} is on a cycle` : `a call depends on unknown ${name}`;
-        return 0;
-      }
-      visiting.add(name);
-      const layer = Math.max(-1, ...(depsOf.get(name) ?? []).map(layerOf)) + 1;
-      visiting.delete(name);
-      layers.set(name, layer);
-      return layer;
-    };
-    const calls = planned.calls.map((call, index): PlannedCall => {
-      const name = names[index]!;
-      const made: PlannedCall = { name, callId: `t${taskId}-s${step}-${name}`, tool: call.tool, dependsOn: [...(call.dependsOn ?? [])], layer: layerOf(name) };
-      if (WRITES.has(call.tool)) made.lane = call.resource ?? `tool:${call.tool}`;
-      return made;
-    });
-    // A refused plan has no layers: its calls are all shown at 0, none of them ran.
-    if (refused !== undefined) for (const call of calls) call.layer = 0;
-    steps.push(refused === undefined ? { step, calls } : { step, calls, refused });
-  }
-  return steps;
-}
-
-/** The calls each (task, generation) made, by run id: first invoke, and its completion. */
-function toolOperations(entries: readonly HistoryEntry[]): Map<string, { invoke: HistoryEntry; end?: HistoryEntry }> {
-  const byKey = new Map<string, { invoke: HistoryEntry; end?: HistoryEntry }>();
-  const byInvoke = new Map<number, { invoke: HistoryEntry; end?: HistoryEntry }>();
-  for (const entry of entries) {
-    if (entry.type === 'invoke' && entry.op === 'tool') {
-      const call = (entry.data as { call?: unknown } | undefined)?.call;
-      const key = `${entry.taskId}/${entry.generation}/${String(call)}`;
-      if (byKey.has(key)) continue;
-      const operation = { invoke: entry };
-      byKey.set(key, operation);
-      byInvoke.set(entry.index, operation);
-    } else if ((entry.type === 'ok' || entry.type === 'fail') && entry.op === 'tool') {
-      const operation = byInvoke.get(entry.invokeIndex);
-      if (operation !== undefined) operation.end = entry;
-    }
-  }
-  return byKey;
+/** Each call's topological layer: 0 with no dependency, else one more than its deepest dependency (all 0 for a refused plan). */
+function layersOf(step: GraphStepSpec): Map<string, number> {
+  const layers = new Map<string, number>();
+  if (step.refused !== undefined) return new Map(step.calls.map((call) => [call.callId, 0]));
+  const layerOf = (callId: string): number => {
+    const known = layers.get(callId);
+    if (known !== undefined) return known;
+    const layer = Math.max(-1, ...(step.byId.get(callId)?.dependsOn ?? []).map(layerOf)) + 1;
+    layers.set(callId, layer);
+    return layer;
+  };
+  for (const call of step.calls) layerOf(call.callId);
+  return layers;
 }
 
 /** The graph runs of one seed, first by task then by generation, at most MAX_GRAPH_RUNS. */
 export function toolGraphRuns(world: WorldResult): GraphRunView[] {
-  const scripts = scriptsByTask(world);
-  const operations = toolOperations(world.history.entries());
+  // The graph of each step is the judge's reading of the script (checkers/i21-tool-graph.ts), and so are
+  // the calls each generation made: this view only lays them out.
+  const steps = graphSteps(world);
+  const calledRuns = graphRuns(world);
+  const entries = world.history.entries();
   const labels = new Map<number, string>();
   for (const { arrival, result } of world.enqueued) if (result.ok && !labels.has(result.taskId)) labels.set(result.taskId, arrival.label ?? arrival.request.topic);
   const generations = new Map<number, number[]>();
-  for (const event of world.events) {
-    if (event.type !== 'claimed') continue;
-    const generation = event.generation ?? Number(event.data.generation ?? 0);
-    const list = generations.get(event.taskId) ?? [];
-    if (!list.includes(generation)) list.push(generation);
-    generations.set(event.taskId, list);
-  }
   const ledgered = new Set<string>();
   for (const event of world.events) {
-    if (event.type === 'tool_result' && typeof event.data.toolCallId === 'string') ledgered.add(`${event.taskId}/${event.generation ?? ''}/${event.data.toolCallId}`);
+    if (event.type === 'claimed') {
+      const generation = event.generation ?? Number(event.data.generation ?? 0);
+      const list = generations.get(event.taskId) ?? [];
+      if (!list.includes(generation)) list.push(generation);
+      generations.set(event.taskId, list);
+    } else if (event.type === 'tool_result' && typeof event.data.toolCallId === 'string') ledgered.add(`${event.taskId}/${event.generation ?? ''}/${event.data.toolCallId}`);
   }
   const runs: GraphRunView[] = [];
-  const ids = [...scripts.keys()].sort((a, b) => a - b);
-  for (const taskId of ids) {
-    const script = scripts.get(taskId)!;
+  for (const taskId of [...steps.keys()].sort((a, b) => a - b)) {
     const lastStatuses = checkpointStatuses(world.checkpoints.get(taskId)?.state);
-    for (const planned of graphSteps(taskId, script)) {
-      for (const generation of generations.get(taskId) ?? []) {
-        const seen = planned.calls.map((call) => operations.get(`${taskId}/${generation}/${call.callId}`));
-        const first = seen.filter((operation) => operation !== undefined).map((operation) => operation!.invoke.timeMs);
-        const reached = first.length > 0 || (planned.refused !== undefined && generation === (generations.get(taskId) ?? []).at(-1));
-        if (!reached || runs.length >= MAX_GRAPH_RUNS) continue;
-        const atMs = first.length > 0 ? Math.min(...first) : world.startMs;
-        const last = generation === (generations.get(taskId) ?? []).at(-1);
-        const calls = planned.calls.map((call, index): GraphCallView => {
-          const operation = seen[index];
-          const view: GraphCallView = { name: call.name, tool: call.tool, layer: call.layer, dependsOn: call.dependsOn, outcome: 'not run' };
+    const taskGenerations = generations.get(taskId) ?? [];
+    for (const planned of steps.get(taskId)!) {
+      const layers = layersOf(planned);
+      for (const generation of taskGenerations) {
+        const called = new Map((calledRuns.get(`${taskId}/${generation}`)?.calls ?? []).filter((call) => call.step === planned.step).map((call) => [call.callId, call]));
+        const last = generation === taskGenerations.at(-1);
+        if ((called.size === 0 && !(planned.refused !== undefined && last)) || runs.length >= MAX_GRAPH_RUNS) continue;
+        const atMs = called.size > 0 ? Math.min(...[...called.values()].map((call) => entries[call.invokeIndex]!.timeMs)) : world.startMs;
+        const calls = planned.calls.map((call): GraphCallView => {
+          const view: GraphCallView = { name: call.name, tool: call.tool, layer: layers.get(call.callId)!, dependsOn: call.dependsOn.map((id) => planned.byId.get(id)?.name ?? id), outcome: 'not run' };
           if (call.lane !== undefined) view.lane = call.lane;
-          if (operation !== undefined) {
-            view.fromMs = operation.invoke.timeMs - atMs;
-            if (operation.end !== undefined) view.toMs = operation.end.timeMs - atMs;
-            view.outcome = operation.end === undefined ? 'open' : operation.end.type === 'ok' ? 'ok' : (operation.end as { reason: string }).reason;
-          } else if (call.lane !== undefined && ledgered.has(`${taskId}/${generation}/${call.callId}`)) view.outcome = 'ledger';
+          const made = called.get(call.callId);
+          if (made !== undefined) {
+            view.fromMs = entries[made.invokeIndex]!.timeMs - atMs;
+            if (made.endIndex !== undefined) view.toMs = entries[made.endIndex]!.timeMs - atMs;
+            view.outcome = made.outcome === 'failed' ? (made.reason ?? 'failed') : made.outcome;
+          } else if (!call.readOnly && ledgered.has(`${taskId}/${generation}/${call.callId}`)) view.outcome = 'ledger';
           else if (last && lastStatuses.get(call.callId) === 'skipped') view.outcome = 'skipped';
           return view;
         });

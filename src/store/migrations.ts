@@ -7,7 +7,8 @@ import { stateCheckSql } from '../queue/states.ts';
  * number of times is safe.
  * Append new versions; never edit one that has shipped.
  */
-interface Migration {
+/** One schema version: its number, its name and its DDL (each store writes its own SQL). */
+export interface Migration {
   version: number;
   name: string;
   sql: string;

@@ -209,7 +209,8 @@ describe('PostgreSQL server faults (SPEC P4)', () => {
     const probe = openWorkQueue({ db: server.url, clock: new SystemClock(), config: { busyRetries: 0 } });
     cleanups.push(() => probe.close());
     await probe.snapshot();
-    const restarted = server.restart();
+    // Down for 2 s: every run in flight then meets the outage at its next write (each tool call takes 200 ms).
+    const restarted = server.restart(2_000);
     await until('a call to fail while the server is down', 10_000, async () => {
       try {
         await probe.get(1);

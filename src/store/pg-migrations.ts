@@ -1,5 +1,5 @@
 import { stateCheckSql } from '../queue/states.ts';
-import { LATEST_SCHEMA_VERSION, NewerSchemaError } from './migrations.ts';
+import { LATEST_SCHEMA_VERSION, NewerSchemaError, type Migration } from './migrations.ts';
 
 /**
  * The PostgreSQL schema (SPEC P1, P3): the same versions, names, tables, columns, constraints and partial
@@ -15,12 +15,6 @@ import { LATEST_SCHEMA_VERSION, NewerSchemaError } from './migrations.ts';
  * first takes a transaction-scoped advisory lock, then reads the versions applied, so a second host
  * waits for the first to commit and then finds nothing to do. Append new versions; never edit one.
  */
-interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
 const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,

@@ -55,10 +55,11 @@ async function admin(): Promise<pg.Client> {
   return client;
 }
 
-/** Polls until the store's backend (by application_name) waits on a lock; its pid. */
-async function waitingBackend(client: pg.Client, applicationName: string): Promise<number> {
+/** Polls until the store's backend (by application_name), other than `except`, waits on a lock; its pid. */
+async function waitingBackend(client: pg.Client, applicationName: string, except?: number): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    const { rows } = await client.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [applicationName]);
+    // A terminated backend can still be listed for a moment: `except` skips it.
+    const { rows } = await client.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND pid <> $2`, [applicationName, except ?? 0]);
     if (rows.length > 0) return rows[0].pid as number;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -189,7 +190,7 @@ describe('PgStore on a PostgreSQL server', () => {
     const pid = await waitingBackend(observer, name);
     await observer.query('SELECT pg_terminate_backend($1)', [pid]);
     // The retry waits for the row again, on a new connection; then the blocker lets go.
-    const retried = await waitingBackend(observer, name);
+    const retried = await waitingBackend(observer, name, pid);
     expect(retried).not.toBe(pid);
     await blocker.query('ROLLBACK');
     expect(await completing).toMatchObject({ ok: true });

@@ -18,8 +18,8 @@ export interface ThrowawayPostgres {
   /** postgres://postgres:...@127.0.0.1:<port>/postgres */
   url: string;
   port: number;
-  /** Stops the server (a clean shutdown) and starts it again on the same data and port. */
-  restart(): Promise<void>;
+  /** Stops the server (a clean shutdown) and starts it again on the same data and port, `downMs` later. */
+  restart(downMs?: number): Promise<void>;
   /** Stops the server for good and removes its data. */
   stop(): Promise<void>;
 }
@@ -65,8 +65,9 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
-    async restart() {
+    async restart(downMs = 0) {
       await server.stop();
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       server = make();
       await server.start();
     },
