@@ -67,7 +67,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     port,
     async restart(downMs = 0) {
       await server.stop();
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs)); // allow-ambient: a real server kept down for real milliseconds (a test helper; the simulator never runs it)
       server = make();
       await server.start();
     },
