@@ -61,6 +61,58 @@ export interface PgResult {
 /** What the statements need of a connection: a pg client, or PGlite behind an adapter. */
 export interface PgQuery {
   query(config: PgQueryConfig): Promise<PgResult>;
+  /**
+   * Several named statements, then `trailer` (transaction control such as COMMIT) if given, in one
+   * round trip (batchText); one result per statement, in order (the trailer's is dropped). A statement
+   * that fails aborts the rest, the trailer too: the promise rejects with the server's error.
+   */
+  batch(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]>;
+}
+
+/** A statement's name for `EXECUTE` in a batch: its own namespace, apart from the driver's protocol-level names. */
+export function batchName(config: PgQueryConfig): string {
+  if (config.name === undefined) throw new TypeError('a batched statement needs a name');
+  return `${config.name}_b`;
+}
+
+/** `PREPARE` of a batched statement (once per connection, before its first batch). */
+export function prepareText(config: PgQueryConfig): string {
+  return `PREPARE ${batchName(config)} AS ${config.text}`;
+}
+
+/** One parameter as a quoted literal (an untyped constant: the server casts it to the parameter's type, as it does a bound value). */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `'${String(value)}'`;
+  if (typeof value === 'string') {
+    // PostgreSQL's escape-string form when there is a backslash (as pg's escapeLiteral writes it).
+    const doubled = value.replace(/'/g, "''");
+    return value.includes('\\') ? `E'${doubled.replace(/\\/g, '\\\\')}'` : `'${doubled}'`;
+  }
+  throw new TypeError(`a batched statement's parameter must be a number, string, boolean or null, not ${typeof value}`);
+}
+
+/**
+ * The simple-protocol text of a batch: `EXECUTE name('v1', ...)` for each statement, then the trailer.
+ * Each statement is still the one prepared once (prepareText); the values travel as literals, which
+ * the server binds to its parameters as it binds a Bind message's text values.
+ */
+export function batchText(configs: readonly PgQueryConfig[], trailer?: string): string {
+  const statements = configs.map((config) => (config.values.length === 0 ? `EXECUTE ${batchName(config)}` : `EXECUTE ${batchName(config)}(${config.values.map(literal).join(', ')})`));
+  if (trailer !== undefined) statements.push(trailer);
+  return statements.join(';\n');
+}
+
+/** Tells each pending write its result (batch order). */
+export function settlePending(writes: readonly PendingWrite[], results: readonly PgResult[]): void {
+  writes.forEach((write, i) => write.settled?.(results[i]!));
+}
+
+/** A write whose answer the body does not wait for: sent with the next statement, or with COMMIT (PgStatements.defer). */
+export interface PendingWrite {
+  config: PgQueryConfig;
+  /** Told the write's result once its batch has run. */
+  settled?: (result: PgResult) => void;
 }
 
 const OCCUPYING = `state IN ('running', 'uncertain')`;
@@ -305,32 +357,65 @@ export class PgStatements implements StoreTx {
    */
   lastEventId: number | undefined;
 
+  /**
+   * Writes the body does not wait for (their methods return nothing): each round trip is most of a
+   * statement's cost here, so they go with the next statement that the body does wait for, in one
+   * batch, in the order asked (pending writes first), or with COMMIT (the store takes them with
+   * takePending). A failure of one surfaces at that batch's yield, still inside the transaction (and
+   * inside its savepoint: savepoint() sends what its body left before it releases).
+   */
+  private pending: PendingWrite[] = [];
+
   constructor(private readonly runner: PgQuery) {}
 
-  /** One statement: yields its query to the driver and returns the result it sends back. */
-  private *q(name: StatementName, values: unknown[]): Generator<Promise<PgResult>, PgResult, unknown> {
-    return (yield this.runner.query({ name: `leasehold_${name}`, text: SQL[name], values })) as PgResult;
+  /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
+  private *q(name: StatementName, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {
+    const config = { name: `leasehold_${name}`, text: SQL[name], values };
+    if (this.pending.length === 0) return (yield this.runner.query(config)) as PgResult;
+    const writes = this.takePending();
+    const results = (yield this.runner.batch([...writes.map((write) => write.config), config])) as PgResult[];
+    settlePending(writes, results);
+    return results[writes.length]!;
   }
 
-  private *rows<T>(name: StatementName, values: unknown[] = []): Generator<Promise<PgResult>, T[], unknown> {
+  /** A write whose result the body does not need now: sent with the next statement or with COMMIT. */
+  private defer(name: StatementName, values: unknown[], settled?: (result: PgResult) => void): void {
+    this.pending.push({ config: { name: `leasehold_${name}`, text: SQL[name], values }, ...(settled === undefined ? {} : { settled }) });
+  }
+
+  /** Sends the pending writes now (one round trip), if there are any. */
+  private *flush(): Generator<Promise<unknown>, void, unknown> {
+    if (this.pending.length === 0) return;
+    const writes = this.takePending();
+    settlePending(writes, (yield this.runner.batch(writes.map((write) => write.config))) as PgResult[]);
+  }
+
+  /** The writes not sent yet, handed over (the store sends them with COMMIT and calls settlePending). */
+  takePending(): PendingWrite[] {
+    const writes = this.pending;
+    this.pending = [];
+    return writes;
+  }
+
+  private *rows<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T[], unknown> {
     return (yield* this.q(name, values)).rows as T[];
   }
 
-  private *first<T>(name: StatementName, values: unknown[] = []): Generator<Promise<PgResult>, T | undefined, unknown> {
+  private *first<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T | undefined, unknown> {
     return (yield* this.q(name, values)).rows[0] as T | undefined;
   }
 
   /** The first column of the first row, or undefined when there is no row. */
-  private *pluck<T>(name: StatementName, values: unknown[] = []): Generator<Promise<PgResult>, T | undefined, unknown> {
+  private *pluck<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T | undefined, unknown> {
     const row = (yield* this.q(name, values)).rows[0];
     return row === undefined ? undefined : (Object.values(row)[0] as T);
   }
 
-  private *changed(name: StatementName, values: unknown[]): Generator<Promise<PgResult>, boolean, unknown> {
+  private *changed(name: StatementName, values: unknown[]): Generator<Promise<unknown>, boolean, unknown> {
     return (yield* this.q(name, values)).rowCount === 1;
   }
 
-  private *control(text: string): Generator<Promise<PgResult>, void, unknown> {
+  private *control(text: string): Generator<Promise<unknown>, void, unknown> {
     yield this.runner.query({ text, values: [] });
   }
 
@@ -346,7 +431,9 @@ export class PgStatements implements StoreTx {
     let result: T;
     try {
       result = yield* body();
+      yield* this.flush();
     } catch (error) {
+      this.pending = [];
       this.lastEventId = eventsBefore;
       try {
         yield* this.control('ROLLBACK TO SAVEPOINT leasehold_step');
@@ -455,7 +542,7 @@ export class PgStatements implements StoreTx {
     return (yield* this.pluck<number>('liveCount')) as number;
   }
   *adjustLive(delta: number): Step<void> {
-    yield* this.q('adjustLive', [delta]);
+    this.defer('adjustLive', [delta]);
   }
   *holding(): Step<HoldingRow[]> {
     return yield* this.rows<HoldingRow>('holding');
@@ -505,8 +592,10 @@ export class PgStatements implements StoreTx {
     return yield* this.pluck<number>('requestCancel', [id]);
   }
   *insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
-    const inserted = yield* this.first<{ id: number }>('insertEvent', [taskId, seq, type, at, dataJson, workerId, generation]);
-    if (inserted !== undefined) this.lastEventId = Number(inserted.id);
+    this.defer('insertEvent', [taskId, seq, type, at, dataJson, workerId, generation], (result) => {
+      const inserted = result.rows[0];
+      if (inserted !== undefined) this.lastEventId = Number(inserted.id);
+    });
   }
   *eventsForTask(id: number): Step<EventRow[]> {
     return yield* this.rows<EventRow>('eventsForTask', [id]);
@@ -521,7 +610,7 @@ export class PgStatements implements StoreTx {
     return yield* this.rows<EventRow>('eventsSince', [cursor, limit]);
   }
   *insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
-    yield* this.q('insertRejection', [tenant, topic, version, reason, at]);
+    this.defer('insertRejection', [tenant, topic, version, reason, at]);
     yield* this.bumpSignal(`rejection:${reason}`, 1);
   }
   *rejections(): Step<RejectionRow[]> {
@@ -544,7 +633,7 @@ export class PgStatements implements StoreTx {
     return yield* this.pluck<string>('closeHold', [id, ...holdValues(hold), at]);
   }
   *insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
-    yield* this.q('insertCredit', [taskId, tenant, kind, credits, at]);
+    this.defer('insertCredit', [taskId, tenant, kind, credits, at]);
   }
   *holds(): Step<HoldRow[]> {
     return yield* this.rows<HoldRow>('holds');
@@ -566,8 +655,8 @@ export class PgStatements implements StoreTx {
     return yield* this.rows<{ type: string; data: string }>('failureReasons', [id]);
   }
   *insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
-    yield* this.q('insertDeadLetter', [id, reason, reasonsJson, at]);
-    yield* this.q('trimDeadLetters', [keep]);
+    this.defer('insertDeadLetter', [id, reason, reasonsJson, at]);
+    this.defer('trimDeadLetters', [keep]);
   }
   *deadLetters(): Step<DeadLetterRow[]> {
     return yield* this.rows<DeadLetterRow>('deadLetters');
@@ -576,20 +665,20 @@ export class PgStatements implements StoreTx {
     return yield* this.first<BudgetLevelRow>('budgetLevel', [budget, scope]);
   }
   *writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void> {
-    yield* this.q('writeBudgetLevel', [budget, scope, level, updatedAt]);
+    this.defer('writeBudgetLevel', [budget, scope, level, updatedAt]);
   }
   *budgetLevels(): Step<BudgetLevelRow[]> {
     return yield* this.rows<BudgetLevelRow>('budgetLevels');
   }
   *insertReservation(reservation: NewReservation): Step<void> {
     const r = reservation;
-    yield* this.q('insertReservation', [r.taskId, r.generation, r.budget, r.scope, r.reserved, r.baseline, r.at]);
+    this.defer('insertReservation', [r.taskId, r.generation, r.budget, r.scope, r.reserved, r.baseline, r.at]);
   }
   *addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean> {
     return yield* this.changed('addToReservation', [units, taskId, generation, budget]);
   }
   *setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void> {
-    yield* this.q('setConsumed', [consumed, taskId, generation, budget]);
+    this.defer('setConsumed', [consumed, taskId, generation, budget]);
   }
   *heldReservations(taskId: number): Step<ReservationRow[]> {
     return yield* this.rows<ReservationRow>('heldReservations', [taskId]);
@@ -604,13 +693,13 @@ export class PgStatements implements StoreTx {
     return (yield* this.pluck<number>('serviceOf', [tenant])) ?? 0;
   }
   *addService(tenant: string, delta: number): Step<void> {
-    yield* this.q('addService', [tenant, delta]);
+    this.defer('addService', [tenant, delta]);
   }
   *serviceCharged(id: number): Step<number> {
     return (yield* this.pluck<number>('serviceCharged', [id])) ?? 0;
   }
   *addServiceCharged(id: number, delta: number): Step<void> {
-    yield* this.q('addServiceCharged', [delta, id]);
+    this.defer('addServiceCharged', [delta, id]);
   }
   *tenantHasLive(tenant: string, exceptId: number): Step<boolean> {
     return (yield* this.pluck<number>('tenantHasLive', [tenant, exceptId])) === 1;
@@ -628,20 +717,20 @@ export class PgStatements implements StoreTx {
     return yield* this.changed('resumeTenant', [tenant]);
   }
   *setDeferred(id: number, reason: string | null): Step<void> {
-    yield* this.q('setDeferred', [reason, id]);
+    this.defer('setDeferred', [reason, id]);
   }
   *deferTask(id: number, reason: string): Step<number | undefined> {
     return yield* this.pluck<number>('deferTask', [reason, id]);
   }
   *insertAdmission(row: AdmissionRow): Step<void> {
-    yield* this.q('insertAdmission', [row.at, row.action, row.reason, row.tenant, row.task_id, row.retry_at, row.budget]);
+    this.defer('insertAdmission', [row.at, row.action, row.reason, row.tenant, row.task_id, row.retry_at, row.budget]);
     yield* this.bumpSignal(`decision:${row.action}:${row.reason}`, 1);
   }
   *admissionDecisions(): Step<AdmissionRow[]> {
     return yield* this.rows<AdmissionRow>('admissionDecisions');
   }
   *bumpSignal(name: string, delta: number): Step<void> {
-    yield* this.q('bumpSignal', [name, delta]);
+    this.defer('bumpSignal', [name, delta]);
   }
   *signalCounters(): Step<SignalCounterRow[]> {
     return yield* this.rows<SignalCounterRow>('signalCounters');

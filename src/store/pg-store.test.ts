@@ -125,6 +125,53 @@ describe('PgStore on a PostgreSQL server', () => {
     await assertEventLogConsistent(queue);
   });
 
+  it('sends the writes a body does not wait for with the next statement or with COMMIT, and every value arrives as it was sent', async () => {
+    const schema = schemaForTest();
+    const store = PgStore.open(urlNamed('batch-values'), { busyRetries: 0, schema }, () => 0);
+    cleanups.push(() => store.close());
+    const odd = ["o'brien", 'back\\slash \\\'', 'E\'x\' $1 ;--', 'ünï 🐝', '', 'new\nline\ttab'];
+    await store.write('rejections', () => 5, function* (tx, at) {
+      for (const [i, text] of odd.entries()) yield* tx.insertRejection(text, `${text}/topic`, i + 1, `reason ${text}`, at);
+      // A read after pending writes goes in their round trip and sees them.
+      expect(yield* tx.rejections()).toHaveLength(odd.length);
+      yield* tx.insertRejection('last', 'sent with COMMIT', 99, 'queue_full', at);
+    });
+    const rows = await store.read('rejections', (tx) => tx.rejections());
+    expect(rows).toEqual([
+      ...odd.map((text, i) => ({ tenant: text, topic: `${text}/topic`, version: i + 1, reason: `reason ${text}`, at: 5 })),
+      { tenant: 'last', topic: 'sent with COMMIT', version: 99, reason: 'queue_full', at: 5 },
+    ]);
+    const counters = await store.read('signals', (tx) => tx.signalCounters());
+    expect(counters.find((row) => row.name === `rejection:reason ${odd[1]}`)).toMatchObject({ value: 1 });
+  });
+
+  it('claims in 8 round trips and completes in 6 (what the bench cycle does)', async () => {
+    const schema = schemaForTest();
+    const { queue } = openQueue(schema);
+    const id = await enqueueOne(queue);
+    const sent: string[] = [];
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text: string };
+      sent.push(typeof config === 'string' ? config : config.text);
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      const claimed = await queue.claim('w1');
+      const claimTrips = sent.length;
+      expect(claimed).toMatchObject({ ok: true });
+      expect(await queue.complete(id, 'w1', 1, { answer: 42 })).toMatchObject({ ok: true });
+      // Statements prepared for batches on first use on a connection are round trips of their own: count them apart.
+      const prepares = sent.filter((text) => text.startsWith('PREPARE ')).length;
+      expect({ claim: claimTrips - sent.slice(0, claimTrips).filter((text) => text.startsWith('PREPARE ')).length, cycle: sent.length - prepares }).toEqual({ claim: 8, cycle: 14 });
+      expect(sent.filter((text) => text.endsWith('COMMIT') && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    expect(await queue.get(id)).toMatchObject({ state: 'done', result: { answer: 42 } });
+    await assertEventLogConsistent(queue);
+  });
+
   it('finds a topic\'s older versions through the task key, not the tenant\'s ready backlog, even with no planner statistics', async () => {
     const schema = schemaForTest();
     const { queue } = openQueue(schema);
@@ -330,6 +377,9 @@ function sqlError(code: string, message: string): Error {
 const liveCount = function* (tx: import('./store.ts').StoreTx) {
   return yield* tx.liveCount();
 };
+const adjustLive = function* (tx: import('./store.ts').StoreTx) {
+  yield* tx.adjustLive(1);
+};
 
 describe('PgStore retry rules', () => {
   it('retries a serialization failure and a deadlock before COMMIT, up to busyRetries times', async () => {
@@ -357,6 +407,23 @@ describe('PgStore retry rules', () => {
     const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
     const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
+  });
+
+  it('retries when a write sent with COMMIT was refused (the server aborted the transaction, COMMIT with it)', async () => {
+    const { pool, texts } = fakePool((text, call) => (text.includes('EXECUTE leasehold_adjustLive_b') && call === 1 ? sqlError('40001', 'refused') : undefined));
+    const store = PgStore.open(pool, { busyRetries: 2 }, () => 0);
+    await store.write('adjustLive', () => 0, adjustLive);
+    expect(texts.filter((text) => text.startsWith('PREPARE leasehold_adjustLive_b AS'))).toHaveLength(1); // once per connection
+    expect(texts.filter((text) => text === "EXECUTE leasehold_adjustLive_b('1');\nCOMMIT")).toHaveLength(2);
+    expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(2);
+  });
+
+  it('does not retry a connection lost while writes went with COMMIT, and says it may have committed', async () => {
+    const { pool, texts } = fakePool((text) => (text.endsWith('COMMIT') && text.includes('EXECUTE') ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
+    const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
+    const error = await store.write('adjustLive', () => 0, adjustLive).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
   });

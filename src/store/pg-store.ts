@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
-import { PgStatements, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { Step, Store, StoreTx, TransactionBody } from './store.ts';
 
 /**
@@ -136,12 +136,43 @@ function redact(url: string): string {
   }
 }
 
+/**
+ * A batch's text, with the PREPARE of every statement this connection has not prepared yet sent first
+ * in a round trip of its own (once per connection and statement). A PREPARE outlives a transaction
+ * that rolls back, so a name is recorded as prepared once its PREPARE has succeeded.
+ */
+async function prepareForBatch(prepared: Set<string>, configs: readonly PgQueryConfig[], exec: (text: string) => Promise<unknown>): Promise<void> {
+  const missing = [...new Map(configs.filter((config) => !prepared.has(batchName(config))).map((config) => [batchName(config), config])).values()];
+  if (missing.length === 0) return;
+  await exec(missing.map(prepareText).join(';\n'));
+  for (const config of missing) prepared.add(batchName(config));
+}
+
+/** The statements each connection has prepared for batches, by client (a pooled client is one server session). */
+const BATCH_PREPARED = new WeakMap<object, Set<string>>();
+
+function preparedOn(session: object): Set<string> {
+  let names = BATCH_PREPARED.get(session);
+  if (names === undefined) {
+    names = new Set();
+    BATCH_PREPARED.set(session, names);
+  }
+  return names;
+}
+
 /** One connection's query runner for the statements: this store's number parsing on every query. */
 function runnerOf(client: PoolClient): PgQuery & PgSession {
+  const simple = (text: string) => client.query({ text, types: PG_TYPES } as pg.QueryConfig) as unknown as Promise<PgResult | PgResult[]>;
   return {
     query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
       const query = typeof config === 'string' ? { text: config, ...(values === undefined ? {} : { values }) } : config;
       return client.query({ ...query, types: PG_TYPES } as pg.QueryConfig) as unknown as Promise<PgResult>;
+    },
+    async batch(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]> {
+      await prepareForBatch(preparedOn(client), configs, simple);
+      const results = await simple(batchText(configs, trailer));
+      // pg answers a text of one statement with its result, of several with one result each.
+      return (Array.isArray(results) ? results : [results]).slice(0, configs.length);
     },
   } as PgQuery & PgSession;
 }
@@ -212,11 +243,24 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
     // PGlite counts the rows a write touched (affectedRows, 0 for a SELECT); pg's rowCount is that, or the rows a SELECT returned.
     rowCount: Math.max(result?.affectedRows ?? 0, result?.rows.length ?? 0),
   });
+  const exec = (text: string) => db.exec(text, { parsers: PGLITE_PARSERS });
   return {
     async query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
-      if (typeof config === 'string' && values === undefined) return shaped((await db.exec(config, { parsers: PGLITE_PARSERS })).at(-1));
+      if (typeof config === 'string' && values === undefined) return shaped((await exec(config)).at(-1));
       const { text, values: bound } = typeof config === 'string' ? { text: config, values: values ?? [] } : config;
       return shaped(await db.query(text, bound, { parsers: PGLITE_PARSERS }));
+    },
+    async batch(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]> {
+      await prepareForBatch(preparedOn(db), configs, exec);
+      const results = await exec(batchText(configs, trailer));
+      // PGlite's affectedRows runs on through one exec (each result carries the sum so far): a statement's own count is the difference.
+      let before = 0;
+      return results.slice(0, configs.length).map((result) => {
+        const after = result.affectedRows ?? before;
+        const own = { rows: result.rows, affectedRows: after - before };
+        before = after;
+        return shaped(own);
+      });
     },
   } as PgQuery & PgSession;
 }
@@ -437,8 +481,11 @@ export class PgStore implements Store {
         await runner.query(begin);
         const statements = new PgStatements(runner);
         const result = await drive(body(statements));
+        // The writes the body left pending go in COMMIT's own round trip.
+        const writes = statements.takePending();
         committing = true;
-        await runner.query('COMMIT');
+        if (writes.length === 0) await runner.query('COMMIT');
+        else settlePending(writes, await runner.batch(writes.map((write) => write.config), 'COMMIT'));
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         return result;
@@ -453,8 +500,9 @@ export class PgStore implements Store {
           }
         }
         if (code === undefined) throw error;
-        // Before COMMIT nothing was committed (the server rolled the transaction back): try again.
-        if (!committing && attempt <= this.options.busyRetries) continue;
+        // Nothing was committed unless the connection broke while COMMIT was in flight (an error the
+        // server answered with aborted the transaction, COMMIT with it): try again.
+        if (!(committing && breaksConnection(code)) && attempt <= this.options.busyRetries) continue;
         throw typed(operation, error, code, committing, attempt);
       } finally {
         lease.release(broken);

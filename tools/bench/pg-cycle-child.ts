@@ -21,7 +21,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
 
-export const CONTENDERS = ['leasehold', 'leasehold-1t', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
+export const CONTENDERS = ['leasehold', 'leasehold-1t', 'floor', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 export const PG_CYCLE_CONFIG = {
@@ -53,6 +53,79 @@ function need(a: Map<string, string>, k: string): string {
   const v = a.get(k);
   if (v === undefined) throw new Error(`--${k} is required`);
   return v;
+}
+
+/** The floor contender's lease, as Leasehold's default (ms). */
+export const FLOOR_LEASE_MS = 30_000;
+
+/**
+ * The floor's tables (pg-cycle.ts creates them in its schema): the least a queue needs to give
+ * Leasehold's claim→complete guarantees, with nothing else. A job row with its lease and fencing
+ * generation; one counter row, locked by every claim and complete, holding the running count the
+ * global limit checks (the serialisation point every exact global limit needs, as Leasehold's queue
+ * lock is); per-tenant running counts for the per-tenant limit; an outbox event per transition,
+ * written in the transition's own transaction.
+ */
+export function floorSchemaSql(s: string): string {
+  return `\
+create table ${s}.jobs (id bigserial primary key, tenant text not null, state text not null default 'ready', priority int not null default 0,
+  enqueued_at bigint not null, worker_id text, generation int not null default 0, lease_until bigint, input jsonb not null, result jsonb);
+create index jobs_ready on ${s}.jobs (priority desc, enqueued_at, id) where state = 'ready';
+create table ${s}.tenant_running (tenant text primary key, running int not null default 0);
+create table ${s}.counters (name text primary key, value bigint not null);
+insert into ${s}.counters values ('running', 0);
+create table ${s}.events (id bigserial primary key, job_id bigint not null, type text not null, at bigint not null, worker_id text, generation int);
+insert into ${s}.tenant_running (tenant) select 't' || g from generate_series(0, ${PG_CYCLE_TENANTS - 1}) g;`;
+}
+
+/**
+ * The floor's claim, one statement in one round trip (autocommit): lock the running counter, check the
+ * global limit and the job's tenant's limit, take the first ready job (priority, then age) with
+ * FOR UPDATE SKIP LOCKED, lease it to the worker with the next generation, count it in both counters,
+ * append its claimed event. $1 worker, $2 now (ms, from the client as Leasehold's clock), $3 global
+ * limit, $4 per-tenant limit. Unlike Leasehold it has no tenant fairness, aging, sessions, budgets,
+ * admission records or deadlines: a floor faster than any queue with all of those can be.
+ */
+function floorClaimSql(s: string): string {
+  return `\
+with g as (select value from ${s}.counters where name = 'running' for update),
+j as (
+  select jobs.id from ${s}.jobs as jobs, g
+  where jobs.state = 'ready' and g.value < $3
+    and (select running from ${s}.tenant_running tr where tr.tenant = jobs.tenant) < $4
+  order by jobs.priority desc, jobs.enqueued_at, jobs.id
+  limit 1
+  for update of jobs skip locked
+),
+c as (
+  update ${s}.jobs as jobs set state = 'running', worker_id = $1, generation = jobs.generation + 1, lease_until = $2::bigint + ${FLOOR_LEASE_MS}
+  from j where jobs.id = j.id
+  returning jobs.id, jobs.generation, jobs.tenant
+),
+t as (update ${s}.tenant_running as tr set running = tr.running + 1 from c where tr.tenant = c.tenant),
+n as (update ${s}.counters set value = value + 1 from c where name = 'running'),
+e as (insert into ${s}.events (job_id, type, at, worker_id, generation) select id, 'claimed', $2::bigint, $1, generation from c)
+select id, generation from c`;
+}
+
+/**
+ * The floor's complete, one statement (autocommit): fenced by worker, generation and an unexpired
+ * lease, as Leasehold's; the job done with its result, both counters decremented, its completed event
+ * appended. $1 id, $2 worker, $3 generation, $4 result, $5 now.
+ */
+function floorCompleteSql(s: string): string {
+  return `\
+with g as (select value from ${s}.counters where name = 'running' for update),
+d as (
+  update ${s}.jobs as jobs set state = 'done', result = $4, worker_id = null, lease_until = null
+  from g
+  where jobs.id = $1 and jobs.state = 'running' and jobs.worker_id = $2 and jobs.generation = $3 and jobs.lease_until > $5
+  returning jobs.id, jobs.tenant, jobs.generation
+),
+t as (update ${s}.tenant_running as tr set running = tr.running - 1 from d where tr.tenant = d.tenant),
+n as (update ${s}.counters set value = value - 1 from d where name = 'running'),
+e as (insert into ${s}.events (job_id, type, at, worker_id, generation) select id, 'completed', $5, $2, generation from d)
+select count(*)::int as n from d`;
 }
 
 /** graphile-worker 0.16.6's own job-fetch SQL (dist/sql/getJob.js: strategy 2, no flags, now()), verbatim. */
@@ -111,6 +184,7 @@ async function main(): Promise<void> {
   const workerId = need(a, 'worker');
   const lhSchema = need(a, 'lh-schema');
   const lh1Schema = need(a, 'lh1-schema');
+  const floorSchema = need(a, 'floor-schema');
   const gwSchema = need(a, 'gw-schema');
   const gwTaskId = Number(need(a, 'gw-task'));
   const bossSchema = need(a, 'boss-schema');
@@ -137,6 +211,21 @@ async function main(): Promise<void> {
   await boss.start();
   const gwGet = { name: `get_job/${gwSchema}`, text: graphileGetJobSql(gwSchema) };
   const gwDone = { name: `complete_job/${gwSchema}`, text: graphileCompleteSql(gwSchema) };
+  const floorClaim = { name: `floor_claim/${floorSchema}`, text: floorClaimSql(floorSchema) };
+  const floorDone = { name: `floor_complete/${floorSchema}`, text: floorCompleteSql(floorSchema) };
+  const resultJson = JSON.stringify(RESULT);
+  /** A statement of the floor, tried again when the deadlock detector picks it (its locks are taken in one order, so it should not). */
+  const floorQuery = async (config: { name: string; text: string }, values: unknown[]): Promise<pg.QueryResult> => {
+    for (;;) {
+      try {
+        return await client.query({ ...config, values });
+      } catch (error) {
+        if ((error as { code?: string }).code !== '40P01') throw error;
+        floorDeadlocks++;
+      }
+    }
+  };
+  let floorDeadlocks = 0;
 
   let bullQueue: BullQueue | undefined;
   let bullWorker: BullWorker | undefined;
@@ -164,6 +253,15 @@ async function main(): Promise<void> {
   const cycle: Record<ContenderName, () => Promise<boolean>> = {
     leasehold: () => leaseholdCycle(queue),
     'leasehold-1t': () => leaseholdCycle(queue1),
+    async floor() {
+      const now = Date.now();
+      const { rows } = await floorQuery(floorClaim, [workerId, now, PG_CYCLE_CONFIG.globalLimit, PG_CYCLE_CONFIG.perTenantLimit]);
+      const job = rows[0] as { id: string; generation: number } | undefined;
+      if (job === undefined) return false;
+      const done = await floorQuery(floorDone, [job.id, workerId, job.generation, resultJson, Date.now()]);
+      if (done.rows[0]?.n !== 1) throw new Error(`floor: completing job ${job.id} generation ${job.generation} matched ${done.rows[0]?.n} rows`);
+      return true;
+    },
     async 'graphile-worker'() {
       const { rows } = await client.query({ ...gwGet, values: [workerId, [gwTaskId]] });
       const job = rows[0] as { id: string } | undefined;
@@ -205,6 +303,14 @@ async function main(): Promise<void> {
   const fill: Record<ContenderName, (n: number) => Promise<void>> = {
     leasehold: (n) => leaseholdFill(queue, PG_CYCLE_TENANTS, n),
     'leasehold-1t': (n) => leaseholdFill(queue1, 1, n),
+    async floor(n) {
+      const first = seq;
+      seq += n;
+      await client.query(
+        `insert into ${floorSchema}.jobs (tenant, enqueued_at, input) select 't' || ((${index * 7} + g) % ${PG_CYCLE_TENANTS}), $3::bigint, json_build_object('n', g, 'text', 'please look at order 1234') from generate_series($1::int, $2::int) g`,
+        [first, first + n - 1, Date.now()],
+      );
+    },
     async 'graphile-worker'(n) {
       await client.query(
         `select count(*) from ${gwSchema}.add_jobs(array(select row($1::text, json_build_object('n', g, 'text', 'please look at order 1234'), null, null, null, null, null, null)::${gwSchema}.job_spec from generate_series(1, $2::int) g))`,
@@ -242,7 +348,7 @@ async function main(): Promise<void> {
           }
           count++;
         }
-        emit({ type: 'count', count, ns: Number(process.hrtime.bigint() - t0), exhausted });
+        emit({ type: 'count', count, ns: Number(process.hrtime.bigint() - t0), exhausted, ...(name === 'floor' ? { deadlocks: floorDeadlocks } : {}) });
       } else if (cmd === 'fill') {
         await fill[name as ContenderName](Number(num));
         emit({ type: 'filled' });

@@ -18,11 +18,23 @@
  *     capacity 1e8, globalLimit 64, perTenantLimit 16, no budgets (nothing throttles 16 workers). The
  *     claim is a lease (leaseMs, expires and is reclaimed) and completion is fenced by (workerId,
  *     generation): a stale holder's complete is refused. Each call is one transaction under the queue's
- *     advisory lock (src/store/pg-store.ts), every statement its own round trip: a claim is 10 + 2·T
- *     statements with T tenants holding ready work (one skip-scan step and one best-candidate lookup per
- *     tenant), a complete 9.
+ *     advisory lock (src/store/pg-store.ts): its first round trip begins and takes the lock, each
+ *     statement whose answer the core waits for is one more, and the writes it does not wait for ride
+ *     with the next one or with COMMIT. A claim is 8 round trips (its reads: the holders, the paused
+ *     tenants, every ready tenant's head in one skip-scan statement, the candidate, its session; then
+ *     the lease), a complete 6.
+ *   - floor (the equal-guarantee floor, no target): the least SQL that gives Leasehold's claim→complete
+ *     guarantees, in one statement (one round trip, autocommit) a claim and one a complete
+ *     (pg-cycle-child.ts floorClaimSql / floorCompleteSql): a lease with expiry and a fencing
+ *     generation, a complete fenced by worker, generation and lease, the global limit and the per-tenant
+ *     limit checked on counters the statement locks (one counter row every claim and complete locks,
+ *     the serialisation point an exact global limit needs), and an outbox event per transition in the
+ *     same transaction. It has none of the rest (tenant fairness, aging, sessions, budgets, admission
+ *     records, retries, deadlines), so no queue with all of Leasehold's guarantees can be faster; its
+ *     ratio to graphile-worker and pg-boss, measured in the same rounds, is the most such a queue can
+ *     reach against them, and leasehold ÷ floor is how close this design comes.
  *   - leasehold-1t (context, no target): the same queue and config with every task in one tenant, so the
- *     claim walks one tenant (12 statements); it shows what the per-tenant walk costs on a network store.
+ *     claim's head lookup finds one tenant; it shows what the per-tenant walk costs on a network store.
  *   - graphile-worker: its worker's own SQL, run on one connection per process as named prepared
  *     statements like its worker does (preparedStatements defaults to on): the get_job statement of
  *     dist/sql/getJob.js (strategy 2: `for update skip locked`, sets locked_by/locked_at, attempts+1)
@@ -43,6 +55,8 @@
  *   pgCycleToGraphileRatio_wN = median_r( leasehold cycles/s [r] / graphile-worker cycles/s [r] ), N workers, target >= 1.0
  *   pgCycleToPgBossRatio_wN   = median_r( leasehold / pg-boss ),                                    target >= 1.0
  *   pgCycleToBullmqRatio_wN   = median_r( leasehold / bullmq ),                                     informational, target >= 0
+ *   pgCycleToFloorRatio_wN    = median_r( leasehold / floor ),                                      informational, target >= 0
+ *   context: floor ÷ graphile-worker and floor ÷ pg-boss per level (paired per round as above)
  *
  * Standing backlog: Leasehold's (filled through its enqueue, one advisory-locked transaction per task)
  * is smaller than the others' (bulk inserts), since they consume far more per slice; pg-claim-latency
@@ -62,7 +76,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
 import { pairedRatios } from './interleave.ts';
-import { BOSS_QUEUE, BULL_QUEUE, GW_TASK, PG_CYCLE_CONFIG, PG_CYCLE_TENANTS, type ContenderName } from './pg-cycle-child.ts';
+import { BOSS_QUEUE, BULL_QUEUE, floorSchemaSql, GW_TASK, PG_CYCLE_CONFIG, PG_CYCLE_TENANTS, type ContenderName } from './pg-cycle-child.ts';
 import { analyzeSchemas, autovacuumSetting, dropSchemas, flushPrefix, PG_URL, pgUnreachable, REDIS_URL, redisHostPort, redisUnreachable, runTag } from './pg-servers.ts';
 import { metric, type BenchContext, type BenchSection, type ContextLine, type Metric, type SectionResult } from './registry.ts';
 import { fmtRate, median, sig } from './timing.ts';
@@ -71,6 +85,7 @@ export const PG_CYCLE_TARGETS = {
   pgCycleToGraphileRatio: { op: '>=', value: 1.0 },
   pgCycleToPgBossRatio: { op: '>=', value: 1.0 },
   pgCycleToBullmqRatio: { op: '>=', value: 0 },
+  pgCycleToFloorRatio: { op: '>=', value: 0 },
 } as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -140,7 +155,7 @@ class Child {
 }
 
 interface Servers {
-  schemas: { leasehold: string; leasehold1: string; graphile: string; boss: string };
+  schemas: { leasehold: string; leasehold1: string; floor: string; graphile: string; boss: string };
   bullPrefix: string | undefined;
 }
 
@@ -156,6 +171,9 @@ async function fill(children: readonly Child[], name: ContenderName, n: number):
   await Promise.all(busy.map((c) => c.next('filled')));
 }
 
+/** Deadlocks the floor's statements met and retried, by worker (each child reports its running total). */
+const FLOOR_DEADLOCKS = new Map<number, number>();
+
 /** One timed slice: `w` workers run `name` for `ms`; returns cycles/s summed over workers, and the count. */
 async function slice(children: readonly Child[], name: ContenderName, w: number, ms: number): Promise<{ rate: number; count: number }> {
   const workers = children.slice(0, w);
@@ -163,6 +181,9 @@ async function slice(children: readonly Child[], name: ContenderName, w: number,
   const replies = await Promise.all(workers.map((c) => c.next('count')));
   let rate = 0;
   let count = 0;
+  replies.forEach((r, i) => {
+    if (typeof r.deadlocks === 'number') FLOOR_DEADLOCKS.set(i, r.deadlocks);
+  });
   for (const r of replies) {
     if (r.exhausted === true) throw new Error(`pg-cycle: ${name} ran out of backlog in a slice of ${w} workers; raise the backlog`);
     count += r.count as number;
@@ -173,7 +194,7 @@ async function slice(children: readonly Child[], name: ContenderName, w: number,
 
 async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: Servers; gwTaskId: number; lhQueue: WorkQueue; lh1Queue: WorkQueue; bullQueue?: BullQueue }> {
   const servers: Servers = {
-    schemas: { leasehold: runTag('lh_bench_pg'), leasehold1: runTag('lh_bench_pg1'), graphile: runTag('lh_bench_gw'), boss: runTag('lh_bench_boss') },
+    schemas: { leasehold: runTag('lh_bench_pg'), leasehold1: runTag('lh_bench_pg1'), floor: runTag('lh_bench_floor'), graphile: runTag('lh_bench_gw'), boss: runTag('lh_bench_boss') },
     bullPrefix: withRedis ? runTag('lhbench') : undefined,
   };
   const lhQueue = openWorkQueue({ db: PG_URL, schema: servers.schemas.leasehold, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
@@ -185,6 +206,8 @@ async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: 
   await client.connect();
   let gwTaskId: number;
   try {
+    await client.query(`create schema ${servers.schemas.floor}`);
+    await client.query(floorSchemaSql(servers.schemas.floor));
     const s = servers.schemas.graphile;
     await client.query(`insert into ${s}._private_tasks (identifier) values ($1) on conflict do nothing`, [GW_TASK]);
     gwTaskId = Number((await client.query(`select id from ${s}._private_tasks where identifier = $1`, [GW_TASK])).rows[0].id);
@@ -240,6 +263,20 @@ async function verify(name: ContenderName, servers: Servers, counted: number, ba
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
+    if (name === 'floor') {
+      const s = servers.schemas.floor;
+      const r = (await client.query(
+        `select count(*) filter (where state = 'done')::int as done, count(*) filter (where state = 'ready')::int as ready, count(*) filter (where state = 'running')::int as running,
+           (select value::int from ${s}.counters where name = 'running') as counter, (select sum(running)::int from ${s}.tenant_running) as tenants,
+           (select count(*)::int from ${s}.events) as events
+         from ${s}.jobs`,
+      )).rows[0];
+      if (r.done !== counted) fail(`${r.done} jobs done, but ${counted} cycles counted`);
+      if (r.ready !== backlog) fail(`${r.ready} ready at the end, expected ${backlog}`);
+      if (r.running !== 0 || r.counter !== 0 || r.tenants !== 0) fail(`running ${r.running}, running counter ${r.counter}, tenants' counters ${r.tenants}: all should be 0`);
+      if (r.events !== 2 * counted) fail(`${r.events} events, expected 2 per cycle (${2 * counted})`);
+      return `done ${r.done}, ready ${r.ready}, running 0, counters 0, events ${r.events}`;
+    }
     if (name === 'graphile-worker') {
       const s = servers.schemas.graphile;
       const r = (await client.query(`select count(*)::int as n, count(locked_at)::int as locked, count(*) filter (where attempts > 0)::int as tried from ${s}._private_jobs`)).rows[0];
@@ -277,7 +314,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   const backlogOf = (n: ContenderName) => (n.startsWith('leasehold') ? (quick ? 400 : 2000) : quick ? 2000 : 5000);
   const sliceMs = quick ? 200 : Math.max(600, ctx.options.sliceMs * 6);
   const rounds = quick ? 1 : ctx.options.rounds;
-  const names: ContenderName[] = ['leasehold', 'leasehold-1t', 'graphile-worker', 'pg-boss', ...(redisDown === undefined ? (['bullmq'] as const) : [])];
+  const names: ContenderName[] = ['leasehold', 'leasehold-1t', 'floor', 'graphile-worker', 'pg-boss', ...(redisDown === undefined ? (['bullmq'] as const) : [])];
 
   const { servers, gwTaskId, lhQueue, lh1Queue, bullQueue } = await setUp(ctx, redisDown === undefined);
   const children: Child[] = [];
@@ -291,6 +328,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           `--index=${i}`,
           `--lh-schema=${servers.schemas.leasehold}`,
           `--lh1-schema=${servers.schemas.leasehold1}`,
+          `--floor-schema=${servers.schemas.floor}`,
           `--gw-schema=${servers.schemas.graphile}`,
           `--gw-task=${gwTaskId}`,
           `--boss-schema=${servers.schemas.boss}`,
@@ -350,6 +388,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       ['graphile-worker', 'pgCycleToGraphileRatio', 'graphile-worker get_job→complete_job'],
       ['pg-boss', 'pgCycleToPgBossRatio', 'pg-boss fetch→complete'],
       ['bullmq', 'pgCycleToBullmqRatio', 'BullMQ (Redis) getNextJob→moveToCompleted, informational'],
+      ['floor', 'pgCycleToFloorRatio', 'the equal-guarantee SQL floor (one statement a claim, one a complete), informational'],
     ];
     for (const w of LEVELS) {
       const lh = rates[w]!.leasehold!;
@@ -359,12 +398,18 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
         ratiosRaw[`${id}_w${w}`] = ratios.map((v) => sig(v));
         metrics.push(metric(`${id}_w${w}`, `leasehold PG claim→complete cycles/s ÷ ${what}, ${w} worker process${w > 1 ? 'es' : ''}`, median(ratios), PG_CYCLE_TARGETS[id], ratios));
       }
+      for (const [other, label] of [['graphile-worker', 'graphile-worker'], ['pg-boss', 'pg-boss']] as const) {
+        const floorRatios = pairedRatios(rates[w]!.floor!, rates[w]![other]!);
+        ratiosRaw[`floorTo${label}_w${w}`] = floorRatios.map((v) => sig(v));
+        context.push({ label: `floor ÷ ${label} at ${w} worker${w > 1 ? 's' : ''} (the most a queue with Leasehold's claim→complete guarantees reaches against it)`, value: sig(median(floorRatios), 3).toString() });
+      }
       const oneTenant = pairedRatios(rates[w]!['leasehold-1t']!, rates[w]!['graphile-worker']!);
       ratiosRaw[`leasehold1tToGraphile_w${w}`] = oneTenant.map((v) => sig(v));
       context.push({ label: `leasehold-1t (1 tenant) ÷ graphile-worker at ${w} worker${w > 1 ? 's' : ''} (context)`, value: sig(median(oneTenant), 3).toString() });
       context.push({ label: `cycles/s at ${w} worker${w > 1 ? 's' : ''} (median)`, value: names.map((n) => `${n} ${fmtRate(median(rates[w]![n]!))}`).join(', ') });
     }
     context.push(
+      { label: 'floor deadlocks retried', value: String([...FLOOR_DEADLOCKS.values()].reduce((a, b) => a + b, 0)) },
       { label: 'standing backlog at each slice start', value: names.map((n) => `${n} ${backlogOf(n)}`).join(', ') },
       { label: 'slice per contender', value: `${sliceMs} ms of every worker, rounds ${rounds}` },
       { label: 'server autovacuum', value: `${autovacuum}; every schema is ANALYZEd once after the initial fill` },
