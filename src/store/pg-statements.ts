@@ -1,3 +1,4 @@
+import { InvariantError } from '../queue/errors.ts';
 import type { TaskState } from '../queue/types.ts';
 import type {
   AdmissionRow,
@@ -103,6 +104,14 @@ export function batchText(configs: readonly PgQueryConfig[], trailer?: string): 
   return statements.join(';\n');
 }
 
+/** readyHeads' rows as the store interface gives them. */
+function readyHeadsOf(rows: readonly Record<string, unknown>[]): { tenant: string; head: LevelHeadRow | null }[] {
+  return (rows as unknown as { tenant: string; id: number | null; priority: number | null; enqueued_at: number | null }[]).map((row) => ({
+    tenant: row.tenant,
+    head: row.id === null ? null : ({ id: row.id, priority: row.priority!, enqueued_at: row.enqueued_at! } as LevelHeadRow),
+  }));
+}
+
 /** Tells each pending write its result (batch order). */
 export function settlePending(writes: readonly PendingWrite[], results: readonly PgResult[]): void {
   writes.forEach((write, i) => write.settled?.(results[i]!));
@@ -113,6 +122,24 @@ export interface PendingWrite {
   config: PgQueryConfig;
   /** Told the write's result once its batch has run. */
   settled?: (result: PgResult) => void;
+  /** A write that must touch exactly one row (what it is, for the error): its statement fails the batch otherwise (exactlyOne). */
+  one?: string;
+}
+
+/**
+ * A write that must change exactly one row, as one statement that fails when it changed none: the
+ * division by its row count raises division_by_zero (22012) at run time, in the batch, so a COMMIT
+ * sent after it does not run. (No planner folding: the count is only known when the write has run.)
+ */
+export function exactlyOne(text: string): string {
+  return `WITH written AS (${text} RETURNING 1) SELECT 1 / COUNT(*) AS one FROM written`;
+}
+
+/** A batch's failure as the core's error: a write of exactlyOne that changed no row is an InvariantError, as transition() raises for one. */
+export function batchFailure(error: unknown, writes: readonly PendingWrite[]): unknown {
+  const asserted = writes.filter((write) => write.one !== undefined).map((write) => write.one);
+  if (asserted.length === 0 || (error as { code?: unknown } | null)?.code !== '22012') return error;
+  return new InvariantError(`${asserted.join(' or ')} changed no row: the task changed during its own transaction`);
 }
 
 const OCCUPYING = `state IN ('running', 'uncertain')`;
@@ -176,6 +203,10 @@ export const SQL = {
   olderSessionHolders: `SELECT id, state FROM tasks WHERE tenant = $1 AND topic = $2 AND version < $3 AND ${OCCUPYING} ORDER BY id`,
   sessionBusy: `SELECT 1 FROM tasks WHERE tenant = $1 AND topic = $2 AND ${OCCUPYING} AND id <> $3 LIMIT 1`,
   candidateById: `SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = $1`,
+  /** candidateById with its sessionBusy read ahead (PgStatements.candidateById). */
+  candidateByIdAhead: `SELECT ${CANDIDATE_COLUMNS},
+                         EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = tasks.tenant AND s.topic = tasks.topic AND s.state IN ('running', 'uncertain') AND s.id <> tasks.id) AS ahead_session_busy
+                       FROM tasks WHERE id = $1`,
   overdueLeases: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= $1 ORDER BY lease_until, id`,
   eventsForTask: `SELECT ${EVENT_COLUMNS} FROM events WHERE task_id = $1 ORDER BY seq`,
   allEvents: `SELECT ${EVENT_COLUMNS} FROM events ORDER BY id`,
@@ -240,6 +271,11 @@ export const SQL = {
   heartbeat: `UPDATE tasks SET lease_until = $5 WHERE ${FENCE} RETURNING cancel_requested`,
   bumpEventSeqFenced: `UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`,
   completingRow: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = $1`,
+  /** completingRow with what a holder's write asks next, read ahead (PgStatements.completingRow): newerVersionExists and lastCheckpointUsage of the row. */
+  completingRowAhead: `SELECT ${COMPLETING_COLUMNS},
+                         EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
+                         (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage
+                       FROM tasks WHERE id = $1`,
   requestCancel: `UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
                   WHERE id = $1 AND state IN ('running', 'uncertain') AND cancel_requested = 0
                   RETURNING event_seq`,
@@ -347,6 +383,11 @@ export type StatementName = keyof typeof SQL;
 /** Every statement's text by its (stable, unique) name: the prepared statement's name is `leasehold_<name>`. */
 export const PG_STATEMENTS: Readonly<Record<StatementName, string>> = SQL;
 
+/** The statements that only read (a SELECT, or a WITH of SELECTs): running one keeps what was read ahead. */
+export const READS: ReadonlySet<StatementName> = new Set(
+  (Object.keys(SQL) as StatementName[]).filter((name) => /^\s*(SELECT|WITH)\b/i.test(SQL[name]) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(SQL[name])),
+);
+
 type Row = Record<string, unknown>;
 
 /** The statements of the store interface over one connection (one transaction's worth). */
@@ -366,28 +407,91 @@ export class PgStatements implements StoreTx {
    */
   private pending: PendingWrite[] = [];
 
-  constructor(private readonly runner: PgQuery) {}
+  /**
+   * Reads answered ahead of their call: a read whose next call is known (the claim reads the paused
+   * tenants after the holders, a candidate's session after the candidate, a holder's write the newer
+   * versions and the last checkpoint's usage after its row) comes back in the round trip of the one
+   * before it, and is kept here, by statement and arguments, until the transaction writes anything
+   * (any write, pending or sent, and any savepoint rollback forgets them all).
+   */
+  private ahead = new Map<string, unknown>();
+
+  /**
+   * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
+   * it holds the queue lock); undefined in a read transaction, which reads nothing ahead by time.
+   */
+  constructor(
+    private readonly runner: PgQuery,
+    private readonly now?: number,
+  ) {}
 
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
   private *q(name: StatementName, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {
-    const config = { name: `leasehold_${name}`, text: SQL[name], values };
-    if (this.pending.length === 0) return (yield this.runner.query(config)) as PgResult;
+    return (yield* this.together([[name, values]]))[0]!;
+  }
+
+  /** Several statements in one round trip (after the pending writes); their results in order. */
+  private *together(statements: readonly (readonly [StatementName, readonly unknown[]])[]): Generator<Promise<unknown>, PgResult[], unknown> {
+    if (statements.some(([name]) => !READS.has(name))) this.ahead.clear();
+    const configs = statements.map(([name, values]) => ({ name: `leasehold_${name}`, text: SQL[name], values: [...values] }));
+    if (this.pending.length === 0 && configs.length === 1) return [(yield this.runner.query(configs[0]!)) as PgResult];
     const writes = this.takePending();
-    const results = (yield this.runner.batch([...writes.map((write) => write.config), config])) as PgResult[];
+    let results: PgResult[];
+    try {
+      results = (yield this.runner.batch([...writes.map((write) => write.config), ...configs])) as PgResult[];
+    } catch (error) {
+      throw batchFailure(error, writes);
+    }
     settlePending(writes, results);
-    return results[writes.length]!;
+    return results.slice(writes.length);
+  }
+
+  private static aheadKey(name: StatementName, values: readonly unknown[]): string {
+    return `${name}\u0000${JSON.stringify(values)}`;
+  }
+
+  /** Keeps a read's answer for its call to come (see `ahead`). */
+  private remember(name: StatementName, values: readonly unknown[], answer: unknown): void {
+    this.ahead.set(PgStatements.aheadKey(name, values), answer);
+  }
+
+  /** A read's answer if it was read ahead and nothing was written since: `{ answer }`, else undefined. */
+  private recall<T>(name: StatementName, values: readonly unknown[]): { answer: T } | undefined {
+    const key = PgStatements.aheadKey(name, values);
+    if (!this.ahead.has(key)) return undefined;
+    const answer = this.ahead.get(key) as T;
+    this.ahead.delete(key);
+    return { answer };
   }
 
   /** A write whose result the body does not need now: sent with the next statement or with COMMIT. */
   private defer(name: StatementName, values: unknown[], settled?: (result: PgResult) => void): void {
+    this.ahead.clear();
     this.pending.push({ config: { name: `leasehold_${name}`, text: SQL[name], values }, ...(settled === undefined ? {} : { settled }) });
+  }
+
+  /**
+   * A write the core has decided on under the queue lock, having read its row in this transaction, so
+   * it must change exactly that row (transition() raises InvariantError when a state write misses):
+   * it rides with the next statement or COMMIT like a deferred write, and its batch fails, COMMIT
+   * unsent, if it changed none.
+   */
+  private deferOne(name: StatementName, values: unknown[], what: string): void {
+    this.ahead.clear();
+    this.pending.push({ config: { name: `leasehold_${name}_one`, text: exactlyOne(SQL[name]), values }, one: what });
   }
 
   /** Sends the pending writes now (one round trip), if there are any. */
   private *flush(): Generator<Promise<unknown>, void, unknown> {
     if (this.pending.length === 0) return;
     const writes = this.takePending();
-    settlePending(writes, (yield this.runner.batch(writes.map((write) => write.config))) as PgResult[]);
+    let results: PgResult[];
+    try {
+      results = (yield this.runner.batch(writes.map((write) => write.config))) as PgResult[];
+    } catch (error) {
+      throw batchFailure(error, writes);
+    }
+    settlePending(writes, results);
   }
 
   /** The writes not sent yet, handed over (the store sends them with COMMIT and calls settlePending). */
@@ -416,6 +520,7 @@ export class PgStatements implements StoreTx {
   }
 
   private *control(text: string): Generator<Promise<unknown>, void, unknown> {
+    this.ahead.clear();
     yield this.runner.query({ text, values: [] });
   }
 
@@ -475,6 +580,8 @@ export class PgStatements implements StoreTx {
     return (yield* this.pluck<number | null>('latestVersionOfTopic', [tenant, topic])) ?? null;
   }
   *newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
+    const known = this.recall<boolean>('newerVersionExists', [tenant, topic, version]);
+    if (known !== undefined) return known.answer;
     return (yield* this.first('newerVersionExists', [tenant, topic, version])) !== undefined;
   }
   *olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
@@ -504,19 +611,23 @@ export class PgStatements implements StoreTx {
 
   /** The only statement of this store that writes tasks.state; transition() is its only caller. */
   *writeState(change: StateWrite): Step<number | undefined> {
+    // A claim's and a holder's write are decided on the row this transaction read under the queue
+    // lock, so they must change it: they ride with the next statement (deferOne) instead of a round
+    // trip of their own, and a miss fails the transaction as an InvariantError, as transition() would.
     if (change.kind === 'claim') {
       const values = [change.id, change.workerId, change.generation, change.leaseUntil, change.now, change.eventSeq, change.previousGeneration];
-      if (!(yield* this.changed('claimTask', values))) return undefined;
+      this.deferOne('claimTask', values, `task ${change.id}'s claim`);
       // A5: every claim is a RUN decision, counted in the claim's own transaction.
       yield* this.bumpSignal(RUN_SIGNAL, 1);
       return change.eventSeq;
     }
     if (change.kind === 'holder') {
       const { fence, hold } = change;
-      let written: boolean;
+      const what = `task ${fence.id}'s ${change.to === 'done' ? 'completion' : `move to ${change.to}`} by its holder`;
       if (change.to === 'done') {
         const values = [...fenceValues(fence), change.result, change.eventSeq, change.outcome];
-        written = hold === null ? yield* this.changed('completeTaskHoldClosed', values) : yield* this.changed('completeTask', [...values, ...holdValues(hold)]);
+        if (hold === null) this.deferOne('completeTaskHoldClosed', values, what);
+        else this.deferOne('completeTask', [...values, ...holdValues(hold)], what);
       } else {
         const values = [
           ...fenceValues(fence),
@@ -528,9 +639,10 @@ export class PgStatements implements StoreTx {
           change.finishedAt,
           change.eventSeq,
         ];
-        written = hold === null ? yield* this.changed('leaveRunning', values) : yield* this.changed('leaveRunningClosingHold', [...values, ...holdValues(hold)]);
+        if (hold === null) this.deferOne('leaveRunning', values, what);
+        else this.deferOne('leaveRunningClosingHold', [...values, ...holdValues(hold)], what);
       }
-      return written ? change.eventSeq : undefined;
+      return change.eventSeq;
     }
     const values = [change.id, change.from, change.generation, change.to, change.outcome, change.finishedAt];
     return change.hold === null
@@ -544,8 +656,16 @@ export class PgStatements implements StoreTx {
   *adjustLive(delta: number): Step<void> {
     this.defer('adjustLive', [delta]);
   }
+  /**
+   * The holders, with what a claim asks for next read ahead: the paused tenants, and every ready
+   * tenant's head at the transaction's time (`now`, when the store gave it: a write transaction's).
+   */
   *holding(): Step<HoldingRow[]> {
-    return yield* this.rows<HoldingRow>('holding');
+    const now = this.now;
+    const [holding, paused, heads] = yield* this.together([['holding', []], ['pausedTenants', []], ...(now === undefined ? [] : [['readyHeads', [now]] as const])]);
+    this.remember('pausedTenants', [], paused!.rows);
+    if (heads !== undefined) this.remember('readyHeads', [now], readyHeadsOf(heads.rows));
+    return holding!.rows as unknown as HoldingRow[];
   }
   *overdueLeases(at: number): Step<HoldingRow[]> {
     return yield* this.rows<HoldingRow>('overdueLeases', [at]);
@@ -563,8 +683,9 @@ export class PgStatements implements StoreTx {
     return yield* this.first<LevelHeadRow>('levelHead', [query.tenant, query.maxPriority, query.minPriority, query.now]);
   }
   *readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
-    const rows = yield* this.rows<{ tenant: string; id: number | null; priority: number | null; enqueued_at: number | null }>('readyHeads', [now]);
-    return rows.map((row) => ({ tenant: row.tenant, head: row.id === null ? null : ({ id: row.id, priority: row.priority!, enqueued_at: row.enqueued_at! } as LevelHeadRow) }));
+    const known = this.recall<{ tenant: string; head: LevelHeadRow | null }[]>('readyHeads', [now]);
+    if (known !== undefined) return known.answer;
+    return readyHeadsOf(yield* this.rows('readyHeads', [now]));
   }
   *levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
     return yield* this.first<LevelHeadRow>('levelNext', [query.tenant, query.priority, query.enqueuedAt, query.id, query.now]);
@@ -573,13 +694,26 @@ export class PgStatements implements StoreTx {
     return yield* this.rows<{ id: number; state: TaskState }>('olderSessionHolders', [tenant, topic, version]);
   }
   *sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean> {
+    const known = this.recall<boolean>('sessionBusy', [tenant, topic, exceptId]);
+    if (known !== undefined) return known.answer;
     return (yield* this.first('sessionBusy', [tenant, topic, exceptId])) !== undefined;
   }
+  /** The candidate, with its session's sessionBusy read ahead (a claim asks for it next). */
   *candidateById(id: number): Step<CandidateRow | undefined> {
-    return yield* this.first<CandidateRow>('candidateById', [id]);
+    const row = yield* this.first<CandidateRow & { ahead_session_busy: boolean }>('candidateByIdAhead', [id]);
+    if (row === undefined) return undefined;
+    const { ahead_session_busy: busy, ...candidate } = row;
+    this.remember('sessionBusy', [candidate.tenant, candidate.topic, candidate.id], busy);
+    return candidate;
   }
+  /** The holder's row, with newerVersionExists and lastCheckpointUsage of it read ahead (a complete asks for them next). */
   *completingRow(id: number): Step<CompletingRow | undefined> {
-    return yield* this.first<CompletingRow>('completingRow', [id]);
+    const row = yield* this.first<CompletingRow & { ahead_newer: boolean; ahead_usage: string | null }>('completingRowAhead', [id]);
+    if (row === undefined) return undefined;
+    const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
+    this.remember('newerVersionExists', [completing.tenant, completing.topic, completing.version], newer);
+    this.remember('lastCheckpointUsage', [completing.id], usage ?? undefined);
+    return completing;
   }
   *heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
     const renewed = yield* this.first<{ cancel_requested: number }>('heartbeat', [...fenceValues(fence), leaseUntil]);
@@ -627,6 +761,8 @@ export class PgStatements implements StoreTx {
     return yield* this.first<{ kind: 'A' | 'B'; requeue_safe: number }>('lastCheckpointFlags', [id]);
   }
   *lastCheckpointUsage(id: number): Step<string | undefined> {
+    const known = this.recall<string | undefined>('lastCheckpointUsage', [id]);
+    if (known !== undefined) return known.answer;
     return yield* this.pluck<string>('lastCheckpointUsage', [id]);
   }
   *closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
@@ -708,6 +844,8 @@ export class PgStatements implements StoreTx {
     return yield* this.rows<{ tenant: string; service: number }>('tenantServices');
   }
   *pausedTenants(): Step<PauseRow[]> {
+    const known = this.recall<PauseRow[]>('pausedTenants', []);
+    if (known !== undefined) return known.answer;
     return yield* this.rows<PauseRow>('pausedTenants');
   }
   *pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {

@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
-import { batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchFailure, batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { Step, Store, StoreTx, TransactionBody } from './store.ts';
 
 /**
@@ -449,8 +449,15 @@ export class PgStore implements Store {
     const run = () =>
       this.transaction(
         operation,
-        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey})`,
-        (tx) => body(tx, readClock()),
+        // The transaction's id comes back in the same round trip: if the connection is lost while COMMIT
+        // is in flight, txid_status on another connection tells whether it committed (commitOutcome).
+        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}); SELECT txid_current() AS xid`,
+        // The clock is read once the lock is held (the first round trip has returned); the statements
+        // get the time too, for what they read ahead by it.
+        () => {
+          const at = readClock();
+          return { at, body: (tx: StoreTx) => body(tx, at) };
+        },
         settled,
       );
     const next = this.lastWrite.then(run, run);
@@ -460,11 +467,16 @@ export class PgStore implements Store {
 
   /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
   read<T>(operation: string, body: (tx: StoreTx) => Step<T>, settled?: (cursor: number) => void): Promise<T> {
-    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, body, settled);
+    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, () => ({ at: undefined, body }), settled);
     return this.lastWrite.then(run, run);
   }
 
-  private async transaction<T>(operation: string, begin: string, body: (tx: StoreTx) => Step<T>, settled: ((cursor: number) => void) | undefined): Promise<T> {
+  private async transaction<T>(
+    operation: string,
+    begin: string,
+    start: () => { at: number | undefined; body: (tx: StoreTx) => Step<T> },
+    settled: ((cursor: number) => void) | undefined,
+  ): Promise<T> {
     await this.whenReady();
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
@@ -476,16 +488,22 @@ export class PgStore implements Store {
       }
       let committing = false;
       let broken: unknown;
+      let xid: string | undefined;
+      let result: T | undefined;
       try {
         const { runner } = lease;
-        await runner.query(begin);
-        const statements = new PgStatements(runner);
-        const result = await drive(body(statements));
+        const begun = await runner.query(begin);
+        // pg answers a text of several statements with one result each; the last is the xid's.
+        const xidRow = (Array.isArray(begun) ? (begun.at(-1) as PgResult | undefined) : begun)?.rows[0];
+        xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
+        const { at, body } = start();
+        const statements = new PgStatements(runner, at);
+        result = await drive(body(statements));
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();
         committing = true;
         if (writes.length === 0) await runner.query('COMMIT');
-        else settlePending(writes, await runner.batch(writes.map((write) => write.config), 'COMMIT'));
+        else settlePending(writes, await runner.batch(writes.map((write) => write.config), 'COMMIT').catch((error: unknown) => Promise.reject(batchFailure(error, writes))));
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         return result;
@@ -501,12 +519,42 @@ export class PgStore implements Store {
         }
         if (code === undefined) throw error;
         // Nothing was committed unless the connection broke while COMMIT was in flight (an error the
-        // server answered with aborted the transaction, COMMIT with it): try again.
-        if (!(committing && breaksConnection(code)) && attempt <= this.options.busyRetries) continue;
-        throw typed(operation, error, code, committing, attempt);
+        // server answered with aborted the transaction, COMMIT with it). Then the server says which.
+        const outcome = committing && breaksConnection(code) ? await this.commitOutcome(xid) : 'aborted';
+        if (outcome === 'committed') {
+          settled?.(this.cursor);
+          return result as T;
+        }
+        if (outcome === 'aborted' && attempt <= this.options.busyRetries) continue;
+        throw typed(operation, error, code, outcome === 'unknown', attempt);
       } finally {
         lease.release(broken);
       }
+    }
+  }
+
+  /**
+   * Whether the transaction `xid` committed, asked on another connection after its own was lost while
+   * COMMIT was in flight: 'committed' or 'aborted' as txid_status answers (a terminated backend's open
+   * transaction is aborted), 'unknown' when it cannot tell (still in progress, no xid, no server).
+   */
+  private async commitOutcome(xid: string | undefined): Promise<'committed' | 'aborted' | 'unknown'> {
+    if (xid === undefined) return 'unknown';
+    let lease: PgLease;
+    try {
+      lease = await this.connector.acquire();
+    } catch {
+      return 'unknown';
+    }
+    let broken: unknown;
+    try {
+      const status = (await lease.runner.query({ text: 'SELECT txid_status($1::bigint) AS status', values: [xid] })).rows[0]?.status;
+      return status === 'committed' ? 'committed' : status === 'aborted' ? 'aborted' : 'unknown';
+    } catch (error) {
+      broken = error;
+      return 'unknown';
+    } finally {
+      lease.release(broken);
     }
   }
 

@@ -70,8 +70,8 @@ export function floorSchemaSql(s: string): string {
   return `\
 create table ${s}.jobs (id bigserial primary key, tenant text not null, state text not null default 'ready', priority int not null default 0,
   enqueued_at bigint not null, worker_id text, generation int not null default 0, lease_until bigint, input jsonb not null, result jsonb);
-create index jobs_ready on ${s}.jobs (priority desc, enqueued_at, id) where state = 'ready';
-create table ${s}.tenant_running (tenant text primary key, running int not null default 0);
+create index jobs_ready on ${s}.jobs (tenant, priority desc, enqueued_at, id) where state = 'ready';
+create table ${s}.tenant_running (tenant text primary key, running int not null default 0, served_at bigint not null default 0);
 create table ${s}.counters (name text primary key, value bigint not null);
 insert into ${s}.counters values ('running', 0);
 create table ${s}.events (id bigserial primary key, job_id bigint not null, type text not null, at bigint not null, worker_id text, generation int);
@@ -79,20 +79,28 @@ insert into ${s}.tenant_running (tenant) select 't' || g from generate_series(0,
 }
 
 /**
- * The floor's claim, one statement in one round trip (autocommit): lock the running counter, check the
- * global limit and the job's tenant's limit, take the first ready job (priority, then age) with
- * FOR UPDATE SKIP LOCKED, lease it to the worker with the next generation, count it in both counters,
- * append its claimed event. $1 worker, $2 now (ms, from the client as Leasehold's clock), $3 global
- * limit, $4 per-tenant limit. Unlike Leasehold it has no tenant fairness, aging, sessions, budgets,
- * admission records or deadlines: a floor faster than any queue with all of those can be.
+ * The floor's claim, one statement in one round trip (autocommit): lock the running counter and check
+ * the global limit; pick the tenant to serve, fairly (the fewest running, then the longest unserved,
+ * among tenants under the per-tenant limit with ready work: a head lookup per tenant, as Leasehold's
+ * claim does); take that tenant's first ready job (priority, then age) with FOR UPDATE SKIP LOCKED; lease
+ * it to the worker with the next generation, count it in both counters, append its claimed event.
+ * $1 worker, $2 now (ms, from the client, as Leasehold's clock), $3 global limit, $4 per-tenant limit.
+ * It has none of Leasehold's aging, sessions, budgets, admission records, pauses or deadlines: a floor
+ * faster than any queue with all of those can be.
  */
 function floorClaimSql(s: string): string {
   return `\
 with g as (select value from ${s}.counters where name = 'running' for update),
+pick as (
+  select tr.tenant from ${s}.tenant_running as tr, g
+  where g.value < $3 and tr.running < $4
+    and exists (select 1 from ${s}.jobs as r where r.state = 'ready' and r.tenant = tr.tenant)
+  order by tr.running, tr.served_at, tr.tenant
+  limit 1
+),
 j as (
-  select jobs.id from ${s}.jobs as jobs, g
-  where jobs.state = 'ready' and g.value < $3
-    and (select running from ${s}.tenant_running tr where tr.tenant = jobs.tenant) < $4
+  select jobs.id from ${s}.jobs as jobs, pick
+  where jobs.state = 'ready' and jobs.tenant = pick.tenant
   order by jobs.priority desc, jobs.enqueued_at, jobs.id
   limit 1
   for update of jobs skip locked
@@ -102,7 +110,7 @@ c as (
   from j where jobs.id = j.id
   returning jobs.id, jobs.generation, jobs.tenant
 ),
-t as (update ${s}.tenant_running as tr set running = tr.running + 1 from c where tr.tenant = c.tenant),
+t as (update ${s}.tenant_running as tr set running = tr.running + 1, served_at = $2::bigint from c where tr.tenant = c.tenant),
 n as (update ${s}.counters set value = value + 1 from c where name = 'running'),
 e as (insert into ${s}.events (job_id, type, at, worker_id, generation) select id, 'claimed', $2::bigint, $1, generation from c)
 select id, generation from c`;

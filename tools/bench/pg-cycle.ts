@@ -28,9 +28,10 @@
  *     (pg-cycle-child.ts floorClaimSql / floorCompleteSql): a lease with expiry and a fencing
  *     generation, a complete fenced by worker, generation and lease, the global limit and the per-tenant
  *     limit checked on counters the statement locks (one counter row every claim and complete locks,
- *     the serialisation point an exact global limit needs), and an outbox event per transition in the
- *     same transaction. It has none of the rest (tenant fairness, aging, sessions, budgets, admission
- *     records, retries, deadlines), so no queue with all of Leasehold's guarantees can be faster; its
+ *     the serialisation point an exact global limit needs), fair service across tenants (the tenant
+ *     with the fewest running, then the longest unserved, first), and an outbox event per transition in
+ *     the same transaction. It has none of the rest (aging, sessions, budgets, admission records,
+ *     pauses, retries, deadlines), so no queue with all of Leasehold's guarantees can be faster; its
  *     ratio to graphile-worker and pg-boss, measured in the same rounds, is the most such a queue can
  *     reach against them, and leasehold ÷ floor is how close this design comes.
  *   - leasehold-1t (context, no target): the same queue and config with every task in one tenant, so the
