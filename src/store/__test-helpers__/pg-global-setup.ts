@@ -19,9 +19,8 @@ export async function setup(): Promise<void> {
   const before = { beforeExit: new Set(process.listeners('beforeExit')), exit: new Set(process.listeners('exit')) };
   const { startThrowawayPostgres } = await import('./throwaway-postgres.ts');
   // Its 'exit' handler goes too: called there without its callback, the hook throws once the process is exiting.
-  for (const event of ['beforeExit', 'exit'] as const) {
-    for (const listener of process.listeners(event)) if (!before[event].has(listener)) process.removeListener(event, listener as () => void);
-  }
+  for (const listener of process.listeners('beforeExit')) if (!before.beforeExit.has(listener)) process.removeListener('beforeExit', listener);
+  for (const listener of process.listeners('exit')) if (!before.exit.has(listener)) process.removeListener('exit', listener);
   server = await startThrowawayPostgres();
   process.env.LEASEHOLD_PG_URL = server.url;
   process.env.LEASEHOLD_PG_THROWAWAY = '1';
