@@ -68,22 +68,23 @@ export class History {
   ) {}
 
   /** Records the start of an operation and returns its index, which the completion names. */
+  // Each entry is one fresh object literal, fields in the order they always had (append keeps it).
   invoke(actor: string, op: string, fields: OperationFields = {}): number {
-    return this.append({ type: 'invoke', ...this.base(actor), op, ...fields });
+    return this.append({ type: 'invoke', index: this.list.length, timeMs: this.clock.now(), actor, op, ...fields });
   }
 
   ok(invokeIndex: number, fields: OperationFields = {}): void {
     const invoke = this.openInvoke(invokeIndex);
-    this.append({ ...inherited(invoke), type: 'ok', ...this.base(invoke.actor), invokeIndex, ...fields });
+    this.append({ op: invoke.op, taskId: invoke.taskId, generation: invoke.generation, type: 'ok', index: this.list.length, timeMs: this.clock.now(), actor: invoke.actor, invokeIndex, ...fields });
   }
 
   fail(invokeIndex: number, reason: string, fields: OperationFields = {}): void {
     const invoke = this.openInvoke(invokeIndex);
-    this.append({ ...inherited(invoke), type: 'fail', ...this.base(invoke.actor), invokeIndex, reason, ...fields });
+    this.append({ op: invoke.op, taskId: invoke.taskId, generation: invoke.generation, type: 'fail', index: this.list.length, timeMs: this.clock.now(), actor: invoke.actor, invokeIndex, reason, ...fields });
   }
 
   note(kind: NoteKind, actor: string, data?: JsonValue): void {
-    this.append({ type: 'note', ...this.base(actor), kind, data });
+    this.append({ type: 'note', index: this.list.length, timeMs: this.clock.now(), actor, kind, data });
   }
 
   /**
@@ -136,20 +137,18 @@ export class History {
     return this.hasher.digest();
   }
 
-  private base(actor: string): { index: number; timeMs: number; actor: string } {
-    return { index: this.list.length, timeMs: this.clock.now(), actor };
-  }
-
   private append(entry: HistoryEntry): number {
     if (this.list.length >= this.entriesMax) throw new RangeError(`history bound ${this.entriesMax} entries hit`);
     // Serialising now, and keeping a copy of the data, freezes the entry as it was: a caller mutating its
     // data object later cannot rewrite history, and unserialisable data fails at the line that recorded it.
     // Only `data` is free-form; the entry's own fields are written in canonical (sorted) order by hand,
     // which gives the same bytes as canonicalJson(entry) at a fraction of the cost on the hot path.
+    // The entry is the recording method's own fresh object: only its data (the caller's) is copied.
     const dataJson = entry.data === undefined ? undefined : canonicalJson(entry.data);
     const line = entryLine(entry, dataJson);
     this.lines.push(line);
-    this.list.push(dataJson === undefined ? { ...entry } : { ...entry, data: JSON.parse(dataJson) as JsonValue });
+    if (dataJson !== undefined) (entry as { data?: JsonValue }).data = JSON.parse(dataJson) as JsonValue;
+    this.list.push(entry);
     return entry.index;
   }
 
@@ -181,10 +180,6 @@ function entryLine(entry: HistoryEntry, dataJson: string | undefined): string {
     if (key !== 'data' && !(ENTRY_FIELDS as readonly string[]).includes(key)) throw new TypeError(`history entry has an unknown field ${key}`);
   }
   return `${line}}`;
-}
-
-function inherited(invoke: InvokeEntry): { op: string; taskId?: number; generation?: number } {
-  return { op: invoke.op, taskId: invoke.taskId, generation: invoke.generation };
 }
 
 function defaultOutcome(result: unknown): Outcome {

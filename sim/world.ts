@@ -305,12 +305,12 @@ export class World {
     this.loop.after(downMs, () => this.reopen());
   }
 
-  /** The event cursor now: the newest event id committed (each connection reads it when its transaction commits, sim/store/fleet.ts). */
-  private readonly cursor = (): number => {
-    const store = this.store;
-    // PostgreSQL: the store knows the newest event id it committed (it is the database's only writer here).
-    return store instanceof PgStore ? store.committedEventCursor() : store.readNow('eventCursor', (tx) => tx.eventCursor());
-  };
+  /**
+   * The event cursor now: the newest event id committed (each connection reads it when its transaction
+   * commits, sim/store/fleet.ts). Every store here knows it without a query: the world's store is the
+   * database's only writer, and tracks the newest event id it committed (read once when it opens).
+   */
+  private readonly cursor = (): number => this.store.committedEventCursor();
 
   /** Closes the world's database: every queue on it stays, and meets a scheduler that is down until it reopens. */
   private async closeQueue(): Promise<void> {

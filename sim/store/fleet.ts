@@ -32,7 +32,7 @@ import type { Step, Store, StoreTx, TransactionBody } from '../../src/store/stor
 import type { SeededRandom } from '../random.ts';
 
 /** A synchronous store: a SQLite transaction runs to its end inside the call. */
-export type SyncBaseStore = Store & Pick<SqliteStore, 'writeNow' | 'readNow'>;
+export type SyncBaseStore = Store & Pick<SqliteStore, 'writeNow' | 'readNow' | 'committedEventCursor'>;
 
 /**
  * The world's database as the fleet reaches it: the store in force now (it changes across restarts).

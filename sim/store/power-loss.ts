@@ -395,6 +395,11 @@ export class PowerLossStore implements Store {
     return this.inner.readNow(operation, body);
   }
 
+  /** The newest event id committed in this power cycle's store (SqliteStore.committedEventCursor). */
+  committedEventCursor(): number {
+    return this.inner.committedEventCursor();
+  }
+
   /** A queue's close after the power loss has nothing left to close. */
   close(): Promise<void> {
     return Promise.resolve();

@@ -55,7 +55,9 @@ type Level = 'FULL' | 'NORMAL';
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
-  private readonly statements: StoreTx;
+  private readonly statements: SqliteStatements;
+  /** The newest event id this store knows committed: read on open, then kept by every commit that inserted one. */
+  private cursor = 0;
   private readonly runner: ReturnType<DatabaseHandle['transaction']>;
   private closed = false;
   /** The connection's synchronous level as the store last set it; undefined when the store leaves it alone. */
@@ -96,6 +98,7 @@ export class SqliteStore implements Store {
       const inForce = opened.db.memory ? undefined : opened.owned ? (durability ?? DEFAULT_DURABILITY) : durability;
       const store = new SqliteStore(opened.db, opened.owned, options, inForce);
       migrate(opened.db, at());
+      store.cursor = runToEnd(store.statements.eventCursor());
       return store;
     } catch (error) {
       if (opened?.owned) opened.db.close();
@@ -124,13 +127,26 @@ export class SqliteStore implements Store {
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
     if (this.switchTo !== undefined) this.syncFor(operation);
     for (let attempt = 1; ; attempt++) {
+      this.statements.lastEventId = undefined;
       try {
-        return this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
+        const result = this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
+        const inserted = this.statements.lastEventId;
+        if (inserted !== undefined && inserted > this.cursor) this.cursor = inserted;
+        return result;
       } catch (error) {
         if (!isBusy(error)) throw typedStorageError(operation, error);
         if (attempt > this.options.busyRetries) throw new BusyError(operation, attempt);
       }
     }
+  }
+
+  /**
+   * The newest event id committed through this store (and, on open, found in the file): the event
+   * cursor after its last commit, known without a query. Exact while this store is the database's only
+   * writer (the simulator's world); another process's commits on the same file are not seen here.
+   */
+  committedEventCursor(): number {
+    return this.cursor;
   }
 
   /** Reads need no write lock, but a WAL read can still meet SQLITE_BUSY during recovery. */

@@ -332,6 +332,11 @@ function done<T>(value: T): Step<T> {
 /** The statements of the store interface over one better-sqlite3 connection. */
 export class SqliteStatements implements StoreTx {
   private readonly s: Prepared;
+  /**
+   * The id of the newest event the transaction in progress inserted (and kept: one inside a savepoint
+   * rolled back to is forgotten), or undefined; the store reads and resets it around each transaction.
+   */
+  lastEventId: number | undefined;
 
   constructor(private readonly db: Database) {
     this.s = prepare(db);
@@ -339,10 +344,12 @@ export class SqliteStatements implements StoreTx {
 
   *savepoint<T>(body: () => Step<T>): Step<T> {
     this.s.savepoint.run();
+    const eventsBefore = this.lastEventId;
     let result: T;
     try {
       result = yield* body();
     } catch (error) {
+      this.lastEventId = eventsBefore;
       // A full disk or an I/O error may make SQLite roll the whole transaction back on its own, and the
       // savepoint with it: nothing is left to undo, and the error is what the caller must see (a
       // ROLLBACK TO would throw "no such savepoint" in its place).
@@ -516,7 +523,7 @@ export class SqliteStatements implements StoreTx {
     return done(this.s.requestCancel.get(id) as number | undefined);
   }
   insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
-    this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation);
+    this.lastEventId = Number(this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation).lastInsertRowid);
     return done(undefined);
   }
   eventsForTask(id: number): Step<EventRow[]> {

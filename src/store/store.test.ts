@@ -81,6 +81,66 @@ describe('the store interface', () => {
   });
 });
 
+describe('the SQLite store knows its committed event cursor without a query', () => {
+  it('equals MAX(events.id) on open, after every commit, after a rolled-back transaction and after a savepoint rolled back to', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-cursor-'));
+    try {
+      const path = join(dir, 'queue.sqlite');
+      const clock = new ManualClock();
+      const store = SqliteStore.open(path, { busyTimeoutMs: 0, busyRetries: 0 }, () => clock.t);
+      const maxId = () => store.readNow('eventCursor', (tx) => tx.eventCursor());
+      expect(store.committedEventCursor()).toBe(0);
+      const event = (taskId: number) =>
+        function* (tx: import('./store.ts').StoreTx, at: number): Step<void> {
+          yield* tx.insertEvent(taskId, 1, 'planted', at, '{}', null, null);
+        };
+      store.writeNow('one', () => clock.t, event(1));
+      store.writeNow('two', () => clock.t, event(2));
+      expect(store.committedEventCursor()).toBe(2);
+      expect(maxId()).toBe(2);
+      // A transaction that fails after its insert: rolled back, the cursor stays.
+      expect(() =>
+        store.writeNow('failed', () => clock.t, function* (tx, at) {
+          yield* tx.insertEvent(3, 1, 'planted', at, '{}', null, null);
+          throw new Error('planted');
+        }),
+      ).toThrow('planted');
+      expect([store.committedEventCursor(), maxId()]).toEqual([2, 2]);
+      // An insert inside a savepoint rolled back to is forgotten; one after it counts.
+      store.writeNow('savepoint', () => clock.t, function* (tx, at) {
+        try {
+          yield* tx.savepoint(function* () {
+            yield* tx.insertEvent(4, 1, 'planted', at, '{}', null, null);
+            throw new Error('planted');
+          });
+        } catch {
+          // rolled back to the savepoint
+        }
+      });
+      expect([store.committedEventCursor(), maxId()]).toEqual([2, 2]);
+      store.writeNow('after', () => clock.t, function* (tx, at) {
+        try {
+          yield* tx.savepoint(function* () {
+            yield* tx.insertEvent(5, 1, 'planted', at, '{}', null, null);
+            throw new Error('planted');
+          });
+        } catch {
+          // rolled back to the savepoint
+        }
+        yield* tx.insertEvent(6, 1, 'planted', at, '{}', null, null);
+      });
+      expect([store.committedEventCursor(), maxId()]).toEqual([3, 3]);
+      void store.close();
+      // Reopened, it reads the cursor from the file.
+      const again = SqliteStore.open(path, { busyTimeoutMs: 0, busyRetries: 0 }, () => clock.t);
+      expect(again.committedEventCursor()).toBe(3);
+      void again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('opening a database that cannot be a queue: a typed error naming the path, and nothing written', () => {
   const scratch = () => mkdtempSync(join(tmpdir(), 'leasehold-open-'));
   /** What opening a queue on `path` threw (undefined if it opened, which these tests then refuse). */
