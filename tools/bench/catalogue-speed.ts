@@ -54,7 +54,9 @@ export const catalogueSpeedSection: BenchSection = {
     const checkSeconds = (rate: number) => (CHECK_SEEDS * names.length) / (rate * CORES);
     return {
       metrics: [
-        metric('catalogueRunsPerSecondPerCore', `catalogue runs per wall second on one core (target: check --seeds ${CHECK_SEEDS} in ${CHECK_SECONDS} s on ${CORES} cores)`, runsPerSecond, { op: '>=', value: sig(needed) }),
+        // The turn-1 target (check --seeds 10000 in 120 s) is retired (issue 20): the rate stays as context,
+        // with what that target would have needed; the gate's target is gate-speed's gateSpeedup.
+        metric('catalogueRunsPerSecondPerCore', `catalogue runs per wall second on one core (the retired target, check --seeds ${CHECK_SEEDS} in ${CHECK_SECONDS} s on ${CORES} cores, needed ${sig(needed)})`, runsPerSecond, { op: '>=', value: 0 }),
       ],
       context: [
         { label: 'scenarios × seeds timed per scenario', value: `${names.length} × ${seeds}` },

@@ -3,9 +3,10 @@
  * (a) raw SQLite single-row UPDATE autocommit transactions and (b) plainjob's claim → done cycle, all on
  * WAL file databases with synchronous=NORMAL in one temp dir, interleaved round by round.
  *
- *   claimCycleToRawSqliteRatio = median_r( leasehold cycles/s [r] / raw tx/s [r] )   target >= 0.2
+ *   claimCycleToRawSqliteRatio = median_r( leasehold cycles/s [r] / raw tx/s [r] )   target >= 0.12
  *     (a cycle is at least two commits, so 0.5 is the ceiling)
- *   plainjobCycleRatio         = median_r( leasehold cycles/s [r] / plainjob cycles/s [r] )   target >= 1.0
+ *   plainjobCycleRatio         = median_r( leasehold cycles/s [r] / plainjob cycles/s [r] )   target >= 0.7
+ *   cycleToFloorDutiesRatio    = median_r( leasehold cycles/s [r] / floor+duties cycles/s [r] )   target >= 0.8
  */
 import { type Contender, runInterleaved, pairedRatios } from './interleave.ts';
 import { FloorCycleContender } from './floor-cycle.ts';
@@ -15,9 +16,12 @@ import { RawSqliteContender } from './raw-sqlite.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { fmtRate, median, sameAsWalNormal, sig } from './timing.ts';
 
+// Issue 20's targets: against raw SQLite and plainjob as before (lowered to what the SPEC's duties
+// allow), and against floor+duties, the least SQL with the same guarantees (floor-cycle.ts).
 export const CYCLE_TARGETS = {
-  claimCycleToRawSqliteRatio: { op: '>=', value: 0.2 },
-  plainjobCycleRatio: { op: '>=', value: 1.0 },
+  claimCycleToRawSqliteRatio: { op: '>=', value: 0.12 },
+  plainjobCycleRatio: { op: '>=', value: 0.7 },
+  cycleToFloorDutiesRatio: { op: '>=', value: 0.8 },
 } as const;
 
 async function run(ctx: BenchContext): Promise<SectionResult> {
@@ -89,6 +93,13 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           median(flatToPj),
           CYCLE_TARGETS.plainjobCycleRatio,
           flatToPj,
+        ),
+        metric(
+          'cycleToFloorDutiesRatio',
+          'leasehold cycles/s (1 tenant, 1 priority) ÷ floor+duties (Q15 events, Q6 slots, Q3 live count, R4 ledger row) cycles/s',
+          median(flatToDuties),
+          CYCLE_TARGETS.cycleToFloorDutiesRatio,
+          flatToDuties,
         ),
       ],
       context: [

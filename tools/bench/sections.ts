@@ -7,9 +7,10 @@ import { catalogueSpeedSection } from './catalogue-speed.ts';
 import { claimLatencySection } from './claim-latency.ts';
 import { cycleThroughputSection } from './cycle-throughput.ts';
 import { durabilitySection } from './durability.ts';
+import { gateSpeedSection } from './gate-speed.ts';
 import { pgClaimLatencySection } from './pg-claim-latency.ts';
 import { pgCycleSection } from './pg-cycle.ts';
 import type { BenchSection } from './registry.ts';
 import { simSpeedSection } from './sim-speed.ts';
 
-export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, budgetOverheadSection, simSpeedSection, catalogueSpeedSection, durabilitySection, pgCycleSection, pgClaimLatencySection];
+export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, budgetOverheadSection, simSpeedSection, catalogueSpeedSection, gateSpeedSection, durabilitySection, pgCycleSection, pgClaimLatencySection];

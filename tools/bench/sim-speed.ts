@@ -10,8 +10,12 @@ import { metric, type BenchContext, type BenchSection, type SectionResult } from
 import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
 import { elapsedNs, median, nowNs, sig } from './timing.ts';
 
-export const SEEDS_PER_SECOND_TARGET = { op: '>=', value: 100 } as const;
-export const COMPRESSION_TARGET = { op: '>=', value: 10_000 } as const;
+// The turn-1 targets (100 seeds/s, 10,000x) asked for more than the SQL the SPEC requires allows, and
+// are retired (issue 20): the rates stay as context, and the target is the simulator's share of its own
+// SQL floor, simToSqlFloorRatio.
+export const SEEDS_PER_SECOND_TARGET = { op: '>=', value: 0 } as const;
+export const COMPRESSION_TARGET = { op: '>=', value: 0 } as const;
+export const SIM_TO_SQL_FLOOR_TARGET = { op: '>=', value: 0.4 } as const;
 
 export const simSpeedSection: BenchSection = {
   id: 'sim-speed',
@@ -56,6 +60,13 @@ export const simSpeedSection: BenchSection = {
       metrics: [
         metric('simSeedsPerSecond', 'mixed seeds per wall second on one core', median(seedRates), SEEDS_PER_SECOND_TARGET, seedRates),
         metric('simTimeCompression', 'simulated seconds per wall second', median(compressions), COMPRESSION_TARGET, compressions),
+        metric(
+          'simToSqlFloorRatio',
+          "a mixed seed's SQL replayed alone ÷ the seed's wall time (the share of a seed that is its SQL; 1 would be a simulator that costs nothing)",
+          sqlNsPerSeed / simNsPerSeed,
+          SIM_TO_SQL_FLOOR_TARGET,
+          seedRates.map((rate) => sqlNsPerSeed / (1e9 / rate)),
+        ),
       ],
       context: [
         { label: 'seeds per round × rounds', value: `${seedsPerRound} × ${rounds}` },
