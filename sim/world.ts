@@ -30,7 +30,7 @@ import { RetryableStoreError } from '../src/queue/errors.ts';
 import { needsPowerLossTwin } from './faults/power-loss.ts';
 import { PowerLossTwin } from './store/power-loss.ts';
 import { Fleet, FLEET_DEFAULTS, type BaseStore, type FleetActor } from './store/fleet.ts';
-import { StorageFaults } from './store/storage-faults.ts';
+import { needsStorageFaults, StorageFaults } from './store/storage-faults.ts';
 import { applicablePlan, freshPglite, inapplicableFaults, type SimStore } from './store/pglite.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
@@ -260,7 +260,9 @@ export class World {
     this.handle = target;
     // The world opens the store itself, so each connection can read the event cursor at the instant its
     // transaction committed (sim/store/fleet.ts); every queue runs on it through the production API.
-    this.store = SqliteStore.open(this.storage.attach(target), storeOptions, () => this.loop.clock.now());
+    // The storage gate (store/storage-faults.ts) wraps every write statement; a seed whose plan has no
+    // disk-full or io-error fault never uses it, so its handle goes to the store as it is.
+    this.store = SqliteStore.open(needsStorageFaults(this.plan) ? this.storage.attach(target) : target, storeOptions, () => this.loop.clock.now());
   }
 
   /**

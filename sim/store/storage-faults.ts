@@ -1,7 +1,13 @@
 import Database from 'better-sqlite3';
+import type { FaultPlan } from '../faults/plan.ts';
 import type { History } from '../history.ts';
 
 /** SQLite's codes for storage that failed beneath the database (restated here: the simulator judges src/, it does not import its decisions). */
+/** Whether a plan has a fault that acts on the storage gate (disk-full, io-error): only then does the world attach it. */
+export function needsStorageFaults(plan: FaultPlan): boolean {
+  return plan.timed.some((fault) => fault.kind === 'disk-full' || fault.kind === 'io-error');
+}
+
 export function storageCode(error: unknown): 'disk_full' | 'io_error' | undefined {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (code === 'SQLITE_FULL') return 'disk_full';
@@ -206,27 +212,32 @@ function wrapHandle(handle: Database.Database, gate: Gate): Database.Database {
 
 function wrapStatement(statement: Database.Statement, gate: Gate): Database.Statement {
   if (statement.readonly) return statement;
+  /** Each method's wrapper, made once per statement (a statement runs thousands of times a seed). */
+  const wrapped = new Map<PropertyKey, (...args: unknown[]) => unknown>();
   const wrapper: Database.Statement = new Proxy(statement, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== 'function') return value;
+      const known = wrapped.get(property);
+      if (known !== undefined) return known;
       const method = value as (...args: unknown[]) => unknown;
-      if (RUNS.has(String(property))) {
-        return (...args: unknown[]) => {
-          const inTransaction = gate.opening();
-          try {
-            gate.beforeWrite(target.source);
-            return method.apply(target, args);
-          } catch (error) {
-            gate.failed(target.source, error, inTransaction);
-            throw error;
+      const made = RUNS.has(String(property))
+        ? (...args: unknown[]) => {
+            const inTransaction = gate.opening();
+            try {
+              gate.beforeWrite(target.source);
+              return method.apply(target, args);
+            } catch (error) {
+              gate.failed(target.source, error, inTransaction);
+              throw error;
+            }
           }
-        };
-      }
-      return (...args: unknown[]) => {
-        const result = method.apply(target, args);
-        return CHAINS.has(String(property)) && result === target ? wrapper : result;
-      };
+        : (...args: unknown[]) => {
+            const result = method.apply(target, args);
+            return CHAINS.has(String(property)) && result === target ? wrapper : result;
+          };
+      wrapped.set(property, made);
+      return made;
     },
   });
   return wrapper;
