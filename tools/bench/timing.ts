@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import Database from 'better-sqlite3';
+import { NEW_FILE_PAGE_SIZE } from '../../src/store/sqlite-store.ts';
 
 export function nowNs(): bigint {
   return process.hrtime.bigint();
@@ -48,8 +49,14 @@ export function removeDir(dir: string): void {
 /** The one database setting every contender runs on: a WAL file, synchronous=NORMAL. */
 export const WAL_SETTINGS = { journalMode: 'wal', synchronous: 1 /* NORMAL */ } as const;
 
+/**
+ * A new WAL file at synchronous NORMAL for a bench contender, every one alike: with the page size the
+ * SQLite store gives a file it creates (src/store/sqlite-store.ts NEW_FILE_PAGE_SIZE), so the queue
+ * runs as a user's new file does and every other contender on the same pages.
+ */
 export function openWalDatabase(file: string): Database.Database {
   const db = new Database(file);
+  db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   return db;
@@ -59,6 +66,7 @@ export interface DbSettings {
   journalMode: string;
   synchronous: number;
   busyTimeout: number;
+  pageSize: number;
 }
 
 export function readSettings(db: Database.Database): DbSettings {
@@ -66,6 +74,7 @@ export function readSettings(db: Database.Database): DbSettings {
     journalMode: String(db.pragma('journal_mode', { simple: true })),
     synchronous: Number(db.pragma('synchronous', { simple: true })),
     busyTimeout: Number(db.pragma('busy_timeout', { simple: true })),
+    pageSize: Number(db.pragma('page_size', { simple: true })),
   };
 }
 
