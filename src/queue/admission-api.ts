@@ -66,7 +66,7 @@ export function reserve(context: QueueContext, taskId: number, workerId: string,
     if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });
     asked = checked.needs ?? {};
   }
-  return write(context, 'reserve', (tx, at) => reserveIn(context, tx, at, who, asked));
+  return write(context, 'reserve', (tx, at) => reserveIn(context, tx, at, who, asked), { completingRow: who.taskId });
 }
 
 function* reserveIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, asked: Needs | null): Step<ReserveResult> {

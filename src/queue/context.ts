@@ -1,5 +1,5 @@
 import type { Clock, Random } from '../ports.ts';
-import type { Store, StoreTx, Step } from '../store/store.ts';
+import type { ReadsFirst, Store, StoreTx, Step } from '../store/store.ts';
 import { InputError, InvariantError } from './errors.ts';
 import type { AdmissionPolicy } from './admission.ts';
 import type { QueueConfig } from './types.ts';
@@ -25,8 +25,9 @@ export function now(context: QueueContext): number {
  * Runs `body` as one write transaction of the store, handing it the time read after the write lock was
  * taken: a lease is judged at commit time, and events are stamped in commit order (Q8, Q15).
  */
-export function write<T>(context: QueueContext, operation: string, body: (tx: StoreTx, at: number) => Step<T>): Promise<T> {
-  return context.store.write(operation, () => now(context), body);
+/** One write transaction; `readsFirst` tells the store what the body reads first (store.ts ReadsFirst). */
+export function write<T>(context: QueueContext, operation: string, body: (tx: StoreTx, at: number) => Step<T>, readsFirst?: ReadsFirst): Promise<T> {
+  return context.store.write(operation, () => now(context), readsFirst === undefined ? body : Object.assign((tx: StoreTx, at: number) => body(tx, at), { readsFirst }));
 }
 
 export function read<T>(context: QueueContext, operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {

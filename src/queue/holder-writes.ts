@@ -44,7 +44,7 @@ function* heartbeatIn(context: QueueContext, tx: StoreTx, at: number, who: Holde
 export function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): Promise<CompleteResult> {
   const who = holder(taskId, workerId, generation);
   const resultJson = serialise(result);
-  return write(context, 'complete', (tx, at) => completeIn(context, tx, at, who, resultJson));
+  return write(context, 'complete', (tx, at) => completeIn(context, tx, at, who, resultJson), { completingRow: who.taskId });
 }
 
 function* completeIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, resultJson: string): Step<CompleteResult> {
@@ -86,7 +86,7 @@ export function fail(context: QueueContext, taskId: number, workerId: string, ge
     });
   }
   const message = typeof failure.message === 'string' ? failure.message : String(failure.message ?? '');
-  return write(context, 'fail', (tx, at) => failIn(context, tx, at, who, { errorClass, message, retryable }));
+  return write(context, 'fail', (tx, at) => failIn(context, tx, at, who, { errorClass, message, retryable }), { completingRow: who.taskId });
 }
 
 function* failIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, { errorClass, message, retryable }: { errorClass: ErrorClass; message: string; retryable: boolean }): Step<FailResult> {
@@ -151,7 +151,7 @@ export function acknowledgeCancel(
   generation: number,
 ): Promise<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
   const who = holder(taskId, workerId, generation);
-  return write(context, 'acknowledgeCancel', (tx, at) => acknowledgeCancelIn(context, tx, at, who));
+  return write(context, 'acknowledgeCancel', (tx, at) => acknowledgeCancelIn(context, tx, at, who), { completingRow: who.taskId });
 }
 
 function* acknowledgeCancelIn(context: QueueContext, tx: StoreTx, at: number, who: Holder): Step<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {

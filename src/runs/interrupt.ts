@@ -12,7 +12,7 @@ export type InterruptResult = { ok: true; next: 'ready' | 'cancelled' } | StaleL
  */
 export function interrupt(context: QueueContext, taskId: number, workerId: string, generation: number, reason: string): Promise<InterruptResult> {
   const who = holder(taskId, workerId, generation);
-  return write(context, 'interrupt', (tx, at) => interruptIn(context, tx, at, who, reason));
+  return write(context, 'interrupt', (tx, at) => interruptIn(context, tx, at, who, reason), { completingRow: who.taskId });
 }
 
 function* interruptIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, reason: string): Step<InterruptResult> {

@@ -27,6 +27,7 @@ import type {
   SignalCounterRow,
   StateWrite,
   Step,
+  ReadsFirst,
   StoreTx,
   TaskRow,
 } from './store.ts';
@@ -65,9 +66,11 @@ export interface PgQuery {
   /**
    * Several named statements, then `trailer` (transaction control such as COMMIT) if given, in one
    * round trip (batchText); one result per statement, in order (the trailer's is dropped). A statement
-   * that fails aborts the rest, the trailer too: the promise rejects with the server's error.
+   * that fails aborts the rest, the trailer too: the promise rejects with the server's error. `leader`
+   * (a BEGIN and its lock) goes first in the same text; its results come before the statements' own,
+   * after the one each leader statement gives (the caller takes them from the end).
    */
-  batch(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]>;
+  batch(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): Promise<PgResult[]>;
 }
 
 /** A statement's name for `EXECUTE` in a batch: its own namespace, apart from the driver's protocol-level names. */
@@ -98,9 +101,10 @@ function literal(value: unknown): string {
  * Each statement is still the one prepared once (prepareText); the values travel as literals, which
  * the server binds to its parameters as it binds a Bind message's text values.
  */
-export function batchText(configs: readonly PgQueryConfig[], trailer?: string): string {
+export function batchText(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): string {
   const statements = configs.map((config) => (config.values.length === 0 ? `EXECUTE ${batchName(config)}` : `EXECUTE ${batchName(config)}(${config.values.map(literal).join(', ')})`));
   if (trailer !== undefined) statements.push(trailer);
+  if (leader !== undefined) statements.unshift(leader.trim().replace(/;$/, ''));
   return statements.join(';\n');
 }
 
@@ -450,6 +454,18 @@ export class PgStatements implements StoreTx {
     return `${name}\u0000${JSON.stringify(values)}`;
   }
 
+  /** The statements of what a body reads first (store.ts ReadsFirst), for the round trip that begins the transaction. */
+  static readsFirst(reads: ReadsFirst | undefined): PgQueryConfig[] {
+    if (reads?.completingRow === undefined) return [];
+    return [{ name: 'leasehold_completingRowAhead', text: SQL.completingRowAhead, values: [reads.completingRow] }];
+  }
+
+  /** Keeps the answers of readsFirst's statements (in its order) for the body's reads. */
+  answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[]): void {
+    if (reads?.completingRow === undefined) return;
+    this.remember('completingRowAhead', [reads.completingRow], results[0]?.rows[0]);
+  }
+
   /** Keeps a read's answer for its call to come (see `ahead`). */
   private remember(name: StatementName, values: readonly unknown[], answer: unknown): void {
     this.ahead.set(PgStatements.aheadKey(name, values), answer);
@@ -708,7 +724,10 @@ export class PgStatements implements StoreTx {
   }
   /** The holder's row, with newerVersionExists and lastCheckpointUsage of it read ahead (a complete asks for them next). */
   *completingRow(id: number): Step<CompletingRow | undefined> {
-    const row = yield* this.first<CompletingRow & { ahead_newer: boolean; ahead_usage: string | null }>('completingRowAhead', [id]);
+    const known = this.recall<Record<string, unknown> | undefined>('completingRowAhead', [id]);
+    const row = (known !== undefined ? known.answer : yield* this.first('completingRowAhead', [id])) as
+      | (CompletingRow & { ahead_newer: boolean; ahead_usage: string | null })
+      | undefined;
     if (row === undefined) return undefined;
     const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
     this.remember('newerVersionExists', [completing.tenant, completing.topic, completing.version], newer);

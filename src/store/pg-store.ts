@@ -4,7 +4,7 @@ import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } fro
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { batchFailure, batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
-import type { Step, Store, StoreTx, TransactionBody } from './store.ts';
+import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 
 /**
  * The PostgreSQL store (SPEC P1-P4): workers on many machines share one queue.
@@ -168,11 +168,13 @@ function runnerOf(client: PoolClient): PgQuery & PgSession {
       const query = typeof config === 'string' ? { text: config, ...(values === undefined ? {} : { values }) } : config;
       return client.query({ ...query, types: PG_TYPES } as pg.QueryConfig) as unknown as Promise<PgResult>;
     },
-    async batch(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]> {
+    async batch(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): Promise<PgResult[]> {
       await prepareForBatch(preparedOn(client), configs, simple);
-      const results = await simple(batchText(configs, trailer));
+      const results = await simple(batchText(configs, trailer, leader));
       // pg answers a text of one statement with its result, of several with one result each.
-      return (Array.isArray(results) ? results : [results]).slice(0, configs.length);
+      const all = Array.isArray(results) ? results : [results];
+      const end = all.length - (trailer === undefined ? 0 : 1);
+      return leader === undefined ? all.slice(0, configs.length) : all.slice(0, end);
     },
   } as PgQuery & PgSession;
 }
@@ -250,12 +252,13 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
       const { text, values: bound } = typeof config === 'string' ? { text: config, values: values ?? [] } : config;
       return shaped(await db.query(text, bound, { parsers: PGLITE_PARSERS }));
     },
-    async batch(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]> {
+    async batch(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): Promise<PgResult[]> {
       await prepareForBatch(preparedOn(db), configs, exec);
-      const results = await exec(batchText(configs, trailer));
+      const results = await exec(batchText(configs, trailer, leader));
       // PGlite's affectedRows runs on through one exec (each result carries the sum so far): a statement's own count is the difference.
       let before = 0;
-      return results.slice(0, configs.length).map((result) => {
+      const end = results.length - (trailer === undefined ? 0 : 1);
+      return (leader === undefined ? results.slice(0, configs.length) : results.slice(0, end)).map((result) => {
         const after = result.affectedRows ?? before;
         const own = { rows: result.rows, affectedRows: after - before };
         before = after;
@@ -459,6 +462,8 @@ export class PgStore implements Store {
           return { at, body: (tx: StoreTx) => body(tx, at) };
         },
         settled,
+        // What the body reads first (the holder's row of its task) goes in the same first round trip, after the lock.
+        body.readsFirst,
       );
     const next = this.lastWrite.then(run, run);
     this.lastWrite = next.catch(() => undefined);
@@ -476,6 +481,7 @@ export class PgStore implements Store {
     begin: string,
     start: () => { at: number | undefined; body: (tx: StoreTx) => Step<T> },
     settled: ((cursor: number) => void) | undefined,
+    readsFirst?: ReadsFirst,
   ): Promise<T> {
     await this.whenReady();
     for (let attempt = 1; ; attempt++) {
@@ -492,12 +498,19 @@ export class PgStore implements Store {
       let result: T | undefined;
       try {
         const { runner } = lease;
-        const begun = await runner.query(begin);
-        // pg answers a text of several statements with one result each; the last is the xid's.
-        const xidRow = (Array.isArray(begun) ? (begun.at(-1) as PgResult | undefined) : begun)?.rows[0];
+        const first = PgStatements.readsFirst(readsFirst);
+        let begun: PgResult[];
+        if (first.length === 0) {
+          const answer = (await runner.query(begin)) as PgResult | PgResult[];
+          // pg answers a text of several statements with one result each.
+          begun = Array.isArray(answer) ? answer : [answer];
+        } else begun = await runner.batch(first, undefined, begin);
+        // The xid's result is the one just before the first reads' (the last of the BEGIN's statements).
+        const xidRow = begun[begun.length - first.length - 1]?.rows[0];
         xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
         const { at, body } = start();
         const statements = new PgStatements(runner, at);
+        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
         result = await drive(body(statements));
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();

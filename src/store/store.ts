@@ -498,8 +498,18 @@ export interface StoreTx {
   schemaMigrations(): Step<MigrationRow[]>;
 }
 
-/** A body of one transaction: statements only, given the time read once the transaction began. */
-export type TransactionBody<T> = (tx: StoreTx, at: number) => Step<T>;
+/**
+ * Reads a write's body makes first, known before it runs (the holder's row of the task a holder's call
+ * names). A store may send them in the round trip that begins the transaction and takes its lock, and
+ * answer the body's own reads from them (PgStore does; SQLite's statements cost no round trip).
+ */
+export interface ReadsFirst {
+  /** The body reads StoreTx.completingRow of this task first. */
+  completingRow?: number;
+}
+
+/** A body of one transaction: statements only, given the time read once the transaction began; `readsFirst`, what it reads first. */
+export type TransactionBody<T> = ((tx: StoreTx, at: number) => Step<T>) & { readonly readsFirst?: ReadsFirst };
 
 /** A store: one database, its schema, and transactions over it. */
 export interface Store {
