@@ -71,6 +71,13 @@ export interface PgQuery {
    * after the one each leader statement gives (the caller takes them from the end).
    */
   batch(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): Promise<PgResult[]>;
+  /**
+   * Prepares for batches the statements this connection has not prepared yet, in a transaction of its
+   * own whose search_path is `setPath` (a SET LOCAL, or '' when the connection's own is the store's):
+   * for statements batched behind a BEGIN (leader), which batch() would otherwise prepare before the
+   * transaction set its search_path. Once per connection and statement.
+   */
+  prepareIn(configs: readonly PgQueryConfig[], setPath: string): Promise<void>;
 }
 
 /** A statement's name for `EXECUTE` in a batch: its own namespace, apart from the driver's protocol-level names. */

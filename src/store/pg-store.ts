@@ -141,10 +141,11 @@ function redact(url: string): string {
  * in a round trip of its own (once per connection and statement). A PREPARE outlives a transaction
  * that rolls back, so a name is recorded as prepared once its PREPARE has succeeded.
  */
-async function prepareForBatch(prepared: Set<string>, configs: readonly PgQueryConfig[], exec: (text: string) => Promise<unknown>): Promise<void> {
+async function prepareForBatch(prepared: Set<string>, configs: readonly PgQueryConfig[], exec: (text: string) => Promise<unknown>, setPath?: string): Promise<void> {
   const missing = [...new Map(configs.filter((config) => !prepared.has(batchName(config))).map((config) => [batchName(config), config])).values()];
   if (missing.length === 0) return;
-  await exec(missing.map(prepareText).join(';\n'));
+  const statements = missing.map(prepareText).join(';\n');
+  await exec(setPath === undefined ? statements : `BEGIN; ${setPath} ${statements}; COMMIT`);
   for (const config of missing) prepared.add(batchName(config));
 }
 
@@ -176,6 +177,7 @@ function runnerOf(client: PoolClient): PgQuery & PgSession {
       const end = all.length - (trailer === undefined ? 0 : 1);
       return leader === undefined ? all.slice(0, configs.length) : all.slice(0, end);
     },
+    prepareIn: (configs: readonly PgQueryConfig[], setPath: string) => prepareForBatch(preparedOn(client), configs, simple, setPath),
   } as PgQuery & PgSession;
 }
 
@@ -265,6 +267,7 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
         return shaped(own);
       });
     },
+    prepareIn: (configs: readonly PgQueryConfig[], setPath: string) => prepareForBatch(preparedOn(db), configs, exec, setPath),
   } as PgQuery & PgSession;
 }
 
@@ -504,7 +507,10 @@ export class PgStore implements Store {
           const answer = (await runner.query(begin)) as PgResult | PgResult[];
           // pg answers a text of several statements with one result each.
           begun = Array.isArray(answer) ? answer : [answer];
-        } else begun = await runner.batch(first, undefined, begin);
+        } else {
+          await runner.prepareIn(first, this.setPath);
+          begun = await runner.batch(first, undefined, begin);
+        }
         // The xid's result is the one just before the first reads' (the last of the BEGIN's statements).
         const xidRow = begun[begun.length - first.length - 1]?.rows[0];
         xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
