@@ -816,9 +816,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "An event append that swallows an I/O error and carries on (the audit log treated as best effort, as stores that log-and-continue on EIO do): the transaction commits without its event and the call answers ok, so the task moved and its log does not say so: half-written.",
     file: 'src/store/statements.ts',
-    find: '    this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation);',
+    find: '    this.lastEventId = Number(this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation).lastInsertRowid);',
     replace:
-      "    try { this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation); } catch (error) { if (!String((error as { code?: string }).code).startsWith('SQLITE_IOERR')) throw error; }",
+      "    try { this.lastEventId = Number(this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation).lastInsertRowid); } catch (error) { if (!String((error as { code?: string }).code).startsWith('SQLITE_IOERR')) throw error; }",
     expectedInvariant: 'Q18',
   },
   {
@@ -835,8 +835,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Each statement of a write commits on its own (autocommit: the BEGIN IMMEDIATE dropped for speed, as queues that batch-tune their store do): a write that fails at a later statement, on a full disk or an I/O error, leaves its first statements committed: half-written.',
     file: 'src/store/sqlite-store.ts',
-    find: '        return this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;',
-    replace: '        return runToEnd(body(this.statements, readClock())) as T;',
+    find: '        const result = this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;',
+    replace: '        const result = runToEnd(body(this.statements, readClock())) as T;',
     expectedInvariant: 'Q18',
   },
   {
