@@ -39,10 +39,13 @@ import { RUN_SIGNAL } from './statements.ts';
  * maths touches is BIGINT, every parameter an integer, so `$now - enqueued_at` is the same number).
  * Text columns compare and sort by bytes (COLLATE "C" in pg-migrations.ts), as SQLite's BINARY does.
  *
- * Every method is a generator that yields one promise per statement (the query) and returns the mapped
- * answer once the driver sends the query's result back; a failed query is thrown into the body at its
- * yield. Each statement has one stable name and is prepared once per connection. Time is always a
- * parameter: no statement reads now() or CURRENT_TIMESTAMP.
+ * Every method is a generator that yields one promise per round trip (its query, with any writes still
+ * pending before it) and returns the mapped answer once the driver sends the result back; a failed
+ * query is thrown into the body at its yield. A write whose answer the body does not wait for yields
+ * nothing: it is pending until the next round trip or COMMIT (PgStatements.defer), and one that must
+ * change its row fails that batch when it does not (exactlyOne). Each statement has one stable name and
+ * is prepared once per connection (as a protocol-level statement, and as `<name>_b` for batches). Time
+ * is always a parameter: no statement reads now() or CURRENT_TIMESTAMP.
  *
  * Ids are MAX(id) + 1, as SQLite's rowid: the queue's writers are serialised (pg-store.ts), so two
  * inserts never race for one id, and a refused or rolled-back insert burns none.

@@ -26,10 +26,18 @@ import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.
  * the body at that yield (`throw(error)`), where a savepoint can catch it. Then COMMIT, or ROLLBACK on
  * any error; the client goes back to the pool, or is destroyed after a connection error.
  *
+ * Round trips. A round trip is most of a statement's cost here, and the queue lock is held across every
+ * one after the first, so the statements (pg-statements.ts) send what they can together: the writes
+ * whose answer the body does not wait for go with its next statement or with COMMIT (one batch of
+ * EXECUTEs), reads whose next call is known come back ahead, and what a holder's call reads first
+ * (TransactionBody.readsFirst) goes in the round trip that takes the lock. A claim is 4 round trips, a
+ * complete 2.
+ *
  * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
  * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
  * whose connection is lost), so write() retries it in place, up to busyRetries times, then surfaces
- * it. A connection lost while COMMIT was in flight is not retried: the error says maybeCommitted. The
+ * it. For a connection lost while COMMIT was in flight the store asks the server (commitOutcome):
+ * committed is a success, aborted is retried, and otherwise the error says maybeCommitted. The
  * caller's retry is safe even then, because the core's writes are fenced or idempotent. Any other SQL
  * error (a bug, a constraint) propagates as it is.
  *
