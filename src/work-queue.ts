@@ -20,7 +20,7 @@ import { lastCheckpoint, writeCheckpoint } from './runs/checkpoints.ts';
 import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
 import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
-import { DEFAULT_DURABILITY, requireDurability, type Durability } from './store/durability.ts';
+import { requireDurability, type Durability } from './store/durability.ts';
 import { isPglite, isPostgresUrl, PgStore, type PgliteLike } from './store/pg-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Step, Store, StoreTx } from './store/store.ts';
@@ -43,9 +43,6 @@ export interface OpenWorkQueueOptions {
    * What a commit survives on power loss (src/store/durability.ts). A path defaults to 'acknowledged':
    * no acknowledged enqueue, effect-ledger row, run end or cancel is lost. A handle keeps its own
    * synchronous setting unless this is given. A Store brings its own: passing both is a ConfigError.
-   * On PostgreSQL the same choice is each transaction's synchronous_commit: a postgres:// URL defaults
-   * to 'acknowledged' (its losable writes commit with synchronous_commit off), a pool or a PGlite
-   * database passed in to the server's own setting.
    */
   durability?: Durability;
   /** A2: the admission policy; seed 004's admit() (queue/admission.ts) unless replaced. Must be pure. */
@@ -71,16 +68,16 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
     throw new ConfigError('durability', 'a Store passed in keeps the durability it was opened with; give it to SqliteStore.open instead');
   }
   const postgres = !isStore(options.db) && (isPostgresUrl(options.db) || isPgPool(options.db) || isPglite(options.db));
+  if (postgres && durability !== undefined) {
+    throw new ConfigError('durability', 'PostgreSQL decides what a commit survives by its own settings (synchronous_commit, fsync); leave durability out');
+  }
   if (!postgres && options.schema !== undefined) throw new ConfigError('schema', 'a schema is for a PostgreSQL database only');
-  // PostgreSQL: a URL defaults to 'acknowledged' as a SQLite path does; a pool or PGlite passed in
-  // commits at the server's own synchronous_commit unless a durability is given (pg-store.ts).
-  const pgDurability = durability ?? (isPostgresUrl(options.db) ? DEFAULT_DURABILITY : undefined);
   const store = isStore(options.db)
     ? options.db
     : postgres
       ? PgStore.open(
           options.db as string | Pool | PgliteLike,
-          { busyRetries: config.busyRetries, ...(options.schema === undefined ? {} : { schema: options.schema }), ...(pgDurability === undefined ? {} : { durability: pgDurability }) },
+          { busyRetries: config.busyRetries, ...(options.schema === undefined ? {} : { schema: options.schema }) },
           () => now(partial as QueueContext),
         )
       : SqliteStore.open(

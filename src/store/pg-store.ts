@@ -1,7 +1,6 @@
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
-import { requireDurability, synchronousFor, type Durability } from './durability.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { batchFailure, batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
@@ -76,16 +75,6 @@ export const PG_TYPES = {
 export interface PgStoreOptions {
   /** How many times a transaction the server refused or dropped before COMMIT is tried again. */
   busyRetries: number;
-  /**
-   * What a commit survives (durability.ts), as each write transaction's synchronous_commit: a write
-   * synchronousFor calls NORMAL (under 'acknowledged' the losable ones: claim, heartbeat, checkpoint,
-   * ...; every write under 'process_crash') commits with `SET LOCAL synchronous_commit = off`, so its
-   * COMMIT does not wait for the WAL flush; the rest commit at the server's setting (on by default).
-   * A crash of the server loses at most the last unflushed commits, always a suffix of the commit order
-   * (a synchronous commit flushes every commit before it), as SQLite's NORMAL commits on power loss.
-   * Undefined: every commit at the server's setting.
-   */
-  durability?: Durability;
   /** The schema the queue's tables live in (created if missing); the connection's default otherwise. */
   schema?: string;
 }
@@ -401,7 +390,6 @@ export class PgStore implements Store {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new ConfigError('schema', 'expected a PostgreSQL identifier (letters, digits, underscores)');
     }
-    requireDurability(options.durability);
     if (isPostgresUrl(target)) {
       const pool = new pg.Pool({
         connectionString: target,
@@ -477,7 +465,7 @@ export class PgStore implements Store {
         operation,
         // The transaction's id comes back in the same round trip: if the connection is lost while COMMIT
         // is in flight, txid_status on another connection tells whether it committed (commitOutcome).
-        `BEGIN; ${this.setPath} ${this.asynchronous(operation) ? 'SET LOCAL synchronous_commit = off; ' : ''}SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}); SELECT txid_current() AS xid`,
+        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}); SELECT txid_current() AS xid`,
         // The clock is read once the lock is held (the first round trip has returned); the statements
         // get the time too, for what they read ahead by it.
         () => {
@@ -491,11 +479,6 @@ export class PgStore implements Store {
     const next = this.lastWrite.then(run, run);
     this.lastWrite = next.catch(() => undefined);
     return next;
-  }
-
-  /** Whether a write of `operation` commits without waiting for the WAL flush (PgStoreOptions.durability). */
-  private asynchronous(operation: string): boolean {
-    return this.options.durability !== undefined && synchronousFor(this.options.durability, operation) === 'NORMAL';
   }
 
   /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
