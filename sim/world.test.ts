@@ -4,7 +4,10 @@ import { KILL_POINTS, NO_RATES, type FaultPlan, type KillPoint } from './faults/
 import type { FailEntry, OkEntry } from './history.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { catalogueScenario } from './scenarios/registry.ts';
-import { World, type WorldResult } from './world.ts';
+import { planOf } from './faults/index.ts';
+import { SeededRandom } from './random.ts';
+import { judge } from './run-scenario.ts';
+import { sqliteDatabaseFor, World, type WorldResult } from './world.ts';
 
 // mixed without its client swarm: these probes count every arrival and call.
 const { clientSwarm: _swarm, ...mixedWorkload } = catalogueScenario('mixed').workload;
@@ -138,5 +141,33 @@ describe('S4 pause: a zombie wakes after its lease', () => {
     expect(staleGeneration.filter((entry) => !reads.has(entry.op))).toEqual([firstWrite]);
     expect(run.final.tasks[0]!.state).toBe('done');
     expect(run.final.tasks[0]!.generation).toBe(2);
+  });
+});
+
+describe('where a run keeps its database', () => {
+  it('runs most restart seeds on an image in memory and a sampled share on a real WAL file, each reproducible, each passing', async () => {
+    const restart = catalogueScenario('scheduler-restart');
+    const seeds = Array.from({ length: 64 }, (_, i) => String(i + 1));
+    const kinds = seeds.map((seed) => {
+      const random = new SeededRandom(seed);
+      return sqliteDatabaseFor(planOf(restart, random), random);
+    });
+    const onFile = kinds.filter((kind) => kind === 'file').length;
+    expect(kinds.filter((kind) => kind === 'memory').length).toBe(0); // every seed of it restarts
+    expect(onFile).toBeGreaterThan(0);
+    expect(onFile).toBeLessThan(seeds.length / 3); // about RESTART_ON_FILE of them
+    // A plan with no restart stays in plain memory; one with a power loss is always on a file.
+    expect(sqliteDatabaseFor({ timed: [], points: [], rates: { ...NO_RATES } }, new SeededRandom('x'))).toBe('memory');
+    expect(sqliteDatabaseFor({ timed: [{ kind: 'power-loss', atMs: 1_000, downMs: 1_000, keep: 'none' }], points: [], rates: { ...NO_RATES } } as FaultPlan, new SeededRandom('x'))).toBe('file');
+    for (const kind of ['file', 'memory-image'] as const) {
+      const seed = seeds[kinds.indexOf(kind)]!;
+      const first = new World(restart, seed);
+      expect(first.database).toBe(kind);
+      const a = await first.run();
+      const b = await new World(restart, seed).run();
+      expect(a.crash).toBeUndefined();
+      expect(a.history.traceHash()).toBe(b.history.traceHash());
+      expect(judge(a).verdict, `scheduler-restart seed ${seed} on ${kind}`).toBe('pass');
+    }
   });
 });
