@@ -106,27 +106,22 @@ describe('the SQLite store knows its committed event cursor without a query', ()
         }),
       ).toThrow('planted');
       expect([store.committedEventCursor(), maxId()]).toEqual([2, 2]);
-      // An insert inside a savepoint rolled back to is forgotten; one after it counts.
-      store.writeNow('savepoint', () => clock.t, function* (tx, at) {
+      /** An event inserted inside a savepoint that is then rolled back to. */
+      function* rolledBack(tx: import('./store.ts').StoreTx, taskId: number, at: number): Step<void> {
         try {
           yield* tx.savepoint(function* () {
-            yield* tx.insertEvent(4, 1, 'planted', at, '{}', null, null);
+            yield* tx.insertEvent(taskId, 1, 'planted', at, '{}', null, null);
             throw new Error('planted');
           });
         } catch {
           // rolled back to the savepoint
         }
-      });
+      }
+      // An insert inside a savepoint rolled back to is forgotten; one after it counts.
+      store.writeNow('savepoint', () => clock.t, (tx, at) => rolledBack(tx, 4, at));
       expect([store.committedEventCursor(), maxId()]).toEqual([2, 2]);
       store.writeNow('after', () => clock.t, function* (tx, at) {
-        try {
-          yield* tx.savepoint(function* () {
-            yield* tx.insertEvent(5, 1, 'planted', at, '{}', null, null);
-            throw new Error('planted');
-          });
-        } catch {
-          // rolled back to the savepoint
-        }
+        yield* rolledBack(tx, 5, at);
         yield* tx.insertEvent(6, 1, 'planted', at, '{}', null, null);
       });
       expect([store.committedEventCursor(), maxId()]).toEqual([3, 3]);

@@ -119,6 +119,65 @@ async function build(ctx: BenchContext, label: string, ready: number, smallEvery
   return s;
 }
 
+/** What the latency rounds and their statistics read of a queue shape (this section's and pg-claim-latency's). */
+export interface LatencyShape {
+  label: string;
+  ready: number;
+  smallEvery: number;
+  fillSeconds: number;
+  samplesNs: number[];
+  roundMediansNs: number[];
+}
+
+/**
+ * The timed rounds of a claim-latency section: each round measures every shape once, in an order that
+ * rotates which goes first, keeps its samples and its median, and pairs the big shape's median with
+ * the small one's (the ratio) and with the mixed small one's (context).
+ */
+export async function latencyRounds<S extends LatencyShape>(
+  ctx: BenchContext,
+  { small, mixedSmall, big }: { small: S; mixedSmall: S; big: S },
+  rounds: number,
+  measure: (shape: S) => Promise<number[]>,
+): Promise<{ ratios: number[]; mixedRatios: number[] }> {
+  const shapes = [small, mixedSmall, big];
+  const ratios: number[] = [];
+  const mixedRatios: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const order = [0, 1, 2].map((k) => shapes[(k + r) % shapes.length]!);
+    for (const s of order) {
+      ctx.gc();
+      const xs = await measure(s);
+      s.samplesNs.push(...xs);
+      s.roundMediansNs.push(median(xs));
+    }
+    ratios.push(big.roundMediansNs[r]! / small.roundMediansNs[r]!);
+    mixedRatios.push(big.roundMediansNs[r]! / mixedSmall.roundMediansNs[r]!);
+    ctx.progress(
+      `  round ${r + 1}/${rounds}: median claim ${big.label} ${fmtUs(big.roundMediansNs[r]!)}, ` +
+        `${small.label} ${fmtUs(small.roundMediansNs[r]!)}, ratio ${ratios[r]!.toFixed(2)}; ` +
+        `${mixedSmall.label} ${fmtUs(mixedSmall.roundMediansNs[r]!)}`,
+    );
+  }
+  return { ratios, mixedRatios };
+}
+
+/** One shape's figures for the section's raw output. */
+export function latencyStat(s: LatencyShape) {
+  return {
+    ready: s.ready,
+    eligibleShare: 1 / s.smallEvery,
+    fillSeconds: sig(s.fillSeconds),
+    fillRatePerSecond: sig((s.ready + 1) / s.fillSeconds),
+    claimsMeasured: s.samplesNs.length,
+    medianNs: sig(median(s.samplesNs)),
+    p10Ns: sig(quantile(s.samplesNs, 0.1)),
+    p90Ns: sig(quantile(s.samplesNs, 0.9)),
+    p99Ns: sig(quantile(s.samplesNs, 0.99)),
+    roundMediansNs: s.roundMediansNs.map((v) => sig(v)),
+  };
+}
+
 /** One timed claim, then (untimed) complete it and enqueue a replacement for the same tenant. */
 async function measureClaims(s: Shape, n: number, record: boolean): Promise<number[]> {
   const out: number[] = [];
@@ -195,40 +254,11 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
 
     // Warm-up, then rounds that rotate which queue goes first.
     for (const s of shapes) await measureClaims(s, quick ? 30 : 100, false);
-    const ratios: number[] = [];
-    const mixedRatios: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      const order = [0, 1, 2].map((k) => shapes[(k + r) % shapes.length]!);
-      for (const s of order) {
-        ctx.gc();
-        const xs = await measureClaims(s, perRound, true);
-        s.samplesNs.push(...xs);
-        s.roundMediansNs.push(median(xs));
-      }
-      ratios.push(big.roundMediansNs[r]! / small.roundMediansNs[r]!);
-      mixedRatios.push(big.roundMediansNs[r]! / mixedSmall.roundMediansNs[r]!);
-      ctx.progress(
-        `  round ${r + 1}/${rounds}: median claim ${big.label} ${fmtUs(big.roundMediansNs[r]!)}, ` +
-          `${small.label} ${fmtUs(small.roundMediansNs[r]!)}, ratio ${ratios[r]!.toFixed(2)}; ` +
-          `${mixedSmall.label} ${fmtUs(mixedSmall.roundMediansNs[r]!)}`,
-      );
-    }
+    const { ratios, mixedRatios } = await latencyRounds(ctx, { small, mixedSmall, big }, rounds, (s) => measureClaims(s, perRound, true));
 
     const value = median(ratios);
     const levels = Object.fromEntries(shapes.map((s) => [s.label, eligibleLevels(s.db)]));
-    const stat = (s: Shape) => ({
-      ready: s.ready,
-      eligibleShare: 1 / s.smallEvery,
-      fillSeconds: sig(s.fillSeconds),
-      fillRatePerSecond: sig((s.ready + 1) / s.fillSeconds),
-      claimsMeasured: s.samplesNs.length,
-      medianNs: sig(median(s.samplesNs)),
-      p10Ns: sig(quantile(s.samplesNs, 0.1)),
-      p90Ns: sig(quantile(s.samplesNs, 0.9)),
-      p99Ns: sig(quantile(s.samplesNs, 0.99)),
-      roundMediansNs: s.roundMediansNs.map((v) => sig(v)),
-      dbSettings: readSettings(s.db),
-    });
+    const stat = (s: Shape) => ({ ...latencyStat(s), dbSettings: readSettings(s.db) });
     return {
       metrics: [
         metric(

@@ -30,7 +30,7 @@
 import pg from 'pg';
 import { openWorkQueue, type WorkQueue } from '../../src/index.ts';
 import { VirtualClock } from '../../sim/clock.ts';
-import { LATENCY_CONFIG, LATENCY_TARGET } from './claim-latency.ts';
+import { LATENCY_CONFIG, LATENCY_TARGET, latencyRounds, latencyStat } from './claim-latency.ts';
 import { analyzeSchemas, autovacuumSetting, dropSchemas, PG_URL, pgUnreachable, runTag } from './pg-servers.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { elapsedNs, fmtRate, fmtUs, median, nowNs, prng, quantile, sig } from './timing.ts';
@@ -186,36 +186,9 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     }
 
     for (const s of shapes) await measureClaims(s, quick ? 10 : 100, false);
-    const ratios: number[] = [];
-    const mixedRatios: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      const order = [0, 1, 2].map((k) => shapes[(k + r) % shapes.length]!);
-      for (const s of order) {
-        ctx.gc();
-        const xs = await measureClaims(s, perRound, true);
-        s.samplesNs.push(...xs);
-        s.roundMediansNs.push(median(xs));
-      }
-      ratios.push(big.roundMediansNs[r]! / small.roundMediansNs[r]!);
-      mixedRatios.push(big.roundMediansNs[r]! / mixedSmall.roundMediansNs[r]!);
-      ctx.progress(
-        `  round ${r + 1}/${rounds}: median claim ${big.label} ${fmtUs(big.roundMediansNs[r]!)}, ` +
-          `${small.label} ${fmtUs(small.roundMediansNs[r]!)}, ratio ${ratios[r]!.toFixed(2)}; ${mixedSmall.label} ${fmtUs(mixedSmall.roundMediansNs[r]!)}`,
-      );
-    }
+    const { ratios, mixedRatios } = await latencyRounds(ctx, { small, mixedSmall, big }, rounds, (s) => measureClaims(s, perRound, true));
     const atEnd = await Promise.all(shapes.map(eligible));
-    const stat = (s: Shape) => ({
-      ready: s.ready,
-      eligibleShare: 1 / s.smallEvery,
-      fillSeconds: sig(s.fillSeconds),
-      fillRatePerSecond: sig((s.ready + 1) / s.fillSeconds),
-      claimsMeasured: s.samplesNs.length,
-      medianNs: sig(median(s.samplesNs)),
-      p10Ns: sig(quantile(s.samplesNs, 0.1)),
-      p90Ns: sig(quantile(s.samplesNs, 0.9)),
-      p99Ns: sig(quantile(s.samplesNs, 0.99)),
-      roundMediansNs: s.roundMediansNs.map((v) => sig(v)),
-    });
+    const stat = latencyStat;
     return {
       metrics: [
         metric(
