@@ -243,9 +243,17 @@ export function isPglite(target: unknown): target is PgliteLike {
 /** BIGINT and NUMERIC as numbers on PGlite too (its own parser table: oid to parser). */
 const PGLITE_PARSERS: Record<number, (value: string) => unknown> = Object.fromEntries([...NUMERIC_OIDS].map((oid) => [oid, (value: string) => Number(value)]));
 
+/** A value batchText can send as a literal. */
+function isLiteral(value: unknown): boolean {
+  return value === null || value === undefined || ['number', 'bigint', 'boolean', 'string'].includes(typeof value);
+}
+
 /**
- * PGlite's runner. A statement with values goes through the extended protocol (`query`); PGlite
- * prepares no named statements, so `name` is ignored. A text without values (BEGIN with its lock, a
+ * PGlite's runner. A named statement runs prepared: PGlite's extended protocol keeps no named
+ * statement, so it would parse and plan the text anew on every call (most of a short statement's cost
+ * in WASM); instead it is PREPAREd once on the database and each call is an EXECUTE with its values as
+ * literals (batchText), as a batch's statements are. An unnamed statement with values goes through the
+ * extended protocol (`query`). A text without values (BEGIN with its lock, a
  * migration's DDL) may hold several statements, so it goes through the simple protocol (`exec`), and
  * the last statement's result is the answer, as pg gives for a multi-statement text's last.
  */
@@ -259,7 +267,15 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
   return {
     async query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
       if (typeof config === 'string' && values === undefined) return shaped((await exec(config)).at(-1));
+      // A named statement runs prepared (EXECUTE of its PREPARE, once per database): PGlite's extended
+      // protocol would parse and plan it anew on every call, which is most of a simple statement's cost.
+      if (typeof config !== 'string' && config.name !== undefined && config.values.every(isLiteral)) {
+        await prepareForBatch(preparedOn(db), [config], exec);
+        return shaped((await exec(batchText([config]))).at(-1));
+      }
       const { text, values: bound } = typeof config === 'string' ? { text: config, values: values ?? [] } : config;
+      // Transaction control (SAVEPOINT, RELEASE, ROLLBACK TO) has no values: one simple-protocol message.
+      if (bound.length === 0) return shaped((await exec(text)).at(-1));
       return shaped(await db.query(text, bound, { parsers: PGLITE_PARSERS }));
     },
     async batch(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): Promise<PgResult[]> {

@@ -6,7 +6,7 @@
  * database (a restart) reads the cursor back.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { PgStore, withPgliteConnection } from './pg-store.ts';
@@ -98,5 +98,46 @@ describe('the PostgreSQL store on PGlite', () => {
     await Promise.all([reading, between]);
     // The read had not asked for the connection yet when the exclusive work did (it waits for the migration first): each ran whole, and close waited for the read.
     expect(order).toEqual(['exclusive', 'read', 'closed']);
+  });
+
+  it("runs the queue's named statements prepared: one PREPARE per statement on the database, then EXECUTEs; two schemas on one database each get their own tables", async () => {
+    // A database of its own: the statements prepared are kept per database object, and the tests above prepared theirs on `db`.
+    const own = new PGlite();
+    onTestFinished(() => own.close());
+    const texts: { via: 'exec' | 'query'; text: string }[] = [];
+    const spy = {
+      waitReady: own.waitReady,
+      exec: (text: string, options?: Parameters<PGlite['exec']>[1]) => {
+        texts.push({ via: 'exec', text });
+        return own.exec(text, options);
+      },
+      query: (text: string, params?: unknown[], options?: Parameters<PGlite['query']>[2]) => {
+        texts.push({ via: 'query', text });
+        return own.query(text, params, options);
+      },
+    };
+    const clock = new ManualClock();
+    const counts: number[] = [];
+    for (const schema of ['prepared_a', 'prepared_b']) {
+      await own.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      const queue = openWorkQueue({ db: PgStore.open(spy, { busyRetries: 0, schema }, () => clock.now()), clock, config: { globalLimit: 4, perTenantLimit: 4, capacity: 8 } });
+      for (let i = 0; i < (schema === 'prepared_a' ? 3 : 1); i++) {
+        const enqueued = await queue.enqueue({ tenant: 'acme', topic: `t${i}`, version: 1, priority: 5, input: { i } });
+        const claimed = await queue.claim('w1');
+        if (!enqueued.ok || !claimed.ok) throw new Error('expected an enqueue and a claim');
+        expect(await queue.complete(claimed.task.id, 'w1', claimed.task.generation, { i })).toMatchObject({ ok: true });
+      }
+      counts.push((await queue.listForTenant('acme')).length);
+      await queue.close();
+    }
+    // Each schema's queue saw its own tasks only: a statement prepared under one search_path is re-parsed under the other.
+    expect(counts).toEqual([3, 1]);
+    const queueTexts = texts.filter(({ text }) => !/^\s*(CREATE|ALTER|DROP|INSERT INTO schema_migrations|SELECT pg_advisory|SET )/.test(text));
+    // No statement of the queue went through the extended protocol, where PGlite would parse and plan it on every call.
+    expect(queueTexts.filter(({ via, text }) => via === 'query' && /\$1/.test(text))).toEqual([]);
+    const prepares = queueTexts.flatMap(({ text }) => [...text.matchAll(/PREPARE (leasehold_\w+)/g)].map((match) => match[1]!));
+    expect(prepares.length).toBeGreaterThan(5);
+    expect(new Set(prepares).size).toBe(prepares.length);
+    expect(queueTexts.some(({ text }) => /EXECUTE leasehold_\w+/.test(text))).toBe(true);
   });
 });
