@@ -20,7 +20,7 @@ const TOP_PRIORITY = 30;
  */
 export function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {
   const workerId = requireWorkerId(workerIdArgument);
-  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId));
+  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId), { claim: true });
 }
 
 function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string): Step<ClaimResult> {

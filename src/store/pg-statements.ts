@@ -138,6 +138,8 @@ export interface PendingWrite {
   settled?: (result: PgResult) => void;
   /** A write that must touch exactly one row (what it is, for the error): its statement fails the batch otherwise (exactlyOne). */
   one?: string;
+  /** The headsUnchanged guard of heads read ahead (sent first in the next batch): its failure is HeadsMovedError. */
+  guard?: true;
 }
 
 /**
@@ -149,8 +151,21 @@ export function exactlyOne(text: string): string {
   return `WITH written AS (${text} RETURNING 1) SELECT 1 / COUNT(*) AS one FROM written`;
 }
 
-/** A batch's failure as the core's error: a write of exactlyOne that changed no row is an InvariantError, as transition() raises for one. */
+/**
+ * The heads a claim read ahead, at the time read before it took the lock, are not the heads at the time
+ * it got (a task's not_before fell between the two): the transaction is rolled back, and the store runs
+ * it again reading them at its own time (PgStore.transaction). Nothing was written.
+ */
+export class HeadsMovedError extends Error {
+  constructor() {
+    super('the ready heads read ahead changed by the transaction\'s time; the claim runs again without reading ahead');
+    this.name = 'HeadsMovedError';
+  }
+}
+
+/** A batch's failure as the core's error: a write of exactlyOne that changed no row is an InvariantError, as transition() raises for one; a failed headsUnchanged guard is HeadsMovedError. */
 export function batchFailure(error: unknown, writes: readonly PendingWrite[]): unknown {
+  if ((error as { code?: unknown } | null)?.code === '2201E' && writes.some((write) => write.guard === true)) return new HeadsMovedError();
   const asserted = writes.filter((write) => write.one !== undefined).map((write) => write.one);
   if (asserted.length === 0 || (error as { code?: unknown } | null)?.code !== '22012') return error;
   return new InvariantError(`${asserted.join(' or ')} changed no row: the task changed during its own transaction`);
@@ -159,6 +174,7 @@ export function batchFailure(error: unknown, writes: readonly PendingWrite[]): u
 const OCCUPYING = `state IN ('running', 'uncertain')`;
 const CANDIDATE_COLUMNS =
   'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
+const CANDIDATE_NAMES = CANDIDATE_COLUMNS.split(', ');
 const COMPLETING_COLUMNS =
   'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
 const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
@@ -175,6 +191,26 @@ function closeHold(first: number, now: string): string {
   return `hold_state = $${first}, hold_charged_credits = $${first + 1}, hold_usage = $${first + 2}, hold_reason = $${first + 3}, hold_closed_at = ${now}`;
 }
 const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, hold.usage, hold.reason];
+
+/**
+ * A skip scan over the tenants with ready work (each step one seek on tasks_ready), and for each the
+ * levelHead seek over the whole priority range at $1: what the claim's walk first asks, per tenant, at once.
+ */
+const READY_HEADS = `WITH RECURSIVE tenants(tenant) AS (
+                 (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
+                 UNION ALL
+                 SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
+                 FROM tenants WHERE tenants.tenant IS NOT NULL)
+               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
+               FROM tenants LEFT JOIN LATERAL (
+                 SELECT id, priority, enqueued_at FROM tasks
+                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0 AND not_before <= $1
+                 ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
+               WHERE tenants.tenant IS NOT NULL
+               ORDER BY tenants.tenant`;
+
+/** A head's input comes with readyHeadsRows up to this many bytes; a larger one is read with the candidate alone. */
+export const AHEAD_INPUT_BYTES = 4096;
 
 export const SQL = {
   taskById: 'SELECT * FROM tasks WHERE id = $1',
@@ -195,20 +231,30 @@ export const SQL = {
               WHERE state = 'ready' AND tenant = $1 AND priority <= $2 AND priority >= $3 AND not_before <= $4
               ORDER BY priority DESC, enqueued_at, id
               LIMIT 1`,
-  // A skip scan over the tenants with ready work (each step one seek on tasks_ready), and for each the
-  // levelHead seek over the whole priority range: what the claim's walk first asks, per tenant, at once.
-  readyHeads: `WITH RECURSIVE tenants(tenant) AS (
-                 (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
-                 UNION ALL
-                 SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
-                 FROM tenants WHERE tenants.tenant IS NOT NULL)
-               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
-               FROM tenants LEFT JOIN LATERAL (
-                 SELECT id, priority, enqueued_at FROM tasks
-                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0 AND not_before <= $1
-                 ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
-               WHERE tenants.tenant IS NOT NULL
-               ORDER BY tenants.tenant`,
+  readyHeads: READY_HEADS,
+  /**
+   * readyHeads with each head's candidate row (CANDIDATE_COLUMNS, its input only up to
+   * AHEAD_INPUT_BYTES) and its session's sessionBusy: what a claim reads first, in the round trip that
+   * takes the lock (ReadsFirst.claim), at the time read just before it was sent.
+   */
+  readyHeadsRows: `WITH heads AS (${READY_HEADS})
+                   SELECT heads.tenant, heads.id, heads.priority, heads.enqueued_at,
+                     c.topic, c.version, c.state, c.generation, c.attempts,
+                     CASE WHEN octet_length(c.input) <= ${AHEAD_INPUT_BYTES} THEN c.input END AS input,
+                     octet_length(c.input) <= ${AHEAD_INPUT_BYTES} AS ahead_input,
+                     c.tier, c.deadline, c.first_claimed_at, c.cancel_requested, c.event_seq, c.hold_state, c.needs, c.critical, c.deferred,
+                     EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = c.tenant AND s.topic = c.topic AND s.state IN ('running', 'uncertain') AND s.id <> c.id) AS ahead_session_busy
+                   FROM heads LEFT JOIN tasks AS c ON c.id = heads.id
+                   ORDER BY heads.tenant`,
+  /**
+   * The guard of heads read ahead at an earlier time ($2: the (tenant, head id) pairs they gave, as a
+   * JSON array in tenant order): the heads at the transaction's time ($1) are the same, or ln(0) fails
+   * the batch (SQLSTATE 2201E, HeadsMovedError) and COMMIT with it. Not foldable by the planner: the
+   * condition is a subquery's answer.
+   */
+  headsUnchanged: `WITH heads AS (${READY_HEADS})
+                   SELECT ln(CASE WHEN (SELECT COALESCE(jsonb_agg(jsonb_build_array(heads.tenant, heads.id) ORDER BY heads.tenant), '[]'::jsonb) FROM heads) = $2::jsonb
+                             THEN 1 ELSE 0 END) AS unchanged`,
   levelNext: `SELECT id, priority, enqueued_at FROM tasks
               WHERE state = 'ready' AND tenant = $1 AND priority = $2 AND not_before <= $5
                 AND (enqueued_at > $3 OR (enqueued_at = $3 AND id > $4))
@@ -431,6 +477,13 @@ export class PgStatements implements StoreTx {
   private ahead = new Map<string, unknown>();
 
   /**
+   * The guard of the claim's heads read ahead at another time than the transaction's (answeredFirst):
+   * sent at the head of the next round trip once the body has used them (no write of this transaction
+   * has run by then: any write forgets what was read ahead), so it judges the heads the body used.
+   */
+  private headsGuard: PgQueryConfig | undefined;
+
+  /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
    * it holds the queue lock); undefined in a read transaction, which reads nothing ahead by time.
    */
@@ -464,14 +517,35 @@ export class PgStatements implements StoreTx {
     return `${name}\u0000${JSON.stringify(values)}`;
   }
 
-  /** The statements of what a body reads first (store.ts ReadsFirst), for the round trip that begins the transaction. */
-  static readsFirst(reads: ReadsFirst | undefined): PgQueryConfig[] {
+  /**
+   * The statements of what a body reads first (store.ts ReadsFirst), for the round trip that begins the
+   * transaction. A claim's heads depend on the time, which is read only once the lock is held: they are
+   * read at `before`, the time read just before the round trip was sent, and answeredFirst keeps them
+   * for the transaction's own time with a guard when the two differ.
+   */
+  static readsFirst(reads: ReadsFirst | undefined, before?: number): PgQueryConfig[] {
+    const config = (name: StatementName, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
+    if (reads?.claim === true && before !== undefined) return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before])];
     if (reads?.completingRow === undefined) return [];
-    return [{ name: 'leasehold_completingRowAhead', text: SQL.completingRowAhead, values: [reads.completingRow] }];
+    return [config('completingRowAhead', [reads.completingRow])];
   }
 
-  /** Keeps the answers of readsFirst's statements (in its order) for the body's reads. */
-  answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[]): void {
+  /** Keeps the answers of readsFirst's statements (in its order) for the body's reads; `before` as given to readsFirst. */
+  answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[], before?: number): void {
+    if (reads?.claim === true && before !== undefined && this.now !== undefined) {
+      const [holding, paused, heads] = results;
+      this.remember('holding', [], holding!.rows);
+      this.remember('pausedTenants', [], paused!.rows);
+      this.remember('readyHeads', [this.now], readyHeadsOf(heads!.rows));
+      for (const row of heads!.rows) {
+        if (row.id === null || row.ahead_input !== true) continue;
+        const candidate = Object.fromEntries(CANDIDATE_NAMES.map((name) => [name, row[name]]));
+        this.remember('candidateByIdAhead', [row.id], { ...candidate, ahead_session_busy: row.ahead_session_busy });
+      }
+      // Read at another time than the transaction's: whoever uses them sends the guard first in its next round trip.
+      if (before !== this.now) this.headsGuard = { name: 'leasehold_headsUnchanged', text: SQL.headsUnchanged, values: [this.now, JSON.stringify(heads!.rows.map((row) => [row.tenant, row.id]))] };
+      return;
+    }
     if (reads?.completingRow === undefined) return;
     this.remember('completingRowAhead', [reads.completingRow], results[0]?.rows[0]);
   }
@@ -687,6 +761,8 @@ export class PgStatements implements StoreTx {
    * tenant's head at the transaction's time (`now`, when the store gave it: a write transaction's).
    */
   *holding(): Step<HoldingRow[]> {
+    const known = this.recall<HoldingRow[]>('holding', []);
+    if (known !== undefined) return known.answer;
     const now = this.now;
     const [holding, paused, heads] = yield* this.together([['holding', []], ['pausedTenants', []], ...(now === undefined ? [] : [['readyHeads', [now]] as const])]);
     this.remember('pausedTenants', [], paused!.rows);
@@ -710,7 +786,11 @@ export class PgStatements implements StoreTx {
   }
   *readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
     const known = this.recall<{ tenant: string; head: LevelHeadRow | null }[]>('readyHeads', [now]);
-    if (known !== undefined) return known.answer;
+    if (known !== undefined) {
+      if (this.headsGuard !== undefined) this.pending.unshift({ config: this.headsGuard, guard: true });
+      this.headsGuard = undefined;
+      return known.answer;
+    }
     return readyHeadsOf(yield* this.rows('readyHeads', [now]));
   }
   *levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
@@ -726,7 +806,8 @@ export class PgStatements implements StoreTx {
   }
   /** The candidate, with its session's sessionBusy read ahead (a claim asks for it next). */
   *candidateById(id: number): Step<CandidateRow | undefined> {
-    const row = yield* this.first<CandidateRow & { ahead_session_busy: boolean }>('candidateByIdAhead', [id]);
+    const known = this.recall<CandidateRow & { ahead_session_busy: boolean }>('candidateByIdAhead', [id]);
+    const row = known !== undefined ? known.answer : yield* this.first<CandidateRow & { ahead_session_busy: boolean }>('candidateByIdAhead', [id]);
     if (row === undefined) return undefined;
     const { ahead_session_busy: busy, ...candidate } = row;
     this.remember('sessionBusy', [candidate.tenant, candidate.topic, candidate.id], busy);

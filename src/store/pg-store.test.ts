@@ -145,7 +145,7 @@ describe('PgStore on a PostgreSQL server', () => {
     expect(counters.find((row) => row.name === `rejection:reason ${odd[1]}`)).toMatchObject({ value: 1 });
   });
 
-  it('claims in 4 round trips and completes in 2 (what the bench cycle does)', async () => {
+  it('claims in 2 round trips and completes in 2 (what the bench cycle does)', async () => {
     const schema = schemaForTest();
     const { queue } = openQueue(schema);
     const id = await enqueueOne(queue);
@@ -164,13 +164,86 @@ describe('PgStore on a PostgreSQL server', () => {
       // Statements prepared for batches on first use on a connection are round trips of their own: count them apart.
       const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
       const prepares = sent.filter(preparing).length;
-      expect({ claim: claimTrips - sent.slice(0, claimTrips).filter(preparing).length, cycle: sent.length - prepares }).toEqual({ claim: 4, cycle: 6 });
+      expect({ claim: claimTrips - sent.slice(0, claimTrips).filter(preparing).length, cycle: sent.length - prepares }).toEqual({ claim: 2, cycle: 4 });
       expect(sent.filter((text) => text.endsWith('COMMIT') && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
     } finally {
       pg.Client.prototype.query = original;
     }
     expect(await queue.get(id)).toMatchObject({ state: 'done', result: { answer: 42 } });
     await assertEventLogConsistent(queue);
+  });
+
+  describe("a claim's heads read ahead, at the clock read before the lock", () => {
+    /** A clock whose reads return `times` in turn (the last one from then on): the claim reads it before its first round trip and again once it holds the lock. */
+    class SteppingClock extends ManualClock {
+      times: number[] = [];
+      override now(): number {
+        return this.times.length > 1 ? this.times.shift()! : (this.times[0] ?? super.now());
+      }
+    }
+
+    async function tracing<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+      const sent: string[] = [];
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const config = args[0] as string | { text: string };
+        sent.push(typeof config === 'string' ? config : config.text);
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        return { result: await work(), sent };
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+    }
+
+    it('claims the task that became eligible between the two readings: the guard finds the heads moved, and the claim runs again at its own time', async () => {
+      const schema = schemaForTest();
+      const clock = new SteppingClock();
+      const { queue } = openQueue(schema, { clock });
+      const older = await queue.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 5, input: {} });
+      const better = await queue.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 20, input: {} });
+      if (!older.ok || !better.ok) throw new Error('expected two enqueues');
+      // The better task is held back until t0 + 1_500 (as a retry's backoff would hold it).
+      const t0 = clock.now();
+      const client = await admin();
+      await client.query(`UPDATE ${schema}.tasks SET not_before = $2 WHERE id = $1`, [better.taskId, t0 + 1_500]);
+      clock.times = [t0 + 1_000, t0 + 2_000];
+      const { result, sent } = await tracing(() => queue.claim('w1'));
+      expect(result).toMatchObject({ ok: true, task: { id: better.taskId } });
+      // The claim's first batch failed on the guard, rolled back, and the claim ran again without reading ahead.
+      expect(sent.filter((text) => text.includes('EXECUTE leasehold_headsUnchanged_b'))).toHaveLength(1);
+      expect(sent.filter((text) => text.startsWith('BEGIN') && text.includes('pg_advisory_xact_lock'))).toHaveLength(2);
+      expect(await queue.get(older.taskId)).toMatchObject({ state: 'ready' });
+      await assertEventLogConsistent(queue);
+    });
+
+    it('keeps its 2 round trips when the heads did not move, with the guard sent first in its COMMIT batch', async () => {
+      const schema = schemaForTest();
+      const clock = new SteppingClock();
+      const { queue } = openQueue(schema, { clock });
+      const id = await enqueueOne(queue);
+      await queue.claim('warm-up'); // prepares the claim's statements on a connection, so none is prepared below
+      await queue.cancel(id);
+      const next = await enqueueOne(queue, 'acme', 'other');
+      const t0 = clock.now();
+      clock.times = [t0 + 10_000, t0 + 10_005];
+      const { result, sent } = await tracing(() => queue.claim('w1'));
+      expect(result).toMatchObject({ ok: true, task: { id: next } });
+      const trips = sent.filter((text) => !/^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text));
+      expect(trips).toHaveLength(2);
+      expect(trips[1]!.startsWith(`EXECUTE leasehold_headsUnchanged_b('${t0 + 10_005}', `)).toBe(true);
+      expect(trips[1]).toMatch(/COMMIT$/);
+    });
+
+    it('sends no guard when the two readings are equal', async () => {
+      const schema = schemaForTest();
+      const { queue } = openQueue(schema);
+      await enqueueOne(queue);
+      const { result, sent } = await tracing(() => queue.claim('w1'));
+      expect(result).toMatchObject({ ok: true });
+      expect(sent.some((text) => text.includes('headsUnchanged'))).toBe(false);
+    });
   });
 
   it('forgets what it read ahead once the transaction writes: a read after a write sees the write', async () => {

@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
-import { batchFailure, batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchFailure, batchName, batchText, HeadsMovedError, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 
 /**
@@ -30,8 +30,12 @@ import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.
  * one after the first, so the statements (pg-statements.ts) send what they can together: the writes
  * whose answer the body does not wait for go with its next statement or with COMMIT (one batch of
  * EXECUTEs), reads whose next call is known come back ahead, and what a holder's call reads first
- * (TransactionBody.readsFirst) goes in the round trip that takes the lock. A claim is 4 round trips, a
- * complete 2.
+ * (TransactionBody.readsFirst) goes in the round trip that takes the lock. A claim's first reads (the
+ * holders, the paused tenants, every ready tenant's head with its row) depend on the time, which is
+ * only read once the lock is held: they are read at the clock read just before that round trip, and if
+ * the transaction's own time differs, a guard sent first in its next round trip checks that the heads
+ * at its own time are the same (else the claim runs again without reading ahead: HeadsMovedError). So
+ * a claim is 2 round trips, a complete 2, and only the second of each is made under the lock.
  *
  * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
  * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
@@ -489,8 +493,10 @@ export class PgStore implements Store {
           return { at, body: (tx: StoreTx) => body(tx, at) };
         },
         settled,
-        // What the body reads first (the holder's row of its task) goes in the same first round trip, after the lock.
+        // What the body reads first (the holder's row of its task, or a claim's holders and heads) goes in
+        // the same first round trip, after the lock; a claim's heads at the clock read just before it.
         body.readsFirst,
+        readClock,
       );
     const next = this.lastWrite.then(run, run);
     this.lastWrite = next.catch(() => undefined);
@@ -509,8 +515,11 @@ export class PgStore implements Store {
     start: () => { at: number | undefined; body: (tx: StoreTx) => Step<T> },
     settled: ((cursor: number) => void) | undefined,
     readsFirst?: ReadsFirst,
+    readClock?: () => number,
   ): Promise<T> {
     await this.whenReady();
+    /** Whether a claim reads its heads ahead (until its guard once finds them moved: then it reads them at its own time). */
+    let headsAhead = readsFirst?.claim === true && readClock !== undefined;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -525,7 +534,9 @@ export class PgStore implements Store {
       let result: T | undefined;
       try {
         const { runner } = lease;
-        const first = PgStatements.readsFirst(readsFirst);
+        // The time the heads read ahead are read at: the transaction's own is only known once the lock is held.
+        const before = headsAhead ? readClock!() : undefined;
+        const first = PgStatements.readsFirst(readsFirst, before);
         let begun: PgResult[];
         if (first.length === 0) {
           const answer = (await runner.query(begin)) as PgResult | PgResult[];
@@ -540,7 +551,7 @@ export class PgStore implements Store {
         xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
         const { at, body } = start();
         const statements = new PgStatements(runner, at);
-        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
+        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length), before);
         result = await drive(body(statements));
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();
@@ -559,6 +570,12 @@ export class PgStore implements Store {
           } catch (rollbackError) {
             broken = rollbackError;
           }
+        }
+        if (error instanceof HeadsMovedError && headsAhead) {
+          // Rolled back, nothing written: run the claim again, reading its heads at its own time. Not a retry of a failure.
+          headsAhead = false;
+          attempt--;
+          continue;
         }
         if (code === undefined) throw error;
         // Nothing was committed unless the connection broke while COMMIT was in flight (an error the

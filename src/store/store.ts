@@ -506,6 +506,11 @@ export interface StoreTx {
 export interface ReadsFirst {
   /** The body reads StoreTx.completingRow of this task first. */
   completingRow?: number;
+  /**
+   * The body is a claim: it reads holding() first, then the paused tenants, the ready tenants' heads at
+   * its time and the candidate among them (StoreTx.candidateById), unless it has written in between.
+   */
+  claim?: true;
 }
 
 /** A body of one transaction: statements only, given the time read once the transaction began; `readsFirst`, what it reads first. */
