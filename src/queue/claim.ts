@@ -20,7 +20,8 @@ const TOP_PRIORITY = 30;
  */
 export function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {
   const workerId = requireWorkerId(workerIdArgument);
-  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId), { claim: true });
+  const { agingCap, agingPeriodMs } = context.config;
+  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId), { claim: { agingCap, agingPeriodMs } });
 }
 
 function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string): Step<ClaimResult> {

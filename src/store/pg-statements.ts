@@ -138,8 +138,6 @@ export interface PendingWrite {
   settled?: (result: PgResult) => void;
   /** A write that must touch exactly one row (what it is, for the error): its statement fails the batch otherwise (exactlyOne). */
   one?: string;
-  /** The headsUnchanged guard of heads read ahead (sent first in the next batch): its failure is HeadsMovedError. */
-  guard?: true;
 }
 
 /**
@@ -151,21 +149,8 @@ export function exactlyOne(text: string): string {
   return `WITH written AS (${text} RETURNING 1) SELECT 1 / COUNT(*) AS one FROM written`;
 }
 
-/**
- * The heads a claim read ahead, at the time read before it took the lock, are not the heads at the time
- * it got (a task's not_before fell between the two): the transaction is rolled back, and the store runs
- * it again reading them at its own time (PgStore.transaction). Nothing was written.
- */
-export class HeadsMovedError extends Error {
-  constructor() {
-    super('the ready heads read ahead changed by the transaction\'s time; the claim runs again without reading ahead');
-    this.name = 'HeadsMovedError';
-  }
-}
-
-/** A batch's failure as the core's error: a write of exactlyOne that changed no row is an InvariantError, as transition() raises for one; a failed headsUnchanged guard is HeadsMovedError. */
+/** A batch's failure as the core's error: a write of exactlyOne that changed no row is an InvariantError, as transition() raises for one. */
 export function batchFailure(error: unknown, writes: readonly PendingWrite[]): unknown {
-  if ((error as { code?: unknown } | null)?.code === '2201E' && writes.some((write) => write.guard === true)) return new HeadsMovedError();
   const asserted = writes.filter((write) => write.one !== undefined).map((write) => write.one);
   if (asserted.length === 0 || (error as { code?: unknown } | null)?.code !== '22012') return error;
   return new InvariantError(`${asserted.join(' or ')} changed no row: the task changed during its own transaction`);
@@ -209,6 +194,25 @@ const READY_HEADS = `WITH RECURSIVE tenants(tenant) AS (
                WHERE tenants.tenant IS NOT NULL
                ORDER BY tenants.tenant`;
 
+/**
+ * READY_HEADS whatever the time: each tenant's first ready task in the claim's order, eligible yet or
+ * not, with its not_before. Where every head found is eligible at a time, these are READY_HEADS at that
+ * time (the first task in order, if eligible, is the first eligible one); where one is not, they say
+ * nothing of it.
+ */
+const READY_HEADS_ANY_TIME = `WITH RECURSIVE tenants(tenant) AS (
+                 (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
+                 UNION ALL
+                 SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
+                 FROM tenants WHERE tenants.tenant IS NOT NULL)
+               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at, head.not_before
+               FROM tenants LEFT JOIN LATERAL (
+                 SELECT id, priority, enqueued_at, not_before FROM tasks
+                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0
+                 ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
+               WHERE tenants.tenant IS NOT NULL
+               ORDER BY tenants.tenant`;
+
 /** A head's input comes with readyHeadsRows up to this many bytes; a larger one is read with the candidate alone. */
 export const AHEAD_INPUT_BYTES = 4096;
 
@@ -233,28 +237,27 @@ export const SQL = {
               LIMIT 1`,
   readyHeads: READY_HEADS,
   /**
-   * readyHeads with each head's candidate row (CANDIDATE_COLUMNS, its input only up to
-   * AHEAD_INPUT_BYTES) and its session's sessionBusy: what a claim reads first, in the round trip that
-   * takes the lock (ReadsFirst.claim), at the time read just before it was sent.
+   * What a claim reads first, in the round trip that takes the lock (ReadsFirst.claim), before it knows
+   * its time: every ready tenant's head whatever the time (READY_HEADS_ANY_TIME), and the candidate row
+   * (CANDIDATE_COLUMNS, its input only up to AHEAD_INPUT_BYTES) and session (sessionBusy) of one head,
+   * the one the claim will most likely pick: by Q4's score at $1, the time read just before the round
+   * trip was sent ($2 agingCap, $3 agingPeriodMs), among tenants not paused. The pick is only what is
+   * read ahead: the claim decides in claim.ts, and a candidate it picks otherwise (a tenant at its
+   * limit, fair share) is read in a round trip of its own.
    */
-  readyHeadsRows: `WITH heads AS (${READY_HEADS})
-                   SELECT heads.tenant, heads.id, heads.priority, heads.enqueued_at,
+  readyHeadsRows: `WITH heads AS (${READY_HEADS_ANY_TIME}),
+                   likely AS (SELECT heads.id FROM heads
+                              WHERE heads.id IS NOT NULL AND heads.not_before <= $1::bigint AND heads.tenant NOT IN (SELECT tenant FROM tenant_pauses)
+                              ORDER BY heads.priority + LEAST($2::bigint, GREATEST(0, $1::bigint - heads.enqueued_at) / $3::bigint) DESC, heads.enqueued_at, heads.id
+                              LIMIT 1)
+                   SELECT heads.tenant, heads.id, heads.priority, heads.enqueued_at, heads.not_before,
                      c.topic, c.version, c.state, c.generation, c.attempts,
                      CASE WHEN octet_length(c.input) <= ${AHEAD_INPUT_BYTES} THEN c.input END AS input,
                      octet_length(c.input) <= ${AHEAD_INPUT_BYTES} AS ahead_input,
                      c.tier, c.deadline, c.first_claimed_at, c.cancel_requested, c.event_seq, c.hold_state, c.needs, c.critical, c.deferred,
-                     EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = c.tenant AND s.topic = c.topic AND s.state IN ('running', 'uncertain') AND s.id <> c.id) AS ahead_session_busy
-                   FROM heads LEFT JOIN tasks AS c ON c.id = heads.id
+                     CASE WHEN c.id IS NOT NULL THEN EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = c.tenant AND s.topic = c.topic AND s.state IN ('running', 'uncertain') AND s.id <> c.id) END AS ahead_session_busy
+                   FROM heads LEFT JOIN tasks AS c ON c.id = heads.id AND c.id IN (SELECT id FROM likely)
                    ORDER BY heads.tenant`,
-  /**
-   * The guard of heads read ahead at an earlier time ($2: the (tenant, head id) pairs they gave, as a
-   * JSON array in tenant order): the heads at the transaction's time ($1) are the same, or ln(0) fails
-   * the batch (SQLSTATE 2201E, HeadsMovedError) and COMMIT with it. Not foldable by the planner: the
-   * condition is a subquery's answer.
-   */
-  headsUnchanged: `WITH heads AS (${READY_HEADS})
-                   SELECT ln(CASE WHEN (SELECT COALESCE(jsonb_agg(jsonb_build_array(heads.tenant, heads.id) ORDER BY heads.tenant), '[]'::jsonb) FROM heads) = $2::jsonb
-                             THEN 1 ELSE 0 END) AS unchanged`,
   levelNext: `SELECT id, priority, enqueued_at FROM tasks
               WHERE state = 'ready' AND tenant = $1 AND priority = $2 AND not_before <= $5
                 AND (enqueued_at > $3 OR (enqueued_at = $3 AND id > $4))
@@ -476,12 +479,6 @@ export class PgStatements implements StoreTx {
    */
   private ahead = new Map<string, unknown>();
 
-  /**
-   * The guard of the claim's heads read ahead at another time than the transaction's (answeredFirst):
-   * sent at the head of the next round trip once the body has used them (no write of this transaction
-   * has run by then: any write forgets what was read ahead), so it judges the heads the body used.
-   */
-  private headsGuard: PgQueryConfig | undefined;
 
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
@@ -519,31 +516,36 @@ export class PgStatements implements StoreTx {
 
   /**
    * The statements of what a body reads first (store.ts ReadsFirst), for the round trip that begins the
-   * transaction. A claim's heads depend on the time, which is read only once the lock is held: they are
-   * read at `before`, the time read just before the round trip was sent, and answeredFirst keeps them
-   * for the transaction's own time with a guard when the two differ.
+   * transaction. A claim's are its holders, the paused tenants and the ready heads whatever the time
+   * (readyHeadsRows); `before`, the clock read just before the round trip, only picks which head's row
+   * comes with them.
    */
   static readsFirst(reads: ReadsFirst | undefined, before?: number): PgQueryConfig[] {
     const config = (name: StatementName, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
-    if (reads?.claim === true && before !== undefined) return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before])];
+    if (reads?.claim !== undefined && before !== undefined) {
+      return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before, reads.claim.agingCap, reads.claim.agingPeriodMs])];
+    }
     if (reads?.completingRow === undefined) return [];
     return [config('completingRowAhead', [reads.completingRow])];
   }
 
-  /** Keeps the answers of readsFirst's statements (in its order) for the body's reads; `before` as given to readsFirst. */
-  answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[], before?: number): void {
-    if (reads?.claim === true && before !== undefined && this.now !== undefined) {
+  /**
+   * Keeps the answers of readsFirst's statements (in its order) for the body's reads. A claim's heads
+   * are readyHeads at the transaction's time only when each one is eligible by then (READY_HEADS_ANY_TIME);
+   * otherwise the claim reads them at its time in a round trip of their own.
+   */
+  answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[]): void {
+    if (reads?.claim !== undefined && results.length === 3 && this.now !== undefined) {
       const [holding, paused, heads] = results;
       this.remember('holding', [], holding!.rows);
       this.remember('pausedTenants', [], paused!.rows);
-      this.remember('readyHeads', [this.now], readyHeadsOf(heads!.rows));
+      const now = this.now;
+      if (heads!.rows.every((row) => row.id === null || (row.not_before as number) <= now)) this.remember('readyHeads', [now], readyHeadsOf(heads!.rows));
       for (const row of heads!.rows) {
-        if (row.id === null || row.ahead_input !== true) continue;
+        if (row.id === null || row.ahead_input !== true) continue; // not the likely pick (no row came), or its input is large
         const candidate = Object.fromEntries(CANDIDATE_NAMES.map((name) => [name, row[name]]));
         this.remember('candidateByIdAhead', [row.id], { ...candidate, ahead_session_busy: row.ahead_session_busy });
       }
-      // Read at another time than the transaction's: whoever uses them sends the guard first in its next round trip.
-      if (before !== this.now) this.headsGuard = { name: 'leasehold_headsUnchanged', text: SQL.headsUnchanged, values: [this.now, JSON.stringify(heads!.rows.map((row) => [row.tenant, row.id]))] };
       return;
     }
     if (reads?.completingRow === undefined) return;
@@ -786,11 +788,7 @@ export class PgStatements implements StoreTx {
   }
   *readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
     const known = this.recall<{ tenant: string; head: LevelHeadRow | null }[]>('readyHeads', [now]);
-    if (known !== undefined) {
-      if (this.headsGuard !== undefined) this.pending.unshift({ config: this.headsGuard, guard: true });
-      this.headsGuard = undefined;
-      return known.answer;
-    }
+    if (known !== undefined) return known.answer;
     return readyHeadsOf(yield* this.rows('readyHeads', [now]));
   }
   *levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {

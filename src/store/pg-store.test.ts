@@ -197,52 +197,41 @@ describe('PgStore on a PostgreSQL server', () => {
       }
     }
 
-    it('claims the task that became eligible between the two readings: the guard finds the heads moved, and the claim runs again at its own time', async () => {
+    /** Two tasks of one tenant: `older` (priority 5) and `better` (priority 20), held back until t0 + `heldMs`; the claim's clock reads t0 + 1 s, then t0 + 2 s. */
+    async function heldBack(heldMs: number): Promise<{ queue: WorkQueue; older: number; better: number }> {
       const schema = schemaForTest();
       const clock = new SteppingClock();
       const { queue } = openQueue(schema, { clock });
       const older = await queue.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 5, input: {} });
       const better = await queue.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 20, input: {} });
       if (!older.ok || !better.ok) throw new Error('expected two enqueues');
-      // The better task is held back until t0 + 1_500 (as a retry's backoff would hold it).
       const t0 = clock.now();
-      const client = await admin();
-      await client.query(`UPDATE ${schema}.tasks SET not_before = $2 WHERE id = $1`, [better.taskId, t0 + 1_500]);
+      // As a retry's backoff would hold it back.
+      await (await admin()).query(`UPDATE ${schema}.tasks SET not_before = $2 WHERE id = $1`, [better.taskId, t0 + heldMs]);
       clock.times = [t0 + 1_000, t0 + 2_000];
+      return { queue, older: older.taskId, better: better.taskId };
+    }
+
+    /** The heads read at the claim's own time (SQL.readyHeads, alone or in a batch). */
+    const readsHeadsAtItsTime = (text: string) => text === SQL.readyHeads || text.includes('EXECUTE leasehold_readyHeads_b');
+
+    it('claims the task that became eligible between the clock read before the lock and the time the claim got, from the heads read ahead', async () => {
+      const { queue, older, better } = await heldBack(1_500);
       const { result, sent } = await tracing(() => queue.claim('w1'));
-      expect(result).toMatchObject({ ok: true, task: { id: better.taskId } });
-      // The claim's first batch failed on the guard, rolled back, and the claim ran again without reading ahead.
-      expect(sent.filter((text) => text.includes('EXECUTE leasehold_headsUnchanged_b'))).toHaveLength(1);
-      expect(sent.filter((text) => text.startsWith('BEGIN') && text.includes('pg_advisory_xact_lock'))).toHaveLength(2);
-      expect(await queue.get(older.taskId)).toMatchObject({ state: 'ready' });
+      expect(result).toMatchObject({ ok: true, task: { id: better } });
+      // The heads read ahead answered the claim's: none was read again at its time.
+      expect(sent.filter(readsHeadsAtItsTime)).toEqual([]);
+      expect(await queue.get(older)).toMatchObject({ state: 'ready' });
       await assertEventLogConsistent(queue);
     });
 
-    it('keeps its 2 round trips when the heads did not move, with the guard sent first in its COMMIT batch', async () => {
-      const schema = schemaForTest();
-      const clock = new SteppingClock();
-      const { queue } = openQueue(schema, { clock });
-      const id = await enqueueOne(queue);
-      await queue.claim('warm-up'); // prepares the claim's statements on a connection, so none is prepared below
-      await queue.cancel(id);
-      const next = await enqueueOne(queue, 'acme', 'other');
-      const t0 = clock.now();
-      clock.times = [t0 + 10_000, t0 + 10_005];
+    it('reads the heads at its own time when a head read ahead is not eligible by then, and claims the eligible task beneath it', async () => {
+      const { queue, older, better } = await heldBack(5_000);
       const { result, sent } = await tracing(() => queue.claim('w1'));
-      expect(result).toMatchObject({ ok: true, task: { id: next } });
-      const trips = sent.filter((text) => !/^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text));
-      expect(trips).toHaveLength(2);
-      expect(trips[1]!.startsWith(`EXECUTE leasehold_headsUnchanged_b('${t0 + 10_005}', `)).toBe(true);
-      expect(trips[1]).toMatch(/COMMIT$/);
-    });
-
-    it('sends no guard when the two readings are equal', async () => {
-      const schema = schemaForTest();
-      const { queue } = openQueue(schema);
-      await enqueueOne(queue);
-      const { result, sent } = await tracing(() => queue.claim('w1'));
-      expect(result).toMatchObject({ ok: true });
-      expect(sent.some((text) => text.includes('headsUnchanged'))).toBe(false);
+      expect(result).toMatchObject({ ok: true, task: { id: older } });
+      expect(sent.filter(readsHeadsAtItsTime)).toHaveLength(1);
+      expect(await queue.get(better)).toMatchObject({ state: 'ready' });
+      await assertEventLogConsistent(queue);
     });
   });
 

@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
-import { batchFailure, batchName, batchText, HeadsMovedError, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchFailure, batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 
 /**
@@ -30,12 +30,12 @@ import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.
  * one after the first, so the statements (pg-statements.ts) send what they can together: the writes
  * whose answer the body does not wait for go with its next statement or with COMMIT (one batch of
  * EXECUTEs), reads whose next call is known come back ahead, and what a holder's call reads first
- * (TransactionBody.readsFirst) goes in the round trip that takes the lock. A claim's first reads (the
- * holders, the paused tenants, every ready tenant's head with its row) depend on the time, which is
- * only read once the lock is held: they are read at the clock read just before that round trip, and if
- * the transaction's own time differs, a guard sent first in its next round trip checks that the heads
- * at its own time are the same (else the claim runs again without reading ahead: HeadsMovedError). So
- * a claim is 2 round trips, a complete 2, and only the second of each is made under the lock.
+ * (TransactionBody.readsFirst) goes in the round trip that takes the lock. A claim's time is only
+ * read once the lock is held, so its first reads do not take it: the holders, the paused tenants, and
+ * every ready tenant's first task whatever the time, which are its heads at its time when each is
+ * eligible by then (else the claim reads the heads in a round trip of their own), with the row of the
+ * one it will most likely pick. So a claim is 2 round trips, a complete 2, and only the second of each
+ * is made under the lock.
  *
  * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
  * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
@@ -518,8 +518,6 @@ export class PgStore implements Store {
     readClock?: () => number,
   ): Promise<T> {
     await this.whenReady();
-    /** Whether a claim reads its heads ahead (until its guard once finds them moved: then it reads them at its own time). */
-    let headsAhead = readsFirst?.claim === true && readClock !== undefined;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -534,8 +532,8 @@ export class PgStore implements Store {
       let result: T | undefined;
       try {
         const { runner } = lease;
-        // The time the heads read ahead are read at: the transaction's own is only known once the lock is held.
-        const before = headsAhead ? readClock!() : undefined;
+        // A claim's time is only known once the lock is held: the clock read now picks which head's row is read ahead.
+        const before = readsFirst?.claim !== undefined && readClock !== undefined ? readClock() : undefined;
         const first = PgStatements.readsFirst(readsFirst, before);
         let begun: PgResult[];
         if (first.length === 0) {
@@ -551,7 +549,7 @@ export class PgStore implements Store {
         xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
         const { at, body } = start();
         const statements = new PgStatements(runner, at);
-        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length), before);
+        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
         result = await drive(body(statements));
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();
@@ -570,12 +568,6 @@ export class PgStore implements Store {
           } catch (rollbackError) {
             broken = rollbackError;
           }
-        }
-        if (error instanceof HeadsMovedError && headsAhead) {
-          // Rolled back, nothing written: run the claim again, reading its heads at its own time. Not a retry of a failure.
-          headsAhead = false;
-          attempt--;
-          continue;
         }
         if (code === undefined) throw error;
         // Nothing was committed unless the connection broke while COMMIT was in flight (an error the

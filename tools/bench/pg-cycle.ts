@@ -20,9 +20,9 @@
  *     generation): a stale holder's complete is refused. Each call is one transaction under the queue's
  *     advisory lock (src/store/pg-store.ts): its first round trip begins and takes the lock, each
  *     statement whose answer the core waits for is one more, and the writes it does not wait for ride
- *     with the next one or with COMMIT. A claim is 8 round trips (its reads: the holders, the paused
- *     tenants, every ready tenant's head in one skip-scan statement, the candidate, its session; then
- *     the lease), a complete 6.
+ *     with the next one or with COMMIT. A claim is 2 round trips (the first takes the lock and reads
+ *     the holders, the paused tenants and every ready tenant's head with its row and session; the
+ *     second writes the lease with COMMIT), a complete 2 (its row with the lock; its writes with COMMIT).
  *   - floor (the equal-guarantee floor, no target): the least SQL that gives Leasehold's claim→complete
  *     guarantees, in one statement (one round trip, autocommit) a claim and one a complete
  *     (pg-cycle-child.ts floorClaimSql / floorCompleteSql): a lease with expiry and a fencing
