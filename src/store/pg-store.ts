@@ -485,7 +485,7 @@ export class PgStore implements Store {
         operation,
         // The transaction's id comes back in the same round trip: if the connection is lost while COMMIT
         // is in flight, txid_status on another connection tells whether it committed (commitOutcome).
-        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}); SELECT txid_current() AS xid`,
+        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}) AS locked, txid_current() AS xid`,
         // The clock is read once the lock is held (the first round trip has returned); the statements
         // get the time too, for what they read ahead by it.
         () => {
