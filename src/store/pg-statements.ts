@@ -179,39 +179,30 @@ const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, 
 
 /**
  * A skip scan over the tenants with ready work (each step one seek on tasks_ready), and for each the
- * levelHead seek over the whole priority range at $1: what the claim's walk first asks, per tenant, at once.
+ * levelHead seek over the whole priority range: what the claim's walk first asks, per tenant, at once.
+ * `atTime`: the heads at $1 (READY_HEADS). Without it, each tenant's first ready task in the claim's
+ * order whether eligible yet or not, with its not_before (READY_HEADS_ANY_TIME): where every head found
+ * is eligible at a time, these are READY_HEADS at that time (the first task in order, if eligible, is
+ * the first eligible one); where one is not, they say nothing of it.
  */
-const READY_HEADS = `WITH RECURSIVE tenants(tenant) AS (
+function readyHeadsSql(atTime: boolean): string {
+  const notBefore = atTime ? '' : ', not_before';
+  const eligible = atTime ? ' AND not_before <= $1' : '';
+  return `WITH RECURSIVE tenants(tenant) AS (
                  (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
                  UNION ALL
                  SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
                  FROM tenants WHERE tenants.tenant IS NOT NULL)
-               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
+               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at${atTime ? '' : ', head.not_before'}
                FROM tenants LEFT JOIN LATERAL (
-                 SELECT id, priority, enqueued_at FROM tasks
-                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0 AND not_before <= $1
+                 SELECT id, priority, enqueued_at${notBefore} FROM tasks
+                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0${eligible}
                  ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
                WHERE tenants.tenant IS NOT NULL
                ORDER BY tenants.tenant`;
-
-/**
- * READY_HEADS whatever the time: each tenant's first ready task in the claim's order, eligible yet or
- * not, with its not_before. Where every head found is eligible at a time, these are READY_HEADS at that
- * time (the first task in order, if eligible, is the first eligible one); where one is not, they say
- * nothing of it.
- */
-const READY_HEADS_ANY_TIME = `WITH RECURSIVE tenants(tenant) AS (
-                 (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
-                 UNION ALL
-                 SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
-                 FROM tenants WHERE tenants.tenant IS NOT NULL)
-               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at, head.not_before
-               FROM tenants LEFT JOIN LATERAL (
-                 SELECT id, priority, enqueued_at, not_before FROM tasks
-                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0
-                 ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
-               WHERE tenants.tenant IS NOT NULL
-               ORDER BY tenants.tenant`;
+}
+const READY_HEADS = readyHeadsSql(true);
+const READY_HEADS_ANY_TIME = readyHeadsSql(false);
 
 /** A head's input comes with readyHeadsRows up to this many bytes; a larger one is read with the candidate alone. */
 export const AHEAD_INPUT_BYTES = 4096;
@@ -478,7 +469,6 @@ export class PgStatements implements StoreTx {
    * (any write, pending or sent, and any savepoint rollback forgets them all).
    */
   private ahead = new Map<string, unknown>();
-
 
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
