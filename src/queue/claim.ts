@@ -20,8 +20,9 @@ const TOP_PRIORITY = 30;
  */
 export function claim(context: QueueContext, workerIdArgument: string): Promise<ClaimResult> {
   const workerId = requireWorkerId(workerIdArgument);
-  const { agingCap, agingPeriodMs } = context.config;
-  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId), { claim: { agingCap, agingPeriodMs } });
+  // What the store may read ahead (ReadsFirst.claim): which head this claim most likely picks.
+  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;
+  return write(context, 'claim', (tx, at) => claimIn(context, tx, at, workerId), { claim: { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } });
 }
 
 function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string): Step<ClaimResult> {

@@ -232,13 +232,15 @@ export const SQL = {
    * its time: every ready tenant's head whatever the time (READY_HEADS_ANY_TIME), and the candidate row
    * (CANDIDATE_COLUMNS, its input only up to AHEAD_INPUT_BYTES) and session (sessionBusy) of one head,
    * the one the claim will most likely pick: by Q4's score at $1, the time read just before the round
-   * trip was sent ($2 agingCap, $3 agingPeriodMs), among tenants not paused. The pick is only what is
+   * trip was sent ($2 agingCap, $3 agingPeriodMs), among tenants not paused and under their limit ($4
+   * perTenantLimit, $5 tenantLimits as JSON). The pick is only what is
    * read ahead: the claim decides in claim.ts, and a candidate it picks otherwise (a tenant at its
    * limit, fair share) is read in a round trip of its own.
    */
   readyHeadsRows: `WITH heads AS (${READY_HEADS_ANY_TIME}),
                    likely AS (SELECT heads.id FROM heads
                               WHERE heads.id IS NOT NULL AND heads.not_before <= $1::bigint AND heads.tenant NOT IN (SELECT tenant FROM tenant_pauses)
+                                AND (SELECT COUNT(*) FROM tasks AS h WHERE h.tenant = heads.tenant AND h.${OCCUPYING}) < COALESCE(($5::jsonb ->> heads.tenant)::bigint, $4::bigint)
                               ORDER BY heads.priority + LEAST($2::bigint, GREATEST(0, $1::bigint - heads.enqueued_at) / $3::bigint) DESC, heads.enqueued_at, heads.id
                               LIMIT 1)
                    SELECT heads.tenant, heads.id, heads.priority, heads.enqueued_at, heads.not_before,
@@ -513,7 +515,8 @@ export class PgStatements implements StoreTx {
   static readsFirst(reads: ReadsFirst | undefined, before?: number): PgQueryConfig[] {
     const config = (name: StatementName, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
     if (reads?.claim !== undefined && before !== undefined) {
-      return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before, reads.claim.agingCap, reads.claim.agingPeriodMs])];
+      const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = reads.claim;
+      return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
     }
     if (reads?.completingRow === undefined) return [];
     return [config('completingRowAhead', [reads.completingRow])];

@@ -225,6 +225,26 @@ describe('PgStore on a PostgreSQL server', () => {
       await assertEventLogConsistent(queue);
     });
 
+    it("reads ahead the row of the head it picks, passing over a better head whose tenant is at its limit: no round trip of the candidate's own", async () => {
+      const schema = schemaForTest();
+      const clock = new ManualClock();
+      const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { globalLimit: 10, perTenantLimit: 1, tenantLimits: { small: 2 } } });
+      cleanups.push(() => queue.close());
+      for (const [tenant, topic] of [['big', 'running'], ['big', 'older'], ['small', 'a'], ['small', 'b'], ['small', 'c']] as const) {
+        clock.advance(1_000);
+        await queue.enqueue({ tenant, topic, version: 1, priority: 5, input: { topic } });
+      }
+      expect(await queue.claim('w0')).toMatchObject({ ok: true, task: { tenant: 'big', topic: 'running' } });
+      // big is at its limit of 1: its head (the oldest ready task) is passed over; small's limit is 2 (tenantLimits).
+      for (const topic of ['a', 'b']) {
+        const { result, sent } = await tracing(() => queue.claim('w1'));
+        expect(result).toMatchObject({ ok: true, task: { tenant: 'small', topic } });
+        expect(sent.filter((text) => text === SQL.candidateByIdAhead || text.includes('leasehold_candidateByIdAhead_b'))).toEqual([]);
+      }
+      // small is at its limit of 2 now: nothing is eligible, and nothing was read for a candidate.
+      expect(await queue.claim('w2')).toMatchObject({ ok: false, reason: 'quota' });
+    });
+
     it('reads the heads at its own time when a head read ahead is not eligible by then, and claims the eligible task beneath it', async () => {
       const { queue, older, better } = await heldBack(5_000);
       const { result, sent } = await tracing(() => queue.claim('w1'));

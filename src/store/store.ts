@@ -509,9 +509,10 @@ export interface ReadsFirst {
   /**
    * The body is a claim: it reads holding() first, then the paused tenants, the ready tenants' heads at
    * its time and the candidate among them (StoreTx.candidateById), unless it has written in between.
-   * The store may read ahead the row of the head most likely picked, by Q4's score with these settings.
+   * The store may read ahead the row of the head most likely picked, by Q4's score and the tenant
+   * limits with these settings.
    */
-  claim?: { agingCap: number; agingPeriodMs: number };
+  claim?: { agingCap: number; agingPeriodMs: number; perTenantLimit: number; tenantLimits: Readonly<Record<string, number>> };
 }
 
 /** A body of one transaction: statements only, given the time read once the transaction began; `readsFirst`, what it reads first. */
