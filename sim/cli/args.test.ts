@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commandSpec, parseCommandLine, parseFlags, type ParsedArgs } from './args.ts';
 import { COMMANDS } from './command-specs.ts';
+import { commandHelp } from './help.ts';
 import { closestMatch, editDistance } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -70,6 +71,12 @@ describe('leasehold argument parser (node:util parseArgs, typed by command-specs
     // A flag that takes a value does not swallow --help.
     expect(parseCommandLine(['run', '--seed', '--help'])).toEqual({ kind: 'help', command: COMMANDS.run });
     expect(parseCommandLine(['replay', '--', '--help'])).toMatchObject({ kind: 'command' });
+  });
+
+  it("describes each command's positional argument as what it is: merge's a shard's directory, replay's a counterexample file", () => {
+    const row = (name: 'merge' | 'replay', label: string) => commandHelp(COMMANDS[name]).split('\n').find((line) => line.trimStart().startsWith(`${label} `));
+    expect(row('merge', 'DIR')).toMatch(/check --shard K\/N --out DIR/);
+    expect(row('replay', 'FILE.json')).toMatch(/counterexample file/);
   });
 
   it('refuses to read a flag the command does not declare, or as the wrong kind', () => {

@@ -27,7 +27,8 @@ export interface CommandSpec {
   synopsis: string;
   flags: readonly FlagSpec[];
   /** Positional arguments (only `replay FILE.json` has one). */
-  positional?: { name: string; max: number };
+  /** Positional arguments: their name in the usage, how many at most, and what one is. */
+  positional?: { name: string; max: number; help: string };
   /** A complete, working invocation without the leading `leasehold `. */
   example: string;
   /**
@@ -114,7 +115,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       { ...outFlag, example: 'reports/merged', help: 'where to write the merged summary.json, index.md and index.html (default reports/merged)' },
       { name: 'junit', kind: 'string', valueName: 'FILE', example: 'reports/junit.xml', help: 'also write one JUnit XML report over every shard\'s seeds' },
     ],
-    positional: { name: 'DIR', max: 1_000 },
+    positional: { name: 'DIR', max: 1_000, help: 'a directory one `check --shard K/N --out DIR` run wrote (every shard of one run, each once)' },
     example: 'merge shard-1 shard-2 shard-3 shard-4',
   },
   replay: {
@@ -127,7 +128,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       storeFlag,
       { name: 'trace', kind: 'string', valueName: 'FILE.jsonl', example: 'trace.jsonl', help: 'also write the full history as JSON lines' },
     ],
-    positional: { name: 'FILE.json', max: 1 },
+    positional: { name: 'FILE.json', max: 1, help: 'a counterexample file written by a failing check' },
     example: 'replay --scenario mixed --seed 42',
     requires: { flags: ['scenario', 'seed'], orPositional: true },
   },

@@ -32,7 +32,7 @@ export function globalHelp(): string {
 export function commandHelp(spec: CommandSpec): string {
   const lines = [`Usage: leasehold ${spec.name}${spec.synopsis === '' ? '' : ` ${spec.synopsis}`}`, '', `${capitalise(spec.summary)}.`, ''];
   const rows = [...spec.flags.map((flag) => [flagLabel(flag), flagHelp(flag)] as const), ['-h, --help', 'show this help'] as const];
-  if (spec.positional !== undefined) rows.unshift([spec.positional.name, 'a counterexample file written by a failing check']);
+  if (spec.positional !== undefined) rows.unshift([spec.positional.name, spec.positional.help]);
   const width = Math.max(...rows.map(([label]) => label.length));
   lines.push('Flags:', ...rows.map(([label, help]) => `  ${label.padEnd(width)}  ${help}`), '');
   lines.push(`Example: leasehold ${spec.example}`);
