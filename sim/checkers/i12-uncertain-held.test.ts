@@ -70,6 +70,27 @@ describe('I12 uncertain is held', () => {
     expectViolation(i12UncertainHeld, await run.build(), /confirmed stopped while its holder w0#1 was paused/);
   });
 
+  it('passes a confirmation asked for after the holder stopped the run (refused stale_lease), though the holder paused before it committed', async () => {
+    const { run, task } = await uncertain();
+    expect(await run.heartbeat('w0#1', task)).toMatchObject({ ok: false, error: 'stale_lease' });
+    await run.confirmStopped(task, 'alive', undefined, () => run.note('pause', 'w0#1'));
+    expectClean(i12UncertainHeld, await run.build());
+  });
+
+  it('fails when the holder that stopped the run was already paused when the confirmation was asked for', async () => {
+    const { run, task } = await uncertain();
+    expect(await run.heartbeat('w0#1', task)).toMatchObject({ ok: false, error: 'stale_lease' });
+    run.note('pause', 'w0#1');
+    await run.confirmStopped(task, 'paused');
+    expectViolation(i12UncertainHeld, await run.build(), /confirmed stopped while its holder w0#1 was paused/);
+  });
+
+  it('fails when a holder that never stopped its run pauses between the confirmation asked for and its answer', async () => {
+    const { run, task } = await uncertain();
+    await run.confirmStopped(task, 'alive', undefined, () => run.note('pause', 'w0#1'));
+    expectViolation(i12UncertainHeld, await run.build(), /confirmed stopped while its holder w0#1 was paused/);
+  });
+
   it('fails when a task leaves uncertain without a confirmation', async () => {
     const world = await confirmedAfterDeath();
     const bad = withEventsEdited(world, (event) => (event.type === 'stop_confirmed' ? { ...event, type: 'retry_scheduled' } : event));

@@ -16,7 +16,10 @@ const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
  * - every `stop_confirmed` event answers a successful confirmStopped in the history for that task and
  *   generation, made by the execution layer (not a worker incarnation), placed at it by the cursors;
  * - no confirmStopped succeeded while the holder incarnation of that generation was paused (from the
- *   history's start, pause, resume and kill notes);
+ *   history's start, pause, resume and kill notes), unless that holder had already stopped the run: the
+ *   confirmation was asked for while it was not paused, after one of its calls for that task and
+ *   generation was refused stale_lease (R9: the run stops at once, which I2 holds it to). A process
+ *   paused after it stopped a run cannot resume that run;
  * - a lapsed lease makes the task uncertain (its lease_expired event goes to uncertain), never ready;
  * - a stop_confirmed event confirms the generation the task is at (its last claim's): a late
  *   confirmation of an older generation must not free a newer one, whose worker may be alive;
@@ -38,6 +41,16 @@ export const i12UncertainHeld: Checker = {
     for (const event of world.events) {
       if (event.type === 'claimed') holders.set(`${event.taskId}:${String(event.data.generation)}`, String(event.data.workerId));
     }
+    /** (task:generation:incarnation) -> the first history index at which a call of that run was refused stale_lease. */
+    const stoppedAt = new Map<string, number>();
+    for (const entry of world.history.entries()) {
+      if (entry.type !== 'fail' || entry.reason !== 'stale_lease' || entry.taskId === undefined) continue;
+      const run = `${entry.taskId}:${String(entry.generation)}:${entry.actor}`;
+      if (!stoppedAt.has(run)) stoppedAt.set(run, entry.index);
+    }
+    /** Whether `holder` had stopped the run `key` (task:generation) before a confirmation asked at `invokeIndex`, while it was not paused. */
+    const stoppedBefore = (key: string, holder: string, invokeIndex: number) =>
+      (stoppedAt.get(`${key}:${holder}`) ?? Number.MAX_SAFE_INTEGER) < invokeIndex && incarnationStateAt(lives, holder, invokeIndex) !== 'paused';
     for (const entry of world.history.entries()) {
       if (entry.type !== 'ok' || entry.op !== 'confirmStopped' || entry.taskId === undefined || rolledBack(analysis, entry)) continue;
       const key = `${entry.taskId}:${String(entry.generation)}`;
@@ -46,7 +59,7 @@ export const i12UncertainHeld: Checker = {
       list.push({ index: entry.index, before: analysis.cursorBefore[entry.invokeIndex] ?? 0, ev: evAt(analysis, entry) ?? Number.MAX_SAFE_INTEGER, actor: entry.actor });
       const holder = holders.get(key);
       if (workers.has(entry.actor)) out.add('untrusted', `task ${entry.taskId} confirmed stopped by worker ${entry.actor}`, { at: [entry.index], taskId: entry.taskId });
-      if (holder !== undefined && incarnationStateAt(lives, holder, entry.index) === 'paused') {
+      if (holder !== undefined && incarnationStateAt(lives, holder, entry.index) === 'paused' && !stoppedBefore(key, holder, entry.invokeIndex)) {
         out.add('paused', `task ${entry.taskId} g${String(entry.generation)} confirmed stopped while its holder ${holder} was paused`, { at: [entry.index], taskId: entry.taskId });
       }
     }

@@ -259,9 +259,10 @@ export class RealRun {
 
   /**
    * The supervisor confirms the stop of the task's holder, which the test says is `holderState`, for
-   * the task's current generation unless `generation` names another.
+   * the task's current generation unless `generation` names another. `meanwhile` runs between the
+   * supervisor's decision (the invoke) and the queue's answer, as another actor's steps would.
    */
-  async confirmStopped(taskId: number, holderState: 'dead' | 'paused' | 'alive' = 'dead', generation?: number) {
+  async confirmStopped(taskId: number, holderState: 'dead' | 'paused' | 'alive' = 'dead', generation?: number, meanwhile?: () => void) {
     const task = await this.queue.get(taskId);
     if (task === undefined) throw new Error(`no task ${taskId}`);
     const confirmed = generation ?? task.generation;
@@ -270,6 +271,7 @@ export class RealRun {
       generation: confirmed,
       data: { holder: task.workerId ?? null, holderState, reported: false },
     });
+    meanwhile?.();
     const result = await this.queue.confirmStopped(taskId, confirmed, 'supervisor');
     const ev = await this.queue.eventCursor();
     if (result.ok) this.history.ok(confirm, { data: { outcome: result.next, ev } });
