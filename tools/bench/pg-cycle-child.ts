@@ -21,7 +21,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
 
-export const CONTENDERS = ['leasehold', 'leasehold-1t', 'floor', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
+export const CONTENDERS = ['leasehold', 'leasehold-1t', 'floor', 'floor-client', 'graphile-worker', 'pg-boss', 'bullmq'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 export const PG_CYCLE_CONFIG = {
@@ -136,6 +136,44 @@ e as (insert into ${s}.events (job_id, type, at, worker_id, generation) select i
 select count(*)::int as n from d`;
 }
 
+/**
+ * The floor with its decisions made where Leasehold makes them, in the client (contender `floor-client`):
+ * the same tables, the same guarantees and the same choices as floorClaimSql / floorCompleteSql, but
+ * each call is two round trips, the first taking the lock (the running counter, FOR UPDATE) and reading
+ * what the decision needs, the second writing it with COMMIT, so the lock is held across one client
+ * round trip, as a TypeScript core that decides between its reads and its writes must hold it. Values
+ * travel as literals (one simple-protocol text a round trip); every one is a number or an escaped string.
+ */
+export function floorClientSql(s: string) {
+  const lock = `BEGIN; SELECT value FROM ${s}.counters WHERE name = 'running' FOR UPDATE`;
+  return {
+    /** The candidate, as the floor's claim picks it (the counter's lock is held: no SKIP LOCKED needed). */
+    claimRead: (now: number, globalLimit: number, perTenantLimit: number) => `${lock};
+      SELECT jobs.id, jobs.generation, jobs.tenant FROM ${s}.jobs AS jobs,
+        (SELECT tr.tenant FROM ${s}.tenant_running AS tr, ${s}.counters AS g
+         WHERE g.name = 'running' AND g.value < ${globalLimit} AND tr.running < ${perTenantLimit}
+           AND EXISTS (SELECT 1 FROM ${s}.jobs AS r WHERE r.state = 'ready' AND r.tenant = tr.tenant)
+         ORDER BY tr.running, tr.served_at, tr.tenant LIMIT 1) AS pick
+      WHERE jobs.state = 'ready' AND jobs.tenant = pick.tenant
+      ORDER BY jobs.priority DESC, jobs.enqueued_at, jobs.id LIMIT 1`,
+    claimWrite: (id: string, generation: number, tenant: string, worker: string, now: number) => `
+      UPDATE ${s}.jobs SET state = 'running', worker_id = ${worker}, generation = ${generation + 1}, lease_until = ${now + FLOOR_LEASE_MS}
+        WHERE id = ${id} AND state = 'ready' AND generation = ${generation};
+      UPDATE ${s}.tenant_running SET running = running + 1, served_at = ${now} WHERE tenant = ${tenant};
+      UPDATE ${s}.counters SET value = value + 1 WHERE name = 'running';
+      INSERT INTO ${s}.events (job_id, type, at, worker_id, generation) VALUES (${id}, 'claimed', ${now}, ${worker}, ${generation + 1});
+      COMMIT`,
+    /** The holder's row, for the fence (worker, generation, unexpired lease) the client checks. */
+    completeRead: (id: string) => `${lock}; SELECT state, worker_id, generation, lease_until, tenant FROM ${s}.jobs WHERE id = ${id}`,
+    completeWrite: (id: string, tenant: string, worker: string, generation: number, result: string, now: number) => `
+      UPDATE ${s}.jobs SET state = 'done', result = ${result}, worker_id = NULL, lease_until = NULL WHERE id = ${id} AND state = 'running' AND generation = ${generation};
+      UPDATE ${s}.tenant_running SET running = running - 1 WHERE tenant = ${tenant};
+      UPDATE ${s}.counters SET value = value - 1 WHERE name = 'running';
+      INSERT INTO ${s}.events (job_id, type, at, worker_id, generation) VALUES (${id}, 'completed', ${now}, ${worker}, ${generation});
+      COMMIT`,
+  };
+}
+
 /** graphile-worker 0.16.6's own job-fetch SQL (dist/sql/getJob.js: strategy 2, no flags, now()), verbatim. */
 function graphileGetJobSql(s: string): string {
   return `\
@@ -193,6 +231,7 @@ async function main(): Promise<void> {
   const lhSchema = need(a, 'lh-schema');
   const lh1Schema = need(a, 'lh1-schema');
   const floorSchema = need(a, 'floor-schema');
+  const floorClientSchema = need(a, 'floor-client-schema');
   const gwSchema = need(a, 'gw-schema');
   const gwTaskId = Number(need(a, 'gw-task'));
   const bossSchema = need(a, 'boss-schema');
@@ -234,6 +273,13 @@ async function main(): Promise<void> {
     }
   };
   let floorDeadlocks = 0;
+  const floorClient = floorClientSql(floorClientSchema);
+  /** One simple-protocol text, its statements' results (pg answers a text of several with one each). */
+  const texts = async (text: string): Promise<pg.QueryResult[]> => {
+    const answer = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(answer) ? answer : [answer];
+  };
+  const quoted = (value: string) => client.escapeLiteral(value);
 
   let bullQueue: BullQueue | undefined;
   let bullWorker: BullWorker | undefined;
@@ -268,6 +314,26 @@ async function main(): Promise<void> {
       if (job === undefined) return false;
       const done = await floorQuery(floorDone, [job.id, workerId, job.generation, resultJson, Date.now()]);
       if (done.rows[0]?.n !== 1) throw new Error(`floor: completing job ${job.id} generation ${job.generation} matched ${done.rows[0]?.n} rows`);
+      return true;
+    },
+    async 'floor-client'() {
+      const claimedAt = Date.now();
+      const candidate = (await texts(floorClient.claimRead(claimedAt, PG_CYCLE_CONFIG.globalLimit, PG_CYCLE_CONFIG.perTenantLimit))).at(-1)!.rows[0] as { id: string; generation: number; tenant: string } | undefined;
+      if (candidate === undefined) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      const claimed = await texts(floorClient.claimWrite(candidate.id, candidate.generation, quoted(candidate.tenant), quoted(workerId), claimedAt));
+      if (claimed[0]!.rowCount !== 1) throw new Error(`floor-client: claiming job ${candidate.id} updated ${claimed[0]!.rowCount} rows`);
+      const generation = candidate.generation + 1;
+      const completedAt = Date.now();
+      const row = (await texts(floorClient.completeRead(candidate.id))).at(-1)!.rows[0] as { state: string; worker_id: string; generation: number; lease_until: string; tenant: string } | undefined;
+      if (row === undefined || row.state !== 'running' || row.worker_id !== workerId || row.generation !== generation || Number(row.lease_until) <= completedAt) {
+        await client.query('ROLLBACK');
+        throw new Error(`floor-client: job ${candidate.id} is not held by ${workerId} generation ${generation}: ${JSON.stringify(row)}`);
+      }
+      const done = await texts(floorClient.completeWrite(candidate.id, quoted(row.tenant), quoted(workerId), generation, quoted(resultJson), completedAt));
+      if (done[0]!.rowCount !== 1) throw new Error(`floor-client: completing job ${candidate.id} updated ${done[0]!.rowCount} rows`);
       return true;
     },
     async 'graphile-worker'() {
@@ -308,17 +374,20 @@ async function main(): Promise<void> {
         if (!r.ok || r.status !== 'enqueued') throw new Error(`leasehold enqueue failed: ${JSON.stringify(r)}`);
       }
   };
+  /** Jobs for a floor's tables (floorSchemaSql), spread over the tenants as the Leasehold fill spreads tasks. */
+  const floorFill = async (schema: string, n: number): Promise<void> => {
+    const first = seq;
+    seq += n;
+    await client.query(
+      `insert into ${schema}.jobs (tenant, enqueued_at, input) select 't' || ((${index * 7} + g) % ${PG_CYCLE_TENANTS}), $3::bigint, json_build_object('n', g, 'text', 'please look at order 1234') from generate_series($1::int, $2::int) g`,
+      [first, first + n - 1, Date.now()],
+    );
+  };
   const fill: Record<ContenderName, (n: number) => Promise<void>> = {
     leasehold: (n) => leaseholdFill(queue, PG_CYCLE_TENANTS, n),
     'leasehold-1t': (n) => leaseholdFill(queue1, 1, n),
-    async floor(n) {
-      const first = seq;
-      seq += n;
-      await client.query(
-        `insert into ${floorSchema}.jobs (tenant, enqueued_at, input) select 't' || ((${index * 7} + g) % ${PG_CYCLE_TENANTS}), $3::bigint, json_build_object('n', g, 'text', 'please look at order 1234') from generate_series($1::int, $2::int) g`,
-        [first, first + n - 1, Date.now()],
-      );
-    },
+    floor: (n) => floorFill(floorSchema, n),
+    'floor-client': (n) => floorFill(floorClientSchema, n),
     async 'graphile-worker'(n) {
       await client.query(
         `select count(*) from ${gwSchema}.add_jobs(array(select row($1::text, json_build_object('n', g, 'text', 'please look at order 1234'), null, null, null, null, null, null)::${gwSchema}.job_spec from generate_series(1, $2::int) g))`,

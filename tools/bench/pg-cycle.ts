@@ -34,6 +34,12 @@
  *     pauses, retries, deadlines), so no queue with all of Leasehold's guarantees can be faster; its
  *     ratio to graphile-worker and pg-boss, measured in the same rounds, is the most such a queue can
  *     reach against them, and leasehold ÷ floor is how close this design comes.
+ *   - floor-client (the floor deciding in the client, no target): the same tables, guarantees and choices,
+ *     but each call is two round trips (pg-cycle-child.ts floorClientSql): the first takes the lock and
+ *     reads what the decision needs, the second writes it with COMMIT, so the lock is held across one
+ *     client round trip, as it must be for a core in TypeScript that decides between its reads and its
+ *     writes (Leasehold's, run by the simulator and both stores). Its ratio to pg-boss is the most a queue
+ *     of this design can reach; leasehold ÷ floor-client is what Leasehold's own extra work costs.
  *   - leasehold-1t (context, no target): the same queue and config with every task in one tenant, so the
  *     claim's head lookup finds one tenant; it shows what the per-tenant walk costs on a network store.
  *   - graphile-worker: its worker's own SQL, run on one connection per process as named prepared
@@ -57,6 +63,7 @@
  *   pgCycleToPgBossRatio_wN   = median_r( leasehold / pg-boss ),                                    target >= 1.0
  *   pgCycleToBullmqRatio_wN   = median_r( leasehold / bullmq ),                                     informational, target >= 0
  *   pgCycleToFloorRatio_wN    = median_r( leasehold / floor ),                                      informational, target >= 0
+ *   pgCycleToFloorClientRatio_wN = median_r( leasehold / floor-client ),                            informational, target >= 0
  *   context: floor ÷ graphile-worker and floor ÷ pg-boss per level (paired per round as above)
  *
  * Standing backlog: Leasehold's (filled through its enqueue, one advisory-locked transaction per task)
@@ -87,6 +94,7 @@ export const PG_CYCLE_TARGETS = {
   pgCycleToPgBossRatio: { op: '>=', value: 1.0 },
   pgCycleToBullmqRatio: { op: '>=', value: 0 },
   pgCycleToFloorRatio: { op: '>=', value: 0 },
+  pgCycleToFloorClientRatio: { op: '>=', value: 0 },
 } as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -156,7 +164,7 @@ class Child {
 }
 
 interface Servers {
-  schemas: { leasehold: string; leasehold1: string; floor: string; graphile: string; boss: string };
+  schemas: { leasehold: string; leasehold1: string; floor: string; floorClient: string; graphile: string; boss: string };
   bullPrefix: string | undefined;
 }
 
@@ -195,7 +203,7 @@ async function slice(children: readonly Child[], name: ContenderName, w: number,
 
 async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: Servers; gwTaskId: number; lhQueue: WorkQueue; lh1Queue: WorkQueue; bullQueue?: BullQueue }> {
   const servers: Servers = {
-    schemas: { leasehold: runTag('lh_bench_pg'), leasehold1: runTag('lh_bench_pg1'), floor: runTag('lh_bench_floor'), graphile: runTag('lh_bench_gw'), boss: runTag('lh_bench_boss') },
+    schemas: { leasehold: runTag('lh_bench_pg'), leasehold1: runTag('lh_bench_pg1'), floor: runTag('lh_bench_floor'), floorClient: runTag('lh_bench_floorc'), graphile: runTag('lh_bench_gw'), boss: runTag('lh_bench_boss') },
     bullPrefix: withRedis ? runTag('lhbench') : undefined,
   };
   const lhQueue = openWorkQueue({ db: PG_URL, schema: servers.schemas.leasehold, clock: new SystemClock(), config: { ...PG_CYCLE_CONFIG } });
@@ -207,8 +215,10 @@ async function setUp(ctx: BenchContext, withRedis: boolean): Promise<{ servers: 
   await client.connect();
   let gwTaskId: number;
   try {
-    await client.query(`create schema ${servers.schemas.floor}`);
-    await client.query(floorSchemaSql(servers.schemas.floor));
+    for (const schema of [servers.schemas.floor, servers.schemas.floorClient]) {
+      await client.query(`create schema ${schema}`);
+      await client.query(floorSchemaSql(schema));
+    }
     const s = servers.schemas.graphile;
     await client.query(`insert into ${s}._private_tasks (identifier) values ($1) on conflict do nothing`, [GW_TASK]);
     gwTaskId = Number((await client.query(`select id from ${s}._private_tasks where identifier = $1`, [GW_TASK])).rows[0].id);
@@ -264,8 +274,8 @@ async function verify(name: ContenderName, servers: Servers, counted: number, ba
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
-    if (name === 'floor') {
-      const s = servers.schemas.floor;
+    if (name === 'floor' || name === 'floor-client') {
+      const s = name === 'floor' ? servers.schemas.floor : servers.schemas.floorClient;
       const r = (await client.query(
         `select count(*) filter (where state = 'done')::int as done, count(*) filter (where state = 'ready')::int as ready, count(*) filter (where state = 'running')::int as running,
            (select value::int from ${s}.counters where name = 'running') as counter, (select sum(running)::int from ${s}.tenant_running) as tenants,
@@ -316,7 +326,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   const backlogOf = (n: ContenderName) => (n.startsWith('leasehold') ? (quick ? 400 : 2000) : n === 'bullmq' ? (quick ? 5000 : 20000) : quick ? 2000 : 5000);
   const sliceMs = quick ? 200 : Math.max(600, ctx.options.sliceMs * 6);
   const rounds = quick ? 1 : ctx.options.rounds;
-  const names: ContenderName[] = ['leasehold', 'leasehold-1t', 'floor', 'graphile-worker', 'pg-boss', ...(redisDown === undefined ? (['bullmq'] as const) : [])];
+  const names: ContenderName[] = ['leasehold', 'leasehold-1t', 'floor', 'floor-client', 'graphile-worker', 'pg-boss', ...(redisDown === undefined ? (['bullmq'] as const) : [])];
 
   const { servers, gwTaskId, lhQueue, lh1Queue, bullQueue } = await setUp(ctx, redisDown === undefined);
   const children: Child[] = [];
@@ -331,6 +341,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           `--lh-schema=${servers.schemas.leasehold}`,
           `--lh1-schema=${servers.schemas.leasehold1}`,
           `--floor-schema=${servers.schemas.floor}`,
+          `--floor-client-schema=${servers.schemas.floorClient}`,
           `--gw-schema=${servers.schemas.graphile}`,
           `--gw-task=${gwTaskId}`,
           `--boss-schema=${servers.schemas.boss}`,
@@ -391,6 +402,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       ['pg-boss', 'pgCycleToPgBossRatio', 'pg-boss fetch→complete'],
       ['bullmq', 'pgCycleToBullmqRatio', 'BullMQ (Redis) getNextJob→moveToCompleted, informational'],
       ['floor', 'pgCycleToFloorRatio', 'the equal-guarantee SQL floor (one statement a claim, one a complete), informational'],
+      ['floor-client', 'pgCycleToFloorClientRatio', 'the same floor deciding in the client (two round trips a call, the lock held across one), informational'],
     ];
     for (const w of LEVELS) {
       const lh = rates[w]!.leasehold!;
@@ -404,6 +416,9 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
         const floorRatios = pairedRatios(rates[w]!.floor!, rates[w]![other]!);
         ratiosRaw[`floorTo${label}_w${w}`] = floorRatios.map((v) => sig(v));
         context.push({ label: `floor ÷ ${label} at ${w} worker${w > 1 ? 's' : ''} (the most a queue with Leasehold's claim→complete guarantees reaches against it)`, value: sig(median(floorRatios), 3).toString() });
+        const clientRatios = pairedRatios(rates[w]!['floor-client']!, rates[w]![other]!);
+        ratiosRaw[`floorClientTo${label}_w${w}`] = clientRatios.map((v) => sig(v));
+        context.push({ label: `floor-client ÷ ${label} at ${w} worker${w > 1 ? 's' : ''} (the most such a queue reaches when its decisions are made in the client, as Leasehold's core makes them)`, value: sig(median(clientRatios), 3).toString() });
       }
       const oneTenant = pairedRatios(rates[w]!['leasehold-1t']!, rates[w]!['graphile-worker']!);
       ratiosRaw[`leasehold1tToGraphile_w${w}`] = oneTenant.map((v) => sig(v));
