@@ -257,9 +257,9 @@ function isLiteral(value: unknown): boolean {
  * statement, so it would parse and plan the text anew on every call (most of a short statement's cost
  * in WASM); instead it is PREPAREd once on the database and each call is an EXECUTE with its values as
  * literals (batchText), as a batch's statements are. An unnamed statement with values goes through the
- * extended protocol (`query`). A text without values (BEGIN with its lock, a
- * migration's DDL) may hold several statements, so it goes through the simple protocol (`exec`), and
- * the last statement's result is the answer, as pg gives for a multi-statement text's last.
+ * extended protocol (`query`). A text without values (BEGIN with its lock, a migration's DDL) may hold
+ * several statements, so it goes through the simple protocol (`exec`), and the last statement's result
+ * is the answer, as pg gives for a multi-statement text's last.
  */
 function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
   const shaped = (result: { rows: unknown[]; affectedRows?: number } | undefined): PgResult => ({
@@ -494,7 +494,7 @@ export class PgStore implements Store {
         },
         settled,
         // What the body reads first (the holder's row of its task, or a claim's holders and heads) goes in
-        // the same first round trip, after the lock; a claim's heads at the clock read just before it.
+        // the same first round trip, after the lock; the clock read just before it picks a claim's likely row.
         body.readsFirst,
         readClock,
       );
