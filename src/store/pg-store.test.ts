@@ -72,6 +72,22 @@ async function enqueueOne(queue: WorkQueue, tenant = 'acme', topic = 'topic'): P
   return result.taskId;
 }
 
+/** Runs `work` and returns its result with the text of every query any pg client sent meanwhile, in order. */
+async function tracing<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+  const sent: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text: string };
+    sent.push(typeof config === 'string' ? config : config.text);
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await work(), sent };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
 describe('PgStore on a PostgreSQL server', () => {
   it('migrates once when two stores open the same schema at the same time, and again finds nothing to do', async () => {
     const schema = schemaForTest();
@@ -149,51 +165,25 @@ describe('PgStore on a PostgreSQL server', () => {
     const schema = schemaForTest();
     const { queue } = openQueue(schema);
     const id = await enqueueOne(queue);
-    const sent: string[] = [];
-    const original = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text: string };
-      sent.push(typeof config === 'string' ? config : config.text);
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
-    try {
-      const claimed = await queue.claim('w1');
-      const claimTrips = sent.length;
-      expect(claimed).toMatchObject({ ok: true });
-      expect(await queue.complete(id, 'w1', 1, { answer: 42 })).toMatchObject({ ok: true });
-      // Statements prepared for batches on first use on a connection are round trips of their own: count them apart.
-      const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
-      const prepares = sent.filter(preparing).length;
-      expect({ claim: claimTrips - sent.slice(0, claimTrips).filter(preparing).length, cycle: sent.length - prepares }).toEqual({ claim: 2, cycle: 4 });
-      expect(sent.filter((text) => text.endsWith('COMMIT') && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    const claim = await tracing(() => queue.claim('w1'));
+    expect(claim.result).toMatchObject({ ok: true });
+    const complete = await tracing(() => queue.complete(id, 'w1', 1, { answer: 42 }));
+    expect(complete.result).toMatchObject({ ok: true });
+    const sent = [...claim.sent, ...complete.sent];
+    // Statements prepared for batches on first use on a connection are round trips of their own: count them apart.
+    const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
+    expect({ claim: claim.sent.filter((text) => !preparing(text)).length, cycle: sent.filter((text) => !preparing(text)).length }).toEqual({ claim: 2, cycle: 4 });
+    expect(sent.filter((text) => text.endsWith('COMMIT') && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
     expect(await queue.get(id)).toMatchObject({ state: 'done', result: { answer: 42 } });
     await assertEventLogConsistent(queue);
   });
 
-  describe("a claim's heads read ahead, at the clock read before the lock", () => {
+  describe("a claim's heads read ahead with the lock, before its time is known", () => {
     /** A clock whose reads return `times` in turn (the last one from then on): the claim reads it before its first round trip and again once it holds the lock. */
     class SteppingClock extends ManualClock {
       times: number[] = [];
       override now(): number {
         return this.times.length > 1 ? this.times.shift()! : (this.times[0] ?? super.now());
-      }
-    }
-
-    async function tracing<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-      const sent: string[] = [];
-      const original = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const config = args[0] as string | { text: string };
-        sent.push(typeof config === 'string' ? config : config.text);
-        return (original as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof original;
-      try {
-        return { result: await work(), sent };
-      } finally {
-        pg.Client.prototype.query = original;
       }
     }
 
