@@ -166,6 +166,23 @@ const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, 
 /** The order of the holding index (tenant, lease_until, state, generation, worker_id, hold_state, then the row): SQLite's walk of it. */
 const HOLDING_ORDER = 'tenant, lease_until, state, generation, worker_id, hold_state NULLS FIRST, id';
 const EVENT_COLUMNS = 'id, task_id, seq, type, at, data, worker_id, generation';
+/** What a holder's call reads ahead with its row: newerVersionExists and lastCheckpointUsage of it. */
+const COMPLETING_AHEAD = `EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
+                         (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage`;
+/**
+ * The version of a holder's row and what is read ahead with it: the row's xmin (every update of a row
+ * writes a new version with a new xmin; a row lock does not), whether a newer version of its topic
+ * exists, and the last checkpoint's usage. Equal versions: nothing completingRowAhead answers changed.
+ */
+const COMPLETING_VERSION = `read.xmin::text || '/' || read.ahead_newer::text || '/' || COALESCE(md5(read.ahead_usage), '-')`;
+/** The marker in the server's message when rowUnchanged fails (see isRowChanged). */
+export const ROW_CHANGED = 'leasehold_row_changed';
+
+/** Whether a failure is rowUnchanged's: a holder's row changed between its read and the queue lock. */
+export function isRowChanged(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '22P02' && typeof message === 'string' && message.includes(ROW_CHANGED);
+}
 
 /** Q8: the fence of every write from a lease holder; $1..$4 are id, workerId, generation, now. */
 const FENCE = `id = $1 AND state = 'running' AND worker_id = $2 AND generation = $3 AND lease_until > $4`;
@@ -179,30 +196,37 @@ const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, 
 
 /**
  * A skip scan over the tenants with ready work (each step one seek on tasks_ready), and for each the
- * levelHead seek over the whole priority range: what the claim's walk first asks, per tenant, at once.
- * `atTime`: the heads at $1 (READY_HEADS). Without it, each tenant's first ready task in the claim's
- * order whether eligible yet or not, with its not_before (READY_HEADS_ANY_TIME): where every head found
- * is eligible at a time, these are READY_HEADS at that time (the first task in order, if eligible, is
- * the first eligible one); where one is not, they say nothing of it.
+ * levelHead seek over the whole priority range: the heads at $1 (READY_HEADS), what the claim's walk
+ * first asks, per tenant, at once; a tenant whose ready tasks are none eligible yet has a null head.
  */
-function readyHeadsSql(atTime: boolean): string {
-  const notBefore = atTime ? '' : ', not_before';
-  const eligible = atTime ? ' AND not_before <= $1' : '';
-  return `WITH RECURSIVE tenants(tenant) AS (
+const READY_HEADS = `WITH RECURSIVE tenants(tenant) AS (
                  (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
                  UNION ALL
                  SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
                  FROM tenants WHERE tenants.tenant IS NOT NULL)
-               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at${atTime ? '' : ', head.not_before'}
+               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
                FROM tenants LEFT JOIN LATERAL (
-                 SELECT id, priority, enqueued_at${notBefore} FROM tasks
-                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0${eligible}
+                 SELECT id, priority, enqueued_at FROM tasks
+                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0 AND not_before <= $1
                  ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
                WHERE tenants.tenant IS NOT NULL
                ORDER BY tenants.tenant`;
-}
-const READY_HEADS = readyHeadsSql(true);
-const READY_HEADS_ANY_TIME = readyHeadsSql(false);
+
+/**
+ * Each ready tenant's first ready task in the claim's order, whether eligible yet or not, with its
+ * not_before, in tenant order: where every head found is eligible at a time, these are READY_HEADS at
+ * that time (the first task in order, if eligible, is the first eligible one); where one is not, they
+ * say nothing of it. One seek on tasks_ready a tenant: the index is in (tenant, then the claim's order),
+ * so the first entry past the last tenant found is both the next tenant and its head.
+ */
+const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued_at, not_before) AS (
+                 (SELECT tenant, id, priority, enqueued_at, not_before FROM tasks WHERE state = 'ready'
+                  ORDER BY tenant, priority DESC, enqueued_at, id LIMIT 1)
+                 UNION ALL
+                 SELECT next.tenant, next.id, next.priority, next.enqueued_at, next.not_before FROM walk CROSS JOIN LATERAL (
+                   SELECT t.tenant, t.id, t.priority, t.enqueued_at, t.not_before FROM tasks t WHERE t.state = 'ready' AND t.tenant > walk.tenant
+                   ORDER BY t.tenant, t.priority DESC, t.enqueued_at, t.id LIMIT 1) AS next)
+               SELECT tenant, id, priority, enqueued_at, not_before FROM walk ORDER BY tenant`;
 
 /** A head's input comes with readyHeadsRows up to this many bytes; a larger one is read with the candidate alone. */
 export const AHEAD_INPUT_BYTES = 4096;
@@ -328,10 +352,20 @@ export const SQL = {
   bumpEventSeqFenced: `UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`,
   completingRow: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = $1`,
   /** completingRow with what a holder's write asks next, read ahead (PgStatements.completingRow): newerVersionExists and lastCheckpointUsage of the row. */
-  completingRowAhead: `SELECT ${COMPLETING_COLUMNS},
-                         EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
-                         (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage
-                       FROM tasks WHERE id = $1`,
+  completingRowAhead: `SELECT ${COMPLETING_COLUMNS}, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1`,
+  /**
+   * completingRowAhead read before the queue lock (PgStore's holder calls): with the version of all it
+   * read (COMPLETING_VERSION), which rowUnchanged checks once the lock is held.
+   */
+  completingRowVersioned: `SELECT *, ${COMPLETING_VERSION} AS row_version FROM (SELECT ${COMPLETING_COLUMNS}, xmin, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1) AS read`,
+  /**
+   * The first statement after the queue lock of a holder's call that read completingRowVersioned before
+   * it: fails the transaction (invalid_text_representation, ROW_CHANGED in the message) unless what it
+   * read is still so ($2, its row_version; NULL for no row), so no write decided on a stale read commits.
+   */
+  rowUnchanged: `SELECT (CASE WHEN (SELECT ${COMPLETING_VERSION} FROM (SELECT xmin, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1) AS read)
+                         IS NOT DISTINCT FROM $2::text THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
+  queueLock: 'SELECT pg_advisory_xact_lock($1::int4, $2::int4) AS locked',
   requestCancel: `UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
                   WHERE id = $1 AND state IN ('running', 'uncertain') AND cancel_requested = 0
                   RETURNING event_seq`,
@@ -472,6 +506,13 @@ export class PgStatements implements StoreTx {
    */
   private ahead = new Map<string, unknown>();
 
+  /** The version of the holder's row read before the lock (completingRowVersioned): null when there was no row. */
+  private readVersion: { id: number; version: string | null } | undefined;
+  /** lockFirst's statements are pending and not sent yet. */
+  private lockUnsent = false;
+  /** A round trip failed because the row read before the lock had changed (rowUnchanged). */
+  rowChanged = false;
+
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
    * it holds the queue lock); undefined in a read transaction, which reads nothing ahead by time.
@@ -496,6 +537,7 @@ export class PgStatements implements StoreTx {
     try {
       results = (yield this.runner.batch([...writes.map((write) => write.config), ...configs])) as PgResult[];
     } catch (error) {
+      if (isRowChanged(error)) this.rowChanged = true;
       throw batchFailure(error, writes);
     }
     settlePending(writes, results);
@@ -512,14 +554,14 @@ export class PgStatements implements StoreTx {
    * (readyHeadsRows); `before`, the clock read just before the round trip, only picks which head's row
    * comes with them.
    */
-  static readsFirst(reads: ReadsFirst | undefined, before?: number): PgQueryConfig[] {
+  static readsFirst(reads: ReadsFirst | undefined, before?: number, versioned = false): PgQueryConfig[] {
     const config = (name: StatementName, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
     if (reads?.claim !== undefined && before !== undefined) {
       const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = reads.claim;
       return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
     }
     if (reads?.completingRow === undefined) return [];
-    return [config('completingRowAhead', [reads.completingRow])];
+    return [config(versioned ? 'completingRowVersioned' : 'completingRowAhead', [reads.completingRow])];
   }
 
   /**
@@ -542,7 +584,31 @@ export class PgStatements implements StoreTx {
       return;
     }
     if (reads?.completingRow === undefined) return;
-    this.remember('completingRowAhead', [reads.completingRow], results[0]?.rows[0]);
+    const row = results[0]?.rows[0];
+    if (row !== undefined && 'row_version' in row) {
+      const { xmin: _xmin, row_version: version, ...read } = row;
+      this.readVersion = { id: reads.completingRow, version: version as string };
+      this.remember('completingRowAhead', [reads.completingRow], read);
+      return;
+    }
+    if (row === undefined && results[0] !== undefined) this.readVersion = { id: reads.completingRow, version: null };
+    this.remember('completingRowAhead', [reads.completingRow], row);
+  }
+
+  /**
+   * For a holder's call whose row was read before the queue lock (completingRowVersioned): the lock, and
+   * rowUnchanged of what was read, go first in the next round trip, before anything else the body sends
+   * (a savepoint too), so every read after them is made under the lock and every write commits only if
+   * what was read before it still holds. A change fails the transaction (isRowChanged, `rowChanged`).
+   */
+  lockFirst(lockClass: number, lockKey: number): void {
+    if (this.readVersion === undefined) throw new TypeError('lockFirst needs the versioned row read first (completingRowVersioned)');
+    const { id, version } = this.readVersion;
+    this.pending.unshift(
+      { config: { name: 'leasehold_queueLock', text: SQL.queueLock, values: [lockClass, lockKey] } },
+      { config: { name: 'leasehold_rowUnchanged', text: SQL.rowUnchanged, values: [id, version] } },
+    );
+    this.lockUnsent = true;
   }
 
   /** Keeps a read's answer for its call to come (see `ahead`). */
@@ -584,6 +650,7 @@ export class PgStatements implements StoreTx {
     try {
       results = (yield this.runner.batch(writes.map((write) => write.config))) as PgResult[];
     } catch (error) {
+      if (isRowChanged(error)) this.rowChanged = true;
       throw batchFailure(error, writes);
     }
     settlePending(writes, results);
@@ -593,6 +660,7 @@ export class PgStatements implements StoreTx {
   takePending(): PendingWrite[] {
     const writes = this.pending;
     this.pending = [];
+    this.lockUnsent = false;
     return writes;
   }
 
@@ -615,6 +683,8 @@ export class PgStatements implements StoreTx {
   }
 
   private *control(text: string): Generator<Promise<unknown>, void, unknown> {
+    // The lock and its check go before a savepoint, so that no savepoint can catch the check's failure.
+    if (this.lockUnsent) yield* this.flush();
     this.ahead.clear();
     yield this.runner.query({ text, values: [] });
   }

@@ -13,7 +13,7 @@ import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
 import { SQL } from './pg-statements.ts';
-import { PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
+import { COMMIT_DURABLY, PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
 import type { TaskRow } from './store.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -173,9 +173,109 @@ describe('PgStore on a PostgreSQL server', () => {
     // Statements prepared for batches on first use on a connection are round trips of their own: count them apart.
     const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
     expect({ claim: claim.sent.filter((text) => !preparing(text)).length, cycle: sent.filter((text) => !preparing(text)).length }).toEqual({ claim: 2, cycle: 4 });
-    expect(sent.filter((text) => text.endsWith('COMMIT') && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
+    expect(sent.filter((text) => text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
     expect(await queue.get(id)).toMatchObject({ state: 'done', result: { answer: 42 } });
     await assertEventLogConsistent(queue);
+  });
+
+  describe("a holder's call reads its row before the lock, and writes only if it is unchanged under the lock", () => {
+    /** Runs `work` with `meanwhile` run once right after the round trip that read the holder's row, before the next is sent. */
+    async function between<T>(work: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<{ result: T; sent: string[] }> {
+      const original = pg.Client.prototype.query;
+      let done = false;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const answer = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+        const config = args[0] as string | { text: string };
+        const text = typeof config === 'string' ? config : config.text;
+        if (done || !text.includes('EXECUTE leasehold_completingRowVersioned_b')) return answer;
+        done = true;
+        return answer.then(async (value) => {
+          await meanwhile();
+          return value;
+        });
+      } as typeof original;
+      try {
+        return await tracing(work);
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+    }
+
+    it('takes the lock after the row, and checks the row in the same round trip as the writes', async () => {
+      const { queue } = openQueue(schemaForTest());
+      const id = await enqueueOne(queue);
+      expect(await queue.claim('w1')).toMatchObject({ ok: true });
+      const { result, sent } = await tracing(() => queue.complete(id, 'w1', 1, { answer: 42 }));
+      expect(result).toMatchObject({ ok: true, outcome: 'done' });
+      const [first, second] = sent.filter((text) => !/^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text));
+      expect(first).toContain('EXECUTE leasehold_completingRowVersioned_b');
+      expect(first).not.toContain('pg_advisory_xact_lock');
+      expect(second).toMatch(/^EXECUTE leasehold_queueLock_b\([^)]*\);\nEXECUTE leasehold_rowUnchanged_b\(/);
+      expect(second!.endsWith(COMMIT_DURABLY)).toBe(true);
+    });
+
+    it('a cancel request committed between the read and the lock: the complete runs again with the lock first, and its event says a cancel was requested', async () => {
+      const schema = schemaForTest();
+      const { queue } = openQueue(schema);
+      const other = openQueue(schema).queue;
+      const id = await enqueueOne(queue);
+      expect(await queue.claim('w1')).toMatchObject({ ok: true });
+      const { result, sent } = await between(
+        () => queue.complete(id, 'w1', 1, { answer: 42 }),
+        async () => expect(await other.cancel(id)).toMatchObject({ ok: true }),
+      );
+      // Q13: completion committed after the request still wins, and says the request was there.
+      expect(result).toMatchObject({ ok: true, outcome: 'done' });
+      const events = await queue.events(id);
+      expect(events.map((event) => event.type)).toEqual(['enqueued', 'claimed', 'cancel_requested', 'completed']);
+      expect(events.at(-1)?.data).toMatchObject({ cancelRequested: true });
+      // The first try's check failed under the lock; the second took the lock in its first round trip.
+      const mine = sent.filter((text) => text.includes('leasehold_rowUnchanged_b') || text.includes('pg_advisory_xact_lock(') || text.includes('completingRowVersioned'));
+      expect(mine.some((text) => text.includes('leasehold_rowUnchanged_b'))).toBe(true);
+      expect(mine.at(-1)).toMatch(/pg_advisory_xact_lock\(.*EXECUTE leasehold_completingRowAhead_b/s);
+      await assertEventLogConsistent(queue);
+    });
+
+    it('a newer version enqueued between the read and the lock (a change beside the row): the complete sees it, stale_input', async () => {
+      const schema = schemaForTest();
+      const { queue } = openQueue(schema);
+      const other = openQueue(schema).queue;
+      const id = await enqueueOne(queue, 'acme', 'topic');
+      expect(await queue.claim('w1')).toMatchObject({ ok: true });
+      const { result } = await between(
+        () => queue.complete(id, 'w1', 1, { answer: 42 }),
+        async () => expect(await other.enqueue({ tenant: 'acme', topic: 'topic', version: 2, priority: 0, input: { text: 'newer' } })).toMatchObject({ ok: true }),
+      );
+      expect(result).toMatchObject({ ok: true, outcome: 'stale_input' });
+      await assertEventLogConsistent(queue);
+    });
+  });
+
+  it("a write's COMMIT does not wait for the disk under the lock; the call returns once the WAL through it is flushed", async () => {
+    const { queue } = openQueue(schemaForTest());
+    const { sent } = await tracing(() => enqueueOne(queue));
+    expect(sent.find((text) => text.startsWith('BEGIN;') && text.includes('pg_advisory_xact_lock('))).toContain('SET LOCAL synchronous_commit = off;');
+    // The flush's record comes after the commit's in the WAL; by the time the call returned it was on disk.
+    const original = pg.Client.prototype.query;
+    let flushed: string | undefined;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const answer = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      const config = args[0] as string | { text: string };
+      if (!(typeof config === 'string' ? config : config.text).endsWith(COMMIT_DURABLY)) return answer;
+      return answer.then((results) => {
+        flushed = String((results as { rows: { flushed?: string }[] }[]).at(-1)?.rows[0]?.flushed);
+        return results;
+      });
+    } as typeof original;
+    try {
+      await enqueueOne(queue, 'acme', 'second');
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    expect(flushed).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const client = await admin();
+    const { rows } = await client.query(`SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS durable`, [flushed]);
+    expect(rows[0].durable).toBe(true);
   });
 
   describe("a claim's heads read ahead with the lock, before its time is known", () => {
@@ -497,7 +597,8 @@ describe('PgStore retry rules', () => {
     expect(await store.write('liveCount', () => 0, liveCount)).toBe(7);
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(3);
     expect(texts.filter((text) => text === 'ROLLBACK')).toHaveLength(2);
-    expect(texts.filter((text) => text === 'COMMIT')).toHaveLength(2); // the migration's and the write's
+    expect(texts.filter((text) => text === 'COMMIT')).toHaveLength(1); // the migration's
+    expect(texts.filter((text) => text === COMMIT_DURABLY)).toHaveLength(1); // the write's
   });
 
   it('surfaces the failure typed once the retries are spent', async () => {
@@ -510,7 +611,7 @@ describe('PgStore retry rules', () => {
 
   it('does not retry a connection lost while COMMIT was in flight, and says it may have committed', async () => {
     let commits = 0;
-    const { pool, texts } = fakePool((text) => (text === 'COMMIT' && ++commits === 2 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
+    const { pool, texts } = fakePool((text) => (text === COMMIT_DURABLY && ++commits === 1 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
     const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
     const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConnectionError);
@@ -523,12 +624,12 @@ describe('PgStore retry rules', () => {
     const store = PgStore.open(pool, { busyRetries: 2 }, () => 0);
     await store.write('adjustLive', () => 0, adjustLive);
     expect(texts.filter((text) => text.startsWith('PREPARE leasehold_adjustLive_b AS'))).toHaveLength(1); // once per connection
-    expect(texts.filter((text) => text === "EXECUTE leasehold_adjustLive_b('1');\nCOMMIT")).toHaveLength(2);
+    expect(texts.filter((text) => text === `EXECUTE leasehold_adjustLive_b('1');\n${COMMIT_DURABLY}`)).toHaveLength(2);
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(2);
   });
 
   it('does not retry a connection lost while writes went with COMMIT, and says it may have committed', async () => {
-    const { pool, texts } = fakePool((text) => (text.endsWith('COMMIT') && text.includes('EXECUTE') ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
+    const { pool, texts } = fakePool((text) => (text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE') ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
     const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
     const error = await store.write('adjustLive', () => 0, adjustLive).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
@@ -536,7 +637,7 @@ describe('PgStore retry rules', () => {
   });
 
   it('asks the server after a connection lost during COMMIT: committed is a success, aborted is retried, and only no answer says maybe', async () => {
-    const lostAtCommit = (calls: { n: number }) => (text: string) => (text.endsWith('COMMIT') && text.includes('EXECUTE') && ++calls.n === 1 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined);
+    const lostAtCommit = (calls: { n: number }) => (text: string) => (text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE') && ++calls.n === 1 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined);
     const committed = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'committed' });
     await PgStore.open(committed.pool, { busyRetries: 3 }, () => 0).write('adjustLive', () => 0, adjustLive);
     expect(committed.texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1); // not sent again

@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
-import { batchFailure, batchName, batchText, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 
 /**
@@ -21,6 +21,26 @@ import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.
  * the normal course. A reader takes no lock: it runs in a READ ONLY REPEATABLE READ transaction, one
  * snapshot for all of its statements, and never waits for a writer.
  *
+ * Two things keep the lock short, so that many workers are not held up behind one:
+ *   - A holder's call (complete, fail, acknowledgeCancel, interrupt, reserve: TransactionBody.readsFirst
+ *     names its row) reads its row, and what it reads ahead beside it, before it takes the lock, with the
+ *     version of all of it (completingRowVersioned: the row's xmin, which every update of the row
+ *     changes, whether a newer version of its topic exists, the last checkpoint's usage). The lock and
+ *     a check that the version is unchanged (rowUnchanged) then go first in its next round trip, with
+ *     its writes and COMMIT, so it holds the lock for no client round trip. The check fails the
+ *     transaction, nothing written, when anything it read changed meanwhile (a cancel request, an
+ *     expiry, a takeover, a newer version), and the call runs again taking the lock first. What such a
+ *     call decides was so when it took the lock, so it is serialised at the lock like any other write;
+ *     its clock is read before the lock, so its events can be stamped a little earlier than one
+ *     committed just before them (event ids stay in commit order).
+ *   - A write commits with synchronous_commit off (ASYNC_COMMIT), so COMMIT releases the lock without
+ *     waiting for the disk; the same round trip then runs a one-record synchronous transaction whose
+ *     commit flushes the WAL through it, hence through this commit (COMMIT_DURABLY), and the call
+ *     returns only after that. So every write a caller was told succeeded is durable, and so is every
+ *     write that any acknowledged write read (its flush came later in the one WAL). A reader may see a
+ *     commit in the moment before its flush; if the server crashes right then, that commit is lost with
+ *     its caller never told it succeeded (a connection lost during COMMIT: commitOutcome asks, below).
+ *
  * The body is a generator over StoreTx (store.ts): each statement yields its query's promise, the
  * driver awaits it and resumes the body with the result (`next(value)`), or throws the failure into
  * the body at that yield (`throw(error)`), where a savepoint can catch it. Then COMMIT, or ROLLBACK on
@@ -34,8 +54,8 @@ import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.
  * read once the lock is held, so its first reads do not take it: the holders, the paused tenants, and
  * every ready tenant's first task whatever the time, which are its heads at its time when each is
  * eligible by then (else the claim reads the heads in a round trip of their own), with the row of the
- * one it will most likely pick. So a claim is 2 round trips, a complete 2, and only the second of each
- * is made under the lock.
+ * one it will most likely pick. So a claim is 2 round trips with the lock held from the first to the
+ * end of the second; a complete is 2, its first made without the lock and its second taking it.
  *
  * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
  * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
@@ -56,6 +76,16 @@ import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.
 
 /** The advisory lock's first key (int4) for the queue's writers; the second is the schema's key. */
 export const QUEUE_LOCK_CLASS = 0x4c48_0000;
+
+/**
+ * A write transaction commits without waiting for its WAL to reach the disk (so the queue lock, released
+ * at COMMIT, is not held across the flush), and the same round trip then flushes it: a one-record
+ * transaction of its own, synchronous, whose commit waits for the WAL through its own record, so
+ * through this transaction's commit record before it (the WAL is one sequence). The call returns only
+ * after that; see the class comment for what this keeps and what it does not.
+ */
+const ASYNC_COMMIT = 'SET LOCAL synchronous_commit = off;';
+export const COMMIT_DURABLY = `COMMIT; SELECT pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
 
 /** The second key of the queue's advisory locks: an int4 hash (FNV-1a) of the schema ('' for the default). */
 export function queueLockKey(schema: string | undefined): number {
@@ -485,7 +515,7 @@ export class PgStore implements Store {
         operation,
         // The transaction's id comes back in the same round trip: if the connection is lost while COMMIT
         // is in flight, txid_status on another connection tells whether it committed (commitOutcome).
-        `BEGIN; ${this.setPath} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}) AS locked, txid_current() AS xid`,
+        `BEGIN; ${this.setPath} ${ASYNC_COMMIT} SELECT pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, ${this.lockKey}) AS locked, txid_current() AS xid`,
         // The clock is read once the lock is held (the first round trip has returned); the statements
         // get the time too, for what they read ahead by it.
         () => {
@@ -518,6 +548,9 @@ export class PgStore implements Store {
     readClock?: () => number,
   ): Promise<T> {
     await this.whenReady();
+    // A holder's call reads its row before it takes the lock, and checks it unchanged under the lock
+    // (the class comment); a change means one more try, taking the lock first.
+    let holderFirst = readsFirst?.completingRow !== undefined && readClock !== undefined;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -530,11 +563,13 @@ export class PgStore implements Store {
       let broken: unknown;
       let xid: string | undefined;
       let result: T | undefined;
+      let statements: PgStatements | undefined;
+      const unlocked = holderFirst;
       try {
         const { runner } = lease;
         // A claim's time is only known once the lock is held: the clock read now picks which head's row is read ahead.
         const before = readsFirst?.claim !== undefined && readClock !== undefined ? readClock() : undefined;
-        const first = PgStatements.readsFirst(readsFirst, before);
+        const first = PgStatements.readsFirst(readsFirst, before, unlocked);
         let begun: PgResult[];
         if (first.length === 0) {
           const answer = (await runner.query(begin)) as PgResult | PgResult[];
@@ -542,20 +577,24 @@ export class PgStore implements Store {
           begun = Array.isArray(answer) ? answer : [answer];
         } else {
           await runner.prepareIn(first, this.setPath);
-          begun = await runner.batch(first, undefined, begin);
+          // The transaction gets its id in its first round trip either way (commitOutcome needs it).
+          begun = await runner.batch(first, undefined, unlocked ? `BEGIN; ${this.setPath} ${ASYNC_COMMIT} SELECT txid_current() AS xid` : begin);
         }
         // The xid's result is the one just before the first reads' (the last of the BEGIN's statements).
         const xidRow = begun[begun.length - first.length - 1]?.rows[0];
         xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
         const { at, body } = start();
-        const statements = new PgStatements(runner, at);
+        statements = new PgStatements(runner, at);
         statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
+        if (unlocked) statements.lockFirst(QUEUE_LOCK_CLASS, this.lockKey);
         result = await drive(body(statements));
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();
         committing = true;
-        if (writes.length === 0) await runner.query('COMMIT');
-        else settlePending(writes, await runner.batch(writes.map((write) => write.config), 'COMMIT').catch((error: unknown) => Promise.reject(batchFailure(error, writes))));
+        // A write transaction's COMMIT flushes its WAL after the lock is released (COMMIT_DURABLY); a read has none.
+        const commit = at === undefined ? 'COMMIT' : COMMIT_DURABLY;
+        if (writes.length === 0) await runner.query(commit);
+        else settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(batchFailure(error, writes))));
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         return result;
@@ -568,6 +607,13 @@ export class PgStore implements Store {
           } catch (rollbackError) {
             broken = rollbackError;
           }
+        }
+        if (unlocked && (statements?.rowChanged === true || isRowChanged(error))) {
+          // What the holder's call read before the lock changed before it got the lock: nothing was
+          // written; it runs again, taking the lock first. Not a failure of the server: no attempt spent.
+          holderFirst = false;
+          attempt--;
+          continue;
         }
         if (code === undefined) throw error;
         // Nothing was committed unless the connection broke while COMMIT was in flight (an error the

@@ -524,8 +524,10 @@ export interface Store {
   readonly kind: string;
   /**
    * Runs `body` in one write transaction. `readClock` is read once the write lock is held, so a lease
-   * is judged at commit time and events are stamped in commit order (Q8, Q15). A busy database is
-   * retried a bounded number of times, then surfaces as BusyError with nothing written (Q18).
+   * is judged at commit time and events are stamped in commit order (Q8, Q15); a store may read it
+   * before the lock for a body with `readsFirst.completingRow` if it commits only when nothing that body
+   * read changed before the lock (PgStore: its clock is then at most one lock wait early). A busy
+   * database is retried a bounded number of times, then surfaces as BusyError with nothing written (Q18).
    */
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T>;
   /** Runs `body` as a read: no write lock, and no time (a read decides nothing). */
