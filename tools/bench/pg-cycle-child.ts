@@ -79,7 +79,7 @@ insert into ${s}.tenant_running (tenant) select 't' || g from generate_series(0,
 }
 
 /**
- * The floor's claim, one statement in one round trip (autocommit): lock the running counter and check
+ * The floor's claim, one statement in one round trip (floorCall): lock the running counter and check
  * the global limit; pick the tenant to serve, fairly (the fewest running, then the longest unserved,
  * among tenants under the per-tenant limit with ready work: a head lookup per tenant, as Leasehold's
  * claim does); take that tenant's first ready job (priority, then age) with FOR UPDATE SKIP LOCKED; lease
@@ -117,7 +117,7 @@ select id, generation from c`;
 }
 
 /**
- * The floor's complete, one statement (autocommit): fenced by worker, generation and an unexpired
+ * The floor's complete, one statement (floorCall): fenced by worker, generation and an unexpired
  * lease, as Leasehold's; the job done with its result, both counters decremented, its completed event
  * appended. $1 id, $2 worker, $3 generation, $4 result, $5 now.
  */
@@ -145,7 +145,7 @@ select count(*)::int as n from d`;
  * travel as literals (one simple-protocol text a round trip); every one is a number or an escaped string.
  */
 export function floorClientSql(s: string) {
-  const lock = `BEGIN; SELECT value FROM ${s}.counters WHERE name = 'running' FOR UPDATE`;
+  const lock = `BEGIN; ${ASYNC_COMMIT} SELECT value FROM ${s}.counters WHERE name = 'running' FOR UPDATE`;
   return {
     /** The candidate, as the floor's claim picks it (the counter's lock is held: no SKIP LOCKED needed). */
     claimRead: (now: number, globalLimit: number, perTenantLimit: number) => `${lock};
@@ -162,16 +162,35 @@ export function floorClientSql(s: string) {
       UPDATE ${s}.tenant_running SET running = running + 1, served_at = ${now} WHERE tenant = ${tenant};
       UPDATE ${s}.counters SET value = value + 1 WHERE name = 'running';
       INSERT INTO ${s}.events (job_id, type, at, worker_id, generation) VALUES (${id}, 'claimed', ${now}, ${worker}, ${generation + 1});
-      COMMIT`,
-    /** The holder's row, for the fence (worker, generation, unexpired lease) the client checks. */
-    completeRead: (id: string) => `${lock}; SELECT state, worker_id, generation, lease_until, tenant FROM ${s}.jobs WHERE id = ${id}`,
-    completeWrite: (id: string, tenant: string, worker: string, generation: number, result: string, now: number) => `
-      UPDATE ${s}.jobs SET state = 'done', result = ${result}, worker_id = NULL, lease_until = NULL WHERE id = ${id} AND state = 'running' AND generation = ${generation};
-      UPDATE ${s}.tenant_running SET running = running - 1 WHERE tenant = ${tenant};
-      UPDATE ${s}.counters SET value = value - 1 WHERE name = 'running';
-      INSERT INTO ${s}.events (job_id, type, at, worker_id, generation) VALUES (${id}, 'completed', ${now}, ${worker}, ${generation});
-      COMMIT`,
+      ${FLUSHED_COMMIT}`,
+    /**
+     * The holder's row, for the fence (worker, generation, unexpired lease) the client checks, read before
+     * the lock as Leasehold's holder calls read theirs, with its version (xmin).
+     */
+    completeRead: (id: string) => `SELECT state, worker_id, generation, lease_until, tenant, xmin::text AS version FROM ${s}.jobs WHERE id = ${id}`,
+    /** The lock, then the writes only if the row is still the version read (else none, and the count says 0). */
+    completeWrite: (id: string, tenant: string, worker: string, generation: number, result: string, now: number, version: string) => `${lock};
+      WITH d AS (UPDATE ${s}.jobs SET state = 'done', result = ${result}, worker_id = NULL, lease_until = NULL
+                 WHERE id = ${id} AND xmin::text = ${version} RETURNING id),
+        t AS (UPDATE ${s}.tenant_running SET running = running - 1 FROM d WHERE tenant = ${tenant}),
+        n AS (UPDATE ${s}.counters SET value = value - 1 FROM d WHERE name = 'running'),
+        e AS (INSERT INTO ${s}.events (job_id, type, at, worker_id, generation) SELECT d.id, 'completed', ${now}, ${worker}, ${generation} FROM d)
+      SELECT count(*)::int AS n FROM d;
+      ${FLUSHED_COMMIT}`,
   };
+}
+
+/**
+ * The floors commit as Leasehold's store does (src/store/pg-store.ts ASYNC_COMMIT, COMMIT_DURABLY): without
+ * waiting for the disk while the counter row is locked, then, in the same round trip, a one-record
+ * synchronous transaction that flushes the WAL through the commit before the call returns.
+ */
+const ASYNC_COMMIT = 'SET LOCAL synchronous_commit = off;';
+const FLUSHED_COMMIT = `COMMIT; SELECT pg_logical_emit_message(true, 'floor', 'flush')`;
+
+/** One floor statement as one simple-protocol text: in a transaction that commits as FLUSHED_COMMIT says, its values as literals. */
+export function floorCall(prepared: string, literals: readonly string[]): string {
+  return `BEGIN; ${ASYNC_COMMIT} EXECUTE ${prepared}(${literals.join(', ')}); ${FLUSHED_COMMIT}`;
 }
 
 /** graphile-worker 0.16.6's own job-fetch SQL (dist/sql/getJob.js: strategy 2, no flags, now()), verbatim. */
@@ -258,15 +277,17 @@ async function main(): Promise<void> {
   await boss.start();
   const gwGet = { name: `get_job/${gwSchema}`, text: graphileGetJobSql(gwSchema) };
   const gwDone = { name: `complete_job/${gwSchema}`, text: graphileCompleteSql(gwSchema) };
-  const floorClaim = { name: `floor_claim/${floorSchema}`, text: floorClaimSql(floorSchema) };
-  const floorDone = { name: `floor_complete/${floorSchema}`, text: floorCompleteSql(floorSchema) };
+  // The floor's two statements, prepared once on this connection; each call runs one as floorCall says.
+  await client.query(`PREPARE floor_claim AS ${floorClaimSql(floorSchema)}`);
+  await client.query(`PREPARE floor_complete AS ${floorCompleteSql(floorSchema)}`);
   const resultJson = JSON.stringify(RESULT);
-  /** A statement of the floor, tried again when the deadlock detector picks it (its locks are taken in one order, so it should not). */
-  const floorQuery = async (config: { name: string; text: string }, values: unknown[]): Promise<pg.QueryResult> => {
+  /** A statement of the floor (its result), tried again when the deadlock detector picks it (its locks are taken in one order, so it should not). */
+  const floorQuery = async (prepared: string, literals: string[]): Promise<pg.QueryResult> => {
     for (;;) {
       try {
-        return await client.query({ ...config, values });
+        return (await texts(floorCall(prepared, literals)))[2]!;
       } catch (error) {
+        await client.query('ROLLBACK');
         if ((error as { code?: string }).code !== '40P01') throw error;
         floorDeadlocks++;
       }
@@ -309,10 +330,10 @@ async function main(): Promise<void> {
     'leasehold-1t': () => leaseholdCycle(queue1),
     async floor() {
       const now = Date.now();
-      const { rows } = await floorQuery(floorClaim, [workerId, now, PG_CYCLE_CONFIG.globalLimit, PG_CYCLE_CONFIG.perTenantLimit]);
+      const { rows } = await floorQuery('floor_claim', [quoted(workerId), String(now), String(PG_CYCLE_CONFIG.globalLimit), String(PG_CYCLE_CONFIG.perTenantLimit)]);
       const job = rows[0] as { id: string; generation: number } | undefined;
       if (job === undefined) return false;
-      const done = await floorQuery(floorDone, [job.id, workerId, job.generation, resultJson, Date.now()]);
+      const done = await floorQuery('floor_complete', [String(job.id), quoted(workerId), String(job.generation), quoted(resultJson), String(Date.now())]);
       if (done.rows[0]?.n !== 1) throw new Error(`floor: completing job ${job.id} generation ${job.generation} matched ${done.rows[0]?.n} rows`);
       return true;
     },
@@ -327,13 +348,13 @@ async function main(): Promise<void> {
       if (claimed[0]!.rowCount !== 1) throw new Error(`floor-client: claiming job ${candidate.id} updated ${claimed[0]!.rowCount} rows`);
       const generation = candidate.generation + 1;
       const completedAt = Date.now();
-      const row = (await texts(floorClient.completeRead(candidate.id))).at(-1)!.rows[0] as { state: string; worker_id: string; generation: number; lease_until: string; tenant: string } | undefined;
+      const row = (await texts(floorClient.completeRead(candidate.id))).at(-1)!.rows[0] as { state: string; worker_id: string; generation: number; lease_until: string; tenant: string; version: string } | undefined;
       if (row === undefined || row.state !== 'running' || row.worker_id !== workerId || row.generation !== generation || Number(row.lease_until) <= completedAt) {
-        await client.query('ROLLBACK');
         throw new Error(`floor-client: job ${candidate.id} is not held by ${workerId} generation ${generation}: ${JSON.stringify(row)}`);
       }
-      const done = await texts(floorClient.completeWrite(candidate.id, quoted(row.tenant), quoted(workerId), generation, quoted(resultJson), completedAt));
-      if (done[0]!.rowCount !== 1) throw new Error(`floor-client: completing job ${candidate.id} updated ${done[0]!.rowCount} rows`);
+      const done = await texts(floorClient.completeWrite(candidate.id, quoted(row.tenant), quoted(workerId), generation, quoted(resultJson), completedAt, quoted(row.version)));
+      // [BEGIN, SET LOCAL, the lock, the writes, COMMIT, the flush]: nothing else writes this job, so its version held.
+      if (done[3]!.rows[0]?.n !== 1) throw new Error(`floor-client: completing job ${candidate.id} changed ${done[3]!.rows[0]?.n} rows`);
       return true;
     },
     async 'graphile-worker'() {

@@ -22,9 +22,11 @@
  *     statement whose answer the core waits for is one more, and the writes it does not wait for ride
  *     with the next one or with COMMIT. A claim is 2 round trips (the first takes the lock and reads
  *     the holders, the paused tenants and every ready tenant's head with its row and session; the
- *     second writes the lease with COMMIT), a complete 2 (its row with the lock; its writes with COMMIT).
+ *     second writes the lease with COMMIT), a complete 2 (its row, without the lock; then the lock, a
+ *     check that the row is unchanged, its writes and COMMIT). Each COMMIT releases the lock before the
+ *     WAL flush, and the call returns after the flush (pg-store.ts COMMIT_DURABLY).
  *   - floor (the equal-guarantee floor, no target): the least SQL that gives Leasehold's claim→complete
- *     guarantees, in one statement (one round trip, autocommit) a claim and one a complete
+ *     guarantees, in one statement (one round trip, committed as floorCall says) a claim and one a complete
  *     (pg-cycle-child.ts floorClaimSql / floorCompleteSql): a lease with expiry and a fencing
  *     generation, a complete fenced by worker, generation and lease, the global limit and the per-tenant
  *     limit checked on counters the statement locks (one counter row every claim and complete locks,
@@ -35,11 +37,16 @@
  *     ratio to graphile-worker and pg-boss, measured in the same rounds, is the most such a queue can
  *     reach against them, and leasehold ÷ floor is how close this design comes.
  *   - floor-client (the floor deciding in the client, no target): the same tables, guarantees and choices,
- *     but each call is two round trips (pg-cycle-child.ts floorClientSql): the first takes the lock and
- *     reads what the decision needs, the second writes it with COMMIT, so the lock is held across one
+ *     but each call is two round trips (pg-cycle-child.ts floorClientSql). A claim's first takes the lock
+ *     and reads what the decision needs, its second writes it with COMMIT, so the lock is held across one
  *     client round trip, as it must be for a core in TypeScript that decides between its reads and its
- *     writes (Leasehold's, run by the simulator and both stores). Its ratio to pg-boss is the most a queue
- *     of this design can reach; leasehold ÷ floor-client is what Leasehold's own extra work costs.
+ *     writes (Leasehold's, run by the simulator and both stores). A complete reads the holder's row and
+ *     its version before the lock, then takes the lock and writes only if the row is that version, as
+ *     Leasehold's holder calls do. Its ratio to pg-boss is the most a queue of this design can reach;
+ *     leasehold ÷ floor-client is what Leasehold's own extra work costs.
+ *   Both floors commit as Leasehold's store does (pg-cycle-child.ts floorCall, FLUSHED_COMMIT): without
+ *     waiting for the disk while the counter row is locked, then, in the same round trip, a synchronous
+ *     one-record transaction that flushes the WAL through the commit before the call returns.
  *   - leasehold-1t (context, no target): the same queue and config with every task in one tenant, so the
  *     claim's head lookup finds one tenant; it shows what the per-tenant walk costs on a network store.
  *   - graphile-worker: its worker's own SQL, run on one connection per process as named prepared
