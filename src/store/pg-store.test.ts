@@ -13,7 +13,7 @@ import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
 import { SQL } from './pg-statements.ts';
-import { COMMIT_DURABLY, PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
+import { COMMIT_DURABLY, COMMIT_OUTCOME, PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
 import type { TaskRow } from './store.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -641,7 +641,7 @@ describe('PgStore retry rules', () => {
     const committed = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'committed' });
     await PgStore.open(committed.pool, { busyRetries: 3 }, () => 0).write('adjustLive', () => 0, adjustLive);
     expect(committed.texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1); // not sent again
-    expect(committed.texts).toContain('SELECT txid_status($1::bigint) AS status');
+    expect(committed.texts).toContain(COMMIT_OUTCOME);
 
     const aborted = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'aborted' });
     await PgStore.open(aborted.pool, { busyRetries: 3 }, () => 0).write('adjustLive', () => 0, adjustLive);

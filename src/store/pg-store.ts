@@ -86,6 +86,8 @@ export const QUEUE_LOCK_CLASS = 0x4c48_0000;
  */
 const ASYNC_COMMIT = 'SET LOCAL synchronous_commit = off;';
 export const COMMIT_DURABLY = `COMMIT; SELECT pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
+/** What commitOutcome asks: the transaction's status, and the WAL flushed through it whatever it says. */
+export const COMMIT_OUTCOME = `SELECT txid_status($1::bigint) AS status, pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
 
 /** The second key of the queue's advisory locks: an int4 hash (FNV-1a) of the schema ('' for the default). */
 export function queueLockKey(schema: string | undefined): number {
@@ -646,7 +648,9 @@ export class PgStore implements Store {
     }
     let broken: unknown;
     try {
-      const status = (await lease.runner.query({ text: 'SELECT txid_status($1::bigint) AS status', values: [xid] })).rows[0]?.status;
+      // Committed may not be flushed yet (the transaction's own flush went with the lost connection): this
+      // statement's one-record synchronous transaction flushes the WAL through it before it answers.
+      const status = (await lease.runner.query({ text: COMMIT_OUTCOME, values: [xid] })).rows[0]?.status;
       return status === 'committed' ? 'committed' : status === 'aborted' ? 'aborted' : 'unknown';
     } catch (error) {
       broken = error;
