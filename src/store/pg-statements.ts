@@ -512,6 +512,8 @@ export class PgStatements implements StoreTx {
   private lockUnsent = false;
   /** A round trip failed because the row read before the lock had changed (rowUnchanged). */
   rowChanged = false;
+  /** The body sent or left pending a statement that writes (the store flushes the WAL after COMMIT only then). */
+  wrote = false;
 
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
@@ -529,7 +531,10 @@ export class PgStatements implements StoreTx {
 
   /** Several statements in one round trip (after the pending writes); their results in order. */
   private *together(statements: readonly (readonly [StatementName, readonly unknown[]])[]): Generator<Promise<unknown>, PgResult[], unknown> {
-    if (statements.some(([name]) => !READS.has(name))) this.ahead.clear();
+    if (statements.some(([name]) => !READS.has(name))) {
+      this.ahead.clear();
+      this.wrote = true;
+    }
     const configs = statements.map(([name, values]) => ({ name: `leasehold_${name}`, text: SQL[name], values: [...values] }));
     if (this.pending.length === 0 && configs.length === 1) return [(yield this.runner.query(configs[0]!)) as PgResult];
     const writes = this.takePending();
@@ -628,6 +633,7 @@ export class PgStatements implements StoreTx {
   /** A write whose result the body does not need now: sent with the next statement or with COMMIT. */
   private defer(name: StatementName, values: unknown[], settled?: (result: PgResult) => void): void {
     this.ahead.clear();
+    this.wrote = true;
     this.pending.push({ config: { name: `leasehold_${name}`, text: SQL[name], values }, ...(settled === undefined ? {} : { settled }) });
   }
 
@@ -639,6 +645,7 @@ export class PgStatements implements StoreTx {
    */
   private deferOne(name: StatementName, values: unknown[], what: string): void {
     this.ahead.clear();
+    this.wrote = true;
     this.pending.push({ config: { name: `leasehold_${name}_one`, text: exactlyOne(SQL[name]), values }, one: what });
   }
 

@@ -276,6 +276,12 @@ describe('PgStore on a PostgreSQL server', () => {
     const client = await admin();
     const { rows } = await client.query(`SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS durable`, [flushed]);
     expect(rows[0].durable).toBe(true);
+    // A write transaction that wrote nothing (an idle worker's claim) has nothing to flush: a plain COMMIT.
+    await queue.claim('w1');
+    await queue.claim('w1');
+    const idle = await tracing(() => queue.claim('w1'));
+    expect(idle.result).toMatchObject({ ok: false, reason: 'empty' });
+    expect(idle.sent.at(-1)).toBe('COMMIT');
   });
 
   describe("a claim's heads read ahead with the lock, before its time is known", () => {
@@ -597,8 +603,7 @@ describe('PgStore retry rules', () => {
     expect(await store.write('liveCount', () => 0, liveCount)).toBe(7);
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(3);
     expect(texts.filter((text) => text === 'ROLLBACK')).toHaveLength(2);
-    expect(texts.filter((text) => text === 'COMMIT')).toHaveLength(1); // the migration's
-    expect(texts.filter((text) => text === COMMIT_DURABLY)).toHaveLength(1); // the write's
+    expect(texts.filter((text) => text === 'COMMIT')).toHaveLength(2); // the migration's and the write's (it wrote nothing: no flush)
   });
 
   it('surfaces the failure typed once the retries are spent', async () => {
@@ -611,7 +616,7 @@ describe('PgStore retry rules', () => {
 
   it('does not retry a connection lost while COMMIT was in flight, and says it may have committed', async () => {
     let commits = 0;
-    const { pool, texts } = fakePool((text) => (text === COMMIT_DURABLY && ++commits === 1 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
+    const { pool, texts } = fakePool((text) => (text === 'COMMIT' && ++commits === 2 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
     const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
     const error = await store.write('liveCount', () => 0, liveCount).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConnectionError);

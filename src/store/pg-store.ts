@@ -593,8 +593,9 @@ export class PgStore implements Store {
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();
         committing = true;
-        // A write transaction's COMMIT flushes its WAL after the lock is released (COMMIT_DURABLY); a read has none.
-        const commit = at === undefined ? 'COMMIT' : COMMIT_DURABLY;
+        // A write transaction's COMMIT flushes its WAL after the lock is released (COMMIT_DURABLY); one that
+        // wrote nothing (a claim that found no task, a read) has nothing to flush.
+        const commit = at !== undefined && statements.wrote ? COMMIT_DURABLY : 'COMMIT';
         if (writes.length === 0) await runner.query(commit);
         else settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(batchFailure(error, writes))));
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
