@@ -253,7 +253,11 @@ export async function migratePg(session: PgSession, now: number, lockKey: number
   try {
     await session.query('SELECT pg_advisory_xact_lock($1::int4, $2::int4)', [MIGRATION_LOCK_CLASS, lockKey]);
     if (schema !== undefined) {
-      await session.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+      // Created only when missing: CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database even when
+      // the schema exists, which a role that owns its schema but may not create one lacks. Under the
+      // migration lock, so two hosts do not both find it missing.
+      const exists = await session.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+      if (exists.rows.length === 0) await session.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
       // A pool passed in may have another search_path: this transaction's statements use the schema.
       await session.query(`SET LOCAL search_path TO ${quoteIdentifier(schema)}`);
     }

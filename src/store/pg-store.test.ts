@@ -251,6 +251,25 @@ describe('PgStore on a PostgreSQL server', () => {
     });
   });
 
+  it('runs a whole cycle as a role that is not a superuser (the flush after COMMIT needs no privilege)', async () => {
+    const client = await admin();
+    const role = `lh_plain_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD 'plain' NOSUPERUSER`);
+    cleanups.push(async () => {
+      await client.query(`DROP ROLE IF EXISTS ${role}`);
+    });
+    const schema = schemaForTest();
+    await client.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
+    const url = new URL(PG_URL);
+    url.username = role;
+    url.password = 'plain';
+    const { queue } = openQueue(schema, { url: url.toString() });
+    const id = await enqueueOne(queue);
+    expect(await queue.claim('w1')).toMatchObject({ ok: true, task: { id } });
+    expect(await queue.complete(id, 'w1', 1, { answer: 42 })).toMatchObject({ ok: true, outcome: 'done' });
+    await assertEventLogConsistent(queue);
+  });
+
   it("a write's COMMIT does not wait for the disk under the lock; the call returns once the WAL through it is flushed", async () => {
     const { queue } = openQueue(schemaForTest());
     const { sent } = await tracing(() => enqueueOne(queue));
