@@ -72,14 +72,19 @@ async function enqueueOne(queue: WorkQueue, tenant = 'acme', topic = 'topic'): P
   return result.taskId;
 }
 
-/** Runs `work` and returns its result with the text of every query any pg client sent meanwhile, in order. */
-async function tracing<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+/**
+ * Runs `work` and returns its result with the text of every query any pg client sent meanwhile, in order.
+ * `answered`, if given, sees each query's text and answer before the caller does, and may hold it back.
+ */
+async function tracing<T>(work: () => Promise<T>, answered?: (text: string, answer: unknown) => Promise<void> | void): Promise<{ result: T; sent: string[] }> {
   const sent: string[] = [];
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const config = args[0] as string | { text: string };
-    sent.push(typeof config === 'string' ? config : config.text);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
+    const text = typeof config === 'string' ? config : config.text;
+    sent.push(text);
+    const answer = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    return answered === undefined ? answer : answer.then(async (value) => (await answered(text, value), value));
   } as typeof original;
   try {
     return { result: await work(), sent };
@@ -180,25 +185,13 @@ describe('PgStore on a PostgreSQL server', () => {
 
   describe("a holder's call reads its row before the lock, and writes only if it is unchanged under the lock", () => {
     /** Runs `work` with `meanwhile` run once right after the round trip that read the holder's row, before the next is sent. */
-    async function between<T>(work: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<{ result: T; sent: string[] }> {
-      const original = pg.Client.prototype.query;
+    function between<T>(work: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<{ result: T; sent: string[] }> {
       let done = false;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const answer = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-        const config = args[0] as string | { text: string };
-        const text = typeof config === 'string' ? config : config.text;
-        if (done || !text.includes('EXECUTE leasehold_completingRowVersioned_b')) return answer;
+      return tracing(work, async (text) => {
+        if (done || !text.includes('EXECUTE leasehold_completingRowVersioned_b')) return;
         done = true;
-        return answer.then(async (value) => {
-          await meanwhile();
-          return value;
-        });
-      } as typeof original;
-      try {
-        return await tracing(work);
-      } finally {
-        pg.Client.prototype.query = original;
-      }
+        await meanwhile();
+      });
     }
 
     it('takes the lock after the row, and checks the row in the same round trip as the writes', async () => {
@@ -275,22 +268,13 @@ describe('PgStore on a PostgreSQL server', () => {
     const { sent } = await tracing(() => enqueueOne(queue));
     expect(sent.find((text) => text.startsWith('BEGIN;') && text.includes('pg_advisory_xact_lock('))).toContain('SET LOCAL synchronous_commit = off;');
     // The flush's record comes after the commit's in the WAL; by the time the call returned it was on disk.
-    const original = pg.Client.prototype.query;
     let flushed: string | undefined;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const answer = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-      const config = args[0] as string | { text: string };
-      if (!(typeof config === 'string' ? config : config.text).endsWith(COMMIT_DURABLY)) return answer;
-      return answer.then((results) => {
-        flushed = String((results as { rows: { flushed?: string }[] }[]).at(-1)?.rows[0]?.flushed);
-        return results;
-      });
-    } as typeof original;
-    try {
-      await enqueueOne(queue, 'acme', 'second');
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    await tracing(
+      () => enqueueOne(queue, 'acme', 'second'),
+      (text, results) => {
+        if (text.endsWith(COMMIT_DURABLY)) flushed = String((results as { rows: { flushed?: string }[] }[]).at(-1)?.rows[0]?.flushed);
+      },
+    );
     expect(flushed).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
     const client = await admin();
     const { rows } = await client.query(`SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS durable`, [flushed]);

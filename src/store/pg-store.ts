@@ -85,9 +85,11 @@ export const QUEUE_LOCK_CLASS = 0x4c48_0000;
  * after that; see the class comment for what this keeps and what it does not.
  */
 const ASYNC_COMMIT = 'SET LOCAL synchronous_commit = off;';
-export const COMMIT_DURABLY = `COMMIT; SELECT pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
+/** A one-record transaction of its own (autocommit, synchronous): it returns once the WAL through it is flushed. */
+const FLUSH = `pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
+export const COMMIT_DURABLY = `COMMIT; SELECT ${FLUSH}`;
 /** What commitOutcome asks: the transaction's status, and the WAL flushed through it whatever it says. */
-export const COMMIT_OUTCOME = `SELECT txid_status($1::bigint) AS status, pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
+export const COMMIT_OUTCOME = `SELECT txid_status($1::bigint) AS status, ${FLUSH}`;
 
 /** The second key of the queue's advisory locks: an int4 hash (FNV-1a) of the schema ('' for the default). */
 export function queueLockKey(schema: string | undefined): number {
