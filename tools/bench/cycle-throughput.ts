@@ -10,6 +10,7 @@
  */
 import { type Contender, runInterleaved, pairedRatios } from './interleave.ts';
 import { FloorCycleContender } from './floor-cycle.ts';
+import { FloorGuaranteesContender } from './floor-guarantees.ts';
 import { PlainjobCycleContender } from './plainjob-cycle.ts';
 import { CYCLE_CONFIG, QueueCycleContender } from './queue-cycle.ts';
 import { RawSqliteContender } from './raw-sqlite.ts';
@@ -33,7 +34,8 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   const pjBare = new PlainjobCycleContender(ctx.tmpDir, backlog, true);
   const floor = new FloorCycleContender(ctx.tmpDir, backlog);
   const floorDuties = new FloorCycleContender(ctx.tmpDir, backlog, true);
-  const all = [raw, ours, oursFlat, pj, pjBare, floor, floorDuties];
+  const floorAll = new FloorGuaranteesContender(ctx.tmpDir, backlog);
+  const all = [raw, ours, oursFlat, pj, pjBare, floor, floorDuties, floorAll];
   const contenders: Contender[] = all;
   const settings = {
     [raw.name]: raw.settings(),
@@ -43,6 +45,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     [pjBare.name]: pjBare.settings(),
     [floor.name]: floor.settings(),
     [floorDuties.name]: floorDuties.settings(),
+    [floorAll.name]: floorAll.settings(),
   };
   const warnings: string[] = [];
   for (const [name, s] of Object.entries(settings)) {
@@ -73,6 +76,12 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     const dutiesToRaw = ratio(floorDuties, raw);
     const dutiesToPj = ratio(floorDuties, pj);
     const flatToDuties = ratio(oursFlat, floorDuties);
+    // The equal-guarantee floor against the others: the best any queue keeping Leasehold's guarantees
+    // reaches on each target's scale, measured in the same rounds (floor-guarantees.ts).
+    const allToDuties = ratio(floorAll, floorDuties);
+    const allToRaw = ratio(floorAll, raw);
+    const allToPj = ratio(floorAll, pj);
+    const flatToAll = ratio(oursFlat, floorAll);
     const medRate = (name: string) => median(r[name]!);
 
     return {
@@ -120,6 +129,11 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
         { label: 'floor+duties ÷ raw SQLite', value: sig(median(dutiesToRaw), 3).toString() },
         { label: 'floor+duties ÷ plainjob', value: sig(median(dutiesToPj), 3).toString() },
         { label: 'leasehold-flat ÷ floor+duties (context)', value: sig(median(flatToDuties), 3).toString() },
+        { label: 'floor+guarantees cycles: + A2 pauses, A5 decision count, A6 session check, Q2 newer version, R4 usage, per-task event index (median)', value: fmtRate(medRate(floorAll.name)) },
+        { label: 'floor+guarantees ÷ floor+duties (ceiling of cycleToFloorDutiesRatio with the same guarantees)', value: sig(median(allToDuties), 3).toString() },
+        { label: 'floor+guarantees ÷ raw SQLite (ceiling of claimCycleToRawSqliteRatio)', value: sig(median(allToRaw), 3).toString() },
+        { label: 'floor+guarantees ÷ plainjob (ceiling of plainjobCycleRatio)', value: sig(median(allToPj), 3).toString() },
+        { label: 'leasehold-flat ÷ floor+guarantees (the share of the equal-guarantee floor reached)', value: sig(median(flatToAll), 3).toString() },
         { label: 'backlog of ready tasks at each slice start', value: String(backlog) },
         ...warnings.map((w) => ({ label: 'WARNING', value: w })),
       ],
@@ -145,6 +159,10 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           floorDutiesToRaw: dutiesToRaw.map((v) => sig(v)),
           floorDutiesToPlainjob: dutiesToPj.map((v) => sig(v)),
           leaseholdFlatToFloorDuties: flatToDuties.map((v) => sig(v)),
+          floorGuaranteesToFloorDuties: allToDuties.map((v) => sig(v)),
+          floorGuaranteesToRaw: allToRaw.map((v) => sig(v)),
+          floorGuaranteesToPlainjob: allToPj.map((v) => sig(v)),
+          leaseholdFlatToFloorGuarantees: flatToAll.map((v) => sig(v)),
         },
         medianRates: Object.fromEntries(contenders.map((c) => [c.name, sig(medRate(c.name))])),
         checkedOk: Object.fromEntries(contenders.map((c) => [c.name, c.okCount()])),
