@@ -163,6 +163,38 @@ describe('EventLoop', () => {
     expect(() => loop.after(-1, () => {})).toThrow(RangeError);
   });
 
+  it('drains the same way when run() is called straight from a macrotask callback (a check thread runs its seeds in one)', async () => {
+    // An actor whose first wait comes after a chain of continuations, started in the same synchronous
+    // stretch as run(). Called from a callback, no microtask has run yet when run() first drains: a drain
+    // that queued its tick at once would fire ahead of the chain and let time move on under it.
+    const observe = async () => {
+      const loop = new EventLoop();
+      const seen: number[] = [];
+      void (async () => {
+        for (let i = 0; i < 5; i++) await Promise.resolve();
+        seen.push(loop.now());
+        await loop.sleep(10);
+        seen.push(loop.now());
+      })();
+      loop.after(1, () => {});
+      await loop.run();
+      return seen;
+    };
+    const inline = await observe();
+    const inCallback = await new Promise<number[]>((resolve) => setImmediate(() => void observe().then(resolve)));
+    const inMessage = await new Promise<number[]>((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        void observe().then(resolve);
+      };
+      channel.port2.postMessage('go');
+    });
+    expect(inline).toEqual([epochMs, epochMs + 10]);
+    expect(inCallback).toEqual(inline);
+    expect(inMessage).toEqual(inline);
+  });
+
   it('runs a large simulated workload in one pass', async () => {
     // Measured on the development container (Node 20): 420k to 500k events/s, both with 100 async actors
     // sleeping in turn and with a chain of plain callbacks (500k events each). A bare loop of one

@@ -79,16 +79,21 @@ class ScheduledEvent implements EventHandle {
 
 /**
  * Waits until every promise continuation that is runnable now, and every one those enqueue in turn, has
- * run. Node empties the whole microtask queue (process.nextTick jobs and promise jobs) before it runs any
- * macrotask, so the immediate below fires only once the simulated world is quiescent. The result does not
- * depend on how deep an actor's await chain is, unlike awaiting a resolved promise N times, which would let
- * a deep chain resume after time had moved on. The only things that could run before the immediate are
- * other macrotasks (real timers, real I/O); simulated code has none (S1: no timers; better-sqlite3 is
- * synchronous), so they cannot touch simulated state, and the order within the world is fixed by the
- * FIFO microtask queue alone. Cost: one event-loop turn per event, measured in event-loop.test.ts.
+ * run. Node drains the whole microtask queue (including what the jobs enqueue while it drains) before it
+ * runs the process.nextTick queue, and a tick queued from inside a microtask job runs only after that
+ * drain. So the wait queues a microtask that queues the tick: the microtask makes it independent of the
+ * caller's context (called straight from a macrotask callback, before any microtask ran, a tick queued
+ * at once would run first, ahead of the continuations it should wait for), and the tick fires only once
+ * the simulated world is quiescent. The result does not depend on how deep an actor's await chain is,
+ * unlike awaiting a resolved promise N times, which would let a deep chain resume after time had moved
+ * on. Simulated code queues no ticks, timers or real I/O of its own (S1: no timers; better-sqlite3 is
+ * synchronous), so nothing else can run in between that touches simulated state, and the order within
+ * the world is fixed by the FIFO microtask queue alone. It used to wait for a setImmediate: the same
+ * quiescent point, but each wait was a turn of the event loop (a poll of the OS), about a fifth of a
+ * kill-takeover seed's time. Cost: measured in event-loop.test.ts.
  */
 function drainContinuations(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => queueMicrotask(() => process.nextTick(resolve)));
 }
 
 function earlier(a: ScheduledEvent, b: ScheduledEvent): boolean {

@@ -27,9 +27,12 @@ export const i13Isolation: Checker = {
     const out = new ViolationList('I13', 'safety');
     const tenantOf = (id: unknown) => (typeof id === 'number' ? analysis.tasks.get(id)?.tenant : undefined);
     const tenants = new Set([...analysis.tasks.values()].map((task) => task.tenant));
+    // With one tenant no label can be another tenant's; a text without a label needs no regex.
     const foreignLabel = (own: string, value: unknown): string | undefined => {
-      if (value === undefined || value === null) return undefined;
-      for (const match of JSON.stringify(value).matchAll(TOPIC_LABEL)) {
+      if (tenants.size < 2 || value === undefined || value === null) return undefined;
+      const text = JSON.stringify(value);
+      if (!text.includes('/topic-')) return undefined;
+      for (const match of text.matchAll(TOPIC_LABEL)) {
         const named = match[1]!;
         if (named !== own && tenants.has(named)) return match[0];
       }
