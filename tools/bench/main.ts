@@ -34,6 +34,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 interface Cli {
   options: BenchOptions;
   only?: string[];
+  help: boolean;
   list: boolean;
   strict: boolean;
   out: string;
@@ -42,6 +43,7 @@ interface Cli {
 function parseArgs(argv: readonly string[]): Cli {
   const cli: Cli = {
     options: { rounds: 21, sliceMs: 100, quick: false },
+    help: false,
     list: false,
     strict: false,
     out: join(repoRoot, 'reports', 'bench', 'latest.json'),
@@ -59,6 +61,7 @@ function parseArgs(argv: readonly string[]): Cli {
       case '--rounds': cli.options.rounds = int(); roundsGiven = true; break;
       case '--slice-ms': cli.options.sliceMs = int(); break;
       case '--only': cli.only = value.split(',').filter(Boolean); break;
+      case '--help': case '-h': cli.help = true; break;
       case '--list': cli.list = true; break;
       case '--strict': cli.strict = true; break;
       case '--out': cli.out = resolve(value); break;
@@ -70,6 +73,25 @@ function parseArgs(argv: readonly string[]): Cli {
 }
 
 class UsageError extends Error {}
+
+const USAGE = `Usage: npm run bench -- [--only=ID,ID] [--rounds=N] [--slice-ms=N] [--quick] [--strict] [--out=PATH] [--list]
+
+Runs the benchmark sections (all of them, in order, unless --only) and prints one table of targets,
+each a ratio of contenders measured side by side in this run; writes the raw numbers as JSON.
+
+Flags:
+  --only=ID,ID    run only these sections (see --list)
+  --rounds=N      timed rounds per section (default 21; 5 with --quick)
+  --slice-ms=N    length of one timed slice in a throughput section (default 100)
+  --quick         small workloads: a smoke test, not a measurement
+  --strict        exit 1 when a target is not met
+  --out=PATH      where the JSON goes (default reports/bench/latest.json)
+  --list          print the sections and exit
+  -h, --help      show this help
+
+Exit codes: 0 ran (targets may have failed: see the table), 1 a target failed under --strict,
+2 a section crashed, 64 bad usage.
+`;
 
 function git(args: string[]): string | undefined {
   try {
@@ -112,10 +134,14 @@ async function main(): Promise<number> {
     cli = parseArgs(process.argv.slice(2));
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`bench: ${e.message}\n`);
+      process.stderr.write(`bench: ${e.message}\nTry: npm run bench -- --help\n`);
       return 64;
     }
     throw e;
+  }
+  if (cli.help) {
+    process.stdout.write(USAGE);
+    return 0;
   }
   for (const s of defaultSections) registerSection(s);
   const all = registeredSections();
