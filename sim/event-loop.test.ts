@@ -1,3 +1,4 @@
+import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { EventLimitError, EventLoop } from './event-loop.ts';
 
@@ -184,10 +185,10 @@ describe('EventLoop', () => {
     const inCallback = await new Promise<number[]>((resolve) => setImmediate(() => void observe().then(resolve)));
     const inMessage = await new Promise<number[]>((resolve) => {
       const channel = new MessageChannel();
-      channel.port1.onmessage = () => {
+      channel.port1.once('message', () => {
         channel.port1.close();
         void observe().then(resolve);
-      };
+      });
       channel.port2.postMessage('go');
     });
     expect(inline).toEqual([epochMs, epochMs + 10]);
