@@ -17,7 +17,7 @@
  * simulator cost. The section is skipped when the baseline commit is not in this clone (a shallow one).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairedRatios } from './interleave.ts';
@@ -38,6 +38,12 @@ function scenarioNames(tree: string): string[] {
     .split('\n')
     .map((line) => line.split(/\s+/)[0] ?? '')
     .filter((name) => /^[a-z0-9-]+$/.test(name));
+}
+
+/** Busy milliseconds per scenario (the threads' time on its seeds), from a check's summary.json. */
+function busyByScenario(out: string): Map<string, number> {
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { scenarios?: { scenario: string; busyMs?: number }[] };
+  return new Map((summary.scenarios ?? []).map((entry) => [entry.scenario, entry.busyMs ?? 0]));
 }
 
 /** One timed `leasehold check` in `tree`; its wall time in seconds (it must pass). */
@@ -72,12 +78,16 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   ctx.progress(`  ${common.length} scenarios in both trees, ${seeds} seeds each, ${rounds} round(s)`);
   const oldTimes: number[] = [];
   const newTimes: number[] = [];
+  // Where the threads' time went, per scenario, summed over rounds: which scenarios the difference is in.
+  const busy = { old: new Map<string, number>(), new: new Map<string, number>() };
   for (let round = 0; round < rounds; round++) {
     const order: ('old' | 'new')[] = round % 2 === 0 ? ['old', 'new'] : ['new', 'old'];
     for (const which of order) {
       const tree = which === 'old' ? old : repoRoot;
-      const seconds = timedCheck(tree, common, seeds, join(ctx.tmpDir, `gate-out-${which}-${round}`));
+      const out = join(ctx.tmpDir, `gate-out-${which}-${round}`);
+      const seconds = timedCheck(tree, common, seeds, out);
       (which === 'old' ? oldTimes : newTimes).push(seconds);
+      for (const [name, ms] of busyByScenario(out)) busy[which].set(name, (busy[which].get(name) ?? 0) + ms);
     }
     ctx.progress(`  round ${round + 1}/${rounds}: ${GATE_BASELINE} ${oldTimes[round]!.toFixed(1)} s, HEAD ${newTimes[round]!.toFixed(1)} s`);
   }
@@ -86,14 +96,29 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     newTimes.map((t) => 1 / t),
     oldTimes.map((t) => 1 / t),
   );
+  const perScenario = common
+    .map((name) => ({ name, old: (busy.old.get(name) ?? 0) / rounds / 1000, head: (busy.new.get(name) ?? 0) / rounds / 1000 }))
+    .sort((a, b) => b.head - a.head);
+  const busyTotal = (which: 'old' | 'new') => [...busy[which].values()].reduce((a, b) => a + b, 0) / rounds / 1000;
   return {
     metrics: [metric('gateSpeedup', `leasehold check --seeds ${seeds} over the ${common.length} shared scenarios: wall time at ${GATE_BASELINE} ÷ at HEAD`, median(speedups), GATE_SPEEDUP_TARGET, speedups)],
     context: [
       { label: `check wall time at ${GATE_BASELINE} (median)`, value: `${sig(median(oldTimes), 3)} s` },
       { label: 'check wall time at HEAD (median)', value: `${sig(median(newTimes), 3)} s` },
+      { label: `thread time on seeds per round at ${GATE_BASELINE} / HEAD (all scenarios)`, value: `${sig(busyTotal('old'), 3)} s / ${sig(busyTotal('new'), 3)} s` },
+      ...perScenario.slice(0, 6).map((entry) => ({ label: `  ${entry.name}: thread time at ${GATE_BASELINE} / HEAD`, value: `${sig(entry.old, 3)} s / ${sig(entry.head, 3)} s` })),
       { label: 'scenarios compared', value: common.join(', ') },
     ],
-    raw: { baseline: GATE_BASELINE, seeds, rounds, scenarios: common, oldSeconds: oldTimes.map((t) => sig(t)), headSeconds: newTimes.map((t) => sig(t)), speedups: speedups.map((v) => sig(v)) },
+    raw: {
+      baseline: GATE_BASELINE,
+      seeds,
+      rounds,
+      scenarios: common,
+      oldSeconds: oldTimes.map((t) => sig(t)),
+      headSeconds: newTimes.map((t) => sig(t)),
+      speedups: speedups.map((v) => sig(v)),
+      busySecondsPerRound: Object.fromEntries(perScenario.map((entry) => [entry.name, { baseline: sig(entry.old), head: sig(entry.head) }])),
+    },
   };
 }
 
