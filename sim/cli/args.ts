@@ -23,7 +23,7 @@ export interface Shard {
 
 type FlagValue = string | number | boolean | Shard;
 
-export type ParsedCommandLine = { kind: 'help'; command?: CommandSpec } | { kind: 'command'; args: ParsedArgs };
+export type ParsedCommandLine = { kind: 'help'; command?: CommandSpec } | { kind: 'version' } | { kind: 'command'; args: ParsedArgs };
 
 /** The flags and positionals of one command, read through accessors that check the declared kind. */
 export class ParsedArgs {
@@ -90,6 +90,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   const wantsHelp = asksForHelp(argv);
   if (first === undefined || first.startsWith('-')) {
     if (wantsHelp) return { kind: 'help' };
+    if ((first === '--version' || first === '-V') && rest.length === 0) return { kind: 'version' };
     throw noCommand(first === undefined ? undefined : argv);
   }
   const spec = commandSpec(first);

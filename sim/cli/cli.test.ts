@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -172,6 +172,18 @@ describe('leasehold dispatch', () => {
       expect(help.code).toBe(EXIT_OK);
       expect(help.stdout.split('\n').at(-1)).toBe(`Example: leasehold ${COMMANDS[name].example}`);
     }
+  });
+
+  it('prints its version and those a trace depends on with --version (or -V), and nothing else on the line', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await cli([flag]);
+      expect(result.code).toBe(EXIT_OK);
+      expect(result.stdout).toMatch(new RegExp(`^leasehold ${pkg.version.replaceAll('.', '\\.')} \\(node v\\d+\\.\\d+\\.\\d+, better-sqlite3 \\S+, SQLite \\d+\\.\\d+\\.\\d+, \\S+\\)$`));
+    }
+    const extra = await cli(['--version', 'check']);
+    expect(extra.code).toBe(EXIT_USAGE);
+    expect(extra.stdout).toBe('');
   });
 
   it('checks usage before any command runs', async () => {

@@ -11,6 +11,7 @@ import * as scenarios from './commands/scenarios.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { isUsageError } from './usage-error.ts';
+import { versions } from '../check/versions.ts';
 
 /**
  * The module of each command (sim/cli/commands/<name>.ts). They are imported statically, so that the
@@ -28,6 +29,12 @@ export async function runCli(argv: readonly string[], context: CommandContext): 
     const parsed = parseCommandLine(argv);
     if (parsed.kind === 'help') {
       context.out(parsed.command === undefined ? globalHelp() : commandHelp(parsed.command));
+      return EXIT_OK;
+    }
+    if (parsed.kind === 'version') {
+      // What a trace depends on (the same versions a summary and a counterexample record).
+      const v = versions();
+      context.out(`leasehold ${v.leasehold} (node ${v.node}, better-sqlite3 ${v.betterSqlite3}, SQLite ${v.sqlite}, ${v.platform})`);
       return EXIT_OK;
     }
     planned = toRun(parsed.args);

@@ -25,7 +25,7 @@ export function globalHelp(): string {
     'Exit codes:',
     ...EXIT_CODE_LINES,
     '',
-    'Run `leasehold <command> --help` for the flags of one command.',
+    'Run `leasehold <command> --help` for the flags of one command; `leasehold --version` prints the versions.',
   ].join('\n');
 }
 
