@@ -1,8 +1,9 @@
 /**
  * The equal-guarantee floor (issue 20): the least SQL a claim → complete cycle runs when it keeps every
  * guarantee Leasehold's cycle keeps, written by hand as one synchronous loop over prepared statements,
- * with no queue code around it (no state machine, no promises, no JSON canonicalisation, no validation,
- * no budgets or sessions configured, as in the `leasehold-flat` workload it is measured against).
+ * with no queue code around it (no state machine, no promises, no JSON canonicalisation, no validation).
+ * Its workload is `leasehold-flat`'s: one tenant, priority 0, no budgets configured, the default session
+ * policy (`serial`), a backlog of ready tasks.
  *
  * Where `floor+duties` (floor-cycle.ts) stops at Q5/Q7/Q8/Q15 plus Q6 slots, the Q3 live count and the
  * R4 ledger row, this one adds what else the SPEC makes every cycle of that workload read or write, each
