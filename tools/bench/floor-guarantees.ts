@@ -36,7 +36,8 @@
  * (task_id, seq), because `queue.events(taskId)` (SPEC API) reads one task's events and Q15's per-task
  * sequence is unique; the tasks table keeps the input, topic and version (Q1, Q2), the hold (R4), the
  * timings (Q15) and a UNIQUE (tenant, topic, version) (Q1: idempotent enqueue; A6 and Q2 find a topic's
- * tasks through it). It has none of Leasehold's defence in depth (no CHECK constraints on the state machine, no audit columns on events).
+ * tasks through it). It has none of Leasehold's defence in depth (no CHECK constraints on the state
+ * machine, no audit columns on events).
  */
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -86,7 +87,7 @@ export class FloorGuaranteesContender implements Contender {
       live: p(`UPDATE counters SET value = value + ? WHERE name = 'live'`),
       holding: p(`SELECT tenant FROM tasks WHERE state IN ('running', 'uncertain')`),
       paused: p('SELECT tenant FROM tenant_pauses'),
-      head: p(`SELECT id, topic, version, enqueued_at FROM tasks WHERE state = 'ready' AND tenant = ? AND not_before <= ?
+      head: p(`SELECT id, topic FROM tasks WHERE state = 'ready' AND tenant = ? AND not_before <= ?
                ORDER BY priority DESC, enqueued_at, id LIMIT 1`),
       topicRunning: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND state IN ('running', 'uncertain') AND id <> ? LIMIT 1`),
       claim: p(`UPDATE tasks SET state = 'running', worker_id = ?, generation = generation + 1, attempts = attempts + 1,
@@ -128,7 +129,7 @@ export class FloorGuaranteesContender implements Contender {
       const held = s.holding!.all() as { tenant: string }[];
       if (held.length >= 2 || held.some((h) => h.tenant === TENANT)) throw new Error('floor+guarantees: slots full');
       if ((s.paused!.all() as unknown[]).length > 0) throw new Error('floor+guarantees: tenant paused');
-      const head = s.head!.get(TENANT, at) as { id: number; topic: string; version: number } | undefined;
+      const head = s.head!.get(TENANT, at) as { id: number; topic: string } | undefined;
       if (head === undefined) throw new Error('floor+guarantees: nothing ready');
       if (s.topicRunning!.get(TENANT, head.topic, head.id) !== undefined) throw new Error('floor+guarantees: topic busy');
       const claimed = s.claim!.get(WORKER, at + LEASE_MS, at, at, head.id) as { generation: number; event_seq: number } | undefined;

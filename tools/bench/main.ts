@@ -2,11 +2,7 @@
  * `npm run bench`: runs the registered benchmark sections, prints a table, and writes
  * reports/bench/latest.json (commit, node version, raw numbers, ratios, targets, pass/fail).
  *
- * Flags: --quick (small workloads, smoke test only), --rounds=N (default 21), --slice-ms=N (default 100),
- *        --only=id[,id] (run some sections), --list, --strict (exit 1 when a target fails),
- *        --out=path (default reports/bench/latest.json).
- * Exit codes: 0 ran (targets may have failed, see the table), 1 a target failed under --strict,
- *             2 a section crashed, 64 bad usage.
+ * Flags and exit codes: USAGE below (what `--help` prints).
  *
  * Every target is a ratio of contenders measured side by side in this run; absolute rates are context.
  */
