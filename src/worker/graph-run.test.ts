@@ -128,6 +128,28 @@ describe('A7 in the worker runtime', () => {
     expect(await bed.run('w1', plan, tools)).toMatchObject({ kind: 'expired' });
     expect(bed.calls).toEqual(['update_ticket']);
   });
+
+  it('checks the deadline again right before an effect: the ledger lookup and the lease check before it can take the run past it', async () => {
+    // Found by a calibration seed (cancel-and-deadline, root `calibration`): the heartbeat before the
+    // effect was answered after the deadline, and the effect was sent anyway (Q14, I8).
+    const bed = testBed();
+    await bed.enqueue({ deadline: bed.clock.now() + 5_000 });
+    const slowLease = new Proxy(bed.queue, {
+      get(target, property) {
+        if (property === 'heartbeat') {
+          return async (...args: Parameters<WorkQueue['heartbeat']>) => {
+            bed.clock.advance(6_000);
+            return target.heartbeat(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const plan: ToolCall[] = [{ id: 'T4', tool: 'send_email', args: { to: 'customer' }, resource: 'mail:customer' }];
+    expect(await bed.run('w1', plan, [bed.tool('send_email', false)], slowLease)).toMatchObject({ kind: 'expired' });
+    expect(bed.calls).toEqual([]);
+  });
 });
 
 /** Seed 003's T1..T4 with a ticket update and an e-mail. */
@@ -165,7 +187,7 @@ function testBed() {
       return enqueued.taskId;
     },
     /** Claims the task as `workerId` and runs it to the attempt's end: step 0 is `plan`, then the answer. */
-    async run(workerId: string, plan: ToolCall[], tools: Tool[]) {
+    async run(workerId: string, plan: ToolCall[], tools: Tool[], through: WorkQueue = queue) {
       const claimed = await queue.claim(workerId);
       if (!claimed.ok) throw new Error('nothing to claim');
       const model: Model = {
@@ -174,7 +196,7 @@ function testBed() {
           return step === 0 ? { toolCalls: plan, usage: { inputTokens: 10, outputTokens: 5 } } : { toolCalls: [], final: { status: 'resolved' }, usage: { inputTokens: 10, outputTokens: 5 } };
         },
       };
-      const deps = { queue, waiter: { sleep: () => new Promise<void>(() => {}) }, clock, workerId, model, tools: new Map(tools.map((t) => [t.name, t])), heartbeatMs: 10_000, maxSteps: 4, toolTimeoutMs: 20_000, busyRetries: 0, busyWaitMs: 100, log: () => {} };
+      const deps = { queue: through, waiter: { sleep: () => new Promise<void>(() => {}) }, clock, workerId, model, tools: new Map(tools.map((t) => [t.name, t])), heartbeatMs: 10_000, maxSteps: 4, toolTimeoutMs: 20_000, busyRetries: 0, busyWaitMs: 100, log: () => {} };
       return runClaimedTask(deps, claimed.task as ClaimedTask);
     },
   };

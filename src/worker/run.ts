@@ -189,7 +189,7 @@ class Run {
     const { deps, task } = this;
     const tool = this.toolFor(call);
     this.assertLease(`before tool ${call.tool}`);
-    if (task.deadline !== undefined && deps.clock.now() >= task.deadline) throw new StopRun('deadline', `before tool ${call.tool}`);
+    this.assertBeforeDeadline(`before tool ${call.tool}`);
     const context = {
       taskId: task.id,
       runId: task.id,
@@ -224,12 +224,20 @@ class Run {
     const recorded = await deps.queue.effectResult(context.requestKey);
     if (recorded !== undefined) return recorded;
     await this.fenced(`before effect ${call.tool}`, () => deps.queue.heartbeat(task.id, deps.workerId, task.generation));
+    // Q14 again, after the awaits above: the deadline may have passed while the ledger and the lease were asked.
+    this.assertBeforeDeadline(`before effect ${call.tool}`);
     const result = await this.withTimeout(tool.call(call.args, context), call.tool);
     this.assertLease(`after effect ${call.tool}`);
     const first = await this.fenced(`record effect ${call.tool}`, () =>
       deps.queue.recordEffect(task.id, deps.workerId, task.generation, { requestKey: context.requestKey, action: call.tool, result }),
     );
     return first.result;
+  }
+
+  /** Q14: past the task's deadline no tool is called; the run stops and the queue ends the task expired. */
+  private assertBeforeDeadline(where: string): void {
+    const deadline = this.task.deadline;
+    if (deadline !== undefined && this.deps.clock.now() >= deadline) throw new StopRun('deadline', where);
   }
 
   private async withTimeout<T>(work: Promise<T>, name: string): Promise<T> {
