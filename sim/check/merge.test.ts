@@ -95,3 +95,47 @@ describe('leasehold merge', () => {
     expect((await cli(['merge', join(scratch, 'no-such-dir')])).stderr).toMatch(/summary\.json does not exist/);
   }, 120_000);
 });
+
+describe('leasehold check --budget (the default: seeds split by what each scenario finds), sharded and merged', () => {
+  // Two cheap calibrated scenarios: supersede-stale-input still finds something now and then (a feature
+  // one calibration seed reached), group-meal reaches the same five things every seed.
+  const names = ['supersede-stale-input', 'group-meal'];
+  const check = (extra: string[]) => ['check', ...names.flatMap((name) => ['--scenario', name]), '--budget', '8', '--seed', 'budget-test', '--jobs', '2', ...extra];
+  type BudgetSummary = Summary & { seedsByScenario: Record<string, number> | null };
+  const dir = (name: string) => join(scratch, `budget-${name}`);
+
+  it('runs each scenario\'s own seeds, prints them, and four merged shards give the unsharded run', async () => {
+    const whole = await cli(check(['--out', dir('whole')]));
+    expect(whole.code).toBe(0);
+    const summary = read(dir('whole')) as BudgetSummary;
+    const split = summary.seedsByScenario!;
+    expect(Object.keys(split)).toEqual(names);
+    // Each keeps half its even share; the one that still finds something gets the rest of the time.
+    expect(split['group-meal']).toBeGreaterThanOrEqual(4);
+    expect(split['supersede-stale-input']).toBeGreaterThan(split['group-meal']! + 2);
+    expect(summary.scenarios.map((row) => row.seeds)).toEqual(names.map((name) => split[name]));
+    expect(whole.stdout).toContain(`seeds per scenario (scenarios/calibration/yield.json): supersede-stale-input ${split['supersede-stale-input']}, group-meal ${split['group-meal']}`);
+    for (const k of [1, 2, 3, 4]) expect((await cli(check(['--shard', `${k}/4`, '--out', dir(`shard-${k}`)]))).code).toBe(0);
+    const merged = await cli(['merge', dir('shard-1'), dir('shard-2'), dir('shard-3'), dir('shard-4'), '--out', dir('merged')]);
+    expect(merged.code).toBe(0);
+    const back = read(dir('merged')) as BudgetSummary;
+    expect(back.seedsByScenario).toEqual(split);
+    expect(back.scenarios.map((row) => [row.scenario, row.seeds, row.pass])).toEqual(summary.scenarios.map((row) => [row.scenario, row.seeds, row.pass]));
+    expect(back.runs.map((run) => `${run.scenario}/${run.seed}/${run.traceHash}`).sort()).toEqual(summary.runs.map((run) => `${run.scenario}/${run.seed}/${run.traceHash}`).sort());
+    // A shard of the even split of the same number is a shard of another check.
+    await cli(['check', ...names.flatMap((name) => ['--scenario', name]), '--seeds', '8', '--seed', 'budget-test', '--shard', '4/4', '--out', dir('even-4')]);
+    const mixedSplits = await cli(['merge', dir('shard-1'), dir('shard-2'), dir('shard-3'), dir('even-4'), '--out', dir('bad')]);
+    expect(mixedSplits.code).toBe(EXIT_USAGE);
+    expect(mixedSplits.stderr).toMatch(/is a shard of another check: its budget split is even, the first shard's .* is supersede-stale-input \d+, group-meal \d+/);
+  }, 300_000);
+
+  it('refuses --seeds with --budget, and --explore with --budget, before running anything', async () => {
+    const both = await cli(['check', '--scenario', 'group-meal', '--seeds', '5', '--budget', '5']);
+    expect(both.code).toBe(EXIT_USAGE);
+    expect(both.stderr).toMatch(/--seeds gives every scenario the same seeds and --budget splits them by what each finds: give one of them/);
+    const explore = await cli(['check', '--scenario', 'group-meal', '--budget', '5', '--explore', '50%']);
+    expect(explore.code).toBe(EXIT_USAGE);
+    expect(explore.stderr).toMatch(/--explore spends each scenario's even share/);
+  });
+});
+

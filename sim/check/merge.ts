@@ -54,6 +54,8 @@ export interface CheckSummary {
   rootSeed: string;
   git: { commit: string | null; dirty: boolean };
   seedsPerScenario: number;
+  /** A --budget check's seeds per scenario (absent or null: seedsPerScenario each). */
+  seedsByScenario?: Record<string, number> | null;
   shard: { index: number; count: number } | null;
   /** The store the worlds ran on (absent in summaries written before --store: sqlite). */
   store?: SimStore;
@@ -91,6 +93,12 @@ export interface MergeOutcome {
 
 const TRY = 'leasehold merge shard-1 shard-2 shard-3 shard-4';
 
+/** A summary's budget in words: the per-scenario split of a --budget check, or `even`. */
+function budgetOf(summary: CheckSummary): string {
+  const split = summary.seedsByScenario;
+  return split === undefined || split === null ? 'even' : Object.entries(split).map(([scenario, seeds]) => `${scenario} ${seeds}`).join(', ');
+}
+
 /** Reads DIR/summary.json of each directory, refusing a missing or unreadable one by name. */
 export function readSummaries(dirs: readonly string[]): MergedShard[] {
   if (dirs.length === 0) throw new UsageError('merge needs the --out directories of the shard runs', TRY);
@@ -120,6 +128,7 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
     if (summary.git.commit !== first.git.commit) differs('commit', first.git.commit, summary.git.commit);
     if (summary.rootSeed !== first.rootSeed) differs('root seed', first.rootSeed, summary.rootSeed);
     if (summary.seedsPerScenario !== first.seedsPerScenario) differs('seeds per scenario', first.seedsPerScenario, summary.seedsPerScenario);
+    if (budgetOf(summary) !== budgetOf(first)) differs('budget split', budgetOf(first), budgetOf(summary));
     if (scenarioList(summary) !== scenarioList(first)) differs('scenario list', scenarioList(first), scenarioList(summary));
     if ((summary.store ?? 'sqlite') !== (first.store ?? 'sqlite')) differs('store', first.store ?? 'sqlite', summary.store ?? 'sqlite');
     if ((summary.shard?.count ?? 1) !== (first.shard?.count ?? 1)) differs('shard count', first.shard?.count ?? 1, summary.shard?.count ?? 1);
@@ -202,6 +211,7 @@ export function mergedSummaryJson(merged: MergeOutcome): unknown {
     rootSeed: first.rootSeed,
     git: first.git,
     seedsPerScenario: first.seedsPerScenario,
+    seedsByScenario: first.seedsByScenario ?? null,
     shard: null,
     store: merged.store,
     // Every shard skips the same scenarios (the skip depends on the scenario and the store only).
@@ -243,7 +253,7 @@ export function mergedCatalogueMarkdown(merged: MergeOutcome): string {
   const lines = [
     '# leasehold check, merged from shards',
     '',
-    `${merged.shards.length} shard(s) of commit ${merged.shards[0]!.summary.git.commit ?? '(none)'}, root seed ${merged.shards[0]!.summary.rootSeed}, ${merged.shards[0]!.summary.seedsPerScenario} seeds per scenario: **${merged.exitCode === EXIT_OK ? 'pass' : `FAIL (exit ${merged.exitCode})`}**, ${total.seeds} seeds.`,
+    `${merged.shards.length} shard(s) of commit ${merged.shards[0]!.summary.git.commit ?? '(none)'}, root seed ${merged.shards[0]!.summary.rootSeed}, ${merged.shards[0]!.summary.seedsByScenario ? `--budget ${merged.shards[0]!.summary.seedsPerScenario}, split by what each scenario finds` : `${merged.shards[0]!.summary.seedsPerScenario} seeds per scenario`}: **${merged.exitCode === EXIT_OK ? 'pass' : `FAIL (exit ${merged.exitCode})`}**, ${total.seeds} seeds.`,
     '',
     '| scenario | seeds | pass | safety | liveness | nondeterminism | shard reports |',
     '|---|---|---|---|---|---|---|',

@@ -164,6 +164,8 @@ export function summaryJson(outcome: CheckOutcome): unknown {
     git: { commit: request.git.commit ?? null, dirty: request.git.dirty },
     versions: versions(),
     seedsPerScenario: request.seedsPerScenario,
+    // --budget (the default): each scenario's own seeds; null when every scenario ran seedsPerScenario.
+    seedsByScenario: request.split?.seeds ?? null,
     shard: request.shard ?? null,
     threads: request.threads,
     unseedRate: request.unseedRate,

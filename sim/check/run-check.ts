@@ -10,7 +10,8 @@ import type { ScenarioSource } from './scenario-source.ts';
 import { exploreOutcome, pairCoverage, planExplore, splitBudget, type ExploreOutcome, type ExplorePick } from './explore.ts';
 import { planJobs, withRepeats, type Job } from './seeds.ts';
 import { tally, totalOf, type Tally } from './tally.ts';
-import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
+import { seedsOf, type CheckRequest, type JobResult, type WrittenFailure } from './types.ts';
+import { budgetPhrase, YIELD_FILE } from './budget.ts';
 import { versions } from './versions.ts';
 import { wallClockMs } from './wall-clock.ts';
 import { storeSkipReason } from '../store/pglite.ts';
@@ -41,7 +42,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
   const scenarios = Object.fromEntries(runnable.map((source) => [source.name, source.spec]));
   const names = runnable.map((source) => source.name);
   const split = request.explore === undefined ? undefined : splitBudget(request.seedsPerScenario, request.explore);
-  const firstRuns = planJobs(request.root.seed, names, split?.plain ?? request.seedsPerScenario, request.shard);
+  const firstRuns = planJobs(request.root.seed, names, split?.plain ?? Object.fromEntries(names.map((name) => [name, seedsOf(request, name)])), request.shard);
   const jobs = withRepeats(firstRuns, request.unseedRate);
   header({ ...request, sources: runnable }, firstRuns.length, jobs.length - firstRuns.length, io);
   for (const skip of skipped) io.out(`skipped on ${store}: ${skip.scenario}: ${skip.reason}`);
@@ -151,7 +152,12 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
         : 'no git commit found';
   if (root.source === 'no-git') io.err(`leasehold: warning: no git commit found; checking the fixed root seed '${root.seed}', so every run of this tree checks the same seeds`);
   const shard = request.shard === undefined ? '' : `, shard ${request.shard.index}/${request.shard.count}`;
-  io.out(`leasehold check: ${request.sources.length} scenario(s) x ${request.seedsPerScenario} seeds${shard} = ${runs} runs, +${repeats} unseed repeat(s), on ${request.threads} thread(s)`);
+  io.out(`leasehold check: ${request.sources.length} scenario(s), ${budgetPhrase(request.seedsPerScenario, request.split)}${shard} = ${runs} runs, +${repeats} unseed repeat(s), on ${request.threads} thread(s)`);
+  if (request.split !== undefined) {
+    const seeds = request.sources.map((source) => `${source.name} ${seedsOf(request, source.name)}`);
+    io.out(`seeds per scenario (${YIELD_FILE}): ${seeds.join(', ')}`);
+    if (request.split.uncalibrated.length > 0) io.out(`not calibrated, even share: ${request.split.uncalibrated.join(', ')} (npm run calibrate measures them)`);
+  }
   io.out(`root seed: ${root.seed} (${from}); seed i of scenario X = first 48 bits of sha256(["leasehold-check/1", root, X, i]), in decimal`);
   io.out(`store: ${request.store === 'pglite' ? "pglite (the PostgreSQL store's own SQL, in-process on PGlite)" : 'sqlite'}`);
   io.out(`rerun: ${request.reproduce}`);

@@ -57,14 +57,19 @@ export interface Shard {
 
 /**
  * Every (scenario, seed) pair this process runs, interleaved by seed index so progress and an early
- * failure show up across all scenarios. `--shard K/N` keeps the seed indexes i with i mod N = K - 1 of
- * every scenario: each scenario is split evenly, and the N shards together run exactly the unsharded set.
+ * failure show up across all scenarios. `seeds` is the count of every scenario, or each one's own (a
+ * budget split by yield, budget.ts); scenario X runs its seed indexes 0..seeds(X)-1. `--shard K/N` keeps
+ * the seed indexes i with i mod N = K - 1 of every scenario: each scenario is split evenly, and the N
+ * shards together run exactly the unsharded set.
  */
-export function planJobs(root: string, scenarios: readonly string[], seedsPerScenario: number, shard: Shard = { index: 1, count: 1 }): Job[] {
+export function planJobs(root: string, scenarios: readonly string[], seeds: number | Readonly<Record<string, number>>, shard: Shard = { index: 1, count: 1 }): Job[] {
+  const countOf = (scenario: string) => (typeof seeds === 'number' ? seeds : (seeds[scenario] ?? 0));
+  const most = Math.max(0, ...scenarios.map(countOf));
   const jobs: Job[] = [];
-  for (let index = 0; index < seedsPerScenario; index++) {
+  for (let index = 0; index < most; index++) {
     if (index % shard.count !== shard.index - 1) continue;
     for (const scenario of scenarios) {
+      if (index >= countOf(scenario)) continue;
       jobs.push({ id: jobs.length, scenario, index, seed: deriveSeed(root, scenario, index), repeat: false });
     }
   }

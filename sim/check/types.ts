@@ -7,6 +7,7 @@ import type { GitState } from './git.ts';
 import type { ScenarioSource } from './scenario-source.ts';
 import type { Job, RootSeed, Shard } from './seeds.ts';
 import type { SimStore } from '../store/pglite.ts';
+import type { SeedSplit } from './budget.ts';
 
 /** What a worker thread sends back for one job. */
 export interface JobResult {
@@ -49,7 +50,10 @@ export type FromWorker = { type: 'result'; result: JobResult };
 /** A check with its arguments resolved (sim/cli/commands/check.ts builds it). */
 export interface CheckRequest {
   sources: ScenarioSource[];
+  /** Seeds per scenario (--seeds N), or the even share a --budget is measured in (budget.ts). */
   seedsPerScenario: number;
+  /** --budget (the default): seeds per scenario split by what each finds (budget.ts); absent: seedsPerScenario each. */
+  split?: SeedSplit;
   root: RootSeed;
   git: GitState;
   threads: number;
@@ -73,4 +77,9 @@ export interface WrittenFailure {
   result: JobResult;
   file: string;
   unseed?: { hashA: string; hashB: string };
+}
+
+/** How many seeds of `scenario` the check runs (before sharding). */
+export function seedsOf(request: Pick<CheckRequest, 'seedsPerScenario' | 'split'>, scenario: string): number {
+  return request.split?.seeds[scenario] ?? request.seedsPerScenario;
 }

@@ -75,10 +75,17 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   check: {
     name: 'check',
     summary: 'check every invariant over many seeds of the catalogue (the CI gate)',
-    synopsis: '[--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
+    synopsis: '[--scenario NAME|FILE]... [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
     flags: [
       scenarioFlag(true),
-      seedsFlag,
+      { ...seedsFlag, help: 'how many seeds per scenario, the same for each (default: --budget 100)' },
+      {
+        name: 'budget',
+        kind: 'integer',
+        valueName: 'N',
+        example: '100',
+        help: 'the thread time of N seeds of every scenario, split across scenarios by what each one finds per second (scenarios/calibration/yield.json, npm run calibrate); at least N/2 seeds each (default 100)',
+      },
       storeFlag,
       { ...seedFlag, help: 'the root seed the run seeds derive from' },
       { name: 'jobs', kind: 'integer', valueName: 'J', example: '2', help: 'parallel workers (default: the number of cores)' },

@@ -1,8 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { budgetPhrase } from '../check/budget.ts';
 import { replayFileCommand } from '../check/counterexample.ts';
 import type { CheckOutcome } from '../check/report.ts';
 import { totalOf } from '../check/tally.ts';
+import { seedsOf } from '../check/types.ts';
 import { versions as readVersions } from '../check/versions.ts';
 import { commandLine } from '../cli/shell-quote.ts';
 import type { ReportAggregator } from './aggregate.ts';
@@ -30,7 +32,7 @@ export function writeCatalogueReport(outDir: string, outcome: CheckOutcome, aggr
       '--scenario',
       source.file ?? source.name,
       '--seeds',
-      String(request.seedsPerScenario),
+      String(seedsOf(request, source.name)),
       '--seed',
       request.root.seed,
     ]);
@@ -84,7 +86,7 @@ function provenanceRows(outcome: CheckOutcome): [string, string][] {
     ['result', resultLine(outcome)],
     ['coverage (S8)', coverageText(outcome)],
     ['git commit', request.git.commit === undefined ? 'none (not a git checkout)' : `${request.git.commit}${request.git.dirty ? ' (with uncommitted changes)' : ''}`],
-    ['root seed', `${request.root.seed} (${request.root.source}); ${request.seedsPerScenario} seeds per scenario${request.shard === undefined ? '' : `, shard ${request.shard.index}/${request.shard.count}`}`],
+    ['root seed', `${request.root.seed} (${request.root.source}); ${budgetPhrase(request.seedsPerScenario, request.split)}${request.shard === undefined ? '' : `, shard ${request.shard.index}/${request.shard.count}`}`],
     ['versions', `leasehold ${v.leasehold}, node ${v.node}, better-sqlite3 ${v.betterSqlite3}, SQLite ${v.sqlite}, ${v.platform}`],
     ['rerun', request.reproduce],
     ['wall time', `${formatMs(outcome.wallMs)} on ${outcome.threadsUsed} thread(s)`],

@@ -386,7 +386,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'A deadline checked only at claim and at commit, not before each tool call (Q14): a run that passes its deadline mid-step goes on calling tools, and its write tools send effects for a task that will end expired.',
     file: 'src/worker/run.ts',
-    find: "    if (task.deadline !== undefined && deps.clock.now() >= task.deadline) throw new StopRun('deadline', `before tool ${call.tool}`);\n",
+    find: "    if (deadline !== undefined && this.deps.clock.now() >= deadline) throw new StopRun('deadline', where);\n",
     replace: '',
     expectedInvariant: 'I8',
   },
@@ -775,8 +775,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'The deadline is checked before the tool calls of the first step only (a check placed where the run starts, not before each call): a deadline that passes between two steps of a run lets its later tool calls go out (Q14).',
     file: 'src/worker/run.ts',
-    find: 'if (task.deadline !== undefined && deps.clock.now() >= task.deadline) throw new StopRun',
-    replace: 'if (task.deadline !== undefined && this.state.step === 0 && deps.clock.now() >= task.deadline) throw new StopRun',
+    find: 'if (deadline !== undefined && this.deps.clock.now() >= deadline) throw new StopRun',
+    replace: 'if (deadline !== undefined && this.state.step === 0 && this.deps.clock.now() >= deadline) throw new StopRun',
     expectedInvariant: 'I8',
     blindSpot: 'window',
   },

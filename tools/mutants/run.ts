@@ -7,11 +7,13 @@
  *    control run see the same tree even while people edit theirs;
  * 2. applies the sabotage's find-and-replace; a find that does not occur exactly once is reported
  *    STALE and counts as not caught;
- * 3. runs the gate there, `node tools/leasehold.js check --seeds N --seed ROOT --out DIR --jobs J`, with
- *    the default seed budget (`leasehold check`'s, 100 seeds per catalogue scenario) unless --seeds says
- *    otherwise. To save time it first runs a smaller prefix of the same seeds (--stages, default 10):
- *    seeds are numbered, so a failure among the first 10 is the same failure the full run would report
- *    first, and only a sabotage that survives the prefix pays for the full budget. Missing coverage
+ * 3. runs the gate there as it runs by default, `node tools/leasehold.js check --budget N --seed ROOT
+ *    --out DIR --jobs J`: N = 100 (`leasehold check`'s default) unless --seeds says otherwise, split
+ *    across scenarios by what each finds (sim/check/budget.ts); --even runs `--seeds N` instead. To save
+ *    time it first runs a smaller prefix of the same seeds (--stages, default 10, `--seeds 10`): seeds are
+ *    numbered, and every scenario's share of the split is at least N/2 seeds, so a failure among the first
+ *    10 is one the full run would find too (a stage above N/2 is dropped, as it could credit a seed the
+ *    split does not run), and only a sabotage that survives the prefix pays for the full budget. Missing coverage
  *    (exit 4) is only believed from the full budget, as the gate only enforces it there;
  * 4. reads check's exit code, summary.json and counterexample files: caught or not, which invariants
  *    the lowest failing seed violated, how many seeds it took (the failing seed's index + 1), and the
@@ -36,6 +38,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitState } from '../../sim/check/git.ts';
 import { rootSeed } from '../../sim/check/seeds.ts';
+import { FLOOR_SHARE } from '../../sim/check/budget.ts';
 import { wallClockMs } from '../../sim/check/wall-clock.ts';
 import { DEFAULT_SEEDS } from '../../sim/cli/commands/check.ts';
 import { applySabotage, SABOTAGES, StaleSabotageError, type Sabotage } from './catalogue.ts';
@@ -59,6 +62,8 @@ export interface Options {
   timeoutMs: number;
   /** Run the gate without the fleet's interleaving (FLEET_DEFAULTS.interleave 0 in every copy): what the fleet adds. */
   withoutFleet: boolean;
+  /** --even: the full stage runs --seeds N (every scenario the same) instead of the default --budget N split. */
+  even: boolean;
 }
 
 /** What one check run (one stage of one sabotage, or the control) left behind. */
@@ -125,6 +130,7 @@ export function parseArguments(argv: readonly string[]): Options | 'list' | 'hel
     shrinkMs: 180_000,
     control: true,
     withoutFleet: false,
+    even: false,
     keep: false,
     timeoutMs: 60 * 60_000,
   };
@@ -182,6 +188,9 @@ export function parseArguments(argv: readonly string[]): Options | 'list' | 'hel
       case '--without-fleet':
         options.withoutFleet = true;
         break;
+      case '--even':
+        options.even = true;
+        break;
       case '--list':
         return 'list';
       case '--help':
@@ -194,7 +203,9 @@ export function parseArguments(argv: readonly string[]): Options | 'list' | 'hel
   if (options.parallel * options.jobs > MAX_PARALLEL) {
     throw new UsageError(`--parallel ${options.parallel} x --jobs ${options.jobs} would run ${options.parallel * options.jobs} simulations at once; at most ${MAX_PARALLEL}`);
   }
-  options.stages = [...new Set(options.stages.filter((stage) => stage < options.seeds))].sort((a, b) => a - b);
+  // A prefix stage runs --seeds S: within the split only while S is at most every scenario's floor (N/2).
+  const stageMax = options.even ? options.seeds - 1 : Math.floor(options.seeds * FLOOR_SHARE);
+  options.stages = [...new Set(options.stages.filter((stage) => stage <= stageMax && stage < options.seeds))].sort((a, b) => a - b);
   if (options.only !== undefined) {
     const known = new Set(SABOTAGES.map((sabotage) => sabotage.id));
     const unknown = options.only.filter((id) => !known.has(id));
@@ -210,7 +221,7 @@ export const FLEET_ON = 'export const FLEET_DEFAULTS: FleetSpec = { interleave: 
 export const FLEET_OFF = 'export const FLEET_DEFAULTS: FleetSpec = { interleave: 0, maxWaitMs: 400 };';
 
 const USAGE = `Usage: npm run mutants -- [--seeds N] [--only ID,ID] [--stages 10,50|none] [--parallel P] [--jobs J]
-                           [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--without-fleet] [--list]
+                           [--root-seed S] [--out DIR] [--no-shrink] [--no-control] [--keep] [--without-fleet] [--even] [--list]
 
 Plants each sabotage of tools/mutants/catalogue.ts in a temporary copy of the project, runs
 \`leasehold check\` there and prints which invariant caught it; writes DIR/table.md and DIR/mutants.json.
@@ -218,8 +229,10 @@ Exits 0 only if every sabotage was caught, 1 if one was not (or its text is stal
 run without a sabotage fails, 64 on bad usage.
 
 Flags:
-  --seeds N          seed budget per catalogue scenario (default: leasehold check's, ${DEFAULT_SEEDS})
-  --stages LIST      smaller seed prefixes to try first (default 10); none: the full budget at once
+  --seeds N          seed budget per catalogue scenario (default: leasehold check's, ${DEFAULT_SEEDS}), run as
+                     --budget N (split by what each scenario finds, as check does by default)
+  --even             run the full budget as --seeds N instead (every scenario the same)
+  --stages LIST      smaller seed prefixes to try first (default 10; at most N/2 unless --even); none: the full budget at once
   --only ID,ID       only these sabotages (see --list)
   --parallel P       checks at once (default ${MAX_PARALLEL}); --jobs J: threads per check (default 1)
   --root-seed S      root seed (default: derived from the git commit, as leasehold check does)
@@ -264,7 +277,8 @@ async function runCheck(directory: string, out: string, seeds: number, options: 
   mkdirSync(stageOut, { recursive: true });
   const started = wallClockMs();
   const log = join(stageOut, 'check.log');
-  const args = [join(directory, 'tools', 'leasehold.js'), 'check', '--seeds', String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs)];
+  const flag = seeds === options.seeds && !options.even ? '--budget' : '--seeds';
+  const args = [join(directory, 'tools', 'leasehold.js'), 'check', flag, String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs)];
   const { exitCode, timedOut } = await runProcess(args, directory, log, options.timeoutMs);
   const summaryPath = join(stageOut, 'summary.json');
   const summary = existsSync(summaryPath) ? (JSON.parse(readFileSync(summaryPath, 'utf8')) as CheckSummary) : undefined;
@@ -451,7 +465,7 @@ function markdown(outcomes: readonly MutantOutcome[], options: Options, control:
   const lines = [
     '# Sabotage catalogue: `npm run mutants`',
     '',
-    `root seed ${options.root}, budget ${options.seeds} seeds per scenario (stages: ${[...options.stages, options.seeds].join(', ')}), ${options.jobs} thread(s) per check, ${options.parallel} at once`,
+    `root seed ${options.root}, budget ${options.even ? `${options.seeds} seeds per scenario` : `--budget ${options.seeds} (split by what each scenario finds)`} (stages: ${[...options.stages, options.seeds].join(', ')}), ${options.jobs} thread(s) per check, ${options.parallel} at once`,
     control === undefined ? 'control: not run' : `control (no sabotage, ${control.seeds} seeds): exit ${String(control.exitCode)}`,
     '',
     toMd(rows[0]!),

@@ -5,13 +5,18 @@ import { gitState } from '../../check/git.ts';
 import { runCheck } from '../../check/run-check.ts';
 import { catalogueSources, resolveScenarioArgument, type ScenarioSource } from '../../check/scenario-source.ts';
 import { rootSeed } from '../../check/seeds.ts';
+import { readYieldCalibration, splitByYield } from '../../check/budget.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { commandLine } from '../shell-quote.ts';
 import { UsageError } from '../usage-error.ts';
 import { storeArgument } from '../store-argument.ts';
 
-/** Seeds per scenario without --seeds: enough for the required marks of `mixed` (see check/coverage.ts). */
+/**
+ * The default budget, as seeds per scenario: --budget 100, split by what each scenario finds
+ * (check/budget.ts). Every scenario gets at least half, 50, which is enough for the required marks of
+ * `mixed` and each scenario's own (see check/coverage.ts).
+ */
 export const DEFAULT_SEEDS = 100;
 /** Share of seeds run twice for the unseed check (S6) without --unseed-rate. */
 export const DEFAULT_UNSEED_RATE = 0.05;
@@ -19,15 +24,19 @@ export const DEFAULT_UNSEED_RATE = 0.05;
 export const DEFAULT_FAILURES_DIR = join('reports', 'failures');
 
 /**
- * `leasehold check [--scenario NAME|FILE]... [--seeds N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE]
- * [--out DIR] [--unseed-rate RATE]`: the CI gate. Runs N seeds of each scenario (default: the whole
- * catalogue) on worker threads, checks every invariant, reruns a sample of seeds to compare trace
+ * `leasehold check [--scenario NAME|FILE]... [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N]
+ * [--junit FILE] [--out DIR] [--unseed-rate RATE]`: the CI gate. Runs N seeds of each scenario, or a
+ * budget split by what each finds (the default; check/budget.ts), of the given scenarios (default: the
+ * whole catalogue) on worker threads, checks every invariant, reruns a sample of seeds to compare trace
  * hashes, checks coverage, and exits with the S9 code. See sim/check/ for each part.
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const scenarioArguments = args.strings('scenario');
   const sources = scenarioArguments.length === 0 ? catalogueSources() : resolveSources(scenarioArguments);
-  const seedsPerScenario = args.integer('seeds') ?? DEFAULT_SEEDS;
+  const seedsFlag = args.integer('seeds');
+  const budgetFlag = args.integer('budget');
+  if (seedsFlag !== undefined && budgetFlag !== undefined) throw new UsageError('--seeds gives every scenario the same seeds and --budget splits them by what each finds: give one of them', 'leasehold check --budget 100');
+  const seedsPerScenario = seedsFlag ?? budgetFlag ?? DEFAULT_SEEDS;
   const store = storeArgument(args, 'check');
   const shard = args.shard('shard');
   const outDir = args.string('out');
@@ -35,13 +44,16 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   if (report && outDir === undefined) throw new UsageError('--report writes its reports under --out DIR, and no --out was given', 'leasehold check --out reports/latest --report');
   const junitPath = args.string('junit');
   const explore = exploreFraction(args.string('explore'));
+  if (explore !== undefined && budgetFlag !== undefined) throw new UsageError('--explore spends each scenario\'s even share (--seeds N); it does not combine with --budget', 'leasehold check --seeds 100 --explore 50%');
+  // The default is --budget DEFAULT_SEEDS, split by yield; --seeds N and --explore keep the even split.
+  const split = seedsFlag === undefined && explore === undefined ? splitByYield(sources.map((source) => source.name), Object.fromEntries(sources.map((source) => [source.name, source.spec])), seedsPerScenario, readYieldCalibration()) : undefined;
   const git = gitState();
   const root = rootSeed(args.string('seed'), git);
   const reproduce = commandLine([
     'leasehold',
     'check',
     ...scenarioArguments.flatMap((scenario) => ['--scenario', scenario]),
-    '--seeds',
+    split === undefined ? '--seeds' : '--budget',
     String(seedsPerScenario),
     '--seed',
     root.seed,
@@ -53,6 +65,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     {
       sources,
       seedsPerScenario,
+      ...(split === undefined ? {} : { split }),
       root,
       git,
       threads: args.integer('jobs') ?? availableParallelism(),
