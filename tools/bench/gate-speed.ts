@@ -15,11 +15,19 @@
  * HEAD simulates more per seed than 19e5aec did (a fleet of connections, interleaved transactions,
  * more faults and checkers), so this is the gate's speed as a user meets it, not a like-for-like
  * simulator cost. The section is skipped when the baseline commit is not in this clone (a shallow one).
+ *
+ * Its floor: the same seeds at HEAD run once more in this process under the sampling profiler
+ * (cpu-share.ts), which says how much of a seed's CPU is the core the gate must run (its SQL and the rest
+ * of src/); the speedup a gate costing nothing else could reach is gateSpeedup ÷ that share.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runJob } from '../../sim/check/run-job.ts';
+import { deriveSeed } from '../../sim/check/seeds.ts';
+import { catalogueScenario } from '../../sim/scenarios/registry.ts';
+import { CPU_CLASSES, profileShares } from './cpu-share.ts';
 import { pairedRatios } from './interleave.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { elapsedNs, median, nowNs, sig } from './timing.ts';
@@ -27,6 +35,9 @@ import { elapsedNs, median, nowNs, sig } from './timing.ts';
 export const GATE_BASELINE = '19e5aec';
 export const GATE_SPEEDUP_TARGET = { op: '>=', value: 1.5 } as const;
 const SEEDS = 20;
+/** Seeds per scenario profiled in process for the floor (the first of the check's own seeds). */
+const PROFILED_SEEDS = 3;
+const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -100,6 +111,21 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     .map((name) => ({ name, old: (busy.old.get(name) ?? 0) / rounds / 1000, head: (busy.new.get(name) ?? 0) / rounds / 1000 }))
     .sort((a, b) => b.head - a.head);
   const busyTotal = (which: 'old' | 'new') => [...busy[which].values()].reduce((a, b) => a + b, 0) / rounds / 1000;
+  // The floor of HEAD's gate: where its threads' CPU goes on the same seeds (cpu-share.ts), profiled in
+  // this process, one job at a time as a check thread runs them. A gate that cost nothing beyond the
+  // core it runs would still take (sql + core) of HEAD's thread time.
+  const profiledSeeds = ctx.options.quick ? 1 : PROFILED_SEEDS;
+  const cpu = await profileShares(async () => {
+    for (let index = 0; index < profiledSeeds; index++) {
+      for (const name of common) {
+        const result = await runJob({ id: 0, scenario: name, index, seed: deriveSeed('gate-speed', name, index), repeat: false }, catalogueScenario(name));
+        if (result.verdict !== 'pass') throw new Error(`gate-speed: ${name} seed ${result.job.seed} did not pass in the profiled run (${result.verdict})`);
+      }
+    }
+  });
+  const coreShare = cpu.shares.sql + cpu.shares.core;
+  const speedup = median(speedups);
+  ctx.progress(`  CPU of HEAD's gate seeds: SQL ${pct(cpu.shares.sql)}, core ${pct(cpu.shares.core)}, GC ${pct(cpu.shares.gc)}, harness ${pct(cpu.shares.harness)}; speedup ceiling with a free harness ${sig(speedup / coreShare, 3)}`);
   return {
     metrics: [metric('gateSpeedup', `leasehold check --seeds ${seeds} over the ${common.length} shared scenarios: wall time at ${GATE_BASELINE} ÷ at HEAD`, median(speedups), GATE_SPEEDUP_TARGET, speedups)],
     context: [
@@ -107,6 +133,10 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       { label: 'check wall time at HEAD (median)', value: `${sig(median(newTimes), 3)} s` },
       { label: `thread time on seeds per round at ${GATE_BASELINE} / HEAD (all scenarios)`, value: `${sig(busyTotal('old'), 3)} s / ${sig(busyTotal('new'), 3)} s` },
       ...perScenario.slice(0, 6).map((entry) => ({ label: `  ${entry.name}: thread time at ${GATE_BASELINE} / HEAD`, value: `${sig(entry.old, 3)} s / ${sig(entry.head, 3)} s` })),
+      { label: `CPU of HEAD's gate seeds (${cpu.samples} samples, ${profiledSeeds} seed(s) per scenario): SQL / core (rest of src/) / checkers / history+hash / GC / idle / harness`, value: CPU_CLASSES.map((name) => pct(cpu.shares[name])).join(' / ') },
+      { label: 'gateSpeedup ceiling: HEAD\'s gate costing nothing beyond the core it runs, GC, process start and threads free too (speedup ÷ (SQL + core))', value: sig(speedup / coreShare, 3).toString() },
+      { label: 'gateSpeedup ceiling keeping S6\'s history and hash and S7\'s checkers at today\'s cost (speedup ÷ (SQL + core + checkers + history))', value: sig(speedup / (coreShare + cpu.shares.checkers + cpu.shares.history), 3).toString() },
+      { label: `the same on thread time alone: ${GATE_BASELINE}'s thread time ÷ (HEAD's × (SQL + core))`, value: sig(busyTotal('old') / (busyTotal('new') * coreShare), 3).toString() },
       { label: 'scenarios compared', value: common.join(', ') },
     ],
     raw: {
@@ -117,6 +147,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       oldSeconds: oldTimes.map((t) => sig(t)),
       headSeconds: newTimes.map((t) => sig(t)),
       speedups: speedups.map((v) => sig(v)),
+      cpu,
       busySecondsPerRound: Object.fromEntries(perScenario.map((entry) => [entry.name, { baseline: sig(entry.old), head: sig(entry.head) }])),
     },
   };

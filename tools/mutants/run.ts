@@ -520,7 +520,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   mkdirSync(options.out, { recursive: true });
   const base = mkdtempSync(join(tmpdir(), 'leasehold-mutants-'));
   const started = wallClockMs();
-  say(`${chosen.length} sabotage(s), budget ${options.seeds} seeds per scenario (first ${options.stages.length === 0 ? 'no prefix' : `prefixes of ${options.stages.join(', ')}`}), root seed ${options.root}, ${options.parallel} at once x ${options.jobs} thread(s)`);
+  say(`${chosen.length} sabotage(s), budget ${options.even ? `${options.seeds} seeds per scenario` : `--budget ${options.seeds} (split by what each scenario finds)`} (first ${options.stages.length === 0 ? 'no prefix' : `prefixes of ${options.stages.join(', ')}`}), root seed ${options.root}, ${options.parallel} at once x ${options.jobs} thread(s)`);
   say(`copies in ${base}; reports in ${options.out}`);
   try {
     const pristine = snapshot(base);
