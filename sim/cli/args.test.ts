@@ -99,6 +99,8 @@ describe('usage errors say what was wrong and what to type instead', () => {
     [['check', '-seeds', '100'], 'unknown flag -seeds for check', 'Did you mean --seeds? Try: leasehold check --seeds 100'],
     [['check', '--seeds', 'ten'], "--seeds expects a whole number >= 1, got 'ten'", 'Try: leasehold check --seeds 100'],
     [['check', '--seeds', '0'], "--seeds expects a whole number >= 1, got '0'", 'Try: leasehold check --seeds 100'],
+    // --budget and --seeds do not go together: the hint for one leaves the other out.
+    [['check', '--budget', '0'], "--budget expects a whole number >= 1, got '0'", 'Try: leasehold check --budget 100'],
     [['check', '--jobs', '1.5'], "--jobs expects a whole number >= 1, got '1.5'", 'Try: leasehold check --seeds 100 --jobs 2'],
     [['check', '--shard', '5/4'], "--shard expects K/N with 1 <= K <= N (the K-th of N parts), got '5/4'", 'Try: leasehold check --seeds 100 --shard 1/4'],
     [['check', '--shard', '0/4'], "got '0/4'", 'Try: leasehold check --seeds 100 --shard 1/4'],

@@ -210,7 +210,11 @@ function noCommand(argv: readonly string[] | undefined): UsageError {
 
 /** A working command line that uses `flag`: the command's example, with the flag added if it lacks it. */
 export function tryWith(spec: CommandSpec, flag: FlagSpec): string {
-  const example = `leasehold ${spec.example}`;
+  const words = `leasehold ${spec.example}`.split(' ');
+  // Leave out of the example a flag that cannot go with this one (check's --seeds and --budget).
+  const excluded = flag.excludes === undefined ? -1 : words.indexOf(`--${flag.excludes}`);
+  if (excluded >= 0) words.splice(excluded, 2);
+  const example = words.join(' ');
   if (example.split(' ').includes(`--${flag.name}`)) return example;
   return flag.kind === 'boolean' ? `${example} --${flag.name}` : `${example} --${flag.name} ${flag.example ?? flag.valueName ?? 'VALUE'}`;
 }

@@ -17,6 +17,8 @@ export interface FlagSpec {
   example?: string;
   /** For integers: the smallest accepted value (default 1). */
   min?: number;
+  /** A flag this one cannot be given with: a "Try:" hint for this one leaves it out of the example. */
+  excludes?: string;
   help: string;
 }
 
@@ -78,10 +80,11 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     synopsis: '[--scenario NAME|FILE]... [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
     flags: [
       scenarioFlag(true),
-      { ...seedsFlag, help: 'how many seeds per scenario, the same for each (default: --budget 100)' },
+      { ...seedsFlag, excludes: 'budget', help: 'how many seeds per scenario, the same for each (default: --budget 100)' },
       {
         name: 'budget',
         kind: 'integer',
+        excludes: 'seeds',
         valueName: 'N',
         example: '100',
         help: 'the thread time of N seeds of every scenario, split across scenarios by what each one finds per second (scenarios/calibration/yield.json, npm run calibrate); at least N/2 seeds each (default 100)',
