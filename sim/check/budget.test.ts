@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { catalogueSources } from './scenario-source.ts';
 import { expectedFeatures, featuresOf, FLOOR_SHARE, MAX_EXTRAPOLATION, readYieldCalibration, scenarioYield, specHash, splitByYield, type ScenarioYield, type YieldCalibration } from './budget.ts';
@@ -106,6 +109,21 @@ describe('the seeds a split runs', () => {
     const sharded = [1, 2, 3].flatMap((index) => planJobs('root', ['a', 'b', 'c'], seeds, { index, count: 3 }));
     const key = (job: { scenario: string; seed: string }) => `${job.scenario}/${job.seed}`;
     expect(sharded.map(key).sort()).toEqual(whole.map(key).sort());
+  });
+});
+
+describe('reading a calibration', () => {
+  it('is undefined when there is none, and names a file that is not one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-yield-'));
+    try {
+      expect(readYieldCalibration(join(dir, 'absent.json'))).toBeUndefined();
+      writeFileSync(join(dir, 'broken.json'), '{"format":');
+      expect(() => readYieldCalibration(join(dir, 'broken.json'))).toThrow(/broken\.json is not JSON .*rerun npm run calibrate/);
+      writeFileSync(join(dir, 'other.json'), '{"format":"something-else/1"}');
+      expect(() => readYieldCalibration(join(dir, 'other.json'))).toThrow(/other\.json is not a calibration of format leasehold-yield\/1/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

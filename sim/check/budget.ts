@@ -127,10 +127,14 @@ export interface SeedSplit {
  * once nothing is expected to find more (every gain 0) is spread over the scenarios instead of piled on one.
  */
 export function splitByYield(names: readonly string[], specs: Record<string, ScenarioSpec>, base: number, calibration: YieldCalibration | undefined): SeedSplit {
-  const known = (name: string) => {
+  // Each scenario's calibration, when it is of this version of the scenario (its spec's hash).
+  const entries = new Map<string, ScenarioYield>();
+  for (const name of names) {
     const entry = calibration?.scenarios[name];
-    return entry !== undefined && entry.seeds > 0 && entry.msPerSeed > 0 && specs[name] !== undefined && entry.specHash === specHash(specs[name]) ? entry : undefined;
-  };
+    const spec = specs[name];
+    if (entry !== undefined && entry.seeds > 0 && entry.msPerSeed > 0 && spec !== undefined && entry.specHash === specHash(spec)) entries.set(name, entry);
+  }
+  const known = (name: string) => entries.get(name);
   const uncalibrated = names.filter((name) => known(name) === undefined);
   const seeds: Record<string, number> = {};
   const floor = Math.max(1, Math.ceil(base * FLOOR_SHARE));
@@ -170,11 +174,23 @@ export function splitByYield(names: readonly string[], specs: Record<string, Sce
   return { seeds, uncalibrated, budgetMs, spentMs };
 }
 
-/** The package's calibration, or undefined when it is missing or of another format. */
+/**
+ * The package's calibration, or undefined when there is none (every scenario then gets its even share,
+ * and the check's header names them). A file that is there but unreadable is an error that names it:
+ * a gate that quietly lost its split would run other seeds than the ones its users expect.
+ */
 export function readYieldCalibration(path = join(PACKAGE_ROOT, YIELD_FILE)): YieldCalibration | undefined {
   if (!existsSync(path)) return undefined;
-  const parsed = JSON.parse(readFileSync(path, 'utf8')) as YieldCalibration;
-  return parsed?.format === YIELD_FORMAT ? parsed : undefined;
+  let parsed: Partial<YieldCalibration> | null;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<YieldCalibration> | null;
+  } catch (error) {
+    throw new Error(`${path} is not JSON (${(error as Error).message}); rerun npm run calibrate, or git checkout the file`);
+  }
+  if (parsed?.format !== YIELD_FORMAT || typeof parsed.scenarios !== 'object' || parsed.scenarios === null) {
+    throw new Error(`${path} is not a calibration of format ${YIELD_FORMAT}; rerun npm run calibrate, or git checkout the file`);
+  }
+  return parsed as YieldCalibration;
 }
 
 /** The budget in words, for headers and reports: `100 seeds per scenario`, or the split and its range. */
