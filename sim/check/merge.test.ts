@@ -129,6 +129,17 @@ describe('leasehold check --budget (the default: seeds split by what each scenar
     expect(mixedSplits.stderr).toMatch(/is a shard of another check: its budget split is even, the first shard's .* is supersede-stale-input \d+, group-meal \d+/);
   }, 300_000);
 
+  it('gives a scenario the calibration does not know (a scenario file) its even share, and says so', async () => {
+    const spec = structuredClone(catalogueScenario('group-meal')) as unknown as Record<string, unknown>;
+    spec.name = 'my-meal';
+    const mine = join(scratch, 'my-meal.json');
+    writeFileSync(mine, JSON.stringify(spec));
+    const run = await cli(['check', '--scenario', mine, '--scenario', 'group-meal', '--budget', '4', '--seed', 'budget-test', '--jobs', '1', '--out', dir('file')]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('even share, not calibrated (a scenario file, or changed since npm run calibrate): my-meal');
+    expect((read(dir('file')) as BudgetSummary).seedsByScenario).toMatchObject({ 'my-meal': 4 });
+  }, 120_000);
+
   it('refuses --seeds with --budget, and --explore with --budget, before running anything', async () => {
     const both = await cli(['check', '--scenario', 'group-meal', '--seeds', '5', '--budget', '5']);
     expect(both.code).toBe(EXIT_USAGE);

@@ -156,7 +156,7 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
   if (request.split !== undefined) {
     const seeds = request.sources.map((source) => `${source.name} ${seedsOf(request, source.name)}`);
     io.out(`seeds per scenario (${YIELD_FILE}): ${seeds.join(', ')}`);
-    if (request.split.uncalibrated.length > 0) io.out(`not calibrated, even share: ${request.split.uncalibrated.join(', ')} (npm run calibrate measures them)`);
+    if (request.split.uncalibrated.length > 0) io.out(`even share, not calibrated (a scenario file, or changed since npm run calibrate): ${request.split.uncalibrated.join(', ')}`);
   }
   io.out(`root seed: ${root.seed} (${from}); seed i of scenario X = first 48 bits of sha256(["leasehold-check/1", root, X, i]), in decimal`);
   io.out(`store: ${request.store === 'pglite' ? "pglite (the PostgreSQL store's own SQL, in-process on PGlite)" : 'sqlite'}`);
