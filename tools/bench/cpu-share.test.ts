@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classOf, profileShares, sharesOf, type CpuProfile } from './cpu-share.ts';
+import { ceilingsOf, classOf, profileShares, sharesOf, sharesText, type CpuProfile } from './cpu-share.ts';
 
 const frame = (functionName: string, url: string) => ({ functionName, url });
 
@@ -46,7 +46,11 @@ describe('where a seed\'s CPU time goes', () => {
       samples: [3, 5, 6, 1],
       timeDeltas: [10, 10, 10, 10],
     };
-    expect(sharesOf(profile).shares).toEqual({ sql: 0.25, core: 0, checkers: 0, history: 0, gc: 0.25, idle: 0, harness: 0.5 });
+    const measured = sharesOf(profile);
+    expect(measured.shares).toEqual({ sql: 0.25, core: 0, checkers: 0, history: 0, gc: 0.25, idle: 0, harness: 0.5 });
+    expect(sharesText(measured)).toBe('25.0% / 0.0% / 0.0% / 0.0% / 25.0% / 0.0% / 50.0%');
+    // A quarter of the time is the core's (all of it SQL): a figure of 0.1 could reach 0.4 at best.
+    expect(ceilingsOf(0.1, measured)).toEqual({ freeHarness: 0.4, keepingS6S7: 0.4, freeCore: 0.4 });
   });
 
   it('profiles work in this process and hands back its error', async () => {

@@ -93,6 +93,24 @@ export function sharesOf(profile: CpuProfile): CpuShares {
   return { samples: profile.samples.length, shares };
 }
 
+/**
+ * The best a figure measured against today's seed time could be (see the header): with a harness and
+ * GC that cost nothing (÷ (sql + core)), keeping S6 and S7 at today's cost (÷ (sql + core + checkers +
+ * history)), and with the core's own JavaScript free as well (÷ sql).
+ */
+export function ceilingsOf(value: number, cpu: CpuShares): { freeHarness: number; keepingS6S7: number; freeCore: number } {
+  const { sql, core, checkers, history } = cpu.shares;
+  return { freeHarness: value / (sql + core), keepingS6S7: value / (sql + core + checkers + history), freeCore: value / sql };
+}
+
+/** The header of sharesText's figures. */
+export const SHARES_HEADER = 'SQL (statement calls, BEGIN/COMMIT) / core (rest of src/) / checkers / history+hash / GC / idle / harness';
+
+/** The shares as percentages in CPU_CLASSES order, `33.8% / 16.6% / ...`, for a bench's context table. */
+export function sharesText(cpu: CpuShares): string {
+  return CPU_CLASSES.map((name) => `${(100 * cpu.shares[name]).toFixed(1)}%`).join(' / ');
+}
+
 /** Runs `work` under the sampling profiler (every 100 µs) and returns where its time went. */
 export async function profileShares(work: () => Promise<void>): Promise<CpuShares> {
   const session = new Session();

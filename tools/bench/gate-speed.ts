@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { runJob } from '../../sim/check/run-job.ts';
 import { deriveSeed } from '../../sim/check/seeds.ts';
 import { catalogueScenario } from '../../sim/scenarios/registry.ts';
-import { CPU_CLASSES, profileShares } from './cpu-share.ts';
+import { ceilingsOf, profileShares, SHARES_HEADER, sharesText } from './cpu-share.ts';
 import { pairedRatios } from './interleave.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { elapsedNs, median, nowNs, sig } from './timing.ts';
@@ -37,7 +37,6 @@ export const GATE_SPEEDUP_TARGET = { op: '>=', value: 1.5 } as const;
 const SEEDS = 20;
 /** Seeds per scenario profiled in process for the floor (the first of the check's own seeds). */
 const PROFILED_SEEDS = 3;
-const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -123,9 +122,8 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       }
     }
   });
-  const coreShare = cpu.shares.sql + cpu.shares.core;
-  const speedup = median(speedups);
-  ctx.progress(`  CPU of HEAD's gate seeds: SQL ${pct(cpu.shares.sql)}, core ${pct(cpu.shares.core)}, GC ${pct(cpu.shares.gc)}, harness ${pct(cpu.shares.harness)}; speedup ceiling with a free harness ${sig(speedup / coreShare, 3)}`);
+  const ceiling = ceilingsOf(median(speedups), cpu);
+  ctx.progress(`  CPU of HEAD's gate seeds (${SHARES_HEADER}): ${sharesText(cpu)}; speedup ceiling with a free harness ${sig(ceiling.freeHarness, 3)}`);
   return {
     metrics: [metric('gateSpeedup', `leasehold check --seeds ${seeds} over the ${common.length} shared scenarios: wall time at ${GATE_BASELINE} ÷ at HEAD`, median(speedups), GATE_SPEEDUP_TARGET, speedups)],
     context: [
@@ -133,10 +131,10 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       { label: 'check wall time at HEAD (median)', value: `${sig(median(newTimes), 3)} s` },
       { label: `thread time on seeds per round at ${GATE_BASELINE} / HEAD (all scenarios)`, value: `${sig(busyTotal('old'), 3)} s / ${sig(busyTotal('new'), 3)} s` },
       ...perScenario.slice(0, 6).map((entry) => ({ label: `  ${entry.name}: thread time at ${GATE_BASELINE} / HEAD`, value: `${sig(entry.old, 3)} s / ${sig(entry.head, 3)} s` })),
-      { label: `CPU of HEAD's gate seeds (${cpu.samples} samples, ${profiledSeeds} seed(s) per scenario): SQL / core (rest of src/) / checkers / history+hash / GC / idle / harness`, value: CPU_CLASSES.map((name) => pct(cpu.shares[name])).join(' / ') },
-      { label: 'gateSpeedup ceiling: HEAD\'s gate costing nothing beyond the core it runs, GC, process start and threads free too (speedup ÷ (SQL + core))', value: sig(speedup / coreShare, 3).toString() },
-      { label: 'gateSpeedup ceiling keeping S6\'s history and hash and S7\'s checkers at today\'s cost (speedup ÷ (SQL + core + checkers + history))', value: sig(speedup / (coreShare + cpu.shares.checkers + cpu.shares.history), 3).toString() },
-      { label: `the same on thread time alone: ${GATE_BASELINE}'s thread time ÷ (HEAD's × (SQL + core))`, value: sig(busyTotal('old') / (busyTotal('new') * coreShare), 3).toString() },
+      { label: `CPU of HEAD's gate seeds (${cpu.samples} samples, ${profiledSeeds} seed(s) per scenario): ${SHARES_HEADER}`, value: sharesText(cpu) },
+      { label: 'gateSpeedup ceiling: HEAD\'s gate costing nothing beyond the core it runs, GC, process start and threads free too (speedup ÷ (SQL + core))', value: sig(ceiling.freeHarness, 3).toString() },
+      { label: 'gateSpeedup ceiling keeping S6\'s history and hash and S7\'s checkers at today\'s cost (speedup ÷ (SQL + core + checkers + history))', value: sig(ceiling.keepingS6S7, 3).toString() },
+      { label: `the same on thread time alone: ${GATE_BASELINE}'s thread time ÷ (HEAD's × (SQL + core))`, value: sig(ceilingsOf(busyTotal('old') / busyTotal('new'), cpu).freeHarness, 3).toString() },
       { label: 'scenarios compared', value: common.join(', ') },
     ],
     raw: {

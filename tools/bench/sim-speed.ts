@@ -7,7 +7,7 @@
 import { simulate } from '../../sim/run-scenario.ts';
 import { catalogueScenario } from '../../sim/scenarios/registry.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
-import { CPU_CLASSES, profileShares } from './cpu-share.ts';
+import { ceilingsOf, profileShares, SHARES_HEADER, sharesText } from './cpu-share.ts';
 import { recordSqlCalls, replaySqlCalls } from './sql-floor.ts';
 import { elapsedNs, median, nowNs, sig } from './timing.ts';
 
@@ -17,8 +17,6 @@ import { elapsedNs, median, nowNs, sig } from './timing.ts';
 export const SEEDS_PER_SECOND_TARGET = { op: '>=', value: 0 } as const;
 export const COMPRESSION_TARGET = { op: '>=', value: 0 } as const;
 export const SIM_TO_SQL_FLOOR_TARGET = { op: '>=', value: 0.4 } as const;
-
-const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
 
 export const simSpeedSection: BenchSection = {
   id: 'sim-speed',
@@ -64,9 +62,8 @@ export const simSpeedSection: BenchSection = {
     const cpu = await profileShares(async () => {
       for (let i = 0; i < floorSeeds; i++) await simulate({ scenario: mixed, seed: `bench-0-${i}` });
     });
-    const ratio = sqlNsPerSeed / simNsPerSeed;
-    const { sql, core } = cpu.shares;
-    ctx.progress(`  CPU of a seed: SQL ${pct(sql)}, core ${pct(core)}, GC ${pct(cpu.shares.gc)}, harness ${pct(cpu.shares.harness)}; ratio ceiling with a free harness ${sig(ratio / (sql + core), 3)}`);
+    const ceiling = ceilingsOf(sqlNsPerSeed / simNsPerSeed, cpu);
+    ctx.progress(`  CPU of a seed (${SHARES_HEADER}): ${sharesText(cpu)}; ratio ceiling with a free harness ${sig(ceiling.freeHarness, 3)}`);
     return {
       metrics: [
         metric('simSeedsPerSecond', 'mixed seeds per wall second on one core', median(seedRates), SEEDS_PER_SECOND_TARGET, seedRates),
@@ -86,10 +83,10 @@ export const simSpeedSection: BenchSection = {
         { label: 'SQL floor ÷ simulator time per seed', value: sig(sqlNsPerSeed / simNsPerSeed, 3).toString() },
         { label: 'seeds/s the SQL alone allows (all calls)', value: sig(1e9 / sqlNsPerSeed, 3).toString() },
         { label: 'seeds/s the core\'s write transactions alone allow', value: sig(1e9 / writeNsPerSeed, 3).toString() },
-        { label: `CPU of a mixed seed (${cpu.samples} samples of ${floorSeeds} seeds): SQL (statement calls, BEGIN/COMMIT) / core (rest of src/) / checkers / history+hash / GC / idle / harness`, value: CPU_CLASSES.map((name) => pct(cpu.shares[name])).join(' / ') },
-        { label: 'simToSqlFloorRatio ceiling: a simulator costing nothing beyond the core it runs, GC free too (ratio ÷ (SQL + core))', value: sig(ratio / (sql + core), 3).toString() },
-        { label: 'simToSqlFloorRatio ceiling keeping S6\'s history and hash and S7\'s checkers at today\'s cost (ratio ÷ (SQL + core + checkers + history))', value: sig(ratio / (sql + core + cpu.shares.checkers + cpu.shares.history), 3).toString() },
-        { label: 'simToSqlFloorRatio ceiling if the core\'s own JavaScript were free as well (ratio ÷ SQL): the SQL as the fleet runs it, in place', value: sig(ratio / sql, 3).toString() },
+        { label: `CPU of a mixed seed (${cpu.samples} samples of ${floorSeeds} seeds): ${SHARES_HEADER}`, value: sharesText(cpu) },
+        { label: 'simToSqlFloorRatio ceiling: a simulator costing nothing beyond the core it runs, GC free too (ratio ÷ (SQL + core))', value: sig(ceiling.freeHarness, 3).toString() },
+        { label: 'simToSqlFloorRatio ceiling keeping S6\'s history and hash and S7\'s checkers at today\'s cost (ratio ÷ (SQL + core + checkers + history))', value: sig(ceiling.keepingS6S7, 3).toString() },
+        { label: 'simToSqlFloorRatio ceiling if the core\'s own JavaScript were free as well (ratio ÷ SQL): the SQL as the fleet runs it, in place', value: sig(ceiling.freeCore, 3).toString() },
       ],
       raw: {
         seedRates,
