@@ -31,6 +31,30 @@ async function bigAndSmall(serves: number): Promise<{ world: WorldResult; order:
   return { world: await buildWithBudgets(run), order };
 }
 
+/**
+ * Issue 31: 'away' is served once and goes idle; 'steady' is served one task at a time (forty done, the
+ * next running) and has nothing ready when 'away' comes back with 30 tasks; then 'steady' enqueues 30
+ * more and `serves` claims follow.
+ */
+async function backWhileServed(fairness: 'fair_share' | 'priority', serves: number): Promise<{ world: WorldResult; order: string[] }> {
+  const run = budgetRun({ ...FAIR, fairness });
+  await enqueueWith(run, { tenant: 'away', needs: { tokens: 100 } });
+  await serveNext(run, () => 100);
+  for (let i = 0; i < 40; i++) {
+    await enqueueWith(run, { tenant: 'steady', needs: { tokens: 100 } });
+    await serveNext(run, () => 100);
+  }
+  await enqueueWith(run, { tenant: 'steady', needs: { tokens: 100 } });
+  const running = await run.claim('w1#1');
+  for (let i = 0; i < 30; i++) await enqueueWith(run, { tenant: 'away', needs: { tokens: 100 } });
+  for (let i = 0; i < 30; i++) await enqueueWith(run, { tenant: 'steady', needs: { tokens: 100 } });
+  await run.checkpoint('w1#1', running.id, 'B', 1, { inputTokens: 100, outputTokens: 0 });
+  await run.complete('w1#1', running.id);
+  const order: string[] = [];
+  for (let i = 0; i < serves; i++) order.push(await serveNext(run, () => 100));
+  return { world: await buildWithBudgets(run), order };
+}
+
 describe('I19 fair share', () => {
   it('passes the queue serving by consumed tokens: about ten small tasks per big one', async () => {
     const { world, order } = await bigAndSmall(24);
@@ -83,5 +107,22 @@ describe('I19 fair share', () => {
       return events.map((event) => ({ ...event, taskId: swap.get(event.taskId) ?? reverse.get(event.taskId) ?? event.taskId }));
     });
     expectViolation(i19FairShare, unclamped, /tenants back and busy, both with work waiting, both eligible, differ by/);
+  });
+
+  it('raises a tenant back from idle to one being served with nothing ready at that instant, as the queue does (issue 31)', async () => {
+    const { world, order } = await backWhileServed('fair_share', 20);
+    expect(order.filter((tenant) => tenant === 'away')).toHaveLength(10);
+    // The queue raised away to steady's 4,100; books that compare only with tenants with work waiting
+    // would say 100 plus what it was charged since, and the rows would disagree with them.
+    expectClean(i19FairShare, world);
+  });
+
+  it('fails a queue that gave that tenant credit for its absence: its 30 claims in a row (issue 31)', async () => {
+    // The priority policy serves away's 30 earlier tasks first, as a queue that left away at its old
+    // service did; judged under fair share, without rows (the priority queue keeps none).
+    const { world, order } = await backWhileServed('priority', 30);
+    expect(order).toEqual(Array.from({ length: 30 }, () => 'away'));
+    const unclamped = { ...judgedUnder(world, { fairness: 'fair_share' }), tenantServices: undefined };
+    expectViolation(i19FairShare, unclamped, /tenants away and steady, both with work waiting, both eligible, differ by -?\d+ in weighted service/);
   });
 });

@@ -12,8 +12,11 @@ const OCCUPYING = new Set<TaskState | undefined>(SPEC_OCCUPYING_STATES);
  * service from the SPEC's rule, never the queue's: model tokens, reserved at claim (a claim's
  * data.reserved of budgets metered in tokens) and corrected to the actual use at the end (when an edge
  * frees the task's slot, the task's charge becomes the tokens of its newest checkpoint, R1); a tenant
- * back from idle is raised to the least normalised service of the tenants with work waiting (no credit
- * for its absence).
+ * back from idle is raised to the least normalised service of the tenants then active, with work waiting
+ * or being served (a ready, running or uncertain task): no credit for its absence (A3). Issue 31: books
+ * that raised it only to the tenants with work waiting shared the queue's blind spot, so a tenant that
+ * came back while the other was served with nothing ready at that instant started its interval far
+ * behind, that head start became |D_0|, and its run of claims alone passed.
  *
  * Rule: over every interval in which two tenants a and b are both backlogged and eligible (ready work
  * whose backoff has passed, and a free place under the tenant's slot limit), D = S_a x w_b - S_b x w_a
@@ -81,9 +84,9 @@ export const i19FairShare: Checker = {
       steps.push(() => {
         clock = event.at;
         if (event.type === 'enqueued' && (live.get(tenant) ?? 0) === 0) {
-          // Back from idle: no credit for the absence.
+          // Back from idle: no credit for the absence, measured against every active tenant (A3).
           let least: { service: bigint; weight: number } | undefined;
-          for (const [other, count] of ready) {
+          for (const [other, count] of live) {
             if (other === tenant || count === 0) continue;
             const s = service.get(other) ?? 0n;
             if (least === undefined || s * BigInt(least.weight) < least.service * BigInt(weight(other))) least = { service: s, weight: weight(other) };

@@ -531,6 +531,31 @@ describe('A3 weighted fair share by consumed service', () => {
     expect((await queue.events(back))[0]?.data.serviceClamp).toEqual({ from: 0, to: 200 });
   });
 
+  it('gives no idle credit against a tenant being served with nothing ready at that moment (issue 31)', async () => {
+    const { queue } = openTestQueue({ config: FAIR });
+    // away is served once (100 tokens), then goes idle.
+    await enqueueOk(queue, { tenant: 'away', needs: { tokens: 100 } });
+    await drain(queue, 1);
+    // steady is served one task at a time: forty finished (4,000 tokens), the next one running (charged
+    // 100 at its claim), and nothing of it ready when away comes back.
+    for (let i = 0; i < 40; i++) {
+      await enqueueOk(queue, { tenant: 'steady', needs: { tokens: 100 } });
+      await drain(queue, 1);
+    }
+    await enqueueOk(queue, { tenant: 'steady', needs: { tokens: 100 } });
+    const running = await claimOk(queue, 'w2');
+    const returned: number[] = [];
+    for (let i = 0; i < 30; i++) returned.push(await enqueueOk(queue, { tenant: 'away', needs: { tokens: 100 } }));
+    // A3: steady is active (being served), so away is raised to its 4,100, not left at its old 100.
+    expect((await queue.events(returned[0]!))[0]?.data.serviceClamp).toEqual({ from: 100, to: 4_100 });
+    for (let i = 0; i < 30; i++) await enqueueOk(queue, { tenant: 'steady', needs: { tokens: 100 } });
+    await queue.checkpoint(running.id, 'w2', running.generation, { kind: 'B', step: 1, state: {}, usage: USAGE(100) });
+    await queue.complete(running.id, 'w2', running.generation, 'ok');
+    // Equal service from here: the two alternate, instead of away taking all of the next 30 claims.
+    const order = await drain(queue, 30);
+    expect(order.filter((tenant) => tenant === 'away')).toHaveLength(15);
+  });
+
   it('lets critical work bypass fair share', async () => {
     const { queue } = openTestQueue({ config: FAIR });
     await enqueueOk(queue, { tenant: 'heavy', needs: { tokens: 900 } });

@@ -17,7 +17,11 @@ import type { QueueConfig, Usage } from './types.ts';
  * least (compared as S_a x w_b < S_b x w_a, exact), and within it Q4's aged priority. Critical work
  * bypasses it (A2: the best task by Q4, if critical, runs first). A tenant that comes back from idle (no
  * ready, running or uncertain task when its work arrives) earns no credit for its absence: its service
- * is raised to the least normalised service among the tenants then backlogged, scaled to its weight.
+ * is raised to the least normalised service among the tenants then active, scaled to its weight. Active
+ * means backlogged or being served (a ready, running or uncertain task): a tenant served steadily may
+ * have nothing ready at the instant the other comes back (its next task not yet enqueued), and it is
+ * still the tenant the returning one competes with (issue 31: compared with backlogged tenants only, the
+ * returning tenant kept its old service and took all of its next 30 claims).
  *
  * The bound (I19). Let C be the most service one attempt is charged at its claim plus the most its end
  * corrects it by (for a run: its reservation, then its tokens), L_t the tenant's slot limit and w_t its
@@ -80,12 +84,17 @@ export function* correctAtEnd(tx: StoreTx, row: { id: number; tenant: string }):
 
 /**
  * At enqueue: a tenant back from idle is raised to the least normalised service of the tenants that are
- * backlogged now (scaled to its weight, rounded up); the change, or undefined when there was none.
+ * active now (scaled to its weight, rounded up); the change, or undefined when there was none.
  */
 export function* clampReturning(context: QueueContext, tx: StoreTx, tenant: string, taskId: number): Step<{ from: number; to: number } | undefined> {
   if (yield* tx.tenantHasLive(tenant, taskId)) return undefined;
+  // A3: the active tenants, in tenant order: those with ready work, and those being served (running or
+  // uncertain tasks, read through the holding index; at most the global limit of them).
+  const active = new Set<string>();
+  for (let other = yield* tx.firstReadyTenant(); other !== undefined; other = yield* tx.nextReadyTenant(other)) active.add(other);
+  for (const row of yield* tx.occupiedByTenant()) active.add(row.tenant);
   let least: { service: number; weight: number } | undefined;
-  for (let other = yield* tx.firstReadyTenant(); other !== undefined; other = yield* tx.nextReadyTenant(other)) {
+  for (const other of [...active].sort()) {
     if (other === tenant) continue;
     const service = yield* tx.serviceOf(other);
     const weight = weightOf(context.config, other);

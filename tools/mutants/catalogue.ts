@@ -1123,6 +1123,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I8',
     blindSpot: 'window',
   },
+  {
+    id: 'idle-clamp-ready-only',
+    description:
+      'Idle clamp against backlogged tenants only (issue 31): a tenant back from idle is compared only with tenants that have ready work, so when the tenant it competes with is being served but has nothing ready at that instant, it keeps its old low service and takes every claim until it has caught up.',
+    file: 'src/queue/fair-share.ts',
+    find: '  for (const row of yield* tx.occupiedByTenant()) active.add(row.tenant);',
+    replace: '  // (tenants being served with nothing ready are not counted)',
+    expectedInvariant: 'I19',
+    blindSpot: 'judge',
+  },
 ];
 
 /** Where `find` occurs in `text`: every start index (overlapping occurrences included). */
