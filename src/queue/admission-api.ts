@@ -1,5 +1,5 @@
 import type { Step, StoreTx } from '../store/store.ts';
-import { applyGrants, levelView, meteredNeeds, planGrants, validateNeeds } from './budgets.ts';
+import { applyGrants, budgetSpec, levelView, meteredNeeds, planGrants, validateNeeds } from './budgets.ts';
 import { STALE_LEASE, fence, holder, holdsLease, now, read, write, type Holder, type QueueContext } from './context.ts';
 import { endAsHolder } from './holder-writes.ts';
 import type { AdmissionRecord, BudgetLevel, Needs, ReserveResult, TenantPause } from './types.ts';
@@ -79,7 +79,7 @@ function* reserveIn(context: QueueContext, tx: StoreTx, at: number, who: Holder,
   const plan = yield* planGrants(context.config, tx, task, needs, at);
   if (!plan.ok) {
     const { budget, reason, retryAt } = plan.refusal;
-    const spec = context.config.budgets[budget];
+    const spec = budgetSpec(context.config, budget);
     if (spec?.kind === 'total') {
       yield* endAsHolder(context, tx, row, who, at, 'fail', 'failed', { reason: 'budget_exhausted', budget }, { errorClass: null, errorMessage: `budget ${budget} exhausted` });
       return { ok: false, error: 'budget', budget, message: `budget ${budget} cannot grant more to this ${spec.per}: the run ended failed (budget_exhausted)` };

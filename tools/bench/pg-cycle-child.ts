@@ -88,7 +88,7 @@ insert into ${s}.tenant_running (tenant) select 't' || g from generate_series(0,
  * It has none of Leasehold's aging, sessions, budgets, admission records, pauses or deadlines: a floor
  * faster than any queue with all of those can be.
  */
-function floorClaimSql(s: string): string {
+export function floorClaimSql(s: string): string {
   return `\
 with g as (select value from ${s}.counters where name = 'running' for update),
 pick as (
@@ -121,7 +121,7 @@ select id, generation from c`;
  * lease, as Leasehold's; the job done with its result, both counters decremented, its completed event
  * appended. $1 id, $2 worker, $3 generation, $4 result, $5 now.
  */
-function floorCompleteSql(s: string): string {
+export function floorCompleteSql(s: string): string {
   return `\
 with g as (select value from ${s}.counters where name = 'running' for update),
 d as (

@@ -7,10 +7,11 @@ import { catalogueSpeedSection } from './catalogue-speed.ts';
 import { claimLatencySection } from './claim-latency.ts';
 import { cycleThroughputSection } from './cycle-throughput.ts';
 import { durabilitySection } from './durability.ts';
+import { fleetSection } from './fleet.ts';
 import { gateSpeedSection } from './gate-speed.ts';
 import { pgClaimLatencySection } from './pg-claim-latency.ts';
 import { pgCycleSection } from './pg-cycle.ts';
 import type { BenchSection } from './registry.ts';
 import { simSpeedSection } from './sim-speed.ts';
 
-export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, budgetOverheadSection, simSpeedSection, catalogueSpeedSection, gateSpeedSection, durabilitySection, pgCycleSection, pgClaimLatencySection];
+export const defaultSections: readonly BenchSection[] = [cycleThroughputSection, claimLatencySection, budgetOverheadSection, simSpeedSection, catalogueSpeedSection, gateSpeedSection, durabilitySection, pgCycleSection, pgClaimLatencySection, fleetSection];
