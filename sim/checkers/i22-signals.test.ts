@@ -3,6 +3,7 @@ import type { HistoryEntry } from '../history.ts';
 import { simulate } from '../run-scenario.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import type { WorldResult } from '../world.ts';
+import { realRun } from './__test-helpers__/real-run.ts';
 import { i22Signals, recomputeSignals, signalMarks } from './i22-signals.ts';
 
 /** The stuck-alert scenario's real run (seed 1), and copies whose recorded signals() answers were tampered with. */
@@ -113,4 +114,39 @@ describe('I22 signals are true', () => {
     expect(recomputeSignals(bare)).toEqual([]);
     expect(i22Signals.check(bare)).toEqual([]);
   });
+});
+
+describe('I22 for a tenant named like an Object.prototype member (issue 31)', () => {
+  /** Two tasks of `tenant`, one running at its limit of 1 and one waiting 10 minutes, then one signals() read recorded. */
+  async function atItsLimit(tenant: string): Promise<WorldResult> {
+    const run = realRun({ globalLimit: 2, perTenantLimit: 1, stuckAfterMs: 600_000 });
+    await run.enqueue({ tenant });
+    await run.enqueue({ tenant });
+    await run.claim('w0#1');
+    run.advance(600_000);
+    const invoke = run.history.invoke('monitor', 'signals');
+    const signals = await run.queue.signals();
+    const ev = await run.queue.eventCursor();
+    run.history.ok(invoke, { data: { signals: signals as unknown as Record<string, never>, ev } });
+    return await run.build();
+  }
+
+  for (const tenant of ['constructor', '__proto__', 'toString']) {
+    it(`judges ${tenant} by its own limit: the silent alert passes, an alert that fires fails`, async () => {
+      const world = await atItsLimit(tenant);
+      const read = recomputeSignals(world);
+      expect(read).toHaveLength(1);
+      expect(read[0]!.expected.stuck).toBe(false);
+      expect(i22Signals.check(world)).toEqual([]);
+      // The bad history: the queue's alert fired for a tenant held by its own limit.
+      const entries = world.history.entries().map((entry): HistoryEntry => {
+        if (entry.type !== 'ok' || entry.op !== 'signals') return entry;
+        const data = structuredClone(entry.data) as { signals: Signals; ev: number };
+        data.signals.alerts.stuckWhileCapacityNormal = true;
+        return { ...entry, data: data as unknown as HistoryEntry['data'] };
+      });
+      const bad = { ...world, history: Object.create(world.history, { entries: { value: () => entries } }) as WorldResult['history'] };
+      expect(i22Signals.check(bad).map((v) => v.message).join('\n')).toMatch(/stuckWhileCapacityNormal reported true, but no eligible task has waited stuckAfterMs while slots are free/);
+    });
+  }
 });

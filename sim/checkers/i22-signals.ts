@@ -1,7 +1,7 @@
 import type { OkEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import type { Checker } from './types.ts';
-import { analyse, evAt, rolledBack, ViolationList, type Analysis } from './timeline.ts';
+import { analyse, evAt, rolledBack, tenantLimit, ViolationList, type Analysis } from './timeline.ts';
 
 /**
  * I22: signals are true. Every `signals()` answer the monitor recorded (world.ts scheduleMonitor, the
@@ -240,7 +240,9 @@ function recomputeAt(
         pausedWaitingStuck = true;
         continue;
       }
-      const limit = config.tenantLimits[track.tenant] ?? config.perTenantLimit;
+      // The tenant's own limit only (hasOwn, in tenantLimit): read as a plain property, a tenant named
+      // `constructor` would find Object.prototype's function and never count as at its limit (issue 31).
+      const limit = tenantLimit(config, track.tenant);
       if ((occupiedBy.get(track.tenant) ?? 0) >= limit) continue;
       if (track.notBefore > at) continue;
       if (track.deadline !== undefined && track.deadline <= at) continue;

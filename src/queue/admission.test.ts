@@ -48,6 +48,10 @@ describe('A1 budgets: configuration', () => {
     [{ x: { kind: 'concurrency', limit: 1, scope: 'session' } }, 'budgets.x.scope'],
     [{ x: { kind: 'concurrency', limit: 1, refill: 3 } }, 'budgets.x.refill'],
     [{ '1bad': { kind: 'concurrency', limit: 1 } }, 'budgets.1bad'],
+    // Issue 31: names that are Object.prototype's own are refused or judged as plain strings.
+    [JSON.parse('{ "__proto__": { "kind": "concurrency", "limit": 1 } }'), 'budgets.__proto__'],
+    [{ x: { kind: 'constructor', limit: 1 } }, 'budgets.x.kind'],
+    [{ x: { kind: 'toString', limit: 1 } }, 'budgets.x.kind'],
   ])('refuses %j naming %s', (budgets, field) => {
     let thrown: unknown;
     try {
@@ -115,6 +119,18 @@ describe('A1 concurrency budgets (semaphores)', () => {
     const released = rows.filter((row) => row.released !== null);
     expect(released).toHaveLength(1);
     expect(released[0]).toMatchObject({ taskId: a.id, reserved: 1, consumed: 0, released: 1 });
+  });
+
+  it('gives back the units of budgets named constructor and toString as numbers (issue 31)', async () => {
+    const { queue } = queueWith({ constructor: { kind: 'concurrency', limit: 1 }, toString: { kind: 'concurrency', limit: 2 } } as Record<string, BudgetSpec>);
+    const id = await enqueueOk(queue, { needs: { constructor: 1, toString: 2 } });
+    const task = await claimOk(queue, 'w1');
+    expect(await levelOf(queue, 'constructor')).toBe(1);
+    await queue.complete(id, 'w1', task.generation, 'ok');
+    const ended = (await queue.events(id)).find((event) => event.data.released !== undefined);
+    expect(ended?.data.released).toEqual({ constructor: 1, toString: 2 });
+    expect(await levelOf(queue, 'constructor')).toBe(0);
+    expect(await levelOf(queue, 'toString')).toBe(0);
   });
 
   it('counts a per-tenant budget per tenant, never against another tenant', async () => {

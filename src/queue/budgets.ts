@@ -87,7 +87,7 @@ export function* planGrants(
   const grants: PlannedGrant[] = [];
   for (const budget of Object.keys(needs).sort()) {
     const units = needs[budget] as number;
-    const spec = config.budgets[budget];
+    const spec = budgetSpec(config, budget);
     if (spec === undefined || units === 0) continue;
     const scope = scopeKey(spec, task);
     const waiting = heldBack?.get(`${budget}\u0000${scope}`);
@@ -137,7 +137,7 @@ export function* recordConsumption(config: QueueConfig, tx: StoreTx, taskId: num
   const overdraft: Needs = {};
   for (const row of yield* tx.heldReservations(taskId)) {
     if (row.generation !== generation) continue;
-    const spec = config.budgets[row.budget];
+    const spec = budgetSpec(config, row.budget);
     if (spec === undefined || spec.kind === 'concurrency' || spec.meter === undefined) continue;
     const used = Math.max(0, metered(spec.meter, usage) - row.baseline);
     if (used === row.consumed) continue;
@@ -170,14 +170,15 @@ export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: n
   const released: Needs = {};
   const consumed: Needs = {};
   for (const row of rows) {
-    const spec = config.budgets[row.budget];
+    const spec = budgetSpec(config, row.budget);
     const kept = spec === undefined || spec.kind === 'concurrency' ? 0 : spec.meter === undefined ? row.reserved : Math.min(row.consumed, row.reserved);
     const back = row.reserved - kept;
     // The row keeps reserved = consumed + released: an unmetered budget consumed all it reserved.
     if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, kept, at))) continue;
     // Summed per budget: the event says every unit this edge gave back, whichever attempt's row it was.
-    released[row.budget] = (released[row.budget] ?? 0) + back;
-    consumed[row.budget] = (consumed[row.budget] ?? 0) + kept;
+    // Own entries only: a budget named `constructor` would otherwise add to Object.prototype's function.
+    released[row.budget] = (Object.hasOwn(released, row.budget) ? (released[row.budget] as number) : 0) + back;
+    consumed[row.budget] = (Object.hasOwn(consumed, row.budget) ? (consumed[row.budget] as number) : 0) + kept;
     if (spec === undefined || back === 0) continue;
     const level = yield* tx.budgetLevel(row.budget, row.scope);
     if (spec.kind === 'rate') {
@@ -192,7 +193,7 @@ export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: n
 
 /** The view of a stored budget row that budgetLevels() reports. */
 export function levelView(config: QueueConfig, row: BudgetLevelRow, at: number): BudgetLevel | undefined {
-  const spec = config.budgets[row.budget];
+  const spec = budgetSpec(config, row.budget);
   if (spec === undefined) return undefined;
   const base = { budget: row.budget, scope: row.scope, kind: spec.kind, updatedAt: row.updated_at };
   if (spec.kind === 'rate') return { ...base, level: Math.floor(rateLevelAt(spec, row, at).scaled / spec.periodMs), limit: spec.capacity };
@@ -202,7 +203,7 @@ export function levelView(config: QueueConfig, row: BudgetLevelRow, at: number):
 /** Which budget, if any, could never grant this need: refused at enqueue (exceeds_budget). */
 export function unsatisfiable(config: QueueConfig, needs: Needs): { budget: string; message: string } | undefined {
   for (const budget of Object.keys(needs).sort()) {
-    const spec = config.budgets[budget];
+    const spec = budgetSpec(config, budget);
     const units = needs[budget] as number;
     if (spec === undefined) continue;
     const ceiling = grantCeiling(spec);
@@ -215,13 +216,29 @@ export function unsatisfiable(config: QueueConfig, needs: Needs): { budget: stri
 export function meteredNeeds(config: QueueConfig, needs: Needs): Needs {
   const out: Needs = {};
   for (const [budget, units] of Object.entries(needs)) {
-    const spec = config.budgets[budget];
+    const spec = budgetSpec(config, budget);
     if (spec !== undefined && spec.kind !== 'concurrency' && spec.meter !== undefined) out[budget] = units;
   }
   return out;
 }
 
 const BUDGET_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * A1: the configured spec of a budget name, or undefined. Names reach the core from callers' needs and
+ * from stored rows; read as a plain property, `constructor` or `toString` would find Object.prototype's
+ * functions (issue 31), so only an own entry of config.budgets counts.
+ */
+export function budgetSpec(config: QueueConfig, name: string): BudgetSpec | undefined {
+  return Object.hasOwn(config.budgets, name) ? config.budgets[name] : undefined;
+}
+
+/** The fields each kind of budget takes. */
+const BUDGET_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  concurrency: ['kind', 'limit', 'scope'],
+  rate: ['kind', 'capacity', 'refill', 'periodMs', 'scope', 'meter'],
+  total: ['kind', 'limit', 'per', 'meter'],
+};
 
 /** Checks config.budgets; the first problem is a ConfigError naming the field. */
 export function validateBudgets(budgets: unknown): Record<string, BudgetSpec> {
@@ -230,14 +247,12 @@ export function validateBudgets(budgets: unknown): Record<string, BudgetSpec> {
   for (const [name, raw] of Object.entries(budgets as Record<string, unknown>)) {
     const field = `budgets.${name}`;
     if (!BUDGET_NAME.test(name)) throw new ConfigError(field, 'a budget name is letters, digits, _ . - (at most 64, not starting with a digit)');
+    // Needs, reservations and events carry budget names as keys of plain objects, where `__proto__`
+    // cannot be an own key: assigned, it replaces the object's prototype and the budget vanishes.
+    if (name === '__proto__') throw new ConfigError(field, 'a budget cannot be named __proto__ (it cannot be a key of the plain objects that carry needs)');
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(field, 'expected { kind, ... }');
     const spec = raw as Record<string, unknown>;
-    const allowed: Record<string, readonly string[]> = {
-      concurrency: ['kind', 'limit', 'scope'],
-      rate: ['kind', 'capacity', 'refill', 'periodMs', 'scope', 'meter'],
-      total: ['kind', 'limit', 'per', 'meter'],
-    };
-    const keys = allowed[spec.kind as string];
+    const keys = typeof spec.kind === 'string' && Object.hasOwn(BUDGET_FIELDS, spec.kind) ? BUDGET_FIELDS[spec.kind] : undefined;
     if (keys === undefined) throw new ConfigError(`${field}.kind`, `expected 'concurrency', 'rate' or 'total', got ${JSON.stringify(spec.kind)}`);
     for (const key of Object.keys(spec)) if (!keys.includes(key)) throw new ConfigError(`${field}.${key}`, `not a field of a ${String(spec.kind)} budget (${keys.join(', ')})`);
     const int = (key: string, min: number) => {

@@ -1,7 +1,7 @@
 import type { CandidateRow, HoldingRow, LevelHeadRow, Step, StoreTx } from '../store/store.ts';
 import { requireWorkerId, write, type QueueContext } from './context.ts';
 import { decide } from './admission.ts';
-import { applyGrants, planGrants, type PlannedGrant, type Refusal } from './budgets.ts';
+import { applyGrants, budgetSpec, planGrants, type PlannedGrant, type Refusal } from './budgets.ts';
 import { InvariantError } from './errors.ts';
 import { chargeAtClaim, lessServed, weightOf } from './fair-share.ts';
 import { compareCandidates, score } from './scoring.ts';
@@ -89,7 +89,7 @@ function* admitAtClaim(
   const needs = row.needs === null || !hasBudgets(context) ? null : (JSON.parse(row.needs) as Needs);
   const plan = needs === null ? undefined : yield* planGrants(config, tx, row, needs, at, heldBack);
   const refusal = plan !== undefined && !plan.ok ? plan.refusal : undefined;
-  if (refusal !== undefined && config.budgets[refusal.budget]?.kind === 'total') {
+  if (refusal !== undefined && budgetSpec(config, refusal.budget)?.kind === 'total') {
     yield* transition(context, tx, at, { by: 'other', event: 'retire', row, to: 'failed' }, { reason: 'budget_exhausted', budget: refusal.budget }, 'budget_exhausted');
     return { action: 'RETIRED' };
   }

@@ -121,6 +121,15 @@ export function resolveConfig(overrides: Partial<QueueConfig> = {}): QueueConfig
   return config;
 }
 
+/**
+ * Q6: a tenant's slot limit, its own entry in tenantLimits or else perTenantLimit. The tenant is the
+ * caller's string: read as a plain property, `constructor` or `toString` would find Object.prototype's
+ * function and `__proto__` the prototype itself (A5/I22, issue 31), so only an own entry counts.
+ */
+export function tenantLimitOf(config: QueueConfig, tenant: string): number {
+  return Object.hasOwn(config.tenantLimits, tenant) ? (config.tenantLimits[tenant] as number) : config.perTenantLimit;
+}
+
 function requireInteger(field: string, value: unknown, min: number): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
     throw new ConfigError(field, `expected an integer >= ${min}, got ${JSON.stringify(value)}`);

@@ -78,6 +78,25 @@ describe('A5 signals', () => {
     expect((await queue.signals()).alerts.stuckWhileCapacityNormal).toBe(true);
   });
 
+  it("does not report stuck a tenant at its own limit whose name is an Object.prototype member's (issue 31)", async () => {
+    for (const tenant of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const { queue, clock } = openTestQueue({ config: { globalLimit: 2, perTenantLimit: 1, stuckAfterMs: 10 * MINUTE } });
+      await enqueueOk(queue, { tenant });
+      await enqueueOk(queue, { tenant });
+      await claimOk(queue, 'w1');
+      clock.advance(10 * MINUTE);
+      // A5: the waiting task is held by its tenant's limit (1 running of 1), not stuck with capacity normal.
+      expect((await queue.signals()).alerts.stuckWhileCapacityNormal, tenant).toBe(false);
+    }
+    // A limit configured for such a name is its own: 2 leaves room, so the same wait is stuck.
+    const { queue, clock } = openTestQueue({ config: { globalLimit: 3, perTenantLimit: 1, tenantLimits: JSON.parse('{"__proto__": 2}') as Record<string, number>, stuckAfterMs: 10 * MINUTE } });
+    await enqueueOk(queue, { tenant: '__proto__' });
+    await enqueueOk(queue, { tenant: '__proto__' });
+    await claimOk(queue, 'w1');
+    clock.advance(10 * MINUTE);
+    expect((await queue.signals()).alerts.stuckWhileCapacityNormal).toBe(true);
+  });
+
   it('summarises with nearest-rank percentiles', () => {
     expect(summarise([5, 1, 3, 2, 4])).toEqual({ count: 5, p50: 3, p95: 5, max: 5 });
     expect(summarise(Array.from({ length: 100 }, (_, i) => i + 1))).toEqual({ count: 100, p50: 50, p95: 95, max: 100 });

@@ -1,4 +1,5 @@
 import type { Step, StoreTx } from '../store/store.ts';
+import { tenantLimitOf } from './config.ts';
 import { now, read, type QueueContext } from './context.ts';
 import type { Signals, SignalSummary } from './types.ts';
 
@@ -100,7 +101,7 @@ function* stuckWhileCapacityNormal(
   const tenants = [...new Set(depth.map((row) => row.tenant))];
   for (const tenant of tenants) {
     if (paused.has(tenant)) continue;
-    const limit = config.tenantLimits[tenant] ?? config.perTenantLimit;
+    const limit = tenantLimitOf(config, tenant);
     if ((occupied.get(tenant) ?? 0) >= limit) continue;
     const oldest = yield* tx.oldestEligibleReady(tenant, at);
     if (oldest !== undefined && at - oldest.enqueued_at >= config.stuckAfterMs) return true;

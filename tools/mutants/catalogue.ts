@@ -1133,6 +1133,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I19',
     blindSpot: 'judge',
   },
+  {
+    id: 'tenant-limit-inherited',
+    description:
+      "A tenant's limit read as a plain property (issue 31): for a tenant named constructor or toString the lookup finds Object.prototype's function, no count is ever at or above it, so stuckWhileCapacityNormal fires for a tenant held at its own limit.",
+    file: 'src/queue/config.ts',
+    find: '  return Object.hasOwn(config.tenantLimits, tenant) ? (config.tenantLimits[tenant] as number) : config.perTenantLimit;',
+    replace: '  return config.tenantLimits[tenant] ?? config.perTenantLimit;',
+    expectedInvariant: 'I22',
+    blindSpot: 'configuration',
+  },
 ];
 
 /** Where `find` occurs in `text`: every start index (overlapping occurrences included). */
