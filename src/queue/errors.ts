@@ -83,15 +83,33 @@ export class InvariantError extends LeaseholdError {
  * The database could not be opened as a Leasehold queue; `path` names it and `reason` says why. Thrown
  * by openWorkQueue before anything is written: a file that is not a database, a folder that does not
  * exist, or a schema newer than this Leasehold knows is left exactly as it was.
+ *
+ * On PostgreSQL (P2, P4; src/store/pg-open-errors.ts) `path` is the URL without its password, and the
+ * reasons a server gives are told apart too: a malformed URL (thrown by openWorkQueue itself, as a
+ * missing folder is), a database or role that does not exist or may not connect, SSL asked of a server
+ * without it, a role that may not create the queue's tables. None is retryable as it stands: each
+ * message says what to change. `cause` is the driver's error, `sqlState` the server's code if it gave one.
  */
 export class OpenError extends LeaseholdError {
   readonly path: string;
-  readonly reason: 'not_a_database' | 'missing_folder' | 'newer_schema';
+  readonly reason:
+    | 'not_a_database'
+    | 'missing_folder'
+    | 'newer_schema'
+    | 'invalid_url'
+    | 'no_such_database'
+    | 'access_denied'
+    | 'ssl_unavailable'
+    | 'ssl_rejected'
+    | 'permission_denied';
+  readonly sqlState: string | undefined;
 
-  constructor(path: string, reason: OpenError['reason'], message: string) {
+  constructor(path: string, reason: OpenError['reason'], message: string, detail: { cause?: unknown; sqlState?: string } = {}) {
     super('open_failed', `cannot open ${path}: ${message}`);
     this.path = path;
     this.reason = reason;
+    this.sqlState = detail.sqlState;
+    if (detail.cause !== undefined) this.cause = detail.cause;
   }
 }
 

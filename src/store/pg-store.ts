@@ -3,6 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
+import { checkPostgresUrl, pgOpenErrorOf } from './pg-open-errors.ts';
 import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 
@@ -445,6 +446,8 @@ export class PgStore implements Store {
       throw new ConfigError('schema', 'expected a PostgreSQL identifier (letters, digits, underscores)');
     }
     if (isPostgresUrl(target)) {
+      // P2: a malformed URL is refused here, synchronously, as SQLite refuses a missing folder.
+      checkPostgresUrl(target);
       const pool = new pg.Pool({
         connectionString: target,
         types: PG_TYPES,
@@ -482,7 +485,10 @@ export class PgStore implements Store {
   }
 
   private async migrate(): Promise<void> {
-    const lease = await this.checkout('open', 1);
+    // P2, P4: a missing database, a refused role or SSL the server lacks is an OpenError saying what to do.
+    const lease = await this.checkout('open', 1).catch((error: unknown) => {
+      throw pgOpenErrorOf(this.label, error) ?? error;
+    });
     let broken: unknown;
     try {
       await migratePg(lease.runner, this.at(), this.lockKey, this.options.schema);
@@ -490,6 +496,8 @@ export class PgStore implements Store {
       this.cursor = Number(cursor.rows[0]?.v ?? 0);
     } catch (error) {
       if (error instanceof NewerSchemaError) throw new OpenError(this.label, 'newer_schema', error.message);
+      const refused = pgOpenErrorOf(this.label, error);
+      if (refused !== undefined) throw refused;
       const code = connectionCodeOf(error);
       if (breaksConnection(code)) broken = error;
       throw code === undefined ? error : typed('open', error, code, false, 1);
