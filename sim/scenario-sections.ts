@@ -133,6 +133,11 @@ export const fleetFields = {
   maxWaitMs: nonNegative().meta({
     description: 'The longest such wait; 0: a wait only lets what is due at the same instant run first, so the order of transactions changes and the timeline does not. Default 400.',
   }),
+  noticeLoss: probability().optional().meta({
+    description:
+      "W1: the chance that one claimable notice (PostgreSQL's NOTIFY, SQLite's in-process wake) never reaches one watching worker; its bounded poll must find the work anyway. Default 0.1.",
+  }),
+  noticeDelayMaxMs: nonNegative().optional().meta({ description: 'W1: the longest a notice that arrives takes to reach a worker, in ms. Default 20.' }),
 };
 export { FLEET_DEFAULTS } from './store/fleet.ts';
 

@@ -145,6 +145,8 @@ export class World {
   private readonly own: ActorQueue;
   private readonly client: ActorQueue;
   private readonly operator: ActorQueue;
+  /** W1: stops the world's subscription to the base store's notices (renewed with each store it opens). */
+  private unwatchBase: (() => void) | undefined;
   /** The database handle of a file-backed run, which the world opens and closes around the queue. */
   private handle: Database.Database | undefined;
   /** The world's database as every connection reaches it now: it changes across restarts and power losses. */
@@ -256,6 +258,13 @@ export class World {
 
   /** Opens the world's database (or reopens it after a restart): every connection reaches it through `this.store`. */
   private openStore(): void {
+    this.openBase();
+    // W1: the base store's claimable notices reach the actors that watch, through the fleet (sim/store/fleet.ts).
+    this.unwatchBase?.();
+    this.unwatchBase = this.store.watch?.(() => this.fleet.notice());
+  }
+
+  private openBase(): void {
     // Busy timeout 0: SQLite's busy handler would sleep in real time inside the synchronous call, while the
     // competing writer of a busy fault (faults/busy.ts) lets go only at a loop event. Each attempt meets
     // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
@@ -410,6 +419,7 @@ export class World {
         if (stopped && incarnation.state === 'alive') this.supervisor.reportStopped(outcome.taskId, outcome.generation, incarnation.id);
       },
       onCrash: (error) => this.fail(error),
+      randomFor: (incarnation) => this.random.fork('worker-retries').fork(incarnation.id),
     });
   }
 

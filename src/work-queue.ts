@@ -100,6 +100,7 @@ function isStore(db: unknown): db is Store {
 /** The public API over any store: argument checks here, decisions in queue/ and runs/, SQL in the store. */
 class StoreWorkQueue implements WorkQueue {
   private closed = false;
+  private readonly unwatchers = new Set<() => void>();
 
   constructor(private readonly context: QueueContext) {}
 
@@ -268,9 +269,26 @@ class StoreWorkQueue implements WorkQueue {
     return read(context, 'incidentCandidates', (tx) => incidentCandidatesIn(tx, from, to, minGroupSize, context.config.incidentBucketMs));
   };
 
+  /** W1: see WorkQueue.watch; a store that cannot be heard is polled only. */
+  watch(listener: () => void): () => void {
+    if (typeof listener !== 'function') throw new InputError('listener', 'expected a function');
+    if (this.closed) return () => {};
+    const unwatch = this.context.store.watch?.(listener) ?? (() => {});
+    this.unwatchers.add(unwatch);
+    return () => {
+      this.unwatchers.delete(unwatch);
+      unwatch();
+    };
+  }
+
+  changeCounter: WorkQueue['changeCounter'] = () => this.call(() => (this.open().store.changeCounter?.() ?? Promise.resolve(undefined)));
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A watcher left behind would keep the process alive (a LISTEN connection) or hear a closed queue.
+    for (const unwatch of this.unwatchers) unwatch();
+    this.unwatchers.clear();
     await this.context.store.close();
   }
 }

@@ -6,6 +6,7 @@ import { reasonOf, type History } from '../history.ts';
 import { gatedQueue, type ActorQueue, type QueueFaultHooks } from './gated-queue.ts';
 import { Incarnation } from './incarnation.ts';
 import type { Model } from '../../src/worker/types.ts';
+import type { Random } from '../../src/ports.ts';
 import type { KillPoint } from '../faults/plan.ts';
 
 export interface SimWorkerEnvironment {
@@ -24,6 +25,8 @@ export interface SimWorkerEnvironment {
   /** S4 kill points reached before a call: true means the incarnation dies here, before the call. */
   killBefore(point: KillPoint, incarnation: Incarnation): boolean;
   onOutcome(incarnation: Incarnation, outcome: RunOutcome): void;
+  /** W2: the seeded stream an incarnation's retry jitter draws from. */
+  randomFor(incarnation: Incarnation): Random;
   onCrash(error: unknown): void;
 }
 
@@ -66,6 +69,7 @@ export class SimWorker {
       tools,
       waiter: incarnation.waiter(environment.loop.waiter),
       clock: environment.loop.clock,
+      random: environment.randomFor(incarnation),
       slots: environment.slots,
       idleWaitMs: environment.idleWaitMs,
       maxSteps: environment.maxSteps,

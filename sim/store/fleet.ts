@@ -58,10 +58,20 @@ export interface FleetSpec {
    * exact instants).
    */
   maxWaitMs: number;
+  /**
+   * W1: the chance that one claimable notice (NOTIFY, or SQLite's in-process wake) never reaches one
+   * watching actor, as a dropped LISTEN connection or a listener added late loses it. The worker's
+   * bounded poll must find the work anyway (scenarios/lost-notices.json). Absent: NOTICE_DEFAULTS.
+   */
+  noticeLoss?: number;
+  /** W1: the longest a notice that arrives takes to reach an actor, in ms (each draws 0 up to this). */
+  noticeDelayMaxMs?: number;
 }
 
 /** The fleet of a scenario that says nothing: a quarter of all transactions wait, none longer than 400 ms. */
 export const FLEET_DEFAULTS: FleetSpec = { interleave: 0.25, maxWaitMs: 400 };
+/** Notices of a scenario that says nothing: one in ten is lost, the rest arrive within 20 ms. */
+export const NOTICE_DEFAULTS = { noticeLoss: 0.1, noticeDelayMaxMs: 20 };
 
 export interface FleetWorld {
   base(): BaseStore;
@@ -107,16 +117,57 @@ function drawWait(random: SeededRandom, { interleave, maxWaitMs }: FleetSpec): n
   return random.int(short + 1, maxWaitMs);
 }
 
+/** One actor's watch of the queue's notices (W1). */
+interface Watch {
+  actor: FleetActor;
+  listener: () => void;
+  active: boolean;
+}
+
 export class Fleet {
+  private readonly watches: Watch[] = [];
+  private readonly notices: SeededRandom;
+
   constructor(
     private readonly world: FleetWorld,
     private readonly random: SeededRandom,
     private readonly spec: FleetSpec,
-  ) {}
+  ) {
+    this.notices = random.fork('notices');
+  }
+
+  /** W1: an actor's queue watches for claimable notices (WorkQueue.watch through its Connection). */
+  watch(actor: FleetActor, listener: () => void): () => void {
+    const watch: Watch = { actor, listener, active: true };
+    this.watches.push(watch);
+    return () => {
+      watch.active = false;
+      const at = this.watches.indexOf(watch);
+      if (at >= 0) this.watches.splice(at, 1);
+    };
+  }
+
+  /**
+   * W1: a transaction that made a task claimable has committed. Each watching actor hears of it after a
+   * drawn delay, through its own waiter (a paused process hears it when it resumes, a dead one never),
+   * unless the seed loses it on the way; the order of deliveries is the loop's, so it is deterministic.
+   */
+  notice(): void {
+    const loss = this.spec.noticeLoss ?? NOTICE_DEFAULTS.noticeLoss;
+    const delayMaxMs = this.spec.noticeDelayMaxMs ?? NOTICE_DEFAULTS.noticeDelayMaxMs;
+    for (const watch of [...this.watches]) {
+      if (!watch.actor.alive()) continue;
+      if (loss > 0 && this.notices.chance(loss)) continue;
+      const delayMs = delayMaxMs > 0 ? this.notices.int(0, delayMaxMs) : 0;
+      void watch.actor.waiter.sleep(delayMs).then(() => {
+        if (watch.active && watch.actor.alive()) watch.listener();
+      });
+    }
+  }
 
   /** A new connection for `actor`, with its own stream of waits; `interleaves` false: its transactions never wait. */
   connect(actor: FleetActor, interleaves = true): Connection {
-    return new Connection(this.world, actor, this.random.fork(actor.id), interleaves ? this.spec : { interleave: 0, maxWaitMs: 0 });
+    return new Connection(this.world, actor, this.random.fork(actor.id), interleaves ? this.spec : { interleave: 0, maxWaitMs: 0 }, this);
   }
 }
 
@@ -139,7 +190,13 @@ export class Connection implements Store {
     readonly actor: FleetActor,
     private readonly random: SeededRandom,
     private readonly spec: FleetSpec,
+    private readonly fleet?: Fleet,
   ) {}
+
+  /** W1: the actor hears the queue's claimable notices through the fleet, late or not at all as the seed says. */
+  watch(listener: () => void): () => void {
+    return this.fleet?.watch(this.actor, listener) ?? (() => {});
+  }
 
   /** The next transaction made on this connection is the one of history call `invoke` (about task `taskId`, if it names one). */
   tagNext(invoke: number, taskId?: number): void {

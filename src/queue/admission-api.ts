@@ -45,6 +45,8 @@ export function resumeTenant(context: QueueContext, tenant: string): Promise<Pau
 function* resumeIn(tx: StoreTx, at: number, tenant: string): Step<PauseResult> {
   const changed = yield* tx.resumeTenant(tenant);
   if (changed) yield* tx.insertAdmission({ at, action: 'RESUME', reason: 'resumed', tenant, task_id: null, retry_at: null, budget: null });
+  // W1: the tenant's ready tasks are claimable again.
+  if (changed) tx.markClaimable();
   return { ok: true, changed };
 }
 

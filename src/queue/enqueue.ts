@@ -127,6 +127,8 @@ function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: 
     yield* tx.insertAdmission({ at, action: 'DEFER', reason, tenant: task.tenant, task_id: created.taskId, retry_at: null, budget: null });
   }
   yield* created.announce();
+  // W1: idle workers are told once this commits; a paused tenant's or a deferred task is not claimable yet.
+  if (!paused && decision.action !== 'DEFER') tx.markClaimable();
   // A6: under cancel_in_progress a newer version persists a cancel of the session's running one (Q13);
   // it waits (session_busy) until that run has ended.
   if (config.sessionPolicy === 'cancel_in_progress') {

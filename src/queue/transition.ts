@@ -82,6 +82,10 @@ export function* transition(
   const by = request.by === 'holder' ? request.fence : request.by === 'claim' ? { workerId: request.workerId, generation: row.generation + 1 } : undefined;
   yield* tx.insertEvent(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);
   if (to === 'failed') yield* deadLetterIfExhausted(tx, row.id, why, at);
+  // W1: a task back in ready (a retry due now, a release, an interrupt, a confirmation, a re-queue) wakes
+  // idle workers once this commits. A retry with a backoff is claimable only later: the workers' bounded
+  // poll finds it then.
+  if (to === 'ready' && (request.by !== 'holder' || (request.notBefore ?? at) <= at)) tx.markClaimable();
 }
 
 function write(tx: StoreTx, at: number, request: TransitionRequest, to: TaskState, ends: boolean, hold: HoldClosure | null): Step<number | undefined> {

@@ -491,6 +491,20 @@ export interface WorkQueue {
   tenantServices(): Promise<{ tenant: string; service: number }[]>;
   /** A5: the control-plane signals at the queue clock's now (src/queue/signals.ts states each window). */
   signals(): Promise<Signals>;
+  /**
+   * W1: calls `listener` after a transaction that made a task claimable committed (an enqueue, a retry
+   * due now, a release, a confirmation or re-queue to ready, a tenant's resume): on PostgreSQL from any
+   * host, by LISTEN/NOTIFY; on SQLite from any queue of this process on the same file. A hint that may
+   * come late, twice or not at all, so a worker still polls. Returns the function that stops it; close()
+   * stops them all.
+   */
+  watch(listener: () => void): () => void;
+  /**
+   * W1: a counter that changes when another connection committed (SQLite's `PRAGMA data_version`): an
+   * idle worker of another process reads it often and claims only when it moved. Undefined on
+   * PostgreSQL, where `watch` hears every host.
+   */
+  changeCounter(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

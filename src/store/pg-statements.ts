@@ -514,6 +514,8 @@ export class PgStatements implements StoreTx {
   rowChanged = false;
   /** The body sent or left pending a statement that writes (the store flushes the WAL after COMMIT only then). */
   wrote = false;
+  /** W1: the body made a task claimable; the store sends one NOTIFY with its COMMIT (PgStore). */
+  claimable = false;
 
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
@@ -523,6 +525,10 @@ export class PgStatements implements StoreTx {
     private readonly runner: PgQuery,
     private readonly now?: number,
   ) {}
+
+  markClaimable(): void {
+    this.claimable = true;
+  }
 
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
   private *q(name: StatementName, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {

@@ -6,6 +6,8 @@ import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { checkPostgresUrl, pgOpenErrorOf } from './pg-open-errors.ts';
 import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
+import { PgListener, type ListenConnection } from '../adapters/pg-listener.ts';
+import { noticeBoardOf, type NoticeBoard } from './notices.ts';
 
 /**
  * The PostgreSQL store (SPEC P1-P4): workers on many machines share one queue.
@@ -100,6 +102,14 @@ export function queueLockKey(schema: string | undefined): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash | 0;
+}
+
+/**
+ * W1: the channel a queue's claimable notices go on: one per queue (its schema's lock key), so queues in
+ * two schemas of one database do not wake each other's workers. A plain identifier, never quoted.
+ */
+export function claimableChannel(lockKey: number): string {
+  return `leasehold_claimable_${(lockKey >>> 0).toString(16)}`;
 }
 
 /** BIGINT (20) and NUMERIC (1700, what SUM of a BIGINT gives) as JavaScript numbers, for this store's queries only. */
@@ -422,6 +432,12 @@ export class PgStore implements Store {
   private closed = false;
   /** The newest event id this store knows committed: read once on open, then kept by every commit that inserted one. */
   private cursor = 0;
+  /** W1: `NOTIFY <channel>;`, sent before COMMIT by a transaction that made a task claimable. */
+  private readonly notify: string;
+  /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts). */
+  private listener: PgListener | undefined;
+  /** W1 on PGlite (one process): the database's board, published after each claimable commit. */
+  private readonly board: NoticeBoard | undefined;
 
   private constructor(
     private readonly connector: PgConnector,
@@ -430,9 +446,13 @@ export class PgStore implements Store {
     private readonly label: string,
     sessionPath: boolean,
     kind: 'postgres' | 'pglite',
+    /** How to open a connection for LISTEN (a server), or the PGlite database whose board carries the notices. */
+    private readonly hearing: { listen: () => Promise<ListenConnection> } | { pglite: PgliteLike },
   ) {
     this.kind = kind;
     this.lockKey = queueLockKey(options.schema);
+    this.notify = `NOTIFY ${claimableChannel(this.lockKey)};`;
+    this.board = 'pglite' in hearing ? noticeBoardOf(hearing.pglite) : undefined;
     this.setPath = options.schema !== undefined && !sessionPath ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
   }
 
@@ -456,10 +476,25 @@ export class PgStore implements Store {
       // A pooled connection the server drops while idle is removed by the pool, which then emits
       // 'error': the next call gets a fresh connection, so the event needs no handling beyond this.
       pool.on('error', () => undefined);
-      return new PgStore(poolConnector(pool, true), options, at, redact(target), true, 'postgres');
+      // LISTEN needs a session of its own for as long as the store listens: a client outside the pool.
+      const listen = async (): Promise<ListenConnection> => {
+        const client = new pg.Client({ connectionString: target, keepAlive: true });
+        client.on('error', () => undefined);
+        await client.connect();
+        return { client, release: () => void client.end().catch(() => undefined) };
+      };
+      return new PgStore(poolConnector(pool, true), options, at, redact(target), true, 'postgres', { listen });
     }
-    if (isPool(target)) return new PgStore(poolConnector(target, false), options, at, 'a pg pool', false, 'postgres');
-    if (isPglite(target)) return new PgStore(pgliteConnector(target), options, at, 'a PGlite database', false, 'pglite');
+    if (isPool(target)) {
+      // A client taken from the caller's pool for good, and destroyed when given back: a session that has
+      // run LISTEN must not go back to the pool, where any transaction could take it.
+      const listen = async (): Promise<ListenConnection> => {
+        const client = await target.connect();
+        return { client, release: (broken) => client.release(broken ?? new Error('LISTEN connection closed')) };
+      };
+      return new PgStore(poolConnector(target, false), options, at, 'a pg pool', false, 'postgres', { listen });
+    }
+    if (isPglite(target)) return new PgStore(pgliteConnector(target), options, at, 'a PGlite database', false, 'pglite', { pglite: target });
     throw new ConfigError('db', 'expected a postgres:// URL, a pg Pool or a PGlite database');
   }
 
@@ -470,6 +505,21 @@ export class PgStore implements Store {
    */
   committedEventCursor(): number {
     return this.cursor;
+  }
+
+  /**
+   * W1: `listener` is called after a transaction that made a task claimable committed: on a server, from
+   * any host (the store's one LISTEN connection, opened with the first watcher); on PGlite, from any store
+   * on the same database in this process.
+   */
+  watch(listener: () => void): () => void {
+    if (this.closed) return () => {};
+    if (this.board !== undefined) return this.board.subscribe(listener);
+    if (this.listener === undefined) {
+      const { listen } = this.hearing as { listen: () => Promise<ListenConnection> };
+      this.listener = new PgListener(listen, claimableChannel(this.lockKey));
+    }
+    return this.listener.subscribe(listener);
   }
 
   /** Connects and migrates once; a failure rejects the calls waiting for it, and the next call tries again. */
@@ -605,11 +655,16 @@ export class PgStore implements Store {
         committing = true;
         // A write transaction's COMMIT flushes its WAL after the lock is released (COMMIT_DURABLY); one that
         // wrote nothing (a claim that found no task, a read) has nothing to flush.
-        const commit = at !== undefined && statements.wrote ? COMMIT_DURABLY : 'COMMIT';
+        const closing = at !== undefined && statements.wrote ? COMMIT_DURABLY : 'COMMIT';
+        // W1: one NOTIFY per transaction, only for one that made a task claimable. PostgreSQL delivers it
+        // at COMMIT and not at all on a rollback, and it serialises notifying commits on one lock, so a
+        // claim, a heartbeat or a complete does not send one.
+        const commit = statements.claimable ? `${this.notify} ${closing}` : closing;
         if (writes.length === 0) await runner.query(commit);
         else settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(batchFailure(error, writes))));
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
+        if (statements.claimable) this.board?.publish();
         return result;
       } catch (error) {
         const code = connectionCodeOf(error);
@@ -634,6 +689,7 @@ export class PgStore implements Store {
         const outcome = committing && breaksConnection(code) ? await this.commitOutcome(xid) : 'aborted';
         if (outcome === 'committed') {
           settled?.(this.cursor);
+          if (statements?.claimable === true) this.board?.publish();
           return result as T;
         }
         if (outcome === 'aborted' && attempt <= this.options.busyRetries) continue;
@@ -674,6 +730,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.listener?.close();
     await this.lastWrite;
     if (this.ready !== undefined) await this.ready.catch(() => undefined);
     await this.connector.end();

@@ -6,6 +6,7 @@ import { BusyError, ConfigError, OpenError, StorageError, type StorageErrorCode 
 import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability } from './durability.ts';
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
+import { noticeBoardOf, type NoticeBoard } from './notices.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
 /**
@@ -71,6 +72,9 @@ export class SqliteStore implements Store {
   private level: Level | undefined;
   /** `PRAGMA synchronous = ...`, prepared once, for the per-transaction switch of `acknowledged`. */
   private readonly switchTo: Record<Level, Statement> | undefined;
+  /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
+  private readonly notices: NoticeBoard;
+  private readonly dataVersion: Statement;
 
   private constructor(
     readonly db: DatabaseHandle,
@@ -81,6 +85,8 @@ export class SqliteStore implements Store {
   ) {
     this.runner = db.transaction((work: () => unknown) => work());
     this.statements = new SqliteStatements(db);
+    this.notices = noticeBoardOf(db.memory ? db : resolve(db.name));
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     if (durability !== undefined) {
       // SQLite refuses to change the level inside a transaction, so it is set between transactions:
       // once here, and under `acknowledged` again before a transaction that needs the other level.
@@ -135,10 +141,13 @@ export class SqliteStore implements Store {
     if (this.switchTo !== undefined) this.syncFor(operation);
     for (let attempt = 1; ; attempt++) {
       this.statements.lastEventId = undefined;
+      this.statements.claimable = false;
       try {
         const result = this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
         const inserted = this.statements.lastEventId;
         if (inserted !== undefined && inserted > this.cursor) this.cursor = inserted;
+        // W1: after the commit, never before it: a worker woken now must find the task committed.
+        if (this.statements.claimable) this.notices.publish();
         return result;
       } catch (error) {
         if (!isBusy(error)) throw typedStorageError(operation, error);
@@ -154,6 +163,24 @@ export class SqliteStore implements Store {
    */
   committedEventCursor(): number {
     return this.cursor;
+  }
+
+  /** W1: every queue of this process on the same database hears this store's claimable commits (store/notices.ts). */
+  watch(listener: () => void): () => void {
+    return this.notices.subscribe(listener);
+  }
+
+  /**
+   * W1: `PRAGMA data_version`, which changes when another connection (another process) committed to the
+   * file since this connection last looked: one page read of nothing, so an idle worker can ask often.
+   */
+  changeCounter(): Promise<number | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
+    try {
+      return Promise.resolve(this.dataVersion.get() as number);
+    } catch (error) {
+      return Promise.reject(isBusy(error) ? new BusyError('changeCounter', 1) : typedStorageError('changeCounter', error));
+    }
   }
 
   /** Reads need no write lock, but a WAL read can still meet SQLITE_BUSY during recovery. */

@@ -337,9 +337,15 @@ export class SqliteStatements implements StoreTx {
    * rolled back to is forgotten), or undefined; the store reads and resets it around each transaction.
    */
   lastEventId: number | undefined;
+  /** W1: the transaction in progress made a task claimable; the store reads and resets it around each transaction. */
+  claimable = false;
 
   constructor(private readonly db: Database) {
     this.s = prepare(db);
+  }
+
+  markClaimable(): void {
+    this.claimable = true;
   }
 
   *savepoint<T>(body: () => Step<T>): Step<T> {

@@ -350,6 +350,12 @@ export interface NewEffect {
 export interface StoreTx {
   /** Runs `body` inside a savepoint: a throw undoes what the body wrote and rethrows; the rest stays. */
   savepoint<T>(body: () => Step<T>): Step<T>;
+  /**
+   * W1: this transaction makes a task claimable now (an enqueue, a move back to ready, a tenant's
+   * resume). Once it commits, the store tells the queue's idle workers, once per transaction however
+   * often it was called (store/notices.ts; NOTIFY on PostgreSQL). Not a statement: it yields nothing.
+   */
+  markClaimable(): void;
 
   // ---- tasks
   taskById(id: number): Step<TaskRow | undefined>;
@@ -532,6 +538,19 @@ export interface Store {
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T>;
   /** Runs `body` as a read: no write lock, and no time (a read decides nothing). */
   read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T>;
+  /**
+   * W1: calls `listener` after a transaction that made a task claimable has committed, on any
+   * connection this store can hear (the same process; with PostgreSQL, every host by LISTEN). A hint
+   * that may be late or lost: the worker polls as well. Returns the function that stops it. A store
+   * without it is polled only.
+   */
+  watch?(listener: () => void): () => void;
+  /**
+   * W1: a number that changes whenever another connection committed to the database since the last
+   * read (SQLite's `PRAGMA data_version`), so an idle worker of another process can look cheaply and
+   * claim only when something changed; undefined where the store has no such counter.
+   */
+  changeCounter?(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

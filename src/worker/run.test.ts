@@ -57,7 +57,6 @@ function scriptedRun(options: { model: RunDependencies['model']; tools?: Tool[];
     heartbeatMs: 10_000,
     maxSteps: 4,
     toolTimeoutMs: 20_000,
-    busyRetries: 0,
     busyWaitMs: 100,
     log: () => {},
   };

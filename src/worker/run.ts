@@ -1,4 +1,4 @@
-import type { Clock, Waiter } from '../ports.ts';
+import type { Clock, Random, Waiter } from '../ports.ts';
 import { RetryableStoreError } from '../queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
 import { requestKey } from './fingerprint.ts';
@@ -28,9 +28,15 @@ export interface RunDependencies {
   heartbeatMs: number;
   maxSteps: number;
   toolTimeoutMs: number;
-  /** Bounded retries of a fenced write that met a busy database, busyWaitMs apart. */
-  busyRetries: number;
+  /**
+   * W2: a call the store refused is retried for as long as the trouble lasts, busyWaitMs after the first
+   * refusal, doubling up to busyWaitMaxMs, each wait jittered by `random`.
+   */
   busyWaitMs: number;
+  busyWaitMaxMs?: number;
+  random?: Random;
+  /** True once the worker gave up on its runs (a drain past its time): a run retrying store trouble then stops, `abandoned`. */
+  abandoning?: () => boolean;
   /**
    * A7: the bound on graph calls in flight, shared by the runs of one worker (Worker makes one). Absent:
    * each run gets its own, of toolConcurrency places (default 4).
@@ -180,7 +186,8 @@ class Run {
     const recorded = new Set<string>();
     for (const call of calls) {
       if (this.toolFor(call).readOnly) continue;
-      if ((await this.deps.queue.effectResult(requestKey(this.task.id, call.tool, call.args))) !== undefined) recorded.add(call.id);
+      const key = requestKey(this.task.id, call.tool, call.args);
+      if ((await this.retryBusy('effect lookup', () => this.deps.queue.effectResult(key))) !== undefined) recorded.add(call.id);
     }
     return recorded;
   }
@@ -221,7 +228,7 @@ class Run {
    */
   private async callWriteTool(tool: Tool, call: ToolCall, context: ToolContext): Promise<unknown> {
     const { deps, task } = this;
-    const recorded = await deps.queue.effectResult(context.requestKey);
+    const recorded = await this.retryBusy(`effect lookup ${call.tool}`, () => deps.queue.effectResult(context.requestKey));
     if (recorded !== undefined) return recorded;
     await this.fenced(`before effect ${call.tool}`, () => deps.queue.heartbeat(task.id, deps.workerId, task.generation));
     // Q14 again, after the awaits above: the deadline may have passed while the ledger and the lease were asked.
@@ -341,17 +348,25 @@ class Run {
   }
 
   /**
-   * A busy database (or a full disk, an I/O error) is retried busyWaitMs apart, a bounded number of times. Waiting is safe: each
-   * attempt is its own short transaction, and the fence decides whether the lease survived the wait.
+   * W2: a busy, unreachable, restarting or full database (a RetryableStoreError: nothing was written) is
+   * retried for as long as it lasts, with capped exponential backoff and jitter. Waiting is safe: each
+   * attempt is its own short transaction, and the fence decides whether the lease survived the wait
+   * (R9), so the run ends only by its own outcome or by losing its lease, never by the outage itself.
+   * The one exception is a worker that gave up on its runs (a drain past its time): then `abandoned`.
    */
-  private async retryBusy<T>(during: string, write: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+  private async retryBusy<T>(during: string, call: () => Promise<T>): Promise<T> {
+    const { deps } = this;
+    let waitMs = deps.busyWaitMs;
+    for (let attempt = 1; ; attempt++) {
       try {
-        return await write();
+        return await call();
       } catch (error) {
-        if (!(error instanceof RetryableStoreError) || attempt >= this.deps.busyRetries) throw error;
-        this.deps.log({ workerId: this.deps.workerId, taskId: this.task.id, message: `${during}: database refused the write (${error.code}), retrying` });
-        await this.deps.waiter.sleep(this.deps.busyWaitMs);
+        if (!(error instanceof RetryableStoreError) || deps.abandoning?.() === true) throw error;
+        // Jitter spreads the retries of a fleet that met the same outage; the random stream is injected (S1).
+        const delayMs = Math.max(1, Math.ceil(waitMs * (0.5 + (deps.random?.next() ?? 0.5) / 2)));
+        deps.log({ workerId: deps.workerId, taskId: this.task.id, message: `${during}: the database refused the call (${error.code}), attempt ${attempt}; retrying in ${delayMs} ms` });
+        await deps.waiter.sleep(delayMs);
+        waitMs = Math.min(deps.busyWaitMaxMs ?? deps.busyWaitMs, waitMs * 2);
         this.assertLease(during);
       }
     }

@@ -10,6 +10,9 @@ import { Worker } from './worker.ts';
 const BIG = 'x'.repeat(64 * 1024);
 const HEARTBEAT_MS = 10_000;
 const BUSY_WAIT_MS = 7;
+const BUSY_WAIT_MAX_MS = 50;
+/** A store-trouble wait (W2): anything shorter than a heartbeat. */
+const isRetryWait = (ms: number) => ms <= BUSY_WAIT_MAX_MS;
 
 const flush = async () => {
   for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -20,7 +23,7 @@ const flush = async () => {
  * real, max_page_count) or arms an I/O error (injected beneath the statements: sim/store/storage-faults.ts
  * says why it cannot be real). Sleeps are the test's: `onSleep` decides, per sleep, whether it ends.
  */
-function harness(model: Model, onSleep: (ms: number, index: number) => boolean) {
+function harness(model: Model, onSleep: (ms: number, index: number) => boolean | Promise<void>, sleeps: number[] = []) {
   const faults = new StorageFaults();
   const raw = new Database(':memory:');
   const queue = openWorkQueue({ db: faults.attach(raw), clock: new ManualClock() });
@@ -42,21 +45,28 @@ function harness(model: Model, onSleep: (ms: number, index: number) => boolean) 
   }) as WorkQueue;
   const outcomes: RunOutcome[] = [];
   const logs: WorkerLogLine[] = [];
-  let sleeps = 0;
+  const workerClock = new ManualClock();
   const worker = new Worker({
     queue: watched,
     workerId: 'w1',
     model,
     tools: [],
-    waiter: { sleep: (ms) => (onSleep(ms, sleeps++) ? Promise.resolve() : new Promise<void>(() => {})) },
-    clock: new ManualClock(),
+    waiter: {
+      sleep: (ms) => {
+        const ends = onSleep(ms, sleeps.push(ms) - 1);
+        return ends === true ? Promise.resolve() : ends === false ? new Promise<void>(() => {}) : ends;
+      },
+    },
+    clock: workerClock,
+    // The jitter's draw is fixed at its top, so each wait is the backoff itself: 7, 14, 28, 50, 50, ...
+    random: { next: () => 0.999999 },
     heartbeatMs: HEARTBEAT_MS,
     busyWaitMs: BUSY_WAIT_MS,
-    busyRetries: 3,
+    busyWaitMaxMs: BUSY_WAIT_MAX_MS,
     log: (line) => logs.push(line),
     onOutcome: (outcome) => outcomes.push(outcome),
   });
-  return { faults, raw, queue, worker, outcomes, logs, heartbeats };
+  return { faults, raw, queue, worker, outcomes, logs, heartbeats, workerClock };
 }
 
 function fill(raw: Database.Database): () => void {
@@ -69,7 +79,7 @@ describe('the worker runtime recovers from a full disk and an I/O error (issue 1
   it('a checkpoint that meets a full disk is retried, not failed: once there is room the run completes on its first attempt', async () => {
     let empty: (() => void) | undefined;
     const setup = harness({ decide: async () => ({ toolCalls: [], final: { blob: BIG }, usage: { inputTokens: 1, outputTokens: 1 } }) }, (ms) => {
-      if (ms !== BUSY_WAIT_MS) return false;
+      if (!isRetryWait(ms)) return false;
       // The first retry finds the disk still full; room comes back before the second.
       if (empty !== undefined && setup.logs.filter((line) => /disk_full/.test(line.message)).length >= 2) {
         empty();
@@ -83,7 +93,7 @@ describe('the worker runtime recovers from a full disk and an I/O error (issue 1
     expect(await worker.claimOne()).toBe(true);
     await flush();
     expect(outcomes).toEqual([{ kind: 'completed', taskId: taskId.taskId, outcome: 'done' }]);
-    expect(logs.filter((line) => /checkpoint A: database refused the write \(disk_full\), retrying/.test(line.message))).toHaveLength(2);
+    expect(logs.filter((line) => /checkpoint A: the database refused the call \(disk_full\), attempt \d+; retrying in \d+ ms/.test(line.message))).toHaveLength(2);
     // No attempt burned: no fail was written, the task was never scheduled for a retry.
     const events = await queue.events(taskId.taskId);
     expect(events.map((event) => event.type)).not.toContain('retry_scheduled');
@@ -128,9 +138,10 @@ describe('the worker runtime recovers from a full disk and an I/O error (issue 1
     await queue.close();
   });
 
-  it('a write that keeps meeting I/O errors past the retries abandons the run: the fail that would report it fails too, and the lease is left to lapse', async () => {
+  it('W2: a write that keeps meeting I/O errors is retried for as long as they last, with capped exponential backoff, and the run then completes on its first attempt', async () => {
     let decide!: (value: Awaited<ReturnType<Model['decide']>>) => void;
-    const setup = harness({ decide: () => new Promise((resolve) => (decide = resolve)) }, (ms) => ms === BUSY_WAIT_MS);
+    const sleeps: number[] = [];
+    const setup = harness({ decide: () => new Promise((resolve) => (decide = resolve)) }, (ms) => isRetryWait(ms), sleeps);
     const { queue, worker, outcomes, faults } = setup;
     const enqueued = (await queue.enqueue(request({ tenant: 'a' }))) as { ok: true; taskId: number };
     expect(await worker.claimOne()).toBe(true);
@@ -138,13 +149,48 @@ describe('the worker runtime recovers from a full disk and an I/O error (issue 1
     const fired: string[] = [];
     for (let i = 0; i < 20; i++) faults.armIoError(0, (sql) => fired.push(sql));
     decide({ toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } });
+    for (let i = 0; i < 10 && outcomes.length === 0; i++) await flush();
+    // Every armed error met a write of the run (checkpoint A, 20 times), none of them ended it.
+    expect(fired).toHaveLength(20);
+    expect(sleeps.filter(isRetryWait)).toEqual([7, 14, 28, ...Array(17).fill(50)]);
+    expect(outcomes).toEqual([{ kind: 'completed', taskId: enqueued.taskId, outcome: 'done' }]);
+    expect(await queue.get(enqueued.taskId)).toMatchObject({ state: 'done', generation: 1, attempts: 1 });
+    worker.stop();
+    await queue.close();
+  });
+
+  it('W2: a drain that gives up on a run still retrying store trouble ends it abandoned, with no terminal write; the lease is left to lapse', async () => {
+    let decide!: (value: Awaited<ReturnType<Model['decide']>>) => void;
+    // The first five retry waits end at once; the sixth ends when the test says, after the drain gave up.
+    let endSixth!: () => void;
+    const sixth = new Promise<void>((resolve) => (endSixth = resolve));
+    let retries = 0;
+    let draining = false;
+    const setup = harness({ decide: () => new Promise((resolve) => (decide = resolve)) }, (ms) => {
+      if (!isRetryWait(ms)) {
+        // The drain's wait: its time passes at once.
+        if (draining) setup.workerClock.advanceBy(ms);
+        return draining;
+      }
+      retries++;
+      return retries <= 5 ? true : retries === 6 ? sixth : false;
+    });
+    const { queue, worker, outcomes, faults } = setup;
+    const enqueued = (await queue.enqueue(request({ tenant: 'a' }))) as { ok: true; taskId: number };
+    expect(await worker.claimOne()).toBe(true);
     await flush();
-    // Checkpoint A and its 3 retries, then the fail that reports db_busy and its 3: each met an I/O error.
-    expect(fired).toHaveLength(8);
+    for (let i = 0; i < 1_000; i++) faults.armIoError(0, () => {});
+    decide({ toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } });
+    await flush();
+    expect(retries).toBe(6);
+    expect(outcomes).toEqual([]);
+    draining = true;
+    await worker.drain(1_000);
+    endSixth();
+    for (let i = 0; i < 10 && outcomes.length === 0; i++) await flush();
     expect(outcomes).toEqual([expect.objectContaining({ kind: 'abandoned', taskId: enqueued.taskId, generation: 1 })]);
     faults.stop();
     expect(await queue.get(enqueued.taskId)).toMatchObject({ state: 'running', generation: 1, attempts: 1 });
-    worker.stop();
     await queue.close();
   });
 });

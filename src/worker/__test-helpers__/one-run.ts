@@ -33,7 +33,6 @@ export async function runOneTask(options: {
     heartbeatMs: 10_000,
     maxSteps: options.maxSteps ?? 8,
     toolTimeoutMs: 20_000,
-    busyRetries: 0,
     busyWaitMs: 100,
     log: () => {},
   };
