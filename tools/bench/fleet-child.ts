@@ -237,12 +237,16 @@ function floorSqliteRuntime(file: string, workerId: string): Runtime {
   };
   // The wake: the kernel's notice that another process wrote the WAL (inotify through fs.watch), then
   // PRAGMA data_version, which changes only when another connection committed, so a wake that brings
-  // no commit costs one pragma, not a claim.
+  // no commit costs one pragma, not a claim. The notice comes when the WAL is written, before the
+  // commit is visible (the writer's sync and its wal-index update come after), so a notice whose
+  // counter has not moved yet is checked again after 1, 2, 4, 8, 16 and 32 ms.
   let watcher: FSWatcher | undefined;
   return wakeLoop(claimAndRun, (wake) => {
-    watcher = watch(`${file}-wal`, () => {
+    const check = (delayMs: number) => {
       if (dataVersion() !== seen) wake();
-    });
+      else if (delayMs <= 32) setTimeout(() => check(delayMs * 2), delayMs);
+    };
+    watcher = watch(`${file}-wal`, () => check(1));
   }, async () => {
     watcher?.close();
     db.close();

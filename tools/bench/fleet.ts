@@ -21,9 +21,10 @@
  *     start a task enqueued by another process. floor-pg is woken by LISTEN/NOTIFY (the enqueue notifies
  *     in its own transaction) and claims with one statement; floor-sqlite is woken by the kernel's notice
  *     that the WAL changed (fs.watch, inotify) checked against PRAGMA data_version, and claims in one
- *     transaction. Both claim again as soon as a run ends and fall back to a 2 s poll. Their enqueue and
- *     run end are synced as Leasehold's are. A queue with Leasehold's guarantees cannot start a task
- *     sooner or run a backlog faster than these, so floor ÷ graphile-worker (or ÷ BullMQ, ÷ pg-boss) is
+ *     transaction (a notice whose counter has not moved is checked again for up to 63 ms, since the WAL
+ *     is written before its commit is visible). Both claim again as soon as a run ends and fall back to
+ *     a 2 s poll. Their enqueue and run end are synced as Leasehold's are. A queue with Leasehold's
+ *     guarantees cannot start a task sooner or run a backlog faster than these, so floor ÷ graphile-worker (or ÷ BullMQ, ÷ pg-boss) is
  *     the most any such queue can reach against them here, and leasehold ÷ floor is how close it comes.
  *
  * The 4 processes (fleet-child.ts) each host one worker of every contender, so every fleet lives in
