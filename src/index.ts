@@ -22,3 +22,5 @@ export * from './worker/types.ts';
 export { SIGNALS_WINDOW } from './queue/signals.ts';
 export { renderPrometheus, scrapePrometheus, PROMETHEUS_CONTENT_TYPE } from './export/prometheus.ts';
 export { registerOtelSignals } from './export/otel.ts';
+export { defineAgent, loadAgentModule, buildAgent, productionAgentEnv, isAgentDefinition, AgentModuleError, UnknownExternalError, AGENT_MODULE_EXTENSIONS, type AgentDefinition, type AgentEnv, type AgentParts, type AgentBuild, type External, type ExternalFactories } from './worker/agent.ts';
+export { Supervisor, type SupervisorOptions, type SupervisorEvent, type SupervisorResult, type SupervisedProcess } from './worker/supervisor.ts';
