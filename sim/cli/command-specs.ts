@@ -40,7 +40,7 @@ export interface CommandSpec {
   requires?: { flags: readonly string[]; orPositional?: boolean };
 }
 
-export const COMMAND_NAMES = ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'start', 'demo'] as const;
+export const COMMAND_NAMES = ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'start', 'demo', 'work'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
@@ -183,6 +183,27 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     synopsis: '[--json]',
     flags: [jsonFlag],
     example: 'demo',
+  },
+  work: {
+    name: 'work',
+    summary: 'run a supervised fleet of worker processes on a real queue with your agent module (W3); SIGTERM or Ctrl-C drains it',
+    synopsis: '--db FILE|URL --agent MODULE [--processes N] [--slots N] [--drain-ms MS] [--schema NAME]',
+    flags: [
+      { name: 'db', kind: 'string', valueName: 'FILE|URL', example: 'queue.sqlite', help: 'the queue: a SQLite file (created if missing) or a postgres:// URL' },
+      {
+        name: 'agent',
+        kind: 'string',
+        valueName: 'MODULE',
+        example: 'agent.mjs',
+        help: 'the agent module: default-exports defineAgent(...) (.mjs or .js; .ts and .mts when tsx is installed); see docs/workers.md',
+      },
+      { name: 'processes', kind: 'integer', valueName: 'N', example: '4', help: 'worker processes to keep running (default 2)' },
+      { name: 'slots', kind: 'integer', valueName: 'N', example: '2', help: 'runs each process holds at once (default 1)' },
+      { name: 'drain-ms', kind: 'integer', min: 0, valueName: 'MS', example: '30000', help: 'on SIGTERM, how long each process lets its runs finish before handing them back interrupted (R8; default 30000)' },
+      { name: 'schema', kind: 'string', valueName: 'NAME', example: 'leasehold', help: 'PostgreSQL only: the schema the queue lives in' },
+    ],
+    example: 'work --db queue.sqlite --agent agent.mjs --processes 4',
+    requires: { flags: ['db', 'agent'] },
   },
 };
 

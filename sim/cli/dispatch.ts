@@ -8,6 +8,7 @@ import * as replay from './commands/replay.ts';
 import * as report from './commands/report.ts';
 import * as run from './commands/run.ts';
 import * as scenarios from './commands/scenarios.ts';
+import * as work from './commands/work.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { isUsageError } from './usage-error.ts';
@@ -17,7 +18,7 @@ import { versions } from '../check/versions.ts';
  * The module of each command (sim/cli/commands/<name>.ts). They are imported statically, so that the
  * CLI runs the same from source (tsx) and compiled (dist/, plain node), and a missing one fails the build.
  */
-export const COMMAND_MODULES: Readonly<Record<Exclude<CommandName, 'start'>, CommandModule>> = { check, merge, replay, run, report, scenarios, demo };
+export const COMMAND_MODULES: Readonly<Record<Exclude<CommandName, 'start'>, CommandModule>> = { check, merge, replay, run, report, scenarios, demo, work };
 
 /**
  * The whole CLI as a function: parse, run the command's module, and map every way out to an S9 exit
