@@ -14,6 +14,12 @@
  * Each process exits 0 once the queue has tasks and none of them has been ready, running or uncertain
  * for --idle-exit-ms (default 3000), printing what it completed; Ctrl-C drains it (R8). Production
  * adapters only.
+ *
+ * This example starts its worker processes by hand. In production, each host runs the shipped Supervisor
+ * instead (`leasehold work --db URL --agent MODULE --processes N`, docs/workers.md). The Supervisor
+ * restarts its processes, expires leases and runs the reconciler, and confirms the tasks of a process it
+ * saw exit (Q11). --supervise here does only the first two: a hand-started process cannot know that
+ * another one died, so the example runs under reconciliation 'auto' (R5).
  */
 import { parseArgs } from 'node:util';
 import { SystemClock, TimerWaiter, Worker, openWorkQueue, type Tool } from '../../src/index.ts';
