@@ -149,8 +149,8 @@ export class EventLoop implements Waiter {
   }
 
   /** Waiter: the same as `waiter.sleep` (see `sim/waiter.ts` for its rules). */
-  sleep(ms: number): Promise<void> {
-    return this.waiter.sleep(ms);
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.waiter.sleep(ms, signal);
   }
 
   /** Asks the current `run` to return after the event in progress. */

@@ -2,7 +2,7 @@ import type { Waiter } from '../src/ports.ts';
 
 /** What a virtual wait needs from the event loop: a callback after a whole number of timeline ms. */
 export interface DelayScheduler {
-  after(delayMs: number, callback: () => unknown): unknown;
+  after(delayMs: number, callback: () => unknown): { cancel(): boolean };
 }
 
 /**
@@ -17,11 +17,21 @@ export interface DelayScheduler {
 export class VirtualWaiter implements Waiter {
   constructor(private readonly scheduler: DelayScheduler) {}
 
-  sleep(ms: number): Promise<void> {
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (Number.isNaN(ms)) throw new RangeError('sleep(NaN)');
     const delayMs = Math.max(0, Math.ceil(ms));
     return new Promise((resolve) => {
-      this.scheduler.after(delayMs, resolve);
+      if (signal?.aborted === true) return resolve();
+      const onAbort = () => {
+        // The event leaves the loop's queue: an aborted wait fires nothing later (as clearTimeout).
+        event.cancel();
+        resolve();
+      };
+      const event = this.scheduler.after(delayMs, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 }

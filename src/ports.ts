@@ -16,8 +16,11 @@ export interface Random {
 
 /**
  * How the worker runtime waits. Production uses real timers; the simulator resolves the promise when
- * its virtual clock reaches the deadline. `sleep(0)` still yields to other actors.
+ * its virtual clock reaches the deadline. `sleep(0)` still yields to other actors. A sleep whose
+ * `signal` aborts resolves at once and lets go of its timer, so a wait that lost a race (a tool that
+ * answered before its timeout, a worker woken before its poll) leaves nothing behind to keep a process
+ * alive or to fire later.
  */
 export interface Waiter {
-  sleep(ms: number): Promise<void>;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }

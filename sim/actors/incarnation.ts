@@ -35,7 +35,7 @@ export class Incarnation {
 
   /** A Waiter whose sleeps obey the gate: a paused worker misses its heartbeats. */
   waiter(inner: Waiter): Waiter {
-    return { sleep: (ms) => this.gate(inner.sleep(ms)) };
+    return { sleep: (ms, signal) => this.gate(inner.sleep(ms, signal)) };
   }
 
   pause(): void {

@@ -19,6 +19,7 @@ export class LeaseKeeper {
   lost = false;
   cancelRequested: boolean;
   private stopped = false;
+  private readonly sleeping = new AbortController();
   /** Whether a write of the lane is in flight, and the writes waiting for it, in order. */
   private sending = false;
   private readonly waiting: (() => void)[] = [];
@@ -40,6 +41,8 @@ export class LeaseKeeper {
 
   stop(): void {
     this.stopped = true;
+    // The beat's sleep ends now: a finished run leaves no heartbeat timer behind.
+    this.sleeping.abort();
   }
 
   /** Called when any fenced write of the run came back stale_lease. */
@@ -98,7 +101,7 @@ export class LeaseKeeper {
 
   private async beat(): Promise<void> {
     while (!this.stopped && !this.lost) {
-      await this.waiter.sleep(this.heartbeatMs);
+      await this.waiter.sleep(this.heartbeatMs, this.sleeping.signal);
       if (this.stopped || this.lost) return;
       let renewed;
       try {

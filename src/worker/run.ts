@@ -249,10 +249,12 @@ class Run {
 
   private async withTimeout<T>(work: Promise<T>, name: string): Promise<T> {
     let timedOut = false;
-    const timeout = this.deps.waiter.sleep(this.deps.toolTimeoutMs).then(() => {
-      timedOut = true;
+    // A call that answers in time aborts its timeout's sleep: no timer of a finished call outlives it.
+    const timer = new AbortController();
+    const timeout = this.deps.waiter.sleep(this.deps.toolTimeoutMs, timer.signal).then(() => {
+      timedOut = !timer.signal.aborted;
     });
-    const winner = await Promise.race([work.then((value) => ({ value })), timeout.then(() => undefined)]);
+    const winner = await Promise.race([work.then((value) => ({ value })), timeout.then(() => undefined)]).finally(() => timer.abort());
     if (winner === undefined || timedOut) throw new ToolFailure('tool_timeout', `${name} gave no answer within ${this.deps.toolTimeoutMs} ms`);
     return winner.value;
   }

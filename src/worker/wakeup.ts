@@ -23,7 +23,13 @@ export class Wakeup {
   async wait(waiter: Waiter, ms?: number): Promise<boolean> {
     if (!this.woken) {
       const woken = new Promise<void>((resolve) => (this.resolve = resolve));
-      await (ms === undefined ? woken : Promise.race([woken, waiter.sleep(ms)]));
+      if (ms === undefined) await woken;
+      else {
+        // The sleep that lost the race is aborted, so no timer outlives the wait.
+        const sleeping = new AbortController();
+        await Promise.race([woken, waiter.sleep(ms, sleeping.signal)]);
+        sleeping.abort();
+      }
       this.resolve = undefined;
     }
     // Read after the wait, not from the race: a wake that came as the sleep ended still counts.

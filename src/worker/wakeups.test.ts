@@ -133,6 +133,35 @@ describe('W1: work starts at once (SQLite)', () => {
     expect(await reader.changeCounter()).not.toBe(before);
   });
 
+  it('a worker that stopped and drained leaves no timer behind: tool timeouts, heartbeats and idle waits are all let go', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const queue = openWorkQueue({ db: ':memory:', clock: new SystemClock() });
+    for (let i = 0; i < 3; i++) await queue.enqueue(task(`t-${i}`));
+    const outcomes: RunOutcome[] = [];
+    const worker = new Worker({
+      queue,
+      workerId: 'w',
+      clock: new SystemClock(),
+      waiter: new TimerWaiter(),
+      idleWaitMs: NEVER_POLL_MS,
+      tools: [{ name: 'lookup', readOnly: true, call: async () => 'found' }],
+      model: {
+        decide: async ({ step }) =>
+          step === 0 ? { toolCalls: [{ id: 'c', tool: 'lookup', args: {} }], usage: { inputTokens: 1, outputTokens: 1 } } : { toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } },
+      },
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    const loop = worker.runLoop();
+    await until('three runs', () => outcomes.length === 3);
+    worker.stop();
+    await loop;
+    await worker.drain(1_000);
+    await queue.close();
+    // Each run raced a 30 s tool timeout and slept for 10 s heartbeats; the loop waited 10 minutes for news.
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
   it('a worker stopped while idle leaves its long wait at once', async () => {
     const queue = open(tempFile());
     const worker = new Worker({ queue, workerId: 'w', clock: new SystemClock(), waiter: new TimerWaiter(), idleWaitMs: NEVER_POLL_MS, tools: [], model: { decide: async () => ({ toolCalls: [], final: 1, usage: { inputTokens: 1, outputTokens: 1 } }) } });
