@@ -471,6 +471,10 @@ export class PgStore implements Store {
       const pool = new pg.Pool({
         connectionString: target,
         types: PG_TYPES,
+        // W1: an idle worker's next claim must not wait for a new connection and its statements' PREPARE:
+        // the pool keeps what it opened (the default closed it after 10 s idle, so the first claim after a
+        // quiet spell paid a connect, an authentication and a round trip of PREPAREs).
+        idleTimeoutMillis: 0,
         ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
       });
       // A pooled connection the server drops while idle is removed by the pool, which then emits

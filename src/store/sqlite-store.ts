@@ -6,7 +6,8 @@ import { BusyError, ConfigError, OpenError, StorageError, type StorageErrorCode 
 import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability } from './durability.ts';
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
-import { noticeBoardOf, type NoticeBoard } from './notices.ts';
+import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
+import { WalWatcher } from '../adapters/wal-watch.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
 /**
@@ -75,6 +76,9 @@ export class SqliteStore implements Store {
   /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
   private readonly notices: NoticeBoard;
   private readonly dataVersion: Statement;
+  /** W1 across processes: this store's watchers, told when another process committed (adapters/wal-watch.ts). */
+  private readonly foreign = privateNoticeBoard();
+  private walWatcher: WalWatcher | undefined;
 
   private constructor(
     readonly db: DatabaseHandle,
@@ -167,7 +171,30 @@ export class SqliteStore implements Store {
 
   /** W1: every queue of this process on the same database hears this store's claimable commits (store/notices.ts). */
   watch(listener: () => void): () => void {
-    return this.notices.subscribe(listener);
+    if (this.closed) return () => {};
+    const unsubscribe = this.notices.subscribe(listener);
+    const unsubscribeForeign = this.foreign.subscribe(listener);
+    if (!this.db.memory && this.walWatcher === undefined) {
+      this.walWatcher = new WalWatcher(resolve(this.db.name), () => this.readDataVersion(), () => this.foreign.publish());
+      this.walWatcher.start();
+    }
+    return () => {
+      unsubscribe();
+      unsubscribeForeign();
+      if (this.foreign.listeners === 0) {
+        this.walWatcher?.stop();
+        this.walWatcher = undefined;
+      }
+    };
+  }
+
+  private readDataVersion(): number | undefined {
+    if (this.closed) return undefined;
+    try {
+      return this.dataVersion.get() as number;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -218,6 +245,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.walWatcher?.stop();
+    this.walWatcher = undefined;
     if (this.owned) this.db.close();
   }
 }

@@ -104,11 +104,14 @@ describe('W1: work starts at once (SQLite)', () => {
     expect(outcomes[0]).toMatchObject({ kind: 'completed' });
   });
 
-  it('an enqueue by another process wakes an idle worker through PRAGMA data_version, read every changeCheckMs', async () => {
+  it.each([
+    ['the kernel\'s notice that the WAL changed (fs.watch), checked against PRAGMA data_version', NEVER_POLL_MS],
+    ['PRAGMA data_version, read every changeCheckMs', 10],
+  ])('an enqueue by another process wakes an idle worker through %s', async (_how, changeCheckMs) => {
     const file = tempFile();
     const queue = open(file);
     const outcomes: RunOutcome[] = [];
-    quickWorker(queue, outcomes, { changeCheckMs: 10 });
+    quickWorker(queue, outcomes, { changeCheckMs });
     await settle();
     // A process of its own: its commit reaches this one only through the file.
     const script = `import { openWorkQueue, SystemClock } from ${JSON.stringify(join(process.cwd(), 'src/index.ts'))};
