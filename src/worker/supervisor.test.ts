@@ -150,6 +150,8 @@ describe('Supervisor: a supervised fleet under kill -9 (W3, Q11, W4)', () => {
           expect((await queue.tasksInState('uncertain')).filter((task) => task.workerId === holder.workerId).map((task) => task.id)).toEqual(expect.arrayContaining(held));
           victims.push(holder.workerId);
           process.kill(holder.pid, 'SIGKILL');
+          // Wait for its exit, as for every kill, so the next kill cannot pick it again.
+          await until(`the exit of ${holder.workerId}`, () => events.some((event) => event.type === 'exited' && event.workerId === holder.workerId));
           continue;
         }
         log.push(`test: kill ${kill + 1} at ${((Date.now() - startedAt) / 1000).toFixed(1)} s, ${completed()} completed`);
