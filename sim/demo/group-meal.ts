@@ -1,4 +1,5 @@
-import { openWorkQueue, type IncidentCandidate, type TaskState, type WorkQueue } from '../../src/index.ts';
+import type { IncidentCandidate, TaskState, WorkQueue } from '../../src/queue/types.ts';
+import { openWorkQueue } from '../../src/work-queue.ts';
 import { epochMsDefault } from '../clock.ts';
 import { SeededRandom } from '../random.ts';
 import { claimNext, describeClaim, type DemoClaim } from './demo-worker.ts';

@@ -366,7 +366,7 @@ class Run {
         if (!(error instanceof RetryableStoreError) || deps.abandoning?.() === true) throw error;
         // Jitter spreads the retries of a fleet that met the same outage; the random stream is injected (S1).
         const delayMs = Math.max(1, Math.ceil(waitMs * (0.5 + (deps.random?.next() ?? 0.5) / 2)));
-        deps.log({ workerId: deps.workerId, taskId: this.task.id, message: `${during}: the database refused the call (${error.code}), attempt ${attempt}; retrying in ${delayMs} ms` });
+        deps.log({ workerId: deps.workerId, taskId: this.task.id, generation: this.task.generation, message: `${during}: the database refused the call (${error.code}), attempt ${attempt}; retrying in ${delayMs} ms` });
         await deps.waiter.sleep(delayMs);
         waitMs = Math.min(deps.busyWaitMaxMs ?? deps.busyWaitMs, waitMs * 2);
         this.assertLease(during);
