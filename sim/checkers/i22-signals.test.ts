@@ -33,12 +33,13 @@ function tampered(pick: (signals: Signals, at: number) => boolean, change: (sign
 const T0 = 1_700_000_000_000;
 
 describe('I22 signals are true', () => {
-  it('passes the real run, and its reads reach both alert marks', () => {
+  it('passes the real run, and its reads reach the three alert marks', () => {
     expect(i22Signals.check(world)).toEqual([]);
     expect(recomputeSignals(world).length).toBeGreaterThan(30);
     const marks = signalMarks(world);
     expect(marks.fired).toBeGreaterThan(0);
     expect(marks.silentPaused).toBeGreaterThan(0);
+    expect(marks.silentAtLimit).toBeGreaterThan(0);
   });
 
   it('fails a depth read from a stale cache (each read answered with the depth of the read before it)', () => {
@@ -57,7 +58,7 @@ describe('I22 signals are true', () => {
     expect(i22Signals.check(stale.world).some((v) => /I22 depth: .*depth reported/.test(v.message))).toBe(true);
   });
 
-  it('fails an alert that fires for a paused tenant alone', () => {
+  it('fails an alert that fires for a paused tenant, and a tenant held at its own limit (named constructor), alone', () => {
     const bad = tampered(
       (signals, at) => at - T0 > 65_000 && at - T0 < 80_000 && signals.alerts.stuckWhileCapacityNormal === false,
       (signals) => {
@@ -65,7 +66,7 @@ describe('I22 signals are true', () => {
       },
     );
     expect(bad.changed).toBeGreaterThan(0);
-    expect(i22Signals.check(bad.world).some((v) => /I22 alert: .*reported true, but only a paused tenant has work waiting past stuckAfterMs/.test(v.message))).toBe(true);
+    expect(i22Signals.check(bad.world).some((v) => /I22 alert: .*reported true, but only a paused tenant or a tenant at its own slot limit has work waiting past stuckAfterMs/.test(v.message))).toBe(true);
   });
 
   it('fails an alert that stays silent while its condition holds', () => {
@@ -146,7 +147,7 @@ describe('I22 for a tenant named like an Object.prototype member (issue 31)', ()
         return { ...entry, data: data as unknown as HistoryEntry['data'] };
       });
       const bad = { ...world, history: Object.create(world.history, { entries: { value: () => entries } }) as WorldResult['history'] };
-      expect(i22Signals.check(bad).map((v) => v.message).join('\n')).toMatch(/stuckWhileCapacityNormal reported true, but no eligible task has waited stuckAfterMs while slots are free/);
+      expect(i22Signals.check(bad).map((v) => v.message).join('\n')).toMatch(/stuckWhileCapacityNormal reported true, but only a tenant at its own slot limit has work waiting past stuckAfterMs/);
     });
   }
 });

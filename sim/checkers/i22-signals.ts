@@ -72,6 +72,8 @@ export interface Recomputed {
   stuck: boolean | undefined;
   /** A paused tenant's ready work has waited stuckAfterMs with slots free (the alert must stay silent for it). */
   pausedWaitingStuck: boolean;
+  /** Ready work of a tenant at its own slot limit has waited stuckAfterMs with slots free (silent for it too). */
+  atLimitWaitingStuck: boolean;
   occupied: number;
 }
 
@@ -233,6 +235,7 @@ function recomputeAt(
   }
   let stuck = false;
   let pausedWaitingStuck = false;
+  let atLimitWaitingStuck = false;
   if (occupied < config.globalLimit) {
     for (const track of tracks) {
       if (track.state !== 'ready' || at - track.enqueuedAt < config.stuckAfterMs) continue;
@@ -243,7 +246,10 @@ function recomputeAt(
       // The tenant's own limit only (hasOwn, in tenantLimit): read as a plain property, a tenant named
       // `constructor` would find Object.prototype's function and never count as at its limit (issue 31).
       const limit = tenantLimit(config, track.tenant);
-      if ((occupiedBy.get(track.tenant) ?? 0) >= limit) continue;
+      if ((occupiedBy.get(track.tenant) ?? 0) >= limit) {
+        atLimitWaitingStuck = true;
+        continue;
+      }
       if (track.notBefore > at) continue;
       if (track.deadline !== undefined && track.deadline <= at) continue;
       stuck = true;
@@ -262,6 +268,7 @@ function recomputeAt(
     runMs: summary(ranFor),
     stuck: ambiguous ? undefined : stuck,
     pausedWaitingStuck,
+    atLimitWaitingStuck,
     occupied,
   };
 }
@@ -325,8 +332,8 @@ export const i22Signals: Checker = {
       if (expected.stuck !== undefined && alert !== expected.stuck) {
         const why = expected.stuck
           ? `an eligible task waited stuckAfterMs with ${expected.occupied} of ${analyse(world).config.globalLimit} slots occupied`
-          : expected.pausedWaitingStuck
-            ? 'only a paused tenant has work waiting past stuckAfterMs'
+          : expected.pausedWaitingStuck || expected.atLimitWaitingStuck
+            ? `only ${[expected.pausedWaitingStuck ? 'a paused tenant' : '', expected.atLimitWaitingStuck ? 'a tenant at its own slot limit' : ''].filter(Boolean).join(' or ')} has work waiting past stuckAfterMs`
             : 'no eligible task has waited stuckAfterMs while slots are free';
         violations.add('alert', `${where}: stuckWhileCapacityNormal reported ${String(alert)}, but ${why}`, { at: [index] });
       }
@@ -335,14 +342,19 @@ export const i22Signals: Checker = {
   },
 };
 
-/** Coverage marks (S8): reads where the alert fired as it should, and where it stayed silent for a paused tenant's waiting work. */
-export function signalMarks(world: WorldResult): { fired: number; silentPaused: number } {
+/**
+ * Coverage marks (S8): reads where the alert fired as it should, where it stayed silent for a paused
+ * tenant's waiting work, and where it stayed silent for the waiting work of a tenant at its own limit.
+ */
+export function signalMarks(world: WorldResult): { fired: number; silentPaused: number; silentAtLimit: number } {
   let fired = 0;
   let silentPaused = 0;
+  let silentAtLimit = 0;
   for (const { read, expected } of recomputeSignals(world)) {
     const alert = (read.signals.alerts as { stuckWhileCapacityNormal?: unknown } | undefined)?.stuckWhileCapacityNormal;
     if (alert === true && expected.stuck === true) fired += 1;
     if (alert === false && expected.stuck === false && expected.pausedWaitingStuck) silentPaused += 1;
+    if (alert === false && expected.stuck === false && expected.atLimitWaitingStuck) silentAtLimit += 1;
   }
-  return { fired, silentPaused };
+  return { fired, silentPaused, silentAtLimit };
 }

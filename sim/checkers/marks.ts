@@ -73,9 +73,11 @@ export const ALL_MARKS = [
   // A retry (fail -> ready) released the attempt's unused reservation.
   'reservation_released_on_retry',
   // A5, I22 (checkers/i22-signals.ts): a monitor's signals() read where stuckWhileCapacityNormal fired as its
-  // condition held, and one where it stayed silent although a paused tenant's work had waited past stuckAfterMs.
+  // condition held, one where it stayed silent although a paused tenant's work had waited past stuckAfterMs,
+  // and one where it stayed silent although the work of a tenant held at its own slot limit had.
   'stuck_alert_fired',
   'stuck_alert_silent_paused',
+  'stuck_alert_silent_at_limit',
   // A7, I21 (checkers/i21-tool-graph.ts): the tool graph. A graph step-run (task, generation, step) with two
   // calls in flight at once; calls the last checkpoints record skipped for a failed dependency; graph steps
   // whose results hold an ok and a failed call (partial success); tasks ended failed invalid_plan (a refused
@@ -127,7 +129,7 @@ const ADMISSION_MARKS: readonly Mark[] = [
 ];
 
 /** A5: only a scenario with a monitor reads signals (stuck-alert); mixed has none. */
-const SIGNAL_MARKS: readonly Mark[] = ['stuck_alert_fired', 'stuck_alert_silent_paused'];
+const SIGNAL_MARKS: readonly Mark[] = ['stuck_alert_fired', 'stuck_alert_silent_paused', 'stuck_alert_silent_at_limit'];
 
 /** A7: mixed's scripts name no dependsOn or resource, so it runs no graph; `tool-graph` demands these (SCENARIO_MARKS). */
 const GRAPH_MARKS: readonly Mark[] = ['graph_concurrent', 'graph_call_skipped', 'graph_partial_success', 'graph_cycle_refused', 'graph_resumed_mid_graph'];
@@ -156,7 +158,7 @@ export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   // Issue 17: session serialisation.
   'session-serial': ['deferred_session_busy', 'session_cancel_in_progress'],
   // A5: the monitor's reads of the alert, demanded per run by stuck-alert's `mark` expectations too.
-  'stuck-alert': ['stuck_alert_fired', 'stuck_alert_silent_paused'],
+  'stuck-alert': ['stuck_alert_fired', 'stuck_alert_silent_paused', 'stuck_alert_silent_at_limit'],
   // A7: seed 003's graph in every run, tool errors and kills between calls; each mark was reached on
   // every one of tool-graph seeds 1..20 (summed over them: concurrent 264, skipped 165, partial 106,
   // refused 20, resumed mid-graph 85).
@@ -202,6 +204,7 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   const signals = signalMarks(world);
   bump('stuck_alert_fired', signals.fired);
   bump('stuck_alert_silent_paused', signals.silentPaused);
+  bump('stuck_alert_silent_at_limit', signals.silentAtLimit);
   const graph = graphMarks(world);
   bump('graph_concurrent', graph.concurrent);
   bump('graph_call_skipped', graph.skipped);
