@@ -373,7 +373,7 @@ export const SABOTAGES: readonly Sabotage[] = [
       'A write effect made without consulting the ledger: a takeover calls the write tool again even when the ledger already holds its result (R2), relying on the external system to deduplicate.',
     file: 'src/worker/run.ts',
     find: lines(
-      "    const recorded = await deps.queue.effectResult(context.requestKey);",
+      "    const recorded = await this.retryBusy(`effect lookup ${call.tool}`, () => deps.queue.effectResult(context.requestKey));",
       "    if (recorded !== undefined) return recorded;",
       "",
     ),
@@ -856,8 +856,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "A fenced write that met a full disk or an I/O error is not retried (only SQLITE_BUSY is, as in workers that retry the lock timeout alone): the run reports db_busy at once and burns an attempt for a statement that never committed, where a retry busyWaitMs later would have gone through.",
     file: 'src/worker/run.ts',
-    find: '        if (!(error instanceof RetryableStoreError) || attempt >= this.deps.busyRetries) throw error;',
-    replace: "        if (!(error instanceof RetryableStoreError) || error.code !== 'db_busy' || attempt >= this.deps.busyRetries) throw error;",
+    find: '        if (!(error instanceof RetryableStoreError) || deps.abandoning?.() === true) throw error;',
+    replace: "        if (!(error instanceof RetryableStoreError) || error.code !== 'db_busy' || deps.abandoning?.() === true) throw error;",
     expectedInvariant: 'Q18',
   },
   {
@@ -865,8 +865,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "The claim loop knows only the lock timeout (SQLITE_BUSY) as transient: a claim that meets a full disk or an I/O error escapes the loop and takes the worker process down (as workers that exit on ENOSPC or EIO from their queue do), where it should find nothing this time and claim again.",
     file: 'src/worker/worker.ts',
-    find: '      if (error instanceof RetryableStoreError) return false;',
-    replace: "      if (error instanceof RetryableStoreError && error.code === 'db_busy') return false;",
+    find: '      if (!(error instanceof RetryableStoreError)) throw error;\n      // W2: the idle poll',
+    replace: "      if (!(error instanceof RetryableStoreError && error.code === 'db_busy')) throw error;\n      // W2: the idle poll",
     expectedInvariant: 'Q18',
   },
   // ---------------------------------------------------------------- I15 budgets hold (issue 16)
@@ -1118,8 +1118,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'A takeover that re-runs a graph step sends its writes again without asking the ledger, trusting the external system to deduplicate by key: a ticket update the first attempt had finished and recorded is sent again.',
     file: 'src/worker/run.ts',
-    find: '    const recorded = await deps.queue.effectResult(context.requestKey);',
-    replace: '    const recorded = context.graph !== undefined && task.generation > 1 ? undefined : await deps.queue.effectResult(context.requestKey);',
+    find: '    const recorded = await this.retryBusy(`effect lookup ${call.tool}`, () => deps.queue.effectResult(context.requestKey));',
+    replace: '    const recorded = context.graph !== undefined && task.generation > 1 ? undefined : await this.retryBusy(`effect lookup ${call.tool}`, () => deps.queue.effectResult(context.requestKey));',
     expectedInvariant: 'I8',
     blindSpot: 'window',
   },
@@ -1141,6 +1141,37 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: '  return Object.hasOwn(config.tenantLimits, tenant) ? (config.tenantLimits[tenant] as number) : config.perTenantLimit;',
     replace: '  return config.tenantLimits[tenant] ?? config.perTenantLimit;',
     expectedInvariant: 'I22',
+    blindSpot: 'configuration',
+  },
+  // ---------------------------------------------------------------- W1 wake-ups (issue 31)
+  {
+    id: 'idle-wait-unbounded',
+    description:
+      'An idle worker that waits for a notice and never polls (workers that trust LISTEN/NOTIFY alone): a notice lost on the way, as when the LISTEN connection was down at the commit, strands the task until some other commit happens to wake a worker.',
+    file: 'src/worker/worker.ts',
+    find: '    if (this.counter === undefined) return this.wakeup.wait(waiter, pollMs);',
+    replace: '    if (this.counter === undefined) return this.wakeup.wait(waiter);',
+    expectedInvariant: 'I11',
+    blindSpot: 'window',
+  },
+  {
+    id: 'no-notice-on-enqueue',
+    description:
+      'An enqueue that sends no notice (a queue that notifies only on retries and releases): an idle fleet finds new work only at its next poll, seconds after it arrived, instead of at once.',
+    file: 'src/queue/enqueue.ts',
+    find: "  if (!paused && decision.action !== 'DEFER') tx.markClaimable();",
+    replace: '',
+    expectedInvariant: 'I11',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'sleep-after-run',
+    description:
+      'A worker that is not woken when a run ends (the fixed sleep between claims the fleet met in real use, issue 31): with every slot taken it waits for the next notice instead of claiming the moment its slot frees, so a backlog drains one notice at a time.',
+    file: 'src/worker/worker.ts',
+    find: '        // W1: the slot is free now; the claim loop claims again at once.\n        this.wakeup.wake();\n',
+    replace: '',
+    expectedInvariant: 'I11',
     blindSpot: 'configuration',
   },
 ];
