@@ -104,10 +104,11 @@ describe('I21 tool graph', () => {
   });
 
   it('passes a re-run in which a read failed but the update the ledger recorded stands and the e-mail is sent (R2)', async () => {
-    // Seed 4: task 1's generation 2 re-ran its graph from checkpoint A; T2 failed business_error this
+    // Seed 14: task 6's generation 2 re-ran its graph from checkpoint A; T2 failed business_error this
     // time, T3 (recorded by generation 1) was answered by the ledger without a call, and T4 ran after it.
-    const world = await run('4');
-    const rerun = graphRuns(world).get('1/2');
+    // (Seed 4 was this run until the worker began claiming the moment a slot frees, issue 31 W1.)
+    const world = await run('14');
+    const rerun = graphRuns(world).get('6/2');
     const byName = new Map(rerun!.calls.map((c) => [c.name, c]));
     expect(byName.get('T2')).toMatchObject({ outcome: 'failed', reason: 'business_error' });
     expect(byName.has('T3')).toBe(false);
