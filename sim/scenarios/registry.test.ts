@@ -55,11 +55,11 @@ describe('the catalogue (scenarios/*.json)', () => {
   // other line of the history is unchanged. Mixed 7 again when a file the SQLite store creates got 1 KiB
   // pages (the power-loss twin opens its file through the store): the note's `synced` count went 170 -> 25
   // (the WAL is checkpointed, and synced, at other commits), every other line unchanged. All eight were re-pinned together for the
-  worker runtime of issue 31 (SPEC W1, W2): a free slot claims the moment a run ends instead of after a
-  sleep, claimable commits wake idle workers through the fleet's notices (late or lost by the seed), a
-  run retries store trouble with jittered backoff from its own seeded stream for as long as it lasts,
-  waits that lose a race are cancelled (the loop no longer fires them), and fair share's idle clamp counts
-  tenants being served. Each still passes. A change here means the simulation changed:
+  // worker runtime of issue 31 (SPEC W1, W2): a free slot claims the moment a run ends instead of after a
+  // sleep, claimable commits wake idle workers through the fleet's notices (late or lost by the seed), a
+  // run retries store trouble with jittered backoff from its own seeded stream for as long as it lasts,
+  // waits that lose a race are cancelled (the loop no longer fires them), and fair share's idle clamp counts
+  // tenants being served. Each still passes. A change here means the simulation changed:
   // say why in the commit.
   it.each([
     ['mixed', '1', '7659b1e2455421d6939507c25bb963dfc089c54d748ebe7fd9151b1ece09eb07'],
