@@ -268,7 +268,9 @@ export class World {
     // Busy timeout 0: SQLite's busy handler would sleep in real time inside the synchronous call, while the
     // competing writer of a busy fault (faults/busy.ts) lets go only at a loop event. Each attempt meets
     // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
-    const storeOptions = { busyTimeoutMs: 0, busyRetries: resolveConfig(this.scenario.queue).busyRetries };
+    // No watch of the file for other processes (W1): the world's notices reach its actors through the
+    // fleet alone, never from a real file-system event.
+    const storeOptions = { busyTimeoutMs: 0, busyRetries: resolveConfig(this.scenario.queue).busyRetries, watchOtherProcesses: false };
     if (this.pglite !== undefined) {
       // The PostgreSQL store's production path (pg-store.ts) on PGlite: a restart closes this store and
       // opens a new one on the same database, which keeps exactly what was committed.

@@ -51,6 +51,12 @@ export interface SqliteStoreOptions {
    * to set. In memory nothing survives a crash, so there is nothing to choose and nothing is switched.
    */
   durability?: Durability;
+  /**
+   * W1: whether `watch` also watches the file for other processes' commits (adapters/wal-watch.ts;
+   * default true). The simulator says false: its actors share one connection, and a real file-system
+   * notice must never reach its virtual loop.
+   */
+  watchOtherProcesses?: boolean;
 }
 
 type Level = 'FULL' | 'NORMAL';
@@ -174,7 +180,7 @@ export class SqliteStore implements Store {
     if (this.closed) return () => {};
     const unsubscribe = this.notices.subscribe(listener);
     const unsubscribeForeign = this.foreign.subscribe(listener);
-    if (!this.db.memory && this.walWatcher === undefined) {
+    if (!this.db.memory && this.walWatcher === undefined && this.options.watchOtherProcesses !== false) {
       this.walWatcher = new WalWatcher(resolve(this.db.name), () => this.readDataVersion(), () => this.foreign.publish());
       this.walWatcher.start();
     }
