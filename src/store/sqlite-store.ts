@@ -261,6 +261,9 @@ export class SqliteStore implements Store {
 function typedOpenError(path: string, error: unknown): unknown {
   if (error instanceof NewerSchemaError) return new OpenError(path, 'newer_schema', error.message);
   if ((error as { code?: string } | null)?.code === 'SQLITE_NOTADB') return new OpenError(path, 'not_a_database', 'the file is not a SQLite database');
+  // Another connection held the lock past the busy timeout while the schema was checked (say a process
+  // stopped mid-transaction): retryable, as any busy write is (W2).
+  if (isBusy(error)) return new BusyError('open', 1);
   return error;
 }
 

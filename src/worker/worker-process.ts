@@ -12,6 +12,7 @@
 import { SystemClock } from '../adapters/clock.ts';
 import { CryptoRandom } from '../adapters/random.ts';
 import { TimerWaiter } from '../adapters/waiter.ts';
+import { RetryableStoreError } from '../queue/errors.ts';
 import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { buildAgent, loadAgentModule, productionAgentEnv } from './agent.ts';
@@ -52,12 +53,24 @@ async function main(start: StartMessage): Promise<never> {
   }
   // Told to stop while loading: nothing was claimed, so there is nothing to drain.
   if (drainRequested) return finish(EXIT_DRAINED);
-  let queue: WorkQueue;
-  try {
-    queue = openWorkQueue({ db: start.db, clock, random, config: start.config, ...(start.schema === undefined ? {} : { schema: start.schema }) });
-  } catch (error) {
-    send({ type: 'fatal', phase: 'run', message: `opening the queue failed: ${messageOf(error)}` });
-    return finish(EXIT_SOFTWARE);
+  // W2: a database that is busy when the process opens it (another process holds the lock, say one
+  // stopped mid-transaction) is waited out with capped, jittered backoff, as a run waits out store
+  // trouble; anything else (a file that is no database, a newer schema, bad options) ends the process.
+  let queue: WorkQueue | undefined;
+  for (let attempt = 1, waitMs = 100; queue === undefined; attempt++) {
+    try {
+      queue = openWorkQueue({ db: start.db, clock, random, config: start.config, ...(start.schema === undefined ? {} : { schema: start.schema }) });
+    } catch (error) {
+      if (!(error instanceof RetryableStoreError)) {
+        send({ type: 'fatal', phase: 'run', message: `opening the queue failed: ${messageOf(error)}` });
+        return finish(EXIT_SOFTWARE);
+      }
+      if (drainRequested) return finish(EXIT_DRAINED);
+      const delayMs = Math.ceil(waitMs * (0.5 + random.next() / 2));
+      send({ type: 'log', line: `opening the queue: the database refused it (${error.code}), attempt ${attempt}; retrying in ${delayMs} ms` });
+      await waiter.sleep(delayMs);
+      waitMs = Math.min(5_000, waitMs * 2);
+    }
   }
   const worker = new Worker({
     ...start.worker,
