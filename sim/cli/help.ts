@@ -17,7 +17,7 @@ export function globalHelp(): string {
   return [
     'Usage: leasehold <command> [flags]',
     '',
-    'Leasehold: a durable SQLite work queue for AI-agent tasks, and the deterministic simulation that tests it.',
+    'Leasehold: a durable work queue for AI-agent tasks (SQLite on one host, PostgreSQL for a fleet), and the deterministic simulation that tests it.',
     '',
     'Commands:',
     ...COMMAND_NAMES.map((name) => `  ${name.padEnd(width)}  ${COMMANDS[name].summary}`),
