@@ -9,15 +9,8 @@
  * queue and exits 0. Exit 78 (EX_CONFIG) means the agent module did not load or build, which a restart
  * will not mend; the supervisor is told why first. Exit 70 (EX_SOFTWARE) means the worker loop failed.
  */
-import { SystemClock } from '../adapters/clock.ts';
-import { CryptoRandom } from '../adapters/random.ts';
-import { TimerWaiter } from '../adapters/waiter.ts';
-import { RetryableStoreError } from '../queue/errors.ts';
-import type { WorkQueue } from '../queue/types.ts';
-import { openWorkQueue } from '../work-queue.ts';
-import { buildAgent, loadAgentModule, productionAgentEnv } from './agent.ts';
-import { Worker } from './worker.ts';
-import { EXIT_AGENT_MODULE, EXIT_DRAINED, EXIT_SOFTWARE, type ChildMessage, type DrainMessage, type StartMessage } from './worker-protocol.ts';
+import { runWorkerProcess, messageOf } from './worker-process-run.ts';
+import { EXIT_SOFTWARE, type ChildMessage, type DrainMessage, type StartMessage } from './worker-protocol.ts';
 
 function send(message: ChildMessage): void {
   // The channel may already be gone (the supervisor died); the process then drains on 'disconnect'.
@@ -39,76 +32,6 @@ let requestDrain = (): void => {
   drainRequested = true;
 };
 
-async function main(start: StartMessage): Promise<never> {
-  const clock = new SystemClock();
-  const random = new CryptoRandom();
-  const waiter = new TimerWaiter();
-  let parts;
-  try {
-    const definition = await loadAgentModule(start.agent);
-    parts = buildAgent(definition, productionAgentEnv(definition, { clock, random }, start.agent), start.agent);
-  } catch (error) {
-    send({ type: 'fatal', phase: 'load', message: messageOf(error) });
-    return finish(EXIT_AGENT_MODULE);
-  }
-  // Told to stop while loading: nothing was claimed, so there is nothing to drain.
-  if (drainRequested) return finish(EXIT_DRAINED);
-  // W2: a database that is busy when the process opens it (another process holds the lock, say one
-  // stopped mid-transaction) is waited out with capped, jittered backoff, as a run waits out store
-  // trouble; anything else (a file that is no database, a newer schema, bad options) ends the process.
-  let queue: WorkQueue | undefined;
-  for (let attempt = 1, waitMs = 100; queue === undefined; attempt++) {
-    try {
-      queue = openWorkQueue({ db: start.db, clock, random, config: start.config, ...(start.schema === undefined ? {} : { schema: start.schema }) });
-    } catch (error) {
-      if (!(error instanceof RetryableStoreError)) {
-        send({ type: 'fatal', phase: 'run', message: `opening the queue failed: ${messageOf(error)}` });
-        return finish(EXIT_SOFTWARE);
-      }
-      if (drainRequested) return finish(EXIT_DRAINED);
-      const delayMs = Math.ceil(waitMs * (0.5 + random.next() / 2));
-      send({ type: 'log', line: `opening the queue: the database refused it (${error.code}), attempt ${attempt}; retrying in ${delayMs} ms` });
-      await waiter.sleep(delayMs);
-      waitMs = Math.min(5_000, waitMs * 2);
-    }
-  }
-  const worker = new Worker({
-    ...start.worker,
-    queue,
-    workerId: start.workerId,
-    model: parts.model,
-    tools: parts.tools,
-    clock,
-    waiter,
-    log: (line) => send({ type: 'log', line: `${line.taskId === undefined ? '' : `task ${line.taskId} gen ${line.generation}: `}${line.message}` }),
-    onOutcome: (outcome) => send({ type: 'outcome', outcome }),
-  });
-  let draining: Promise<void> | undefined;
-  const drain = (): Promise<void> =>
-    (draining ??= (async () => {
-      const interrupted = await worker.drain(start.drainMs);
-      send({ type: 'drained', interrupted });
-    })());
-  requestDrain = () => void drain();
-  send({ type: 'ready', workerId: start.workerId });
-  let code = EXIT_DRAINED;
-  try {
-    await worker.runLoop();
-    await drain();
-  } catch (error) {
-    // The loop itself failed (not a run: a run's failure is an outcome). Its runs stop with the process
-    // and their leases lapse; the supervisor sees the exit and restarts it.
-    send({ type: 'fatal', phase: 'run', message: `the worker loop failed: ${messageOf(error)}` });
-    code = EXIT_SOFTWARE;
-  }
-  await queue.close().catch(() => {});
-  return finish(code);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 if (process.send === undefined) {
   process.stderr.write('worker-process: this is the entry script of a supervised worker process; start workers with `leasehold work` or the Supervisor\n');
   process.exitCode = 64;
@@ -121,7 +44,17 @@ if (process.send === undefined) {
     if (message.type === 'drain') return requestDrain();
     if (started) return;
     started = true;
-    void main(message).catch((error: unknown) => {
+    const io = {
+      send,
+      drainRequested: () => drainRequested,
+      onDrainRequest: (drain: () => void) => {
+        requestDrain = () => {
+          drainRequested = true;
+          drain();
+        };
+      },
+    };
+    void runWorkerProcess(message, io).then(finish, (error: unknown) => {
       process.stderr.write(`worker-process: ${messageOf(error)}\n`);
       void finish(EXIT_SOFTWARE);
     });

@@ -1,0 +1,144 @@
+/**
+ * SPEC W3, W2: one supervised worker process's life, run in-process (worker-process.ts wires the same
+ * function to the IPC channel and the process's signals; supervisor.test.ts runs it for real, killed and
+ * paused). Each test ends on a state, never on a duration.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SystemClock } from '../adapters/clock.ts';
+import { openWorkQueue } from '../work-queue.ts';
+import { runWorkerProcess, type WorkerProcessIo } from './worker-process-run.ts';
+import { EXIT_AGENT_MODULE, EXIT_DRAINED, EXIT_SOFTWARE, type ChildMessage, type StartMessage } from './worker-protocol.ts';
+
+const AGENT_TS = JSON.stringify(join(import.meta.dirname, 'agent.ts'));
+const directories: string[] = [];
+afterEach(() => {
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+function scratch(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'leasehold-wp-'));
+  directories.push(directory);
+  return directory;
+}
+
+function agentFile(directory: string, source = `import { defineAgent } from ${AGENT_TS};
+export default defineAgent(() => ({
+  model: { decide: async () => ({ toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } }) },
+  tools: [],
+}));`): string {
+  const path = join(directory, 'agent.mjs');
+  writeFileSync(path, source);
+  return path;
+}
+
+function start(db: string, agent: string): StartMessage {
+  return { type: 'start', workerId: 'host:1:1', db, agent, drainMs: 1_000, config: {}, worker: { idleWaitMs: 20 } };
+}
+
+/** An io that records what the process says; `drain()` asks it to drain, as SIGTERM does. */
+function io(onMessage: (message: ChildMessage, all: ChildMessage[]) => void = () => {}): WorkerProcessIo & { messages: ChildMessage[]; drain(): void } {
+  const messages: ChildMessage[] = [];
+  let requested = false;
+  let drainer = () => {};
+  return {
+    messages,
+    send: (message) => {
+      messages.push(message);
+      onMessage(message, messages);
+    },
+    drainRequested: () => requested,
+    onDrainRequest: (drain) => (drainer = drain),
+    drain: () => {
+      requested = true;
+      drainer();
+    },
+  };
+}
+
+describe('a supervised worker process (W3)', () => {
+  it('says ready, runs the queue\'s tasks with the agent module, and on a drain request drains and exits 0', async () => {
+    const directory = scratch();
+    const db = join(directory, 'queue.sqlite');
+    const queue = openWorkQueue({ db, clock: new SystemClock() });
+    for (let i = 0; i < 3; i++) await queue.enqueue({ tenant: 'acme', topic: `t${i}`, version: 1, priority: 1, input: {} });
+    const channel = io((message, all) => {
+      if (message.type === 'outcome' && all.filter((m) => m.type === 'outcome').length === 3) channel.drain();
+    });
+    expect(await runWorkerProcess(start(db, agentFile(directory)), channel)).toBe(EXIT_DRAINED);
+    expect(channel.messages[0]).toEqual({ type: 'ready', workerId: 'host:1:1' });
+    expect(channel.messages.filter((m) => m.type === 'outcome').map((m) => m.type === 'outcome' && m.outcome.kind)).toEqual(['completed', 'completed', 'completed']);
+    expect(channel.messages.at(-1)).toEqual({ type: 'drained', interrupted: 0 });
+    expect((await queue.snapshot()).live).toBe(0);
+    await queue.close();
+  });
+
+  it('exits 78 with the module\'s error when the agent module does not load, and opens no queue', async () => {
+    const directory = scratch();
+    const channel = io();
+    expect(await runWorkerProcess(start(join(directory, 'queue.sqlite'), agentFile(directory, 'export const nothing = 1;')), channel)).toBe(EXIT_AGENT_MODULE);
+    expect(channel.messages).toEqual([{ type: 'fatal', phase: 'load', message: expect.stringMatching(/no default export/) }]);
+  });
+
+  it('exits 0 without opening the queue when a drain was asked for while the module loaded', async () => {
+    const directory = scratch();
+    const channel = io();
+    channel.drain();
+    expect(await runWorkerProcess(start(join(directory, 'queue.sqlite'), agentFile(directory)), channel)).toBe(EXIT_DRAINED);
+    expect(channel.messages).toEqual([]);
+  });
+
+  it('exits 70 saying why when the database is not one (a restart will not mend it)', async () => {
+    const directory = scratch();
+    const db = join(directory, 'not-a-database.sqlite');
+    writeFileSync(db, 'this is not a SQLite file, and it is long enough to have a header '.repeat(20));
+    const channel = io();
+    expect(await runWorkerProcess(start(db, agentFile(directory)), channel)).toBe(EXIT_SOFTWARE);
+    expect(channel.messages).toEqual([{ type: 'fatal', phase: 'run', message: expect.stringMatching(/opening the queue failed: OpenError.*not a SQLite database/) }]);
+  });
+
+  it('W2: waits out a database that is locked when it opens the queue, then runs; a drain during the wait exits 0', async () => {
+    const directory = scratch();
+    const db = join(directory, 'queue.sqlite');
+    // A fresh file whose schema the process must create, locked by another connection's open write transaction.
+    const holder = new Database(db);
+    holder.pragma('journal_mode = WAL');
+    holder.exec('CREATE TABLE hold (x INTEGER)');
+    holder.exec('BEGIN IMMEDIATE');
+    holder.exec('INSERT INTO hold VALUES (1)');
+    const waits: number[] = [];
+    const channel = io((message) => {
+      // Let go of the lock once the process said it is waiting; then stop it once it is ready.
+      if (message.type === 'log' && /opening the queue: the database refused it \(db_busy\), attempt 2/.test(message.line)) holder.exec('COMMIT');
+      if (message.type === 'ready') channel.drain();
+    });
+    channel.waiter = { sleep: (ms) => (waits.push(ms), Promise.resolve()) };
+    channel.random = { next: () => 0 };
+    const config = { ...start(db, agentFile(directory)), config: { busyTimeoutMs: 1 } };
+    expect(await runWorkerProcess(config, channel)).toBe(EXIT_DRAINED);
+    holder.close();
+    const logs = channel.messages.filter((m) => m.type === 'log').map((m) => (m.type === 'log' ? m.line : ''));
+    expect(logs.filter((line) => line.startsWith('opening the queue'))).toEqual([
+      'opening the queue: the database refused it (db_busy), attempt 1; retrying in 50 ms',
+      'opening the queue: the database refused it (db_busy), attempt 2; retrying in 100 ms',
+    ]);
+    expect(channel.messages.some((m) => m.type === 'ready')).toBe(true);
+
+    // Locked again, and asked to drain while it waits: it stops waiting and exits 0.
+    const other = join(scratch(), 'queue.sqlite');
+    const second = new Database(other);
+    second.pragma('journal_mode = WAL');
+    second.exec('CREATE TABLE hold (x INTEGER); BEGIN IMMEDIATE; INSERT INTO hold VALUES (1)');
+    const stopping = io((message) => {
+      if (message.type === 'log') stopping.drain();
+    });
+    stopping.waiter = { sleep: () => Promise.resolve() };
+    expect(await runWorkerProcess({ ...start(other, agentFile(directory)), config: { busyTimeoutMs: 1 } }, stopping)).toBe(EXIT_DRAINED);
+    expect(stopping.messages.some((m) => m.type === 'ready')).toBe(false);
+    second.exec('ROLLBACK');
+    second.close();
+  });
+});
