@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SystemClock, TimerWaiter, Worker, openWorkQueue, type RunOutcome, type WorkQueue } from '../index.ts';
+import { BusyError, SqliteStore, SystemClock, TimerWaiter, Worker, openWorkQueue, type RunOutcome, type WorkQueue } from '../index.ts';
 import { claimableChannel, queueLockKey } from '../store/pg-store.ts';
 import { Wakeup } from './wakeup.ts';
 
@@ -270,3 +270,63 @@ describe('W1: work starts at once (PostgreSQL, LISTEN/NOTIFY)', () => {
   });
 });
 
+
+describe('W1 at the edges', () => {
+  const answer = { decide: async () => ({ toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } }) };
+
+  it('refuses a random that is not a Random', () => {
+    const queue = open(':memory:');
+    expect(() => new Worker({ queue, workerId: 'w', clock: new SystemClock(), waiter: new TimerWaiter(), tools: [], model: answer, random: {} as never })).toThrow(/random must be a Random/);
+  });
+
+  it('a queue that cannot be watched, or whose change counter fails, is polled: the task still runs', async () => {
+    for (const variant of ['no watch, no counter', 'counter busy'] as const) {
+      const real = open(':memory:');
+      await real.enqueue(task(variant));
+      const queue = new Proxy(real, {
+        get(target, property, receiver) {
+          if (variant === 'no watch, no counter' && (property === 'watch' || property === 'changeCounter')) return undefined;
+          if (variant === 'counter busy' && property === 'changeCounter') return () => Promise.reject(new BusyError('changeCounter', 1));
+          return Reflect.get(target, property, receiver);
+        },
+      }) as WorkQueue;
+      const outcomes: RunOutcome[] = [];
+      const worker = new Worker({ queue, workerId: 'w', clock: new SystemClock(), waiter: new TimerWaiter(), idleWaitMs: 10, tools: [], model: answer, onOutcome: (o) => outcomes.push(o) });
+      const loop = worker.runLoop();
+      await until(`the task to run (${variant})`, () => outcomes.length === 1);
+      worker.stop();
+      await loop;
+    }
+  });
+
+  it('a claim that fails with an error the store does not call retryable ends the loop with it', async () => {
+    const real = open(':memory:');
+    const queue = new Proxy(real, {
+      get(target, property, receiver) {
+        if (property === 'claim') return () => Promise.reject(new TypeError('a bug in the claim'));
+        return Reflect.get(target, property, receiver);
+      },
+    }) as WorkQueue;
+    const worker = new Worker({ queue, workerId: 'w', clock: new SystemClock(), waiter: new TimerWaiter(), tools: [], model: answer });
+    await expect(worker.runLoop()).rejects.toThrow('a bug in the claim');
+  });
+
+  it('a SQLite store keeps watching the file while one watcher is left, and a closed one watches and counts nothing', async () => {
+    const file = tempFile();
+    const queue = openWorkQueue({ db: file, clock: new SystemClock() });
+    let heard = 0;
+    const first = queue.watch(() => heard++);
+    const second = queue.watch(() => heard++);
+    first();
+    await open(file).enqueue(task('heard by the one left'));
+    expect(heard).toBe(1);
+    second();
+    await queue.close();
+    expect(queue.watch(() => heard++)).toBeTypeOf('function');
+    await expect(queue.changeCounter()).rejects.toThrow(/closed/);
+    const store = SqliteStore.open(file, { busyTimeoutMs: 100, busyRetries: 0 }, () => 0);
+    await store.close();
+    expect(await store.changeCounter()).toBeUndefined();
+    expect(store.watch(() => heard++)).toBeTypeOf('function');
+  });
+});

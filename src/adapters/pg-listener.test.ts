@@ -1,0 +1,132 @@
+/**
+ * W1 on PostgreSQL: the LISTEN connection's life, with a connection the test controls (the real server's
+ * cases, a terminated backend included, are in src/worker/wakeups.test.ts). Waits end on states, never
+ * on durations; the reconnect delays are real but short (100 ms doubling, jittered down by up to half).
+ */
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { PgListener, type ListenConnection } from './pg-listener.ts';
+
+class FakeClient extends EventEmitter {
+  readonly queries: string[] = [];
+  failListen = false;
+  query(text: string): Promise<unknown> {
+    this.queries.push(text);
+    return this.failListen ? Promise.reject(new Error('LISTEN refused')) : Promise.resolve({ rows: [] });
+  }
+}
+
+function fakeServer() {
+  const clients: FakeClient[] = [];
+  const released: (Error | undefined)[] = [];
+  let refusals = 0;
+  return {
+    clients,
+    released,
+    refuse(n: number) {
+      refusals = n;
+    },
+    connect: async (): Promise<ListenConnection> => {
+      if (refusals > 0) {
+        refusals--;
+        throw new Error('connect ECONNREFUSED');
+      }
+      const client = new FakeClient();
+      clients.push(client);
+      return { client: client as unknown as ListenConnection['client'], release: (broken) => void released.push(broken) };
+    },
+  };
+}
+
+async function until(what: string, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 3_000 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!done()) throw new Error(`never: ${what}`);
+}
+
+describe('PgListener (W1 on PostgreSQL)', () => {
+  it('refuses a channel that is not a plain identifier', () => {
+    expect(() => new PgListener(fakeServer().connect, 'leasehold; DROP TABLE tasks')).toThrow(RangeError);
+  });
+
+  it('LISTENs on the first watcher, tells every watcher of a notice on its channel only, and closes with the last', async () => {
+    const server = fakeServer();
+    const listener = new PgListener(server.connect, 'leasehold_claimable_1');
+    let heard = 0;
+    const stop = listener.subscribe(() => heard++);
+    await until('listening', () => listener.listening);
+    expect(server.clients[0]!.queries).toEqual(['LISTEN leasehold_claimable_1']);
+    const afterConnect = heard;
+    server.clients[0]!.emit('notification', { channel: 'leasehold_claimable_1' });
+    server.clients[0]!.emit('notification', { channel: 'some_other_queue' });
+    expect(heard - afterConnect).toBe(1);
+    stop();
+    expect(listener.listening).toBe(false);
+    expect(server.released).toEqual([undefined]);
+  });
+
+  it('a connection that cannot be made is tried again with backoff, logged, and the watchers are told once it is up', async () => {
+    const server = fakeServer();
+    server.refuse(2);
+    const logs: string[] = [];
+    const listener = new PgListener(server.connect, 'leasehold_claimable_2', (line) => logs.push(line));
+    let heard = 0;
+    listener.subscribe(() => heard++);
+    await until('listening after two refusals', () => listener.listening);
+    expect(logs.filter((line) => /cannot connect \(connect ECONNREFUSED\); polling until it can/.test(line))).toHaveLength(2);
+    expect(logs.at(-1)).toMatch(/connected again/);
+    expect(heard).toBe(1);
+    await listener.close();
+  });
+
+  it('a LISTEN the server refuses releases the connection as broken and tries again', async () => {
+    const server = fakeServer();
+    const original = server.connect;
+    let first = true;
+    const connect = async () => {
+      const connection = await original();
+      if (first) (connection.client as unknown as FakeClient).failListen = true;
+      first = false;
+      return connection;
+    };
+    const retried = new PgListener(connect, 'leasehold_claimable_3');
+    retried.subscribe(() => {});
+    await until('listening on the second connection', () => retried.listening);
+    expect(server.released[0]).toBeInstanceOf(Error);
+    await retried.close();
+  });
+
+  it('a connection lost while listening (an error, or its end) is released, logged and made again, and the watchers are told', async () => {
+    const server = fakeServer();
+    const logs: string[] = [];
+    const listener = new PgListener(server.connect, 'leasehold_claimable_4', (line) => logs.push(line));
+    let heard = 0;
+    listener.subscribe(() => heard++);
+    await until('listening', () => listener.listening);
+    server.clients[0]!.emit('error', new Error('terminating connection due to administrator command'));
+    expect(listener.listening).toBe(false);
+    expect(logs.at(-1)).toMatch(/connection lost \(terminating connection due to administrator command\); polling until it is back/);
+    await until('listening again', () => listener.listening && server.clients.length === 2);
+    server.clients[1]!.emit('end');
+    await until('listening a third time', () => listener.listening && server.clients.length === 3);
+    expect(heard).toBe(3);
+    // A stale connection's late events change nothing.
+    server.clients[0]!.emit('notification', { channel: 'leasehold_claimable_4' });
+    expect(heard).toBe(3);
+    await listener.close();
+    expect(listener.listening).toBe(false);
+  });
+
+  it('a watcher that leaves while the connection is being made, or a close, lets go of it once LISTEN answers', async () => {
+    const server = fakeServer();
+    const listener = new PgListener(server.connect, 'leasehold_claimable_5');
+    const stop = listener.subscribe(() => {});
+    stop();
+    await until('the connection made meanwhile released', () => server.released.length === 1);
+    expect(listener.listening).toBe(false);
+    const closing = new PgListener(server.connect, 'leasehold_claimable_5');
+    closing.subscribe(() => {});
+    await closing.close();
+    await until('released after close', () => server.released.length === 2);
+    expect(closing.listening).toBe(false);
+  });
+});
