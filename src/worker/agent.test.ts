@@ -102,3 +102,35 @@ describe('agent modules (T2)', () => {
     expect(production.random.next()).toBeLessThan(1);
   });
 });
+
+describe('agent definitions: what is refused, and how it is described', () => {
+  const env = { clock: { now: () => 0 }, random: { next: () => 0.5 }, external: () => ({ execute: async () => undefined }) } as unknown as AgentEnv;
+  const model = { decide: async () => ({ toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } }) };
+  const problemOf = (act: () => unknown): string | undefined => {
+    try {
+      act();
+    } catch (error) {
+      return error instanceof AgentModuleError ? `${error.problem}: ${error.message}` : `not an AgentModuleError: ${String(error)}`;
+    }
+    return undefined;
+  };
+
+  it('refuses externals that are not an object of factories', () => {
+    expect(problemOf(() => defineAgent({ build: () => ({ model, tools: [] }), externals: 5 as never }))).toMatch(/^invalid_definition: .*externals must be an object of factories by name, got /);
+    expect(problemOf(() => defineAgent({ build: () => ({ model, tools: [] }), externals: [] as never }))).toMatch(/got an array/);
+  });
+
+  it('refuses what defineAgent did not make, describing it', () => {
+    expect(problemOf(() => buildAgent(null as never, env))).toMatch(/^not_defined_by_defineAgent: .*got null/);
+    expect(problemOf(() => buildAgent([] as never, env))).toMatch(/got an array/);
+    expect(problemOf(() => buildAgent('x'.repeat(50) as never, env))).toMatch(/got the string "x{40}\.\.\."/);
+  });
+
+  it('refuses a build that returns nothing usable or throws, passing a LeaseholdError through as it is', () => {
+    expect(problemOf(() => buildAgent(defineAgent(() => null as never), env))).toMatch(/^build_failed: .*must return \{ model, tools \}, got null/);
+    expect(problemOf(() => buildAgent(defineAgent(() => ({ model, tools: [null] }) as never), env))).toMatch(/^invalid_tools: .*tools\[0\] must be a tool/);
+    expect(problemOf(() => buildAgent(defineAgent(() => { throw 'a string'; }), env))).toMatch(/^build_failed: .*build\(env\) threw: a string$/);
+    const own = new AgentModuleError('inner', 'invalid_model', 'from inside');
+    expect(() => buildAgent(defineAgent(() => { throw own; }), env)).toThrow(own);
+  });
+});
