@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SystemClock } from '../adapters/clock.ts';
 import { openWorkQueue } from '../work-queue.ts';
-import { runWorkerProcess, type WorkerProcessIo } from './worker-process-run.ts';
+import { EventEmitter } from 'node:events';
+import { attachWorkerProcess, messageOf, runWorkerProcess, type ProcessLike, type WorkerProcessIo } from './worker-process-run.ts';
 import { EXIT_AGENT_MODULE, EXIT_DRAINED, EXIT_SOFTWARE, type ChildMessage, type StartMessage } from './worker-protocol.ts';
 
 const AGENT_TS = JSON.stringify(join(import.meta.dirname, 'agent.ts'));
@@ -140,5 +141,64 @@ describe('a supervised worker process (W3)', () => {
     expect(stopping.messages.some((m) => m.type === 'ready')).toBe(false);
     second.exec('ROLLBACK');
     second.close();
+  });
+});
+
+/** A process as attachWorkerProcess sees it: an IPC channel the test reads, signals it emits, an exit it records. */
+class FakeProcess extends EventEmitter {
+  readonly sent: ChildMessage[] = [];
+  connected = true;
+  exitCode: number | undefined;
+  private readonly exits: ((code: number) => void)[] = [];
+  readonly exited = new Promise<number>((resolve) => this.exits.push(resolve));
+  readonly stderr = { text: '', write: (text: string) => (this.stderr.text += text) };
+  send = (message: ChildMessage, callback: (error: Error | null) => void): boolean => {
+    this.sent.push(message);
+    callback(null);
+    return true;
+  };
+  exit(code: number): void {
+    for (const resolve of this.exits) resolve(code);
+  }
+}
+
+describe('the worker process entry (attachWorkerProcess)', () => {
+  it('runs on its start message, drains on SIGTERM, and exits with a last bye', async () => {
+    const directory = scratch();
+    const proc = new FakeProcess();
+    attachWorkerProcess(proc as unknown as ProcessLike);
+    proc.on('message', () => {});
+    proc.emit('message', start(join(directory, 'queue.sqlite'), agentFile(directory)));
+    // A second start is ignored; SIGTERM once it is ready drains it.
+    proc.emit('message', start(join(directory, 'other.sqlite'), agentFile(directory)));
+    for (let i = 0; i < 2_000 && !proc.sent.some((m) => m.type === 'ready'); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    proc.emit('SIGTERM');
+    expect(await proc.exited).toBe(EXIT_DRAINED);
+    expect(proc.sent.map((m) => m.type)).toEqual(['ready', 'drained', 'bye']);
+  });
+
+  it('a drain message before the start ends it at once, and a closed channel sends nothing', async () => {
+    const directory = scratch();
+    const proc = new FakeProcess();
+    attachWorkerProcess(proc as unknown as ProcessLike);
+    proc.emit('message', { type: 'drain' });
+    proc.connected = false;
+    proc.emit('disconnect');
+    proc.emit('message', start(join(directory, 'queue.sqlite'), agentFile(directory)));
+    expect(await proc.exited).toBe(EXIT_DRAINED);
+    expect(proc.sent).toEqual([]);
+  });
+
+  it('started by hand, with no channel, it says what it is and exits 64', () => {
+    const proc = new FakeProcess();
+    (proc as { send?: unknown }).send = undefined;
+    attachWorkerProcess(proc as unknown as ProcessLike);
+    expect(proc.exitCode).toBe(64);
+    expect(proc.stderr.text).toMatch(/entry script of a supervised worker process/);
+  });
+
+  it('describes an error that is not an Error by its text', () => {
+    expect(messageOf('plain')).toBe('plain');
+    expect(messageOf(new RangeError('r'))).toBe('RangeError: r');
   });
 });

@@ -16,7 +16,7 @@ import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { buildAgent, loadAgentModule, productionAgentEnv } from './agent.ts';
 import { Worker } from './worker.ts';
-import { EXIT_AGENT_MODULE, EXIT_DRAINED, EXIT_SOFTWARE, type ChildMessage, type StartMessage } from './worker-protocol.ts';
+import { EXIT_AGENT_MODULE, EXIT_DRAINED, EXIT_SOFTWARE, type ChildMessage, type DrainMessage, type StartMessage } from './worker-protocol.ts';
 
 export interface WorkerProcessIo {
   send(message: ChildMessage): void;
@@ -107,4 +107,60 @@ async function openQueue(start: StartMessage, io: WorkerProcessIo, clock: Clock,
 
 export function messageOf(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** What attachWorkerProcess needs of node's process: its IPC channel, its signals, its exit. */
+export interface ProcessLike {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- node's own signature
+  send?: (message: any, callback: (error: Error | null) => void) => boolean;
+  readonly connected?: boolean;
+  on(event: 'SIGTERM' | 'SIGINT' | 'disconnect', listener: () => void): unknown;
+  on(event: 'message', listener: (message: StartMessage | DrainMessage) => void): unknown;
+  exit(code: number): void;
+  exitCode?: number | string | undefined;
+  readonly stderr: { write(text: string): unknown };
+}
+
+/**
+ * Wires one worker process to its supervisor (worker-process.ts calls it with node's `process`): the
+ * first `start` message runs runWorkerProcess; SIGTERM, SIGINT, a `drain` message or the supervisor going
+ * away (the channel closes) drains (R8), also while the module still loads; the process exits with the
+ * code once a last `bye` has left. Started by hand, without a channel, it says so and exits 64.
+ */
+export function attachWorkerProcess(proc: ProcessLike): void {
+  if (proc.send === undefined) {
+    proc.stderr.write('worker-process: this is the entry script of a supervised worker process; start workers with `leasehold work` or the Supervisor\n');
+    proc.exitCode = 64;
+    return;
+  }
+  const send = (message: ChildMessage): void => {
+    // The channel may already be gone (the supervisor died); the process then drains on 'disconnect'.
+    if (proc.connected === true) proc.send?.(message, () => {});
+  };
+  // Ends the process once the messages sent so far have left: an agent's client may hold a socket open,
+  // so the process does not wait to run out of work by itself.
+  const finish = async (code: number): Promise<void> => {
+    if (proc.connected === true) await new Promise<void>((resolve) => proc.send?.({ type: 'bye', code } satisfies ChildMessage, () => resolve()) ?? resolve());
+    proc.exit(code);
+  };
+  let drainRequested = false;
+  let drainNow = (): void => {};
+  const requestDrain = (): void => {
+    drainRequested = true;
+    drainNow();
+  };
+  // Installed before the agent module is loaded (the slow part), so a stop during that load is a clean exit.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) proc.on(signal, requestDrain);
+  proc.on('disconnect', requestDrain);
+  let started = false;
+  proc.on('message', (message: StartMessage | DrainMessage) => {
+    if (message.type === 'drain') return requestDrain();
+    if (started) return;
+    started = true;
+    const io: WorkerProcessIo = { send, drainRequested: () => drainRequested, onDrainRequest: (drain) => (drainNow = drain) };
+    void runWorkerProcess(message, io).then(finish, (error: unknown) => {
+      proc.stderr.write(`worker-process: ${messageOf(error)}\n`);
+      return finish(EXIT_SOFTWARE);
+    });
+  });
 }
