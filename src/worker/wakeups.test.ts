@@ -216,6 +216,20 @@ describe('W1: work starts at once (PostgreSQL, LISTEN/NOTIFY)', () => {
     expect(outcomes[0]).toMatchObject({ kind: 'completed' });
   });
 
+  it('a queue opened on a pg Pool the caller keeps listens on a client of that pool, given back destroyed when the worker stops', async () => {
+    const schema = await freshSchema();
+    const pool = new pg.Pool({ connectionString: serverUrl() });
+    cleanups.push(() => pool.end());
+    const queue = openWorkQueue({ db: pool, schema, clock: new SystemClock(), config: { globalLimit: 8, perTenantLimit: 8 } });
+    cleanups.push(() => queue.close());
+    const outcomes: RunOutcome[] = [];
+    quickWorker(queue, outcomes);
+    await settle();
+    expect((await openPg(schema).enqueue(task('through-a-pool'))).ok).toBe(true);
+    await until('the task to run', () => outcomes.length === 1);
+    expect(pool.totalCount).toBeGreaterThan(0);
+  });
+
   it('notifies once per transaction that makes a task claimable, and never for a claim, a heartbeat, a complete or a repeat', async () => {
     const schema = await freshSchema();
     const queue = openPg(schema);
