@@ -6,7 +6,7 @@ import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { checkPostgresUrl, pgOpenErrorOf } from './pg-open-errors.ts';
 import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
-import { PgListener, type ListenConnection } from '../adapters/pg-listener.ts';
+import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
 import { noticeBoardOf, type NoticeBoard } from './notices.ts';
 
 /**
@@ -434,8 +434,8 @@ export class PgStore implements Store {
   private cursor = 0;
   /** W1: `NOTIFY <channel>;`, sent before COMMIT by a transaction that made a task claimable. */
   private readonly notify: string;
-  /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts). */
-  private listener: PgListener | undefined;
+  /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts, loaded then). */
+  private listener: Promise<PgListener> | undefined;
   /** W1 on PGlite (one process): the database's board, published after each claimable commit. */
   private readonly board: NoticeBoard | undefined;
 
@@ -521,9 +521,17 @@ export class PgStore implements Store {
     if (this.board !== undefined) return this.board.subscribe(listener);
     if (this.listener === undefined) {
       const { listen } = this.hearing as { listen: () => Promise<ListenConnection> };
-      this.listener = new PgListener(listen, claimableChannel(this.lockKey));
+      this.listener = import('../adapters/pg-listener.ts').then(({ PgListener: Listener }) => new Listener(listen, claimableChannel(this.lockKey)));
     }
-    return this.listener.subscribe(listener);
+    let unsubscribe: (() => void) | undefined;
+    let stopped = false;
+    void this.listener.then((heard) => {
+      if (!stopped && !this.closed) unsubscribe = heard.subscribe(listener);
+    });
+    return () => {
+      stopped = true;
+      unsubscribe?.();
+    };
   }
 
   /** Connects and migrates once; a failure rejects the calls waiting for it, and the next call tries again. */
@@ -734,7 +742,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.listener?.close();
+    if (this.listener !== undefined) await (await this.listener).close();
     await this.lastWrite;
     if (this.ready !== undefined) await this.ready.catch(() => undefined);
     await this.connector.end();

@@ -7,7 +7,7 @@ import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability 
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
-import { WalWatcher } from '../adapters/wal-watch.ts';
+import type { WalWatcher } from '../adapters/wal-watch.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
 /**
@@ -84,7 +84,8 @@ export class SqliteStore implements Store {
   private readonly dataVersion: Statement;
   /** W1 across processes: this store's watchers, told when another process committed (adapters/wal-watch.ts). */
   private readonly foreign = privateNoticeBoard();
-  private walWatcher: WalWatcher | undefined;
+  /** 'loading' while its module is imported: it is loaded on the first watch, so a process that never watches (the simulator) never loads it. */
+  private walWatcher: WalWatcher | 'loading' | undefined;
 
   private constructor(
     readonly db: DatabaseHandle,
@@ -181,17 +182,30 @@ export class SqliteStore implements Store {
     const unsubscribe = this.notices.subscribe(listener);
     const unsubscribeForeign = this.foreign.subscribe(listener);
     if (!this.db.memory && this.walWatcher === undefined && this.options.watchOtherProcesses !== false) {
-      this.walWatcher = new WalWatcher(resolve(this.db.name), () => this.readDataVersion(), () => this.foreign.publish());
-      this.walWatcher.start();
+      this.walWatcher = 'loading';
+      void import('../adapters/wal-watch.ts').then(
+        ({ WalWatcher: Watcher }) => {
+          if (this.walWatcher !== 'loading' || this.closed) return;
+          const watcher = new Watcher(resolve(this.db.name), () => this.readDataVersion(), () => this.foreign.publish());
+          this.walWatcher = watcher;
+          watcher.start();
+        },
+        () => {
+          // No watch: the counter's poll stays in charge.
+          this.walWatcher = undefined;
+        },
+      );
     }
     return () => {
       unsubscribe();
       unsubscribeForeign();
-      if (this.foreign.listeners === 0) {
-        this.walWatcher?.stop();
-        this.walWatcher = undefined;
-      }
+      if (this.foreign.listeners === 0) this.stopWalWatch();
     };
+  }
+
+  private stopWalWatch(): void {
+    if (typeof this.walWatcher === 'object') this.walWatcher.stop();
+    this.walWatcher = undefined;
   }
 
   private readDataVersion(): number | undefined {
@@ -251,8 +265,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.walWatcher?.stop();
-    this.walWatcher = undefined;
+    this.stopWalWatch();
     if (this.owned) this.db.close();
   }
 }
