@@ -525,9 +525,13 @@ export class PgStore implements Store {
     }
     let unsubscribe: (() => void) | undefined;
     let stopped = false;
-    void this.listener.then((heard) => {
-      if (!stopped && !this.closed) unsubscribe = heard.subscribe(listener);
-    });
+    void this.listener.then(
+      (heard) => {
+        if (!stopped && !this.closed) unsubscribe = heard.subscribe(listener);
+      },
+      // No LISTEN: the workers' poll stays in charge.
+      () => undefined,
+    );
     return () => {
       stopped = true;
       unsubscribe?.();
@@ -742,7 +746,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.listener !== undefined) await (await this.listener).close();
+    if (this.listener !== undefined) await this.listener.then((heard) => heard.close(), () => undefined);
     await this.lastWrite;
     if (this.ready !== undefined) await this.ready.catch(() => undefined);
     await this.connector.end();
