@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
-import { checkPostgresUrl, pgOpenErrorOf } from './pg-open-errors.ts';
+import { checkPostgresUrl, pgOpenErrorOf, redactPostgresUrl } from './pg-open-errors.ts';
 import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
@@ -182,16 +182,6 @@ export function isPostgresUrl(target: unknown): target is string {
   return typeof target === 'string' && /^postgres(ql)?:\/\//i.test(target);
 }
 
-/** The URL without its password, for messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the PostgreSQL URL';
-  }
-}
 
 /**
  * A batch's text, with the PREPARE of every statement this connection has not prepared yet sent first
@@ -487,7 +477,7 @@ export class PgStore implements Store {
         await client.connect();
         return { client, release: () => void client.end().catch(() => undefined) };
       };
-      return new PgStore(poolConnector(pool, true), options, at, redact(target), true, 'postgres', { listen });
+      return new PgStore(poolConnector(pool, true), options, at, redactPostgresUrl(target), true, 'postgres', { listen });
     }
     if (isPool(target)) {
       // A client taken from the caller's pool for good, and destroyed when given back: a session that has
