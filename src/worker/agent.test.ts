@@ -134,3 +134,34 @@ describe('agent definitions: what is refused, and how it is described', () => {
     expect(() => buildAgent(defineAgent(() => { throw own; }), env)).toThrow(own);
   });
 });
+
+describe('agent modules: the less common shapes', () => {
+  it('refuses a file with no extension, saying so', async () => {
+    const error = await refusal(loadAgentModule(moduleFile('agent', 'export default 1;')));
+    expect(error.problem).toBe('unsupported_extension');
+    expect(error.message).toMatch(/got '\(none\)'$/);
+  });
+
+  it('refuses a module with no exports at all without listing any', async () => {
+    const error = await refusal(loadAgentModule(moduleFile('empty.mjs', 'export {};')));
+    expect(error.problem).toBe('no_default_export');
+    expect(error.message).toMatch(/it has no default export; write `export default defineAgent/);
+  });
+
+  it('reports a TypeScript module that does not parse as an import failure, not as missing tsx (tsx is there)', async () => {
+    const error = await refusal(loadAgentModule(moduleFile('broken.mts', 'export default (;')));
+    expect(error.problem).toBe('import_failed');
+    expect(error.message).toMatch(/broken\.mts: importing it failed: /);
+  });
+
+  it('the object form without externals defines none: external(name) says so', () => {
+    const definition = defineAgent({ build: () => ({ model, tools: [] }) });
+    expect(definition.externals).toEqual({});
+    expect(Object.isFrozen(definition.externals)).toBe(true);
+    expect(() => productionAgentEnv(definition).external('payments')).toThrow(/no external system 'payments': the agent module defines no externals/);
+  });
+
+  it('describes a short string as it is', async () => {
+    expect((await refusal(() => defineAgent({ build: 'build' } as never))).message).toBe('agent module defineAgent: build must be a function (env) => ({ model, tools }), got the string "build"');
+  });
+});
