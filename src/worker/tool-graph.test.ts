@@ -177,3 +177,60 @@ describe('A7: a retryable failure is not an outcome', () => {
     await expect(done).rejects.toThrow('no answer');
   });
 });
+
+describe('A7: lanes and a stopped step', () => {
+  it('writes that name no resource share their tool\'s lane: two calls of one tool one at a time, another tool at once', async () => {
+    const b = bench(new Set());
+    const calls: ToolCall[] = [
+      { id: 'n1', tool: 'note', args: { n: 1 } },
+      { id: 'n2', tool: 'note', args: { n: 2 } },
+      { id: 'm1', tool: 'mail', args: {} },
+      { id: 'r', tool: 'note', args: { n: 3 }, resource: 'ticket:1' },
+    ];
+    const done = runGraph(calls, b.options);
+    await b.flush();
+    // n2 waits for n1 (lane tool:note); m1 has its own lane (tool:mail); r names its resource.
+    expect(b.started().sort()).toEqual(['m1', 'n1', 'r']);
+    await b.finish('n1');
+    expect(b.started().sort()).toEqual(['m1', 'n2', 'r']);
+    for (const id of ['n2', 'm1', 'r']) await b.finish(id);
+    expect((await done).map((result) => result.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+  });
+
+  it('once a call stops the step (a lost lease), a call waiting for a place in the pool or for a dependency never starts', async () => {
+    const started: string[] = [];
+    const answers = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
+    const calls: ToolCall[] = [
+      { id: 'a', tool: 'read', args: {} },
+      { id: 'lost', tool: 'read', args: {} },
+      { id: 'queued', tool: 'read', args: {} },
+      { id: 'after', tool: 'read', args: {}, dependsOn: ['a'] },
+    ];
+    const done = runGraph(calls, {
+      // Two places: `queued` waits for one.
+      pool: new CallPool(2),
+      readOnly: () => true,
+      stopping: () => undefined,
+      run: (call) =>
+        new Promise<ToolResult>((resolve, reject) => {
+          started.push(call.id);
+          answers.set(call.id, { resolve: () => resolve({ toolCallId: call.id, tool: call.tool, result: call.id }), reject });
+        }),
+    });
+    const flush = async () => {
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    };
+    await flush();
+    expect(started).toEqual(['a', 'lost']);
+    answers.get('lost')!.reject(new Error('lease lost'));
+    await flush();
+    // `a` still runs; when it ends, `queued` gets its place and `after` its dependency, and neither starts.
+    answers.get('a')!.resolve();
+    await expect(done).rejects.toThrow('lease lost');
+    expect(started).toEqual(['a', 'lost']);
+  });
+
+  it('refuses a plan whose dependsOn is not a list', () => {
+    expect(planProblem([{ id: 'a', tool: 't', args: {} }, { id: 'b', tool: 't', args: {}, dependsOn: 'a' as never }])).toBe('call b: dependsOn must be a list of call ids');
+  });
+});
