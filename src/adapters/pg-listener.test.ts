@@ -130,3 +130,65 @@ describe('PgListener (W1 on PostgreSQL)', () => {
     expect(closing.listening).toBe(false);
   });
 });
+
+describe('PgListener: a backoff is dropped with the last watcher', () => {
+  it('a connection attempt that fails after the last watcher left schedules no retry: the next watcher connects at once', async () => {
+    const server = fakeServer();
+    server.refuse(1);
+    let attempts = 0;
+    const logs: string[] = [];
+    const listener = new PgListener(async () => (attempts++, server.connect()), 'leasehold_claimable_6', (line) => logs.push(line));
+    const stop = listener.subscribe(() => {});
+    stop();
+    await until('the attempt refused', () => logs.some((line) => /cannot connect/.test(line)));
+    expect(attempts).toBe(1);
+    // No backoff left behind: a new watcher starts an attempt in the same tick.
+    listener.subscribe(() => {});
+    expect(attempts).toBe(2);
+    await until('listening', () => listener.listening);
+    await listener.close();
+  });
+
+  it('the last watcher leaving during a backoff cancels it: the next watcher connects at once', async () => {
+    const server = fakeServer();
+    server.refuse(1);
+    let attempts = 0;
+    const logs: string[] = [];
+    let stop = () => {};
+    // The watcher leaves right after the refusal is logged, once the retry's timer is set (it is set in that tick).
+    const listener = new PgListener(async () => (attempts++, server.connect()), 'leasehold_claimable_7', (line) => {
+      logs.push(line);
+      queueMicrotask(() => {
+        const leave = stop;
+        stop = () => {};
+        leave();
+      });
+    });
+    stop = listener.subscribe(() => {});
+    await until('the attempt refused and the watcher gone', () => logs.some((line) => /cannot connect/.test(line)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(attempts).toBe(1);
+    listener.subscribe(() => {});
+    expect(attempts).toBe(2);
+    await until('listening', () => listener.listening);
+    await listener.close();
+  });
+
+  it('a LISTEN refused with something that is not an Error releases the connection with an Error of its text, and logs it', async () => {
+    const server = fakeServer();
+    const logs: string[] = [];
+    let first = true;
+    const connect = async () => {
+      const connection = await server.connect();
+      if (first) (connection.client as unknown as FakeClient).query = () => Promise.reject('the server said no');
+      first = false;
+      return connection;
+    };
+    const listener = new PgListener(connect, 'leasehold_claimable_8', (line) => logs.push(line));
+    listener.subscribe(() => {});
+    await until('listening on the second connection', () => listener.listening);
+    expect(server.released[0]).toEqual(new Error('the server said no'));
+    expect(logs[0]).toBe('LISTEN leasehold_claimable_8: cannot connect (the server said no); polling until it can');
+    await listener.close();
+  });
+});
