@@ -56,6 +56,8 @@ export interface PgQueryConfig {
   name?: string;
   text: string;
   values: unknown[];
+  /** Transaction control (SAVEPOINT, RELEASE) sent in a batch as it is: never prepared, no values. */
+  control?: true;
 }
 
 export interface PgResult {
@@ -112,7 +114,9 @@ function literal(value: unknown): string {
  * the server binds to its parameters as it binds a Bind message's text values.
  */
 export function batchText(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): string {
-  const statements = configs.map((config) => (config.values.length === 0 ? `EXECUTE ${batchName(config)}` : `EXECUTE ${batchName(config)}(${config.values.map(literal).join(', ')})`));
+  const statements = configs.map((config) =>
+    config.control === true ? config.text : config.values.length === 0 ? `EXECUTE ${batchName(config)}` : `EXECUTE ${batchName(config)}(${config.values.map(literal).join(', ')})`,
+  );
   if (trailer !== undefined) statements.push(trailer);
   if (leader !== undefined) statements.unshift(leader.trim().replace(/;$/, ''));
   return statements.join(';\n');
@@ -571,6 +575,10 @@ export class PgStatements implements StoreTx {
       const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = reads.claim;
       return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
     }
+    if (reads?.enqueue !== undefined) {
+      const { tenant, topic, version } = reads.enqueue;
+      return [config('latestVersionOfTopic', [tenant, topic]), config('olderUnstartedVersions', [tenant, topic, version])];
+    }
     if (reads?.completingRow === undefined) return [];
     return [config(versioned ? 'completingRowVersioned' : 'completingRowAhead', [reads.completingRow])];
   }
@@ -592,6 +600,13 @@ export class PgStatements implements StoreTx {
         const candidate = Object.fromEntries(CANDIDATE_NAMES.map((name) => [name, row[name]]));
         this.remember('candidateByIdAhead', [row.id], { ...candidate, ahead_session_busy: row.ahead_session_busy });
       }
+      return;
+    }
+    if (reads?.enqueue !== undefined && results.length === 2) {
+      const { tenant, topic, version } = reads.enqueue;
+      const latest = results[0]!.rows[0];
+      this.remember('latestVersionOfTopic', [tenant, topic], latest === undefined ? undefined : Object.values(latest)[0]);
+      this.remember('olderUnstartedVersions', [tenant, topic, version], results[1]!.rows);
       return;
     }
     if (reads?.completingRow === undefined) return;
@@ -655,13 +670,16 @@ export class PgStatements implements StoreTx {
     this.pending.push({ config: { name: `leasehold_${name}_one`, text: exactlyOne(SQL[name]), values }, one: what });
   }
 
-  /** Sends the pending writes now (one round trip), if there are any. */
-  private *flush(): Generator<Promise<unknown>, void, unknown> {
-    if (this.pending.length === 0) return;
+  /** Sends the pending writes now (one round trip), then `trailer` in the same round trip if given; nothing when neither is there. */
+  private *flush(trailer?: string): Generator<Promise<unknown>, void, unknown> {
+    if (this.pending.length === 0 && trailer === undefined) return;
     const writes = this.takePending();
     let results: PgResult[];
     try {
-      results = (yield this.runner.batch(writes.map((write) => write.config))) as PgResult[];
+      results = (yield this.runner.batch(
+        writes.map((write) => write.config),
+        trailer,
+      )) as PgResult[];
     } catch (error) {
       if (isRowChanged(error)) this.rowChanged = true;
       throw batchFailure(error, writes);
@@ -709,25 +727,58 @@ export class PgStatements implements StoreTx {
    * original error is what the caller must see.
    */
   *savepoint<T>(body: () => Step<T>): Step<T> {
-    yield* this.control('SAVEPOINT leasehold_step');
+    // The lock and its check go before a savepoint, so that no savepoint can catch the check's failure.
+    if (this.lockUnsent) yield* this.flush();
+    // SAVEPOINT costs no round trip of its own: it waits in the pending writes, after those the body
+    // left before it (which stay outside the savepoint), and goes with the next statement. It changes
+    // no data, so what was read ahead stays good.
+    const marker: PendingWrite = { config: { text: 'SAVEPOINT leasehold_step', values: [], control: true } };
+    this.pending.push(marker);
     const eventsBefore = this.lastEventId;
     let result: T;
     try {
       result = yield* body();
-      yield* this.flush();
     } catch (error) {
-      this.pending = [];
-      this.lastEventId = eventsBefore;
-      try {
-        yield* this.control('ROLLBACK TO SAVEPOINT leasehold_step');
-        yield* this.control('RELEASE SAVEPOINT leasehold_step');
-      } catch {
-        // The transaction is gone (the connection was lost): the driver rolls back, the body's error stands.
-      }
+      yield* this.rollbackTo(marker, eventsBefore);
       throw error;
     }
-    yield* this.control('RELEASE SAVEPOINT leasehold_step');
+    if (this.pending.at(-1) === marker) {
+      // The body sent and left nothing: there is no savepoint to make or release.
+      this.pending.pop();
+      return result;
+    }
+    // What the body left pending (with the SAVEPOINT itself if the body sent nothing) is sent inside the
+    // savepoint, with the RELEASE in the same round trip: a failure of one of them is caught here, and
+    // the RELEASE is not run.
+    try {
+      yield* this.flush('RELEASE SAVEPOINT leasehold_step');
+    } catch (error) {
+      yield* this.rollbackTo(marker, eventsBefore);
+      throw error;
+    }
     return result;
+  }
+
+  /**
+   * Undoes a savepoint's body: its pending writes are dropped (those from before the savepoint are
+   * kept), and the server rolls back to the savepoint if it was sent.
+   */
+  private *rollbackTo(marker: PendingWrite, eventsBefore: number | undefined): Generator<Promise<unknown>, void, unknown> {
+    this.lastEventId = eventsBefore;
+    this.ahead.clear();
+    const unsent = this.pending.indexOf(marker);
+    if (unsent >= 0) {
+      this.pending.length = unsent;
+      return;
+    }
+    this.pending = [];
+    try {
+      yield* this.control('ROLLBACK TO SAVEPOINT leasehold_step');
+      yield* this.control('RELEASE SAVEPOINT leasehold_step');
+    } catch {
+      // The transaction is gone (the connection was lost, or the batch that carried the savepoint failed
+      // before it): the driver rolls back, the body's error stands.
+    }
   }
 
   *taskById(id: number): Step<TaskRow | undefined> {
@@ -755,6 +806,8 @@ export class PgStatements implements StoreTx {
     return yield* this.rows<TaskRow>('tasksEnqueuedBetween', [from, to]);
   }
   *latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
+    const known = this.recall<number | null | undefined>('latestVersionOfTopic', [tenant, topic]);
+    if (known !== undefined) return known.answer ?? null;
     return (yield* this.pluck<number | null>('latestVersionOfTopic', [tenant, topic])) ?? null;
   }
   *newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
@@ -763,6 +816,8 @@ export class PgStatements implements StoreTx {
     return (yield* this.first('newerVersionExists', [tenant, topic, version])) !== undefined;
   }
   *olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
+    const known = this.recall<MovableRow[]>('olderUnstartedVersions', [tenant, topic, version]);
+    if (known !== undefined) return known.answer;
     return yield* this.rows<MovableRow>('olderUnstartedVersions', [tenant, topic, version]);
   }
   *insertTask(task: NewTask): Step<number | undefined> {
@@ -829,6 +884,8 @@ export class PgStatements implements StoreTx {
   }
 
   *liveCount(): Step<number> {
+    const known = this.recall<number | undefined>('liveCount', []);
+    if (known !== undefined && known.answer !== undefined) return known.answer;
     return (yield* this.pluck<number>('liveCount')) as number;
   }
   *adjustLive(delta: number): Step<void> {
@@ -1030,7 +1087,13 @@ export class PgStatements implements StoreTx {
   *pausedTenants(): Step<PauseRow[]> {
     const known = this.recall<PauseRow[]>('pausedTenants', []);
     if (known !== undefined) return known.answer;
-    return yield* this.rows<PauseRow>('pausedTenants');
+    // An enqueue reads the live count next (admission): it comes back in the same round trip.
+    const [paused, live] = yield* this.together([
+      ['pausedTenants', []],
+      ['liveCount', []],
+    ]);
+    this.remember('liveCount', [], live!.rows[0]?.value);
+    return paused!.rows as unknown as PauseRow[];
   }
   *pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {
     return yield* this.changed('pauseTenant', [tenant, reason, at]);

@@ -189,7 +189,7 @@ export function isPostgresUrl(target: unknown): target is string {
  * that rolls back, so a name is recorded as prepared once its PREPARE has succeeded.
  */
 async function prepareForBatch(prepared: Set<string>, configs: readonly PgQueryConfig[], exec: (text: string) => Promise<unknown>, setPath?: string): Promise<void> {
-  const missing = [...new Map(configs.filter((config) => !prepared.has(batchName(config))).map((config) => [batchName(config), config])).values()];
+  const missing = [...new Map(configs.filter((config) => config.control !== true && !prepared.has(batchName(config))).map((config) => [batchName(config), config])).values()];
   if (missing.length === 0) return;
   const statements = missing.map(prepareText).join(';\n');
   await exec(setPath === undefined ? statements : `BEGIN; ${setPath} ${statements}; COMMIT`);

@@ -519,6 +519,11 @@ export interface ReadsFirst {
    * limits with these settings.
    */
   claim?: { agingCap: number; agingPeriodMs: number; perTenantLimit: number; tenantLimits: Readonly<Record<string, number>> };
+  /**
+   * The body is an enqueue of this key: before it writes anything it may read
+   * latestVersionOfTopic(tenant, topic) and olderUnstartedVersions(tenant, topic, version).
+   */
+  enqueue?: { tenant: string; topic: string; version: number };
 }
 
 /** A body of one transaction: statements only, given the time read once the transaction began; `readsFirst`, what it reads first. */

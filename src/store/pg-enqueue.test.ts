@@ -1,0 +1,196 @@
+/**
+ * An enqueue on the PostgreSQL store, and the savepoint it runs in (issue 31, W1's pickup): what an
+ * enqueue reads first goes in the round trip that takes the queue lock, the SAVEPOINT goes with the
+ * insert, the live count with the paused tenants, and the event with the RELEASE, so an enqueue is 5
+ * round trips (it was 10). The savepoint keeps its contract (store.ts StoreTx.savepoint: a throw
+ * undoes what the body wrote and rethrows; the rest stays) whether or not the body reached the server,
+ * on the server (LEASEHOLD_PG_URL) and on PGlite, which run the same statements.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assertEventLogConsistent, ManualClock } from '../queue/__test-helpers__/test-kit.ts';
+import { openWorkQueue } from '../work-queue.ts';
+import { dropSchema, freshPgliteStore, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
+import { PgStore } from './pg-store.ts';
+import type { Step, Store, StoreTx } from './store.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Runs `work` and returns its result with the text of every query a pg client sent meanwhile, in order. */
+async function tracing<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+  const sent: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text: string };
+    sent.push(typeof config === 'string' ? config : config.text);
+    return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await work(), sent };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
+/** Statements prepared for batches on first use on a connection are round trips of their own: counted apart. */
+const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
+
+class Boom extends Error {}
+
+function* rejected(tx: StoreTx): Step<string[]> {
+  return (yield* tx.rejections()).map((row) => row.tenant);
+}
+
+const stores: [string, () => Store][] = [
+  [
+    'server',
+    () => {
+      const schema = freshSchemaName();
+      const store = PgStore.open(PG_URL, { busyRetries: 0, schema }, () => 0);
+      cleanups.push(() => dropSchema(schema));
+      return store;
+    },
+  ],
+  ['PGlite', () => freshPgliteStore({ busyRetries: 0 })],
+];
+
+describe('an enqueue on a PostgreSQL server', () => {
+  it('takes 5 round trips: reads with the lock, SAVEPOINT with the insert, live count with the paused tenants, event with RELEASE, then COMMIT', async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const clock = new ManualClock();
+    const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { globalLimit: 10, perTenantLimit: 10 } });
+    cleanups.push(() => queue.close());
+    // Warm: the pool's connection has prepared what an enqueue uses.
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'warm', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true });
+    const { result, sent } = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 3, input: { text: 'hello' } }));
+    expect(result).toEqual({ ok: true, taskId: 2, status: 'enqueued' });
+    const trips = sent.filter((text) => !preparing(text));
+    expect(trips).toHaveLength(5);
+    expect(trips[0]).toMatch(/pg_advisory_xact_lock.*EXECUTE leasehold_latestVersionOfTopic_b\('acme', 't'\).*EXECUTE leasehold_olderUnstartedVersions_b\('acme', 't', '1'\)/s);
+    expect(trips[1]).toMatch(/^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_insertTask_b/);
+    expect(trips[2]).toMatch(/EXECUTE leasehold_pausedTenants_b;\s*EXECUTE leasehold_liveCount_b$/);
+    expect(trips[3]).toMatch(/EXECUTE leasehold_insertEvent_b.*;\s*RELEASE SAVEPOINT leasehold_step$/s);
+    expect(trips[4]).toMatch(/^NOTIFY leasehold_claimable_\w+; COMMIT;/);
+    // A newer version read ahead with the lock replaces the waiting one; an older one arrives superseded.
+    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'replaced' });
+    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 2, priority: 3, input: { v: 2 } })).toEqual({ ok: true, taskId: 4, status: 'superseded' });
+    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'duplicate' });
+    expect((await queue.get(2))?.state).toBe('superseded');
+    expect((await queue.get(3))?.state).toBe('ready');
+    await assertEventLogConsistent(queue);
+  });
+
+  it('refuses a new topic at capacity with its insert undone and the rejection kept, in one transaction', async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const queue = openWorkQueue({ db: PG_URL, schema, clock: new ManualClock(), config: { capacity: 1, globalLimit: 1, perTenantLimit: 1 } });
+    cleanups.push(() => queue.close());
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 1 });
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 0, input: {} })).toMatchObject({ ok: false, error: 'queue_full' });
+    expect(await queue.get(2)).toBeUndefined();
+    expect((await queue.rejections()).map((row) => [row.topic, row.reason])).toEqual([['b', 'queue_full']]);
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'a', version: 2, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 2, status: 'replaced' });
+    await assertEventLogConsistent(queue);
+  });
+});
+
+describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) => {
+  function openStore(): Store {
+    const store = open();
+    cleanups.push(() => store.close());
+    return store;
+  }
+
+  it('keeps a write made before the savepoint when the body, having reached the server, throws', async () => {
+    const store = openStore();
+    const error = await store
+      .write('sp', () => 1, function* (tx, at) {
+        yield* tx.insertRejection('before', 't', 1, 'r', at);
+        yield* tx.savepoint(function* () {
+          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+          // The read sends the pending writes, the SAVEPOINT between them: both are on the server now.
+          expect(yield* rejected(tx)).toEqual(['before', 'inside']);
+          throw new Boom('undo');
+        });
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Boom);
+    // The transaction failed as a whole (the body's throw was not caught): nothing at all committed.
+    expect(await store.read('r', rejected)).toEqual([]);
+    await store.write('sp', () => 1, function* (tx, at) {
+      yield* tx.insertRejection('before', 't', 1, 'r', at);
+      try {
+        yield* tx.savepoint(function* () {
+          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+          expect(yield* rejected(tx)).toEqual(['before', 'inside']);
+          throw new Boom('undo');
+        });
+      } catch (caught) {
+        if (!(caught instanceof Boom)) throw caught;
+      }
+      yield* tx.insertRejection('after', 't', 1, 'r', at);
+    });
+    expect(await store.read('r', rejected)).toEqual(['before', 'after']);
+  });
+
+  it('keeps a write made before the savepoint when the body throws having sent nothing', async () => {
+    const store = openStore();
+    await store.write('sp', () => 1, function* (tx, at) {
+      yield* tx.insertRejection('before', 't', 1, 'r', at);
+      try {
+        yield* tx.savepoint(function* () {
+          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+          throw new Boom('undo before anything was sent');
+        });
+      } catch (caught) {
+        if (!(caught instanceof Boom)) throw caught;
+      }
+    });
+    expect(await store.read('r', rejected)).toEqual(['before']);
+  });
+
+  it('sends what the body left pending inside the savepoint, and a body that wrote nothing costs nothing', async () => {
+    const store = openStore();
+    const result = await store.write('sp', () => 1, function* (tx, at) {
+      const nothing = yield* tx.savepoint(function* () {
+        return 'read nothing, wrote nothing';
+      });
+      const wrote = yield* tx.savepoint(function* () {
+        yield* tx.insertRejection('inside', 't', 1, 'r', at);
+        return 'left pending';
+      });
+      // After the savepoint is released the transaction goes on.
+      yield* tx.insertRejection('after', 't', 2, 'r', at);
+      return [nothing, wrote, yield* rejected(tx)];
+    });
+    expect(result).toEqual(['read nothing, wrote nothing', 'left pending', ['inside', 'after']]);
+    expect(await store.read('r', rejected)).toEqual(['inside', 'after']);
+  });
+
+  it('undoes the body when one of its pending writes fails on the server, and the caller may go on', async () => {
+    const store = openStore();
+    const outcome = await store.write('sp', () => 1, function* (tx, at) {
+      yield* tx.insertRejection('before', 't', 1, 'r', at);
+      let failed: unknown;
+      try {
+        yield* tx.savepoint(function* () {
+          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+          // A second event with the same (task, seq): the server refuses it when the savepoint sends it.
+          yield* tx.insertEvent(999_999, 1, 'enqueued', at, '{}', null, null);
+          yield* tx.insertEvent(999_999, 1, 'enqueued', at, '{}', null, null);
+        });
+      } catch (caught) {
+        failed = caught;
+      }
+      yield* tx.insertRejection('after', 't', 1, 'r', at);
+      return failed;
+    });
+    expect(outcome).toMatchObject({ code: '23505' });
+    expect(await store.read('r', rejected)).toEqual(['before', 'after']);
+    expect(await store.read('e', (tx) => tx.eventsForTask(999_999))).toEqual([]);
+  });
+});
