@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SystemClock } from '../adapters/clock.ts';
+import { dropSchema, freshSchemaName, PG_URL } from '../store/__test-helpers__/pg-test-store.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { EventEmitter } from 'node:events';
 import { attachWorkerProcess, messageOf, runWorkerProcess, type ProcessLike, type WorkerProcessIo } from './worker-process-run.ts';
@@ -144,6 +145,79 @@ describe('a supervised worker process (W3)', () => {
   });
 });
 
+describe('a supervised worker process: what it says, and where', () => {
+  it("passes the Worker's log lines on, a run's prefixed with its task and generation", async () => {
+    const directory = scratch();
+    const db = join(directory, 'queue.sqlite');
+    const queue = openWorkQueue({ db, clock: new SystemClock() });
+    const enqueued = await queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 1, input: {} });
+    if (!enqueued.ok) throw new Error(enqueued.message);
+    const holder = new Database(db);
+    let holding = false;
+    const channel = io((message) => {
+      // The run crashes (its model throws); then the idle claim meets a locked database and says so.
+      if (message.type === 'outcome' && !holding) {
+        holding = true;
+        holder.exec('BEGIN IMMEDIATE');
+      }
+      if (message.type === 'log' && message.line.startsWith('claim:') && holding) {
+        holder.exec('COMMIT');
+        holding = false;
+        channel.drain();
+      }
+    });
+    const agent = agentFile(
+      directory,
+      `import { defineAgent } from ${AGENT_TS};
+export default defineAgent(() => ({ model: { decide: async () => { throw 'the model client gave up'; } }, tools: [] }));`,
+    );
+    expect(await runWorkerProcess({ ...start(db, agent), config: { busyTimeoutMs: 1 } }, channel)).toBe(EXIT_DRAINED);
+    holder.close();
+    const lines = channel.messages.filter((m) => m.type === 'log').map((m) => (m.type === 'log' ? m.line : ''));
+    expect(lines).toContain(`task ${enqueued.taskId} gen 1: run crashed: the model client gave up`);
+    expect(lines).toContain('claim: the database refused it (db_busy); trying again after the idle wait');
+    await queue.close();
+  });
+
+  it('asked to drain while it waited to open a locked database that then opened: it says ready, drains at once and claims nothing', async () => {
+    const directory = scratch();
+    const db = join(directory, 'queue.sqlite');
+    const holder = new Database(db);
+    holder.pragma('journal_mode = WAL');
+    holder.exec('CREATE TABLE hold (x INTEGER); BEGIN IMMEDIATE; INSERT INTO hold VALUES (1)');
+    const channel = io((message) => {
+      if (message.type === 'log' && message.line.startsWith('opening the queue')) {
+        channel.drain();
+        holder.exec('COMMIT');
+      }
+    });
+    channel.waiter = { sleep: () => Promise.resolve() };
+    expect(await runWorkerProcess({ ...start(db, agentFile(directory)), config: { busyTimeoutMs: 1 } }, channel)).toBe(EXIT_DRAINED);
+    holder.close();
+    expect(channel.messages.map((m) => m.type)).toEqual(['log', 'ready', 'drained']);
+    expect(channel.messages.at(-1)).toEqual({ type: 'drained', interrupted: 0 });
+  });
+
+  it('on PostgreSQL opens the queue in the schema of its start message', async () => {
+    const directory = scratch();
+    const schema = freshSchemaName();
+    const queue = openWorkQueue({ db: PG_URL, schema, clock: new SystemClock() });
+    try {
+      const enqueued = await queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 1, input: {} });
+      if (!enqueued.ok) throw new Error(enqueued.message);
+      const channel = io((message) => {
+        if (message.type === 'outcome') channel.drain();
+      });
+      expect(await runWorkerProcess({ ...start(PG_URL, agentFile(directory)), schema }, channel)).toBe(EXIT_DRAINED);
+      expect(channel.messages.filter((m) => m.type === 'outcome').map((m) => m.type === 'outcome' && m.outcome)).toEqual([{ kind: 'completed', taskId: enqueued.taskId, outcome: 'done' }]);
+      expect((await queue.get(enqueued.taskId))?.state).toBe('done');
+    } finally {
+      await queue.close();
+      await dropSchema(schema);
+    }
+  });
+});
+
 /** A process as attachWorkerProcess sees it: an IPC channel the test reads, signals it emits, an exit it records. */
 class FakeProcess extends EventEmitter {
   readonly sent: ChildMessage[] = [];
@@ -187,6 +261,18 @@ describe('the worker process entry (attachWorkerProcess)', () => {
     proc.emit('message', start(join(directory, 'queue.sqlite'), agentFile(directory)));
     expect(await proc.exited).toBe(EXIT_DRAINED);
     expect(proc.sent).toEqual([]);
+  });
+
+  it('the supervisor gone (the channel closed) while it runs: it drains and exits 0, sending nothing more, no bye', async () => {
+    const directory = scratch();
+    const proc = new FakeProcess();
+    attachWorkerProcess(proc as unknown as ProcessLike);
+    proc.emit('message', start(join(directory, 'queue.sqlite'), agentFile(directory)));
+    for (let i = 0; i < 2_000 && !proc.sent.some((m) => m.type === 'ready'); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    proc.connected = false;
+    proc.emit('disconnect');
+    expect(await proc.exited).toBe(EXIT_DRAINED);
+    expect(proc.sent.map((m) => m.type)).toEqual(['ready']);
   });
 
   it('started by hand, with no channel, it says what it is and exits 64', () => {
