@@ -31,12 +31,17 @@ export class LeaseKeeper {
     private readonly task: ClaimedTask,
     private readonly heartbeatMs: number,
     private readonly onLost: (during: string) => void,
+    /** A heartbeat failed with an error that is not store trouble (a closed queue, a bug in the core): the heartbeats end. */
+    private readonly onHeartbeatError: (error: unknown) => void = () => {},
   ) {
     this.cancelRequested = task.cancelRequested;
   }
 
   start(): void {
-    void this.beat();
+    // Such an error ends the loop; it is reported, not left as an unhandled rejection, which would take
+    // down the whole process with every run in it. The lease then lapses unless the run ends first, and
+    // the run's next fenced write decides what follows (R9).
+    void this.beat().catch((error: unknown) => this.onHeartbeatError(error));
   }
 
   stop(): void {

@@ -247,6 +247,35 @@ describe('a run meets a model, a store or a core that misbehaves', () => {
   });
 });
 
+describe('a heartbeat that meets a bug', () => {
+  it('is logged with the run and ends its heartbeats, not the process: the run goes on and completes', async () => {
+    let heartbeatFailed = false;
+    let heartbeatSleeps = 0;
+    const model: Model = {
+      decide: async () => {
+        for (let i = 0; i < 50 && !heartbeatFailed; i++) await new Promise((resolve) => setImmediate(resolve));
+        await new Promise((resolve) => setImmediate(resolve));
+        return { toolCalls: [], final: 'ok', usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const run = await realRun({
+      model,
+      queue: (queue) =>
+        withOverrides(queue, {
+          heartbeat: async () => {
+            heartbeatFailed = true;
+            throw new TypeError('the core broke');
+          },
+        }),
+      // The first heartbeat is due at once; any later one would never come due.
+      deps: { waiter: { sleep: (ms) => (ms === 10_000 && heartbeatSleeps++ === 0 ? Promise.resolve() : new Promise(() => {})) } },
+    });
+    expect(await run.outcome).toEqual({ kind: 'completed', taskId: run.taskId, outcome: 'done' });
+    expect(heartbeatSleeps).toBe(1);
+    expect(run.logs).toEqual([{ workerId: 'w1', taskId: run.taskId, generation: 1, message: 'heartbeat failed: TypeError: the core broke; this run sends no more heartbeats' }]);
+  });
+});
+
 describe('Q13 in a graph step', () => {
   it('a cancel heard by the heartbeat during a graph step starts none of its remaining calls, and the run ends cancelled at the step boundary', async () => {
     let releaseRead!: () => void;

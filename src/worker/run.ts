@@ -55,8 +55,14 @@ export interface RunDependencies {
  */
 export async function runClaimedTask(deps: RunDependencies, task: ClaimedTask): Promise<RunOutcome> {
   const say = (message: string) => deps.log({ workerId: deps.workerId, taskId: task.id, generation: task.generation, message });
-  const lease = new LeaseKeeper(deps.queue, deps.waiter, deps.workerId, task, deps.heartbeatMs, (during) =>
-    say(`lease lost during ${during}: stopping the run with no further writes`),
+  const lease = new LeaseKeeper(
+    deps.queue,
+    deps.waiter,
+    deps.workerId,
+    task,
+    deps.heartbeatMs,
+    (during) => say(`lease lost during ${during}: stopping the run with no further writes`),
+    (error) => say(`heartbeat failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; this run sends no more heartbeats`),
   );
   lease.start();
   const run = new Run(deps, task, lease);
