@@ -119,4 +119,34 @@ describe('P2/P4 opening PostgreSQL: typed errors that say what to do', () => {
     expect(redactPostgresUrl('postgres://u:secret@h/db')).toBe('postgres://u:***@h/db');
     expect(redactPostgresUrl('postgres://[::1/db')).toBe('the PostgreSQL URL');
   });
+
+  it('refuses a host that parses but names no host (a character no host name has), and accepts a URL with no database', () => {
+    for (const db of ['postgres://a!b/db', 'postgres://host$x:5432/db']) {
+      let thrown: unknown;
+      try {
+        open(db);
+      } catch (error) {
+        thrown = error;
+      }
+      expectOpenError(thrown, 'invalid_url', /is no host name, address or socket folder/);
+    }
+    // No database in the path: the driver's default (the user's name), nothing to decode.
+    for (const db of ['postgres://localhost', 'postgres://u:p@localhost:5432']) expect(() => checkPostgresUrl(db), db).not.toThrow();
+  });
+
+  it('keeps an OpenError as it is, describes a message that is not a string by the error, and names an untrusted certificate', () => {
+    const already = new OpenError('x', 'no_such_database', 'gone');
+    expect(pgOpenErrorOf('y', already)).toBe(already);
+    // A driver error with no message string: the text is the error's own description.
+    const bare = { code: '3D000', toString: () => 'database "q" does not exist' };
+    const missing = pgOpenErrorOf('x', bare);
+    expectOpenError(missing, 'no_such_database', /^cannot open .*database "q" does not exist \(SQLSTATE 3D000\)/);
+    expect(missing).toMatchObject({ sqlState: '3D000', cause: bare });
+    for (const code of ['DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']) {
+      const rejected = pgOpenErrorOf('x', Object.assign(new Error('certificate problem'), { code }));
+      expectOpenError(rejected, 'ssl_rejected', new RegExp(`certificate problem \\(${code}\\): the server's certificate is not trusted`));
+      // Not a SQLSTATE: the error carries none.
+      expect(rejected?.sqlState).toBeUndefined();
+    }
+  });
 });
