@@ -161,7 +161,7 @@ describe('nothing but transition() writes tasks.state', () => {
   it('runs the PostgreSQL store’s state-writing statements from its writeState and insertTask alone', () => {
     const statements = files.find((file) => file.path === 'store/pg-statements.ts')!.text;
     const names = [...statements.matchAll(/^\s{2}(\w+): `(?:UPDATE\s+tasks\s+SET[^`]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\()/gm)].map((match) => match[1]!);
-    expect(names.sort()).toEqual(['claimTask', 'completeTask', 'completeTaskHoldClosed', 'insertEndedTask', 'insertTask', 'leaveRunning', 'leaveRunningClosingHold', 'moveTask', 'moveTaskClosingHold']);
+    expect(names.sort()).toEqual(['claimTask', 'completeTask', 'completeTaskHoldClosed', 'insertEndedTask', 'insertTask', 'insertTaskAs', 'leaveRunning', 'leaveRunningClosingHold', 'moveTask', 'moveTaskClosingHold']);
     const body = (method: string) => {
       const start = statements.search(new RegExp(`^  \\*${method}\\(`, 'm'));
       expect(start, method).toBeGreaterThan(0);

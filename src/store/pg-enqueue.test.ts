@@ -1,8 +1,9 @@
 /**
  * An enqueue on the PostgreSQL store, and the savepoint it runs in (issue 31, W1's pickup): what an
- * enqueue reads first goes in the round trip that takes the queue lock, the SAVEPOINT goes with the
- * insert, the live count with the paused tenants, and the event with the RELEASE, so an enqueue is 5
- * round trips (it was 10). The savepoint keeps its contract (store.ts StoreTx.savepoint: a throw
+ * enqueue reads first (its key's versions, whether the key is taken, the id an insert would take) goes
+ * in the round trip that takes the queue lock; the insert of a free key then waits, with the SAVEPOINT
+ * before it, for the paused tenants and the live count; the event goes with the RELEASE: an enqueue is
+ * 4 round trips (it was 10). The savepoint keeps its contract (store.ts StoreTx.savepoint: a throw
  * undoes what the body wrote and rethrows; the rest stays) whether or not the body reached the server,
  * on the server (LEASEHOLD_PG_URL) and on PGlite, which run the same statements.
  */
@@ -58,7 +59,7 @@ const stores: [string, () => Store][] = [
 ];
 
 describe('an enqueue on a PostgreSQL server', () => {
-  it('takes 5 round trips: reads with the lock, SAVEPOINT with the insert, live count with the paused tenants, event with RELEASE, then COMMIT', async () => {
+  it('takes 4 round trips: reads with the lock; SAVEPOINT, insert and live count with the paused tenants; event with RELEASE; COMMIT', async () => {
     const schema = freshSchemaName();
     cleanups.push(() => dropSchema(schema));
     const clock = new ManualClock();
@@ -69,12 +70,11 @@ describe('an enqueue on a PostgreSQL server', () => {
     const { result, sent } = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 3, input: { text: 'hello' } }));
     expect(result).toEqual({ ok: true, taskId: 2, status: 'enqueued' });
     const trips = sent.filter((text) => !preparing(text));
-    expect(trips).toHaveLength(5);
-    expect(trips[0]).toMatch(/pg_advisory_xact_lock.*EXECUTE leasehold_latestVersionOfTopic_b\('acme', 't'\).*EXECUTE leasehold_olderUnstartedVersions_b\('acme', 't', '1'\)/s);
-    expect(trips[1]).toMatch(/^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_insertTask_b/);
-    expect(trips[2]).toMatch(/EXECUTE leasehold_pausedTenants_b;\s*EXECUTE leasehold_liveCount_b$/);
-    expect(trips[3]).toMatch(/EXECUTE leasehold_insertEvent_b.*;\s*RELEASE SAVEPOINT leasehold_step$/s);
-    expect(trips[4]).toMatch(/^NOTIFY leasehold_claimable_\w+; COMMIT;/);
+    expect(trips).toHaveLength(4);
+    expect(trips[0]).toMatch(/pg_advisory_xact_lock.*EXECUTE leasehold_latestVersionOfTopic_b\('acme', 't'\).*EXECUTE leasehold_olderUnstartedVersions_b\('acme', 't', '1'\).*EXECUTE leasehold_enqueueAhead_b\('acme', 't', '1'\)/s);
+    expect(trips[1]).toMatch(/^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_insertTaskAs_one_b\('acme', 't', '1', .*'2'\);\s*EXECUTE leasehold_adjustLive_b\('1'\);\s*EXECUTE leasehold_pausedTenants_b;\s*EXECUTE leasehold_liveCount_b$/s);
+    expect(trips[2]).toMatch(/EXECUTE leasehold_insertEvent_b\('2', .*;\s*RELEASE SAVEPOINT leasehold_step$/s);
+    expect(trips[3]).toMatch(/^NOTIFY leasehold_claimable_\w+; COMMIT;/);
     // A newer version read ahead with the lock replaces the waiting one; an older one arrives superseded.
     expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'replaced' });
     expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 2, priority: 3, input: { v: 2 } })).toEqual({ ok: true, taskId: 4, status: 'superseded' });

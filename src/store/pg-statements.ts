@@ -299,6 +299,20 @@ export const SQL = {
   latestVersionOfTopic: 'SELECT MAX(version) AS v FROM tasks WHERE tenant = $1 AND topic = $2',
 
   // ---- enqueue (Q1-Q3)
+  /**
+   * What an enqueue reads ahead with the lock (ReadsFirst.enqueue): the id its insert would take and
+   * whether its key is taken. Under the lock both hold until the transaction's first write, so an insert
+   * of a free key can be sent without waiting for its id (insertTaskAs).
+   */
+  enqueueAhead: `SELECT COALESCE(MAX(id), 0) + 1 AS next_id,
+                   EXISTS (SELECT 1 FROM tasks AS k WHERE k.tenant = $1 AND k.topic = $2 AND k.version = $3) AS taken
+                 FROM tasks`,
+  /** insertTask with the id read ahead ($16) and no answer awaited: it runs as exactlyOne, so a key taken after all fails its batch. */
+  insertTaskAs: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
+                   state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
+                 VALUES ($16, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                   $11, $12, $12, 1, $13, 'held', $14, $15)
+                 ON CONFLICT (tenant, topic, version) DO NOTHING`,
   insertTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
                  state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
                VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
@@ -577,7 +591,7 @@ export class PgStatements implements StoreTx {
     }
     if (reads?.enqueue !== undefined) {
       const { tenant, topic, version } = reads.enqueue;
-      return [config('latestVersionOfTopic', [tenant, topic]), config('olderUnstartedVersions', [tenant, topic, version])];
+      return [config('latestVersionOfTopic', [tenant, topic]), config('olderUnstartedVersions', [tenant, topic, version]), config('enqueueAhead', [tenant, topic, version])];
     }
     if (reads?.completingRow === undefined) return [];
     return [config(versioned ? 'completingRowVersioned' : 'completingRowAhead', [reads.completingRow])];
@@ -602,11 +616,12 @@ export class PgStatements implements StoreTx {
       }
       return;
     }
-    if (reads?.enqueue !== undefined && results.length === 2) {
+    if (reads?.enqueue !== undefined && results.length === 3) {
       const { tenant, topic, version } = reads.enqueue;
       const latest = results[0]!.rows[0];
       this.remember('latestVersionOfTopic', [tenant, topic], latest === undefined ? undefined : Object.values(latest)[0]);
       this.remember('olderUnstartedVersions', [tenant, topic, version], results[1]!.rows);
+      this.remember('enqueueAhead', [tenant, topic, version], results[2]!.rows[0]);
       return;
     }
     if (reads?.completingRow === undefined) return;
@@ -838,7 +853,17 @@ export class PgStatements implements StoreTx {
       task.needsJson,
       task.critical,
     ];
-    if (task.hold === null) return yield* this.pluck<number>('insertTask', values);
+    if (task.hold === null) {
+      // The key read free with the lock and nothing written since: the insert waits with the next
+      // statement, and its id is the one read ahead.
+      const ahead = this.recall<{ next_id: number; taken: boolean } | undefined>('enqueueAhead', [task.tenant, task.topic, task.version])?.answer;
+      if (ahead !== undefined && ahead.taken === false) {
+        const id = Number(ahead.next_id);
+        this.deferOne('insertTaskAs', [...values, id], `the insert of task ${id}`);
+        return id;
+      }
+      return yield* this.pluck<number>('insertTask', values);
+    }
     return yield* this.pluck<number>('insertEndedTask', [...values, ...holdValues(task.hold)]);
   }
 
