@@ -58,7 +58,10 @@ import { noticeBoardOf, type NoticeBoard } from './notices.ts';
  * every ready tenant's first task whatever the time, which are its heads at its time when each is
  * eligible by then (else the claim reads the heads in a round trip of their own), with the row of the
  * one it will most likely pick. So a claim is 2 round trips with the lock held from the first to the
- * end of the second; a complete is 2, its first made without the lock and its second taking it.
+ * end of the second; a complete is 2, its first made without the lock and its second taking it. An
+ * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken and the id an insert
+ * would take in the round trip that takes the lock; its savepoint's SAVEPOINT goes with the insert and
+ * the reads after it, its RELEASE with the savepoint's last writes: 4 round trips.
  *
  * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
  * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
