@@ -36,7 +36,7 @@ describe('LeaseKeeper heartbeats', () => {
       },
     } as unknown as WorkQueue;
     const time = steppedWaiter();
-    const keeper = new LeaseKeeper(queue, time.waiter, 'w1', TASK, 1_000, () => {});
+    const keeper = new LeaseKeeper(queue, time.waiter, 'w1', TASK, 1_000, () => {}, () => {});
     keeper.start();
     await time.beat();
     expect(beats).toBe(1);

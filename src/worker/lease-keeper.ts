@@ -32,7 +32,7 @@ export class LeaseKeeper {
     private readonly heartbeatMs: number,
     private readonly onLost: (during: string) => void,
     /** A heartbeat failed with an error that is not store trouble (a closed queue, a bug in the core): the heartbeats end. */
-    private readonly onHeartbeatError: (error: unknown) => void = () => {},
+    private readonly onHeartbeatError: (error: unknown) => void,
   ) {
     this.cancelRequested = task.cancelRequested;
   }

@@ -248,7 +248,10 @@ describe('a run meets a model, a store or a core that misbehaves', () => {
 });
 
 describe('a heartbeat that meets a bug', () => {
-  it('is logged with the run and ends its heartbeats, not the process: the run goes on and completes', async () => {
+  it.each([
+    ['an Error', new TypeError('the core broke'), 'TypeError: the core broke'],
+    ['something else', 'the core broke', 'the core broke'],
+  ])('(%s) is logged with the run and ends its heartbeats, not the process: the run goes on and completes', async (_, thrown, described) => {
     let heartbeatFailed = false;
     let heartbeatSleeps = 0;
     const model: Model = {
@@ -264,7 +267,7 @@ describe('a heartbeat that meets a bug', () => {
         withOverrides(queue, {
           heartbeat: async () => {
             heartbeatFailed = true;
-            throw new TypeError('the core broke');
+            throw thrown;
           },
         }),
       // The first heartbeat is due at once; any later one would never come due.
@@ -272,7 +275,7 @@ describe('a heartbeat that meets a bug', () => {
     });
     expect(await run.outcome).toEqual({ kind: 'completed', taskId: run.taskId, outcome: 'done' });
     expect(heartbeatSleeps).toBe(1);
-    expect(run.logs).toEqual([{ workerId: 'w1', taskId: run.taskId, generation: 1, message: 'heartbeat failed: TypeError: the core broke; this run sends no more heartbeats' }]);
+    expect(run.logs).toEqual([{ workerId: 'w1', taskId: run.taskId, generation: 1, message: `heartbeat failed: ${described}; this run sends no more heartbeats` }]);
   });
 });
 
