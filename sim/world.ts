@@ -245,6 +245,7 @@ export class World {
       workerCount: this.scenario.workers.count,
       kill: (index, reason, reviveAfterMs, atNextAwait, label) => this.kill(this.workers[index], reason, reviveAfterMs, atNextAwait, label),
       pause: (index, durationMs, label, at) => this.pause(index, durationMs, label, at),
+      drain: (index, drainMs, reviveAfterMs, label) => this.drain(index, drainMs, reviveAfterMs, label),
       isCurrent: (incarnation) => this.workers[incarnation.worker]?.current === incarnation,
       runningTasks: () => this.workers.map((worker) => worker.running),
       deliver: (index, task) => this.workers[index]?.deliver(task),
@@ -443,6 +444,12 @@ export class World {
     if (worker.current?.state !== 'dead') return;
     this.history.note('revive', `w${worker.index}`);
     worker.start();
+  }
+
+  /** R8 (faults/drain.ts): the worker's incarnation drains and exits; a new one starts reviveAfterMs after it exited. */
+  private drain(index: number, drainMs: number, reviveAfterMs: number, label?: string): void {
+    const worker = this.workers[index];
+    worker?.drain(drainMs, () => this.loop.after(reviveAfterMs, () => this.revive(worker)), label);
   }
 
   private pause(index: number, durationMs: number, label?: string, at?: string): void {

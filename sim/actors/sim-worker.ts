@@ -37,6 +37,10 @@ export interface SimWorkerEnvironment {
 export class SimWorker {
   readonly incarnations: Incarnation[] = [];
   private worker: Worker | undefined;
+  /** R8: incarnations told to drain (faults/drain.ts), with the runs that ended on their own since. */
+  private readonly draining = new Map<Incarnation, { finished: number }>();
+  /** R8: a drain told to a paused incarnation, which it starts when it resumes (the SIGTERM is pending). */
+  private pendingDrain: { incarnation: Incarnation; start: () => void } | undefined;
 
   constructor(
     readonly index: number,
@@ -74,7 +78,11 @@ export class SimWorker {
       idleWaitMs: environment.idleWaitMs,
       maxSteps: environment.maxSteps,
       toolTimeoutMs: environment.toolTimeoutMs,
-      onOutcome: (outcome) => environment.onOutcome(incarnation, outcome),
+      onOutcome: (outcome) => {
+        const drain = this.draining.get(incarnation);
+        if (drain !== undefined && FINISHED.has(outcome.kind)) drain.finished++;
+        environment.onOutcome(incarnation, outcome);
+      },
     });
     environment.history.note('start', incarnation.id);
     this.worker.runLoop().catch((error: unknown) => environment.onCrash(error));
@@ -117,6 +125,48 @@ export class SimWorker {
     if (incarnation?.state !== 'paused') return;
     this.environment.history.note('resume', incarnation.id);
     incarnation.resume();
+    const pending = this.pendingDrain;
+    if (pending?.incarnation === incarnation) {
+      this.pendingDrain = undefined;
+      pending.start();
+    }
+  }
+
+  /**
+   * R8: SIGTERM (faults/drain.ts). The current incarnation runs the production `Worker.drain(drainMs)`
+   * through its gated waiter and queue, then exits: an `exit` note, and the incarnation is dead (its
+   * runs still in flight go with it, as with a process that returned from its drain and closed its
+   * queue); `exited` is called then. A paused incarnation drains when it resumes; a dead one (or none)
+   * is not drained (`drain-missed`); one already draining ignores it. The `drain` note holds the runs
+   * in flight when the drain began; the `exit` note how many the drain handed back interrupted, how many
+   * ended on their own meanwhile (finished) and how many were still in flight when it exited (left).
+   */
+  drain(drainMs: number, exited: () => void, fault?: string): void {
+    const { history, loop } = this.environment;
+    const incarnation = this.current;
+    const worker = this.worker;
+    if (incarnation === undefined || worker === undefined || incarnation.state === 'dead') {
+      history.note('drain-missed', incarnation?.id ?? `w${this.index}`, fault === undefined ? { drainMs } : { drainMs, fault });
+      return;
+    }
+    if (this.draining.has(incarnation) || this.pendingDrain?.incarnation === incarnation) return;
+    const start = () => {
+      const drain = { finished: 0 };
+      this.draining.set(incarnation, drain);
+      history.note('drain', incarnation.id, fault === undefined ? { running: worker.running, drainMs } : { running: worker.running, drainMs, fault });
+      worker.drain(drainMs).then(
+        (interrupted) => {
+          // Killed while draining: its awaits never resolve, so this runs only for a process that finished its drain.
+          if (incarnation.state === 'dead') return;
+          history.note('exit', incarnation.id, { reason: 'drained', interrupted, finished: drain.finished, left: worker.running });
+          incarnation.kill(loop.now());
+          exited();
+        },
+        (error: unknown) => this.environment.onCrash(error),
+      );
+    };
+    if (incarnation.state === 'paused') this.pendingDrain = { incarnation, start };
+    else start();
   }
 
   /** Stops claiming (end of the run); runs in flight are left to finish or be abandoned. */
@@ -124,6 +174,9 @@ export class SimWorker {
     this.worker?.stop();
   }
 }
+
+/** Outcomes of a run that ended on its own (a terminal write or a retry), not stopped (lost lease, abandoned, crashed). */
+const FINISHED: ReadonlySet<RunOutcome['kind']> = new Set(['completed', 'failed', 'retry', 'cancelled', 'expired', 'budget_exhausted']);
 
 /**
  * A7, I21: a call of a step's tool-call graph is recorded as an operation, `tool`, from the moment the

@@ -51,9 +51,10 @@ export const i2StaleLeases: Checker = {
     const out = new ViolationList('I2', 'safety');
     checkEventAuthors(world, analysis, out);
     checkLeaseTimes(world, analysis, out);
+    const okWrites = okHolderWrites(world, analysis);
     for (const entry of world.history.entries()) {
       // A write a power loss undid left nothing to compare with (an acknowledged durable one is I11's and I8's to flag).
-      if ((entry.type === 'ok' || entry.type === 'fail') && HOLDER_WRITES.has(entry.op) && !rolledBack(analysis, entry)) checkHolderWrite(analysis, entry, out);
+      if ((entry.type === 'ok' || entry.type === 'fail') && HOLDER_WRITES.has(entry.op) && !rolledBack(analysis, entry)) checkHolderWrite(analysis, entry, out, okWrites);
     }
     checkCheckpoints(world, analysis, out);
     checkLedger(world, analysis, out);
@@ -82,7 +83,33 @@ function checkEventAuthors(world: WorldResult, analysis: Analysis, out: Violatio
   });
 }
 
-function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: ViolationList): void {
+/** A successful holder write's commit window: its events have ids in (before, ev]. */
+interface WriteWindow {
+  index: number;
+  before: number;
+  ev: number;
+}
+
+/**
+ * The successful holder writes of each (worker, task, generation), with their windows. One holder may
+ * have two calls for one task in flight at once: R8's drain hands a run back (interrupt) while the run
+ * itself is inside a write (faults/drain.ts), and either may win the race.
+ */
+function okHolderWrites(world: WorldResult, analysis: Analysis): Map<string, WriteWindow[]> {
+  const windows = new Map<string, WriteWindow[]>();
+  for (const entry of world.history.entries()) {
+    if (entry.type !== 'ok' || !HOLDER_WRITES.has(entry.op) || entry.taskId === undefined || entry.generation === undefined || rolledBack(analysis, entry)) continue;
+    const ev = evAt(analysis, entry);
+    if (ev === undefined) continue;
+    const key = `${entry.actor}|${entry.taskId}|${entry.generation}`;
+    let list = windows.get(key);
+    if (list === undefined) windows.set(key, (list = []));
+    list.push({ index: entry.index, before: analysis.cursorBefore[entry.invokeIndex] ?? 0, ev });
+  }
+  return windows;
+}
+
+function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: ViolationList, okWrites: Map<string, WriteWindow[]>): void {
   const { taskId, generation } = entry;
   // A holder write is answered: done, or refused (stale_lease and the like). The core throwing its own
   // InvariantError instead means a stale caller got past a check that should have refused it; a worker
@@ -100,8 +127,12 @@ function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: V
   const before = analysis.cursorBefore[entry.invokeIndex] ?? 0;
   const written = eventsBetween(analysis, taskId, before, ev).filter((event) => sameHolder(authorOf(event), caller));
   if (entry.type === 'fail') {
-    if (entry.reason === 'stale_lease' && written.length > 0) {
-      out.add('trace', `task ${taskId}: ${entry.op} by ${describeHolder(caller)} was refused stale_lease but left event ${written[0]!.id} (${written[0]!.type})`, { at: [entry.index], taskId });
+    // An event of the same holder that a concurrent successful write of it committed (its window holds
+    // the event: the drain's interrupt and the run's own write racing, R8) is that write's, not the refused one's.
+    const concurrent = okWrites.get(`${entry.actor}|${taskId}|${generation}`) ?? [];
+    const left = written.filter((event) => !concurrent.some((write) => write.before < event.id && event.id <= write.ev));
+    if (entry.reason === 'stale_lease' && left.length > 0) {
+      out.add('trace', `task ${taskId}: ${entry.op} by ${describeHolder(caller)} was refused stale_lease but left event ${left[0]!.id} (${left[0]!.type})`, { at: [entry.index], taskId });
     }
     return;
   }
@@ -181,7 +212,8 @@ function checkProvider(world: WorldResult, analysis: Analysis, out: ViolationLis
 
 /**
  * R9: a run that gets `stale_lease` on any write stops at once, so each run of a (worker, generation)
- * meets at most one refusal. A worker runs a (task, generation) once per delivery: its claim, plus each
+ * meets at most one refusal. A drain's interrupt (R8) is the worker's call, not the run's: its refusal
+ * (the run had just ended, or lost its lease) is not counted. A worker runs a (task, generation) once per delivery: its claim, plus each
  * duplicate delivery of that claim (S4). More refusals than deliveries means some run kept writing after
  * it was told it had lost the lease. The stale-write fault's replays use old credentials on purpose and
  * are left out.
@@ -204,7 +236,7 @@ function checkStopsAtOnce(world: WorldResult, out: ViolationList): void {
       }
       const k = key(entry.actor, data.taskId, data.generation);
       deliveries.set(k, (deliveries.get(k) ?? 0) + 1);
-    } else if (entry.type === 'fail' && entry.reason === 'stale_lease' && HOLDER_WRITES.has(entry.op) && entry.taskId !== undefined && entry.generation !== undefined) {
+    } else if (entry.type === 'fail' && entry.reason === 'stale_lease' && HOLDER_WRITES.has(entry.op) && entry.op !== 'interrupt' && entry.taskId !== undefined && entry.generation !== undefined) {
       const k = key(entry.actor, entry.taskId, entry.generation);
       let list = refusals.get(k);
       if (list === undefined) refusals.set(k, (list = []));

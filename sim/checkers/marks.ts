@@ -87,6 +87,10 @@ export const ALL_MARKS = [
   'graph_partial_success',
   'graph_cycle_refused',
   'graph_resumed_mid_graph',
+  // R8 (faults/drain.ts): a run a draining worker handed back (an `interrupted` event), and a run that ended
+  // on its own (a terminal write or a retry of its holder) between its worker's drain note and its exit.
+  'drain_interrupted',
+  'drain_finished',
 ] as const;
 
 export type Mark = (typeof ALL_MARKS)[number];
@@ -134,7 +138,10 @@ const SIGNAL_MARKS: readonly Mark[] = ['stuck_alert_fired', 'stuck_alert_silent_
 /** A7: mixed's scripts name no dependsOn or resource, so it runs no graph; `tool-graph` demands these (SCENARIO_MARKS). */
 const GRAPH_MARKS: readonly Mark[] = ['graph_concurrent', 'graph_call_skipped', 'graph_partial_success', 'graph_cycle_refused', 'graph_resumed_mid_graph'];
 
-const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS, ...SIGNAL_MARKS, ...GRAPH_MARKS]);
+/** R8: mixed's swarm draws no drain (not a swarm kind, faults/drain.ts); `graceful-drain` demands these (SCENARIO_MARKS, and its `mark` expectations). */
+const DRAIN_MARKS: readonly Mark[] = ['drain_interrupted', 'drain_finished'];
+
+const NOT_REQUIRED: ReadonlySet<Mark> = new Set<Mark>(['queue_full', 'effect_ledger_repeat', 'expired', 'retry_age_exceeded', 'disk_full', 'io_error', ...ADMISSION_MARKS, ...SIGNAL_MARKS, ...GRAPH_MARKS, ...DRAIN_MARKS]);
 
 export const REQUIRED_MARKS: readonly Mark[] = ALL_MARKS.filter((mark) => !NOT_REQUIRED.has(mark));
 
@@ -167,6 +174,9 @@ export const SCENARIO_MARKS: Readonly<Record<string, readonly Mark[]>> = {
   // on 38, resumes mid-graph on 33, partial success on 14 and skips on 11: each far below a 1e-6 chance of a
   // 50-seed run missing it.
   'tool-graph-kills': ['graph_concurrent', 'graph_cycle_refused', 'graph_resumed_mid_graph', 'graph_partial_success', 'graph_call_skipped'],
+  // R8: drains on every seed (faults/drain.ts); over 150 seeds each reached both marks at least twice,
+  // which its `mark` expectations also demand per run.
+  'graceful-drain': ['drain_interrupted', 'drain_finished'],
 };
 
 const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
@@ -176,7 +186,11 @@ const COUNTED_EVENTS: Partial<Record<string, Mark>> = {
   retry_scheduled: 'retry_scheduled',
   cancelled: 'cancelled',
   expired: 'expired',
+  interrupted: 'drain_interrupted',
 };
+
+/** A holder's writes that end its run on its own: the terminal write, a retry, a cancel acknowledged at a step boundary. */
+const RUN_ENDS = new Set(['complete', 'fail', 'acknowledgeCancel']);
 
 const COUNTED_NOTES: Partial<Record<string, Mark>> = {
   'duplicate-delivery': 'duplicate_delivery',
@@ -212,8 +226,13 @@ export function coverageMarks(world: WorldResult): Record<string, number> {
   bump('graph_cycle_refused', graph.refused);
   bump('graph_resumed_mid_graph', graph.resumedMidGraph);
   const lives = incarnationStates(world);
+  const draining = new Set<string>();
   for (const entry of world.history.entries()) {
     if (entry.type === 'note') bump(COUNTED_NOTES[entry.kind]);
+    // R8: a drain lasts from its note until the incarnation exits (or is killed meanwhile).
+    if (entry.type === 'note' && entry.kind === 'drain') draining.add(entry.actor);
+    if (entry.type === 'note' && (entry.kind === 'exit' || entry.kind === 'kill')) draining.delete(entry.actor);
+    if (entry.type === 'ok' && RUN_ENDS.has(entry.op) && draining.has(entry.actor)) bump('drain_finished');
     // A storage fault that landed: a write statement beneath the store really failed (store/storage-faults.ts).
     if (entry.type === 'note' && entry.kind === 'storage-failed') bump(storageMark((entry.data as { code?: unknown } | undefined)?.code));
     // A power loss that really rolled back unsynced commits (not one that hit a synced instant).

@@ -243,7 +243,7 @@ export function wallTimeAt(analysis: Analysis, entry: HistoryEntry): number {
   return entry.timeMs + (analysis.skewAt[entry.index] ?? 0);
 }
 
-/** Each incarnation's life from the history notes: start, pause, resume, kill. */
+/** Each incarnation's life from the history notes: start, pause, resume, kill, exit (after a drain, R8). */
 export type IncarnationState = 'alive' | 'paused' | 'dead';
 
 export function incarnationStates(world: WorldResult): Map<string, { index: number; state: IncarnationState }[]> {
@@ -251,7 +251,7 @@ export function incarnationStates(world: WorldResult): Map<string, { index: numb
   for (const entry of world.history.entries()) {
     if (entry.type !== 'note') continue;
     const state: IncarnationState | undefined =
-      entry.kind === 'start' || entry.kind === 'resume' ? 'alive' : entry.kind === 'pause' ? 'paused' : entry.kind === 'kill' ? 'dead' : undefined;
+      entry.kind === 'start' || entry.kind === 'resume' ? 'alive' : entry.kind === 'pause' ? 'paused' : entry.kind === 'kill' || entry.kind === 'exit' ? 'dead' : undefined;
     if (state === undefined) continue;
     let list = lives.get(entry.actor);
     if (list === undefined) lives.set(entry.actor, (list = []));

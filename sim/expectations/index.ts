@@ -22,6 +22,7 @@ import { retryBackoff } from './retry-backoff.ts';
 import { retryBounds } from './retry-bounds.ts';
 import { statesAtRestart } from './states-at-restart.ts';
 import { restartDurable } from './restart-durable.ts';
+import { drainHandback } from './drain-handback.ts';
 import { budgetRestart, claimsReserve, deferredThenRan, reservationsOnce, tenantPaused } from './admission.ts';
 import type { ExpectationKind, ExpectationSpec } from './types.ts';
 
@@ -53,6 +54,7 @@ export const EXPECTATION_KINDS: readonly ExpectationKind<any>[] = [
   reservationsOnce,
   claimsReserve,
   budgetRestart,
+  drainHandback,
 ];
 
 const byKind = new Map(EXPECTATION_KINDS.map((kind) => [kind.kind as string, kind]));

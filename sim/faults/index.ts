@@ -7,6 +7,7 @@ import { list, part } from '../schema-kit.ts';
 import { busy, busyFault } from './busy.ts';
 import { clockJump, clockJumpFault } from './clock-jump.ts';
 import { diskFull, diskFullFault } from './disk-full.ts';
+import { drain, drainFault } from './drain.ts';
 import { duplicateDelivery, duplicateDeliveryFault } from './duplicate-delivery.ts';
 import { hungTool, hungToolFault } from './hung-tool.ts';
 import type { FaultProblem, PointInjector, RateInjector, TimedInjector } from './injector.ts';
@@ -43,6 +44,7 @@ export const TIMED_FAULTS: { [Kind in TimedFault['kind']]: TimedInjector<Extract
   'io-error': ioError,
   'pause-tenant': pauseTenant,
   'resume-tenant': resumeTenant,
+  drain,
 };
 
 export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt, 'clock-jump-at': clockJumpAt, 'cancel-at': cancelAt };
@@ -67,6 +69,7 @@ export const faultPartSchema = z.discriminatedUnion('kind', [
   ioErrorFault,
   pauseTenantFault,
   resumeTenantFault,
+  drainFault,
   killAtFault,
   pauseAtFault,
   clockJumpAtFault,

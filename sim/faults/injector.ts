@@ -28,6 +28,12 @@ export interface FaultWorld {
    * worker, which finishes it and dies before the loop's next event.
    */
   kill(index: number, reason: string, reviveAfterMs: number, atNextAwait: boolean, label?: string): void;
+  /**
+   * R8: SIGTERM to worker `index`'s current incarnation (faults/drain.ts): the production Worker.drain(drainMs)
+   * runs on its gated waiter and queue, then the incarnation exits and a new one starts `reviveAfterMs` later.
+   * A paused incarnation drains when it resumes; a dead one is not drained.
+   */
+  drain(index: number, drainMs: number, reviveAfterMs: number, label?: string): void;
   /** Freezes worker `index`'s live incarnation for `durationMs`: it misses heartbeats and wakes as a possible zombie. `at`: the await point a point fault froze it at. */
   pause(index: number, durationMs: number, label?: string, at?: string): void;
   /** Whether `incarnation` is still its worker's current one: a delayed fault hits only the process that reached the point. */

@@ -5,6 +5,7 @@ import { cancelAtFault, type CancelAtFault } from './cancel-at.ts';
 import { clockJumpAtFault, type ClockJumpAtFault } from './clock-jump-at.ts';
 import { clockJumpFault, type ClockJumpFault } from './clock-jump.ts';
 import { diskFullFault, type DiskFullFault } from './disk-full.ts';
+import { drainFault, type DrainFault } from './drain.ts';
 import type { DuplicateDeliveryRate } from './duplicate-delivery.ts';
 import type { HungToolRate } from './hung-tool.ts';
 import { ioErrorFault, type IoErrorFault } from './io-error.ts';
@@ -30,7 +31,7 @@ export { KILL_POINTS, type KillPoint, type PointFaultScope } from './point-scope
  */
 
 /** Faults that act at a time (`atMs` from the start of the run). */
-export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault | DiskFullFault | IoErrorFault | PauseTenantFault | ResumeTenantFault;
+export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault | DiskFullFault | IoErrorFault | PauseTenantFault | ResumeTenantFault | DrainFault;
 
 /** Faults that act when a worker reaches an await point (point-scope.ts). */
 export type PointFault = KillAtFault | PauseAtFault | ClockJumpAtFault | CancelAtFault;
@@ -44,7 +45,7 @@ export interface FaultPlan {
   rates: FaultRates;
 }
 
-export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault, diskFullFault, ioErrorFault, pauseTenantFault, resumeTenantFault]);
+export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault, diskFullFault, ioErrorFault, pauseTenantFault, resumeTenantFault, drainFault]);
 export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault, clockJumpAtFault, cancelAtFault]);
 
 /** The rates of a plan: every field but staleWriteProbability (newer than the first counterexample files) is required. */

@@ -21,6 +21,7 @@ function controllerFor(points: PointFault[], running: number[]) {
     workerCount: running.length,
     kill: (_index, _reason, _reviveAfterMs, _atNextAwait, label) => void killed.push(label ?? '?'),
     pause: () => {},
+    drain: () => {},
     isCurrent: () => true,
     runningTasks: () => running,
     deliver: () => {},

@@ -146,7 +146,7 @@ export function timelineSvg(model: TimelineModel, title: string): string {
     if (!isQueue) {
       const from = x(lane.fromMs);
       parts.push(
-        `<rect x="${n(from)}" y="${n(top)}" width="${n(Math.max(1, x(lane.toMs) - from))}" height="${height}" fill="#e8edf3"><title>${esc(`${lane.id}: alive ${formatMs(lane.fromMs)} to ${formatMs(lane.toMs)}${lane.end === 'killed' ? ' (killed)' : ''}`)}</title></rect>`,
+        `<rect x="${n(from)}" y="${n(top)}" width="${n(Math.max(1, x(lane.toMs) - from))}" height="${height}" fill="#e8edf3"><title>${esc(`${lane.id}: alive ${formatMs(lane.fromMs)} to ${formatMs(lane.toMs)}${lane.end === 'killed' ? ' (killed)' : lane.end === 'exited' ? ' (exited after a drain)' : ''}`)}</title></rect>`,
       );
     }
     parts.push(`<text x="${LABEL_WIDTH - 8}" y="${n(top + height / 2 + 4)}" text-anchor="end" class="tl-lane">${esc(isQueue ? 'queue' : lane.id)}</text>`);

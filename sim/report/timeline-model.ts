@@ -30,8 +30,8 @@ export interface TimelineLane {
   rows: number;
   fromMs: number;
   toMs: number;
-  /** Why the lane ends: the process was killed, or the run ended with it alive. */
-  end: 'killed' | 'end';
+  /** Why the lane ends: the process was killed, exited after a drain (R8), or the run ended with it alive. */
+  end: 'killed' | 'exited' | 'end';
 }
 
 export interface TimelineSpan {
@@ -149,10 +149,12 @@ export function buildTimeline(input: TimelineInput): TimelineModel {
   const laneIds = new Set<string>();
   const started = new Map<string, number>();
   const killed = new Map<string, number>();
+  const exited = new Map<string, number>();
   for (const entry of entries) {
     if (entry.type !== 'note') continue;
     if (entry.kind === 'start' && !started.has(entry.actor)) started.set(entry.actor, rel(entry.timeMs));
     if (entry.kind === 'kill' && !killed.has(entry.actor)) killed.set(entry.actor, rel(entry.timeMs));
+    if (entry.kind === 'exit' && !killed.has(entry.actor) && !exited.has(entry.actor)) exited.set(entry.actor, rel(entry.timeMs));
     if (entry.kind === 'start' || entry.kind === 'kill' || entry.kind === 'pause') laneIds.add(entry.actor);
   }
   for (const event of events) if (event.type === 'claimed' && event.workerId !== undefined) laneIds.add(event.workerId);
@@ -164,7 +166,8 @@ export function buildTimeline(input: TimelineInput): TimelineModel {
   const lanes: TimelineLane[] = [{ id: QUEUE_LANE, rows: 1, fromMs: 0, toMs: endMs, end: 'end' }];
   for (const id of sortedIds) {
     const kill = killed.get(id);
-    lanes.push({ id, rows: 1, fromMs: started.get(id) ?? 0, toMs: kill ?? endMs, end: kill === undefined ? 'end' : 'killed' });
+    const exit = exited.get(id);
+    lanes.push({ id, rows: 1, fromMs: started.get(id) ?? 0, toMs: kill ?? exit ?? endMs, end: kill !== undefined ? 'killed' : exit !== undefined ? 'exited' : 'end' });
   }
   const laneIndex = new Map(lanes.map((lane, index) => [lane.id, index]));
 
