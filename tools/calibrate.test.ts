@@ -9,6 +9,7 @@ describe('npm run calibrate arguments', () => {
     expect(parseCalibrateArguments([])).toMatchObject({ seeds: 100, root: 'calibration', out: join(PACKAGE_ROOT, YIELD_FILE) });
     expect(parseCalibrateArguments(['--seeds', '7', '--seed', 'r', '--jobs', '1', '--out', '/tmp/y.json'])).toEqual({ seeds: 7, root: 'r', jobs: 1, out: '/tmp/y.json' });
     expect(parseCalibrateArguments(['--help'])).toBe('help');
+    expect(parseCalibrateArguments(['--scenario', 'a', '--scenario', 'b'])).toMatchObject({ seeds: 100, scenarios: ['a', 'b'] });
   });
 
   it('names what is wrong with a bad argument', () => {
