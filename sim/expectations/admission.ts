@@ -6,6 +6,7 @@ import type { WorldResult } from '../world.ts';
 import type { ExpectationKind } from './types.ts';
 import { describeSelector, describeTask, selectTasks, taskSelectorSchema, tooFew, type TaskSelector } from './task-selector.ts';
 import { labelsById, nameOf } from './values.ts';
+import { own } from '../own.ts';
 
 /**
  * Expectations of issue 16 (A1, A2: named budgets and admission), for seed 004's drills: critical work
@@ -238,15 +239,15 @@ export const reservationsOnce: ExpectationKind<ReservationsOnce> = {
         if (event.type === 'claimed') {
           if (held !== undefined) problems.push(`${describeTask(task)}: claimed again (event ${event.id}) while the previous attempt's reservation was never released`);
           const reserved = event.data.reserved as Record<string, number> | undefined;
-          held = reserved === undefined || Object.keys(reserved).length === 0 ? undefined : { ...reserved };
+          held = reserved === undefined || Object.keys(reserved).length === 0 ? undefined : Object.assign(Object.create(null) as Record<string, number>, reserved);
           uncertainHeld = false;
           continue;
         }
         if (event.type === 'budget_reserved' && held !== undefined) {
-          for (const [budget, units] of Object.entries((event.data.reserved as Record<string, number> | undefined) ?? {})) held[budget] = (held[budget] ?? 0) + units;
+          for (const [budget, units] of Object.entries((event.data.reserved as Record<string, number> | undefined) ?? {})) held[budget] = (own(held, budget) ?? 0) + units;
         }
         if (event.type === 'checkpoint' && held !== undefined) {
-          for (const [budget, units] of Object.entries((event.data.overdraft as Record<string, number> | undefined) ?? {})) held[budget] = (held[budget] ?? 0) + units;
+          for (const [budget, units] of Object.entries((event.data.overdraft as Record<string, number> | undefined) ?? {})) held[budget] = (own(held, budget) ?? 0) + units;
         }
         if (event.data.to === 'uncertain') {
           if (released !== undefined) problems.push(`${describeTask(task)}: its expiry to uncertain (event ${event.id}) released units; an uncertain task keeps its reservation`);
@@ -260,8 +261,9 @@ export const reservationsOnce: ExpectationKind<ReservationsOnce> = {
         }
         const consumed = (event.data.consumed as Record<string, number> | undefined) ?? {};
         for (const [budget, units] of Object.entries(held)) {
-          const sum = (released[budget] ?? 0) + (consumed[budget] ?? 0);
-          if (sum !== units) problems.push(`${describeTask(task)}: event ${event.id} (${event.type}) released ${released[budget] ?? 0} + consumed ${consumed[budget] ?? 0} of ${budget}, but the attempt held ${units}`);
+          const back = own(released, budget) ?? 0;
+          const kept = own(consumed, budget) ?? 0;
+          if (back + kept !== units) problems.push(`${describeTask(task)}: event ${event.id} (${event.type}) released ${back} + consumed ${kept} of ${budget}, but the attempt held ${units}`);
         }
         if (uncertainHeld) carried++;
         held = undefined;

@@ -8,7 +8,7 @@ import { ReportAggregator } from './aggregate.ts';
 import { budgetSeries, levelPoints, rateLevel, trackPeak, wholeUnits } from './budget-series.ts';
 import { scenarioReport } from './document.ts';
 import type { RunDigest } from './digest.ts';
-import { renderHtml, renderMarkdown } from './render.ts';
+import { admissionTable, renderHtml, renderMarkdown } from './render.ts';
 import { collectScenario } from './run-report.ts';
 
 afterEach(checkAndCloseQueues);
@@ -240,6 +240,27 @@ describe('admission counts and the transition table', () => {
     expect(admissionRows(fromRows).map((row) => [row.action, row.reason, row.count])).toEqual([
       ['RUN', '(claimed)', 4],
       ['PAUSE', 'ops', 1],
+    ]);
+  });
+
+  it('reads tenants named constructor, toString and __proto__ as data, in the rows and in the table', () => {
+    const counts = {
+      [admissionKey('RUN', '(claimed)', 'constructor')]: 2,
+      [admissionKey('RUN', '(claimed)', '__proto__')]: 1,
+      [admissionKey('DEFER', 'rate_limited', 'acme')]: 3,
+      [admissionKey('DEFER', 'rate_limited', 'toString')]: 1,
+    };
+    const rows = admissionRows(counts);
+    expect(rows.map((row) => [row.action, row.reason, row.count, Object.entries(row.byTenant)])).toEqual([
+      ['RUN', '(claimed)', 3, [['__proto__', 1], ['constructor', 2]]],
+      ['DEFER', 'rate_limited', 4, [['acme', 3], ['toString', 1]]],
+    ]);
+    const table = admissionTable({ admission: rows });
+    expect(table.header).toEqual(['action', 'reason', 'count', '__proto__', 'acme', 'constructor', 'toString']);
+    // A tenant with no decision of a row shows 0 there, never what Object.prototype holds under its name.
+    expect(table.rows).toEqual([
+      ['RUN', '(claimed)', '3', '1', '0', '2', '0'],
+      ['DEFER', 'rate_limited', '4', '0', '3', '0', '1'],
     ]);
   });
 

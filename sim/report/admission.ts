@@ -1,6 +1,7 @@
 import { EDGES, STATES } from '../../src/queue/states.ts';
 import type { AdmissionRecord, Rejection, TaskEvent } from '../../src/queue/types.ts';
 import { bump } from './stats.ts';
+import { own } from '../own.ts';
 
 /**
  * Issue 16 item 6: admission decisions by reason, and the state-transition table seed 004's drills ask
@@ -71,9 +72,9 @@ export function admissionRows(counts: Readonly<Record<string, number>>): Admissi
     const { action, reason, tenant } = splitAdmissionKey(key);
     const id = `${action}${SEP}${reason}`;
     let row = rows.get(id);
-    if (row === undefined) rows.set(id, (row = { action, reason, count: 0, byTenant: {} }));
+    if (row === undefined) rows.set(id, (row = { action, reason, count: 0, byTenant: Object.create(null) as Record<string, number> }));
     row.count += count;
-    row.byTenant[tenant] = (row.byTenant[tenant] ?? 0) + count;
+    row.byTenant[tenant] = (own(row.byTenant, tenant) ?? 0) + count;
   }
   const actionIndex = (action: string) => (ACTION_ORDER.includes(action) ? ACTION_ORDER.indexOf(action) : ACTION_ORDER.length);
   for (const row of rows.values()) row.byTenant = Object.fromEntries(Object.entries(row.byTenant).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

@@ -8,6 +8,7 @@ import { describeScope } from './budget-series.ts';
 import type { BudgetPlot } from './digest.ts';
 import { budgetPlotSvg, esc, histogramSvg, timelineSvg } from './svg.ts';
 import { toolGraphMarkdown, toolGraphSvg } from './tool-graphs.ts';
+import { own } from '../own.ts';
 
 /**
  * report.md and index.html of one scenario, from its report.json value. Both show the same sections in
@@ -103,7 +104,7 @@ function admissionNote(): string {
 /** Tenants shown as columns of the admission table; more go into one cell. */
 const TENANT_COLUMNS = 6;
 
-function admissionTable(figures: ReportFigures): { header: string[]; rows: string[][] } {
+export function admissionTable(figures: Pick<ReportFigures, 'admission'>): { header: string[]; rows: string[][] } {
   const tenants = [...new Set(figures.admission.flatMap((row) => Object.keys(row.byTenant)))].sort();
   const columns = tenants.length <= TENANT_COLUMNS;
   const header = ['action', 'reason', 'count', ...(columns ? tenants : ['by tenant'])];
@@ -111,7 +112,7 @@ function admissionTable(figures: ReportFigures): { header: string[]; rows: strin
     row.action,
     row.reason,
     String(row.count),
-    ...(columns ? tenants.map((tenant) => String(row.byTenant[tenant] ?? 0)) : [Object.entries(row.byTenant).map(([tenant, count]) => `${tenant} ${count}`).join(', ')]),
+    ...(columns ? tenants.map((tenant) => String(own(row.byTenant, tenant) ?? 0)) : [Object.entries(row.byTenant).map(([tenant, count]) => `${tenant} ${count}`).join(', ')]),
   ]);
   return { header, rows };
 }

@@ -119,6 +119,23 @@ describe("seed 004's admission drills", () => {
     expect(check(reservationsOnce, {}, twice).join('\n')).toMatch(/released .* with nothing reserved/);
   });
 
+  it('reservations-once reads a budget named constructor as data: the same history with the budget renamed still passes', async () => {
+    const world = await run('reconcile-auto');
+    const dropZeros = (map: unknown) => (map === undefined || map === null || typeof map !== 'object' ? map : Object.fromEntries(Object.entries(map).filter(([, units]) => units !== 0)));
+    const rename = (map: unknown) =>
+      map === undefined || map === null || typeof map !== 'object' ? map : Object.fromEntries(Object.entries(map).map(([budget, units]) => [budget === 'browser_sessions' ? 'constructor' : budget, units]));
+    const renamed = withEvents(world, (events) =>
+      events.map((event) => ({
+        ...event,
+        data: Object.fromEntries(Object.entries(event.data).map(([field, value]) => [field, ['reserved', 'released', 'overdraft'].includes(field) ? rename(value) : field === 'consumed' ? dropZeros(rename(value)) : value])),
+      })),
+    );
+    expect(renamed.events.some((event) => JSON.stringify(event.data.reserved ?? {}).includes('"constructor"'))).toBe(true);
+    // A consumed map that leaves out what it consumed none of (a missing budget reads as 0): the name
+    // must not be looked up on Object.prototype.
+    expect(check(reservationsOnce, { minCarried: 1, minReconciled: 1 }, renamed)).toEqual([]);
+  });
+
   it('retry-storm: a retry claim that reserved nothing fails claims-reserve', async () => {
     const world = await run('retry-storm');
     expect(check(claimsReserve, { minRetryClaims: 1 }, world)).toEqual([]);
