@@ -5,7 +5,7 @@ import { parseFaultPlan, parseScenarioFile, type ScenarioProblem } from '../scen
 /**
  * Reads scenario files: a JSON file holding one scenario in the format of sim/scenario-schema.ts.
  * A scenario file is user input (S9: a bad file is exit 64), so an error names the file, the field
- * path and what was expected: `scenarios/x.json: workload.tasks[2].priority: expected an integer
+ * path and what was expected: `scenarios/<name>.json: workload.tasks[2].priority: expected an integer
  * from 0 to 30, got 31`.
  */
 export class ScenarioFileError extends Error {
@@ -25,7 +25,7 @@ export class ScenarioFileError extends Error {
   }
 }
 
-/** `displayPath` is how the file is named in errors (the registry names its files `scenarios/x.json`). */
+/** `displayPath` is how the file is named in errors (the registry names its files `scenarios/<name>.json`). */
 export function readScenarioFile(path: string, displayPath: string = path): ScenarioSpec {
   let text: string;
   try {

@@ -4,7 +4,7 @@ import { SPEC_RETRYABLE_ERROR_CLASSES } from './spec-rules.ts';
 import { analyse, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
-/** End reasons that mean the task ran out of attempts, deliveries or retry age (src/runs/dead-letters.ts). */
+/** End reasons that mean the task ran out of attempts, deliveries or retry age (src/queue/run-end.ts). */
 export const EXHAUSTION_REASONS = new Set(['attempts_exhausted', 'deliveries_exhausted', 'retry_age_exceeded']);
 /** The dead-letter table keeps the newest 1000 (R6); beyond that a missing letter may have been trimmed. */
 const DEAD_LETTERS_KEPT = 1_000;

@@ -7,7 +7,7 @@ import { auditOf } from './tables.ts';
 import { analyse, rolledBack, ViolationList } from './timeline.ts';
 import type { Checker } from './types.ts';
 
-/** Closures the reconciler makes on its own (src/runs/settlement.ts), with no end event of the task. */
+/** Closures the reconciler makes on its own (src/runs/reconciler.ts), with no end event of the task. */
 const RECONCILER_RELEASES = new Set(['hold_ttl', 'orphaned']);
 const ZERO: Usage = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
 
