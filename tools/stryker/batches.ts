@@ -3,8 +3,8 @@
  * and Stryker writes nothing if it is stopped before the end; so src/ is split into groups of files
  * (GROUPS, 20-250 mutants each) and Stryker runs on one group at a time. Each finished group's report
  * (Stryker's incremental file: the mutation-testing-report JSON with every file's source and the test
- * files it ran) is saved as reports/stryker/batches/<group>.json (generated output, kept out of git: a fresh
- * clone measures every group; only the merged score.md is tracked). A group whose saved
+ * files it ran) is saved as reports/stryker/batches/<group>.json (generated output, kept out of git like
+ * the merged score.md: a fresh clone measures every group). A group whose saved
  * report recorded exactly the current text of all its files is skipped, so running again resumes where
  * the last run stopped; a group whose files changed starts from its saved report as Stryker's
  * incremental file, so only changed mutants are re-tested (unless the tests changed too: see
