@@ -31,19 +31,19 @@ describe('the stale-path matcher', () => {
     for (const pattern of ['sim/**/*.ts', 'src/queue/*.json', 'tools/bench/<name>.js', 'src/queue/{enqueue,run}.ts', 'src/iN-*.ts']) {
       expect([pattern, resolves(pattern, EXISTING)]).toEqual([pattern, false]);
     }
-    expect(pathMentions('globs: src/**/*.ts, tools/bench/<name>.ts and src/{a,b}.ts').map(({ path }) => path)).toEqual(['src/**/*.ts', 'tools/bench/<name>.ts', 'src/{a,b}.ts']);
+    expect(pathMentions('globs: src/**/*.ts, tools/bench/<name>.ts and src/queue/{claim,claim.test}.ts').map(({ path }) => path)).toEqual(['src/**/*.ts', 'tools/bench/<name>.ts', 'src/queue/{claim,claim.test}.ts']);
   });
 
   it('lets an allowance pass its own file only, and fails an allowance nothing needs', () => {
     const allowed = [
-      { file: 'a.test.ts', paths: ['src/made-up.ts'], reason: 'fixture' },
+      { file: 'a.test.ts', paths: ['src/no-such-module.ts'], reason: 'fixture' },
       { file: 'b.md', paths: ['src/queue/claim.ts'], reason: 'exists, so never needed' },
     ];
     const files = [
-      { file: 'a.test.ts', text: "const path = 'src/made-up.ts';" },
-      { file: 'c.md', text: 'made up: src/made-up.ts' },
+      { file: 'a.test.ts', text: "const path = 'src/no-such-module.ts';" },
+      { file: 'c.md', text: 'made up: src/no-such-module.ts' },
     ];
-    expect(stalePaths(files, EXISTING, allowed)).toEqual(['c.md:1: src/made-up.ts', 'allowed but not stale, drop it from ALLOWED: b.md: src/queue/claim.ts']);
+    expect(stalePaths(files, EXISTING, allowed)).toEqual(['c.md:1: src/no-such-module.ts', 'allowed but not stale, drop it from ALLOWED: b.md: src/queue/claim.ts']);
   });
 });
 

@@ -38,8 +38,8 @@ export interface Allowance {
 export const ALLOWED: readonly Allowance[] = [
   {
     file: 'tools/stale-paths.test.ts',
-    paths: ['src/no-such-module.ts'],
-    reason: "the matcher's own fixture: the stale path its unit test must report",
+    paths: ['src/no-such-module.ts', 'src/queue/*.json', 'tools/bench/<name>.js', 'src/iN-*.ts'],
+    reason: "the matcher's own fixtures: a stale path and patterns that match nothing, which its unit tests must report",
   },
   {
     file: 'tools/stryker/score.test.ts',
