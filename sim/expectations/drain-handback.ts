@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HOLDER_WRITES } from '../checkers/i2-stale-leases.ts';
-import { analyse } from '../checkers/timeline.ts';
+import { analyse, wallTimeAt } from '../checkers/timeline.ts';
 import type { ExpectationKind } from './types.ts';
 
 interface DrainHandback {
@@ -21,9 +21,10 @@ interface DrainHandback {
  * - X writes nothing more under generation g once it handed the run back (no holder write of X for the
  *   task and generation commits after the interrupt);
  * - no lease of an incarnation that drained and exited lapsed: each run it held ended by its own write
- *   or was handed back, none was left to run past its lease (meant for scenarios whose pauses are
- *   shorter than the lease and whose drains meet no store outage, when an interrupt may fail and the
- *   lease must lapse).
+ *   or was handed back, none was left to run past its lease. Two lapses are R8's own: a lease that ran
+ *   out before the drain began (the process was frozen past it when the SIGTERM came; it drains on
+ *   resume) and a run whose hand-back the store refused for an outage (the interrupt failed retryably:
+ *   Worker.drain leaves that lease to lapse, and the takeover comes the usual way).
  */
 export const drainHandback: ExpectationKind<DrainHandback> = {
   kind: 'drain-handback',
@@ -38,6 +39,7 @@ export const drainHandback: ExpectationKind<DrainHandback> = {
     const analysis = analyse(run);
     const problems: string[] = [];
     const exited = new Set<string>();
+    const drainAt = new Map<string, number>();
     for (const entry of run.history.entries()) if (entry.type === 'note' && entry.kind === 'exit') exited.add(entry.actor);
     // Interrupts by (task, generation): the interrupted event's id and who handed it back.
     const handedBack = new Map<string, { id: number; workerId: string }>();
@@ -83,11 +85,20 @@ export const drainHandback: ExpectationKind<DrainHandback> = {
       if (back === undefined || back.workerId !== entry.actor || typeof ev !== 'number' || ev <= back.id) continue;
       problems.push(`task ${entry.taskId}: ${entry.actor} handed generation ${entry.generation} back (event ${back.id}), then its ${entry.op} committed (cursor ${ev})`);
     }
-    // No lease of an incarnation that drained and exited lapsed.
+    // No lease of an incarnation that drained and exited lapsed, but one that lapsed before the drain
+    // began (the incarnation was frozen past its lease when the SIGTERM came) or whose hand-back the
+    // store refused for an outage (the interrupt failed retryably: Worker.drain leaves it to lapse).
+    const refusedHandBack = new Set<string>();
+    for (const entry of run.history.entries()) {
+      if (entry.type === 'fail' && entry.op === 'interrupt' && entry.reason !== 'stale_lease') refusedHandBack.add(`${entry.actor}|${String(entry.taskId)}|${String(entry.generation)}`);
+      if (entry.type === 'note' && entry.kind === 'drain' && !drainAt.has(entry.actor)) drainAt.set(entry.actor, wallTimeAt(analysis, entry));
+    }
     run.events.forEach((event, position) => {
       if (event.type !== 'lease_expired') return;
       const holder = analysis.holderBefore[position];
-      if (holder !== undefined && exited.has(holder.workerId)) problems.push(`task ${event.taskId}: the lease of ${holder.workerId} (generation ${holder.generation}), an incarnation that drained and exited, lapsed (event ${event.id}): the drain neither let the run finish nor handed it back`);
+      if (holder === undefined || !exited.has(holder.workerId)) return;
+      if (event.at < (drainAt.get(holder.workerId) ?? Number.POSITIVE_INFINITY) || refusedHandBack.has(`${holder.workerId}|${event.taskId}|${holder.generation}`)) return;
+      problems.push(`task ${event.taskId}: the lease of ${holder.workerId} (generation ${holder.generation}), an incarnation that drained and exited, lapsed (event ${event.id}): the drain neither let the run finish nor handed it back`);
     });
     const minInterrupted = spec.minInterrupted ?? 1;
     if (interrupted < minInterrupted) problems.push(`${interrupted} run(s) handed back interrupted, expected at least ${minInterrupted}`);
