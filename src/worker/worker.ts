@@ -67,6 +67,8 @@ export class Worker {
   /** W1: the store's change counter as read just before the last claim; undefined when it has none. */
   private counter: number | undefined;
   private stopping = false;
+  /** R8: the claim in flight, if any. A drain waits for it, so a task it claims joins the runs the drain lets finish or hands back. */
+  private claiming: Promise<unknown> | undefined;
   /** W2: set once a drain has given up on the runs still in flight: a run still retrying store trouble then stops. */
   private abandoning = false;
 
@@ -171,14 +173,20 @@ export class Worker {
     // W1: read before the claim, so a commit of another process made after the claim read the queue
     // moves the counter against this reading and is not missed.
     this.counter = await this.readCounter();
+    // R8: a drain that began meanwhile has stopped claiming.
+    if (this.stopping) return false;
     let claimed;
     try {
-      claimed = await this.options.queue.claim(this.options.workerId);
+      const claim = this.options.queue.claim(this.options.workerId);
+      this.claiming = claim;
+      claimed = await claim;
     } catch (error) {
       if (!(error instanceof RetryableStoreError)) throw error;
       // W2: the idle poll's backoff is the retry's; the next claim tries again.
       this.deps.log({ workerId: this.options.workerId, message: `claim: the database refused it (${error.code}); trying again after the idle wait` });
       return false;
+    } finally {
+      this.claiming = undefined;
     }
     if (!claimed.ok) return false;
     this.start(claimed.task);
@@ -244,6 +252,12 @@ export class Worker {
   async drain(drainMs: number): Promise<number> {
     this.stop();
     const deadline = this.options.clock.now() + drainMs;
+    // A claim already sent may still commit: its run is one of ours to finish or hand back, not one to
+    // leave to a lapsing lease (without this wait an idle worker's drain returned at once, and the task
+    // its claim then took went uncertain when the process exited). The claim's own continuation, which
+    // starts the run, was registered first, so the run is in `active` once this wait is over. A failed
+    // claim is the claim loop's to report.
+    await this.claiming?.catch(() => undefined);
     while (this.active.size > 0 && this.options.clock.now() < deadline) {
       await this.options.waiter.sleep(Math.max(1, Math.min(this.idleWaitMs, deadline - this.options.clock.now())));
     }
