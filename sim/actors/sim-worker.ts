@@ -155,13 +155,17 @@ export class SimWorker {
       this.draining.set(incarnation, drain);
       history.note('drain', incarnation.id, fault === undefined ? { running: worker.running, drainMs } : { running: worker.running, drainMs, fault });
       worker.drain(drainMs).then(
-        (interrupted) => {
-          // Killed while draining: its awaits never resolve, so this runs only for a process that finished its drain.
-          if (incarnation.state === 'dead') return;
-          history.note('exit', incarnation.id, { reason: 'drained', interrupted, finished: drain.finished, left: worker.running });
-          incarnation.kill(loop.now());
-          exited();
-        },
+        (interrupted) =>
+          // The process exits at the loop's next event, as a kill decided inside a burst does (world.ts
+          // kill, atNextAwait): continuations already delivered to it (a claim answered while it was
+          // frozen, say) finish their synchronous part first, and never find their process gone mid-burst.
+          loop.after(0, () => {
+            // Killed while draining (or since): its awaits never resolve, or it is gone already.
+            if (incarnation.state === 'dead') return;
+            history.note('exit', incarnation.id, { reason: 'drained', interrupted, finished: drain.finished, left: worker.running });
+            incarnation.kill(loop.now());
+            exited();
+          }),
         (error: unknown) => this.environment.onCrash(error),
       );
     };
