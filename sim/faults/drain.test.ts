@@ -36,9 +36,9 @@ describe('the drain fault (R8, faults/drain.ts)', () => {
     expect(drains.map((entry) => entry.actor)).toEqual(exits.map((entry) => entry.actor));
     expect(drains).toHaveLength(6);
     expect(notes(run, 'drain-missed').map((entry) => entry.actor)).toEqual(['w2#2']);
-    // The frozen w1#2 drains only when it resumes, 35 s after it froze.
+    // The frozen w1#2 drains only when it resumes, 50 s after it froze.
     const frozen = drains.find((entry) => entry.actor === 'w1#2')!;
-    expect(frozen.timeMs - run.startMs).toBe(125_000);
+    expect(frozen.timeMs - run.startMs).toBe(140_000);
     // Each exit is followed, 5 s later, by the worker's next incarnation.
     const first = exits[0]!;
     const next = run.history.entries().find((entry) => entry.type === 'note' && entry.kind === 'start' && entry.actor === 'w0#2')!;
