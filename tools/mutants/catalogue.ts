@@ -1178,7 +1178,7 @@ export const SABOTAGES: readonly Sabotage[] = [
   {
     id: 'interrupt-by-task-id',
     description:
-      "A hand-back keyed by task id alone (a shutdown hook that re-queues by id whatever the process thinks it holds, not fenced by its worker and generation): a worker frozen past its lease, whose runs the reconciler re-queued and other workers took over, drains on waking and hands back the new holder's run. Without graceful-drain no interrupt ever ran and this went unseen; with it the gate goes red on its first seed, by the core's own second guard (the holder write's row check throws InvariantError, a crash of the drain) before I2 sees the foreign event.",
+      "A hand-back keyed by task id alone (a shutdown hook that re-queues by id whatever the process thinks it holds, not fenced by its worker and generation): a worker frozen past its lease, whose runs the reconciler re-queued and other workers took over, drains on waking and hands back the new holder's run. Without graceful-drain no interrupt ever ran and this went unseen; with it the gate goes red within its first few seeds (index 0 and 5 at two root seeds), by the core's own second guard (the holder write's row check throws InvariantError, a crash of the drain) before I2 sees the foreign event.",
     file: 'src/runs/interrupt.ts',
     find: '  if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;',
     replace: '  if (!holdsLease(row, row?.worker_id ?? who.workerId, row?.generation ?? who.generation, at)) return STALE_LEASE;',
