@@ -71,7 +71,7 @@ const ENQUEUE_ENTRY = lines(
   '  const checked = validateEnqueue(request, context.config);',
   "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
   '  const task = checked.value;',
-  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task));",
+  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });",
 );
 
 /** The same entry reading `read` in a transaction of its own first, and handing it on as context[field]. */
@@ -82,7 +82,7 @@ function enqueueReadingFirst(field: string, read: string): string {
     "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
     '  const task = checked.value;',
     `  const seen = { ...context, ${field}: await ${read} };`,
-    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task));",
+    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });",
   );
 }
 
