@@ -171,6 +171,21 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
     expect(await store.read('r', rejected)).toEqual(['inside', 'after']);
   });
 
+  it('releases a savepoint whose body reached the server and left nothing pending', async () => {
+    const store = openStore();
+    const seen = await store.write('sp', () => 1, function* (tx, at) {
+      const inside = yield* tx.savepoint(function* () {
+        yield* tx.insertRejection('inside', 't', 1, 'r', at);
+        // The read sends the SAVEPOINT and the insert: nothing is left pending when the body returns.
+        return yield* rejected(tx);
+      });
+      yield* tx.insertRejection('after', 't', 2, 'r', at);
+      return [inside, yield* rejected(tx)];
+    });
+    expect(seen).toEqual([['inside'], ['inside', 'after']]);
+    expect(await store.read('r', rejected)).toEqual(['inside', 'after']);
+  });
+
   it('undoes the body when one of its pending writes fails on the server, and the caller may go on', async () => {
     const store = openStore();
     const outcome = await store.write('sp', () => 1, function* (tx, at) {
