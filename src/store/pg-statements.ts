@@ -534,6 +534,8 @@ export class PgStatements implements StoreTx {
   wrote = false;
   /** W1: the body made a task claimable; the store sends one NOTIFY with its COMMIT (PgStore). */
   claimable = false;
+  /** The body is an enqueue (ReadsFirst.enqueue was answered): its read of the paused tenants brings the live count along. */
+  private enqueueing = false;
 
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
@@ -622,6 +624,7 @@ export class PgStatements implements StoreTx {
       this.remember('latestVersionOfTopic', [tenant, topic], latest === undefined ? undefined : Object.values(latest)[0]);
       this.remember('olderUnstartedVersions', [tenant, topic, version], results[1]!.rows);
       this.remember('enqueueAhead', [tenant, topic, version], results[2]!.rows[0]);
+      this.enqueueing = true;
       return;
     }
     if (reads?.completingRow === undefined) return;
@@ -691,10 +694,7 @@ export class PgStatements implements StoreTx {
     const writes = this.takePending();
     let results: PgResult[];
     try {
-      results = (yield this.runner.batch(
-        writes.map((write) => write.config),
-        trailer,
-      )) as PgResult[];
+      results = (yield this.runner.batch(writes.map((write) => write.config), trailer)) as PgResult[];
     } catch (error) {
       if (isRowChanged(error)) this.rowChanged = true;
       throw batchFailure(error, writes);
@@ -1112,6 +1112,7 @@ export class PgStatements implements StoreTx {
   *pausedTenants(): Step<PauseRow[]> {
     const known = this.recall<PauseRow[]>('pausedTenants', []);
     if (known !== undefined) return known.answer;
+    if (!this.enqueueing) return yield* this.rows<PauseRow>('pausedTenants');
     // An enqueue reads the live count next (admission): it comes back in the same round trip.
     const [paused, live] = yield* this.together([
       ['pausedTenants', []],

@@ -14,21 +14,13 @@ import { ManualClock, T0 } from '../queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import type { Step } from './store.ts';
+import { thrownBy } from './__test-helpers__/thrown.ts';
 
 const scratch: string[] = [];
 
 afterEach(() => {
   for (const directory of scratch.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
-
-function thrownBy(call: () => unknown): unknown {
-  try {
-    call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
-}
 
 /** A read body that meets SQLITE_BUSY on its first `busy` runs, then reads the live count. */
 function busyFor(busy: number): { runs: () => number; body: (tx: Parameters<Parameters<SqliteStore['readNow']>[1]>[0]) => Step<number> } {

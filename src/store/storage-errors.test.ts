@@ -6,21 +6,13 @@ import { ManualClock, T0, fingerprint, request } from '../queue/__test-helpers__
 import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { SqliteStore, storageCodeOf } from './sqlite-store.ts';
+import { thrownBy } from './__test-helpers__/thrown.ts';
 
 /** Makes the database unable to grow, for real: a statement that needs one more page meets SQLITE_FULL. */
 function fillDisk(db: Database.Database): number {
   const room = db.pragma('max_page_count', { simple: true }) as number;
   db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
   return room;
-}
-
-function thrownBy(call: () => unknown): unknown {
-  try {
-    call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
 }
 
 async function rejectionOf(call: () => Promise<unknown>): Promise<unknown> {
