@@ -1,5 +1,4 @@
 import type { Database } from 'better-sqlite3';
-import type { Pool } from 'pg';
 import { CryptoRandom } from './adapters/random.ts';
 import type { Clock, Random } from './ports.ts';
 import { defaultAdmission, type AdmissionPolicy } from './queue/admission.ts';
@@ -21,7 +20,7 @@ import { effectResult, listEffects, recordEffect } from './runs/effects.ts';
 import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
 import { requireDurability, type Durability } from './store/durability.ts';
-import { isPglite, isPostgresUrl, PgStore, type PgliteLike } from './store/pg-store.ts';
+import { isPglite, isPostgresUrl, PgStore, type PgliteLike, type PgPoolLike as Pool } from './store/pg-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Step, Store, StoreTx } from './store/store.ts';
 

@@ -164,3 +164,26 @@ export class ConnectionError extends RetryableStoreError {
     this.attempts = detail.attempts;
   }
 }
+
+/**
+ * A feature needs a package that is not installed: the optional peer dependencies (`pg` for PostgreSQL,
+ * `prom-client` for Prometheus text, `@electric-sql/pglite` for the simulator's PostgreSQL, `zod` and
+ * `seedrandom` for the harness) are loaded on first use, never by `import 'leasehold'`. `packageName` is
+ * the first missing package, `packageNames` all of them, `feature` what needed them; the message ends with
+ * the command that installs them. Thrown before anything is written.
+ */
+export class MissingDependencyError extends LeaseholdError {
+  readonly packageName: string;
+  readonly packageNames: readonly string[];
+  readonly feature: string;
+
+  constructor(feature: string, packageNames: readonly [string, ...string[]], options: { cause?: unknown } = {}) {
+    const names = packageNames.map((name) => `"${name}"`);
+    const listed = names.length === 1 ? `the ${names[0]} package` : `the ${names.slice(0, -1).join(', ')} and ${names.at(-1)} packages`;
+    super('missing_dependency', `leasehold: ${feature} needs ${listed}: npm install ${packageNames.join(' ')}`);
+    this.packageName = packageNames[0];
+    this.packageNames = Object.freeze([...packageNames]);
+    this.feature = feature;
+    if (options.cause !== undefined) this.cause = options.cause;
+  }
+}

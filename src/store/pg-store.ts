@@ -1,5 +1,4 @@
-import pg from 'pg';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } from '../queue/errors.ts';
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
@@ -8,6 +7,7 @@ import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepare
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
 import { noticeBoardOf, type NoticeBoard } from './notices.ts';
+import { pgDriver } from './pg-driver.ts';
 
 /**
  * The PostgreSQL store (SPEC P1-P4): workers on many machines share one queue.
@@ -120,7 +120,7 @@ const NUMERIC_OIDS = new Set([20, 1700]);
 export const PG_TYPES = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
     if (NUMERIC_OIDS.has(oid)) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
+    return pgDriver().types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
   },
 };
 
@@ -177,6 +177,15 @@ function typed(operation: string, error: unknown, code: ConnectionErrorCode, com
   });
 }
 
+/**
+ * What openWorkQueue takes as a pg Pool (which the caller keeps and ends): its connect() and query(). A
+ * structural type, so the declarations need no @types/pg; a pg Pool is one.
+ */
+export interface PgPoolLike {
+  connect(): Promise<unknown>;
+  query(...args: never[]): unknown;
+}
+
 function isPool(target: unknown): target is Pool {
   return typeof target === 'object' && target !== null && typeof (target as Pool).connect === 'function' && typeof (target as Pool).query === 'function';
 }
@@ -213,11 +222,11 @@ function preparedOn(session: object): Set<string> {
 
 /** One connection's query runner for the statements: this store's number parsing on every query. */
 function runnerOf(client: PoolClient): PgQuery & PgSession {
-  const simple = (text: string) => client.query({ text, types: PG_TYPES } as pg.QueryConfig) as unknown as Promise<PgResult | PgResult[]>;
+  const simple = (text: string) => client.query({ text, types: PG_TYPES } as QueryConfig) as unknown as Promise<PgResult | PgResult[]>;
   return {
     query(config: PgQueryConfig | string, values?: unknown[]): Promise<PgResult> {
       const query = typeof config === 'string' ? { text: config, ...(values === undefined ? {} : { values }) } : config;
-      return client.query({ ...query, types: PG_TYPES } as pg.QueryConfig) as unknown as Promise<PgResult>;
+      return client.query({ ...query, types: PG_TYPES } as QueryConfig) as unknown as Promise<PgResult>;
     },
     async batch(configs: readonly PgQueryConfig[], trailer?: string, leader?: string): Promise<PgResult[]> {
       await prepareForBatch(preparedOn(client), configs, simple);
@@ -248,7 +257,7 @@ export interface PgConnector {
 const LISTENED = new WeakSet<PoolClient>();
 
 /** A pg Pool's clients, one per transaction; `owned`: the store made the pool, and ends it on close. */
-export function poolConnector(pool: Pool, owned: boolean): PgConnector {
+function poolConnector(pool: Pool, owned: boolean): PgConnector {
   return {
     async acquire(): Promise<PgLease> {
       const client = await pool.connect();
@@ -454,13 +463,15 @@ export class PgStore implements Store {
    * on the first call. A URL gets a pool of the store's own, ended by close(); a pool passed in stays
    * the caller's, and so does a PGlite database (the same statements and transactions, in-process).
    */
-  static open(target: string | Pool | PgliteLike, options: PgStoreOptions, at: () => number): PgStore {
+  static open(target: string | PgPoolLike | PgliteLike, options: PgStoreOptions, at: () => number): PgStore {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new ConfigError('schema', 'expected a PostgreSQL identifier (letters, digits, underscores)');
     }
     if (isPostgresUrl(target)) {
       // P2: a malformed URL is refused here, synchronously, as SQLite refuses a missing folder.
       checkPostgresUrl(target);
+      // pg is loaded here, on first use: a SQLite user need not install it (MissingDependencyError if missing).
+      const pg = pgDriver();
       const pool = new pg.Pool({
         connectionString: target,
         types: PG_TYPES,
