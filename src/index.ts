@@ -1,11 +1,17 @@
-/** Leasehold's public entry: the work queue, its ports and adapters, and its types. */
+/**
+ * Leasehold's public entry: the work queue, its ports and adapters, and its types. Importing it loads
+ * better-sqlite3 and none of the optional peer dependencies (pg, prom-client, @opentelemetry/api,
+ * @electric-sql/pglite, zod, seedrandom): each is loaded by the feature that needs it, on first use
+ * (src/optional-packages.ts). The PostgreSQL and metrics parts are also at `leasehold/postgres`
+ * (src/postgres.ts) and `leasehold/metrics` (src/metrics.ts).
+ */
 export type { Clock, Random, Waiter } from './ports.ts';
 export { SystemClock } from './adapters/clock.ts';
 export { CryptoRandom } from './adapters/random.ts';
 export { TimerWaiter } from './adapters/waiter.ts';
 export { openWorkQueue, type OpenWorkQueueOptions } from './work-queue.ts';
 export { DEFAULT_CONFIG, resolveConfig } from './queue/config.ts';
-export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError, OpenError, RetryableStoreError, StorageError, type StorageErrorCode, ConnectionError, type ConnectionErrorCode } from './queue/errors.ts';
+export { BusyError, ClosedError, ConfigError, InputError, InvariantError, LeaseholdError, MissingDependencyError, OpenError, RetryableStoreError, StorageError, type StorageErrorCode, ConnectionError, type ConnectionErrorCode } from './queue/errors.ts';
 export { EDGES, STATES, TRANSITIONS, TERMINAL_STATES, LIVE_STATES, OCCUPYING_STATES, isTerminal, canTransition, type Edge, type TransitionEvent } from './queue/states.ts';
 export type { Store, StoreTx } from './store/store.ts';
 export { SqliteStore } from './store/sqlite-store.ts';

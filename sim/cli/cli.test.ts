@@ -13,9 +13,10 @@ import { COMMAND_NAMES, COMMANDS } from './command-specs.ts';
 import * as checkCommand from './commands/check.ts';
 import * as runCommandModule from './commands/run.ts';
 import { summarise } from './commands/run.ts';
-import { COMMAND_MODULES, runCli, runCommand, toRun } from './dispatch.ts';
+import { COMMAND_LOADERS, loadCommand, runCli, runCommand, toRun } from './dispatch.ts';
 import { EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE, exitCodeForVerdict } from './exit-codes.ts';
 import { UsageError } from './usage-error.ts';
+import { MissingDependencyError } from '../../src/queue/errors.ts';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-cli-test-'));
@@ -192,12 +193,25 @@ describe('leasehold dispatch', () => {
     expect(result.stdout).toBe('');
   });
 
-  it("runs each command's own module, and start through the command named by START_RUNS, with that command's defaults", () => {
-    expect(toRun(parse('run', '--scenario', 'mixed', '--seed', '1')).module).toBe(runCommandModule);
+  it("runs each command's own module, and start through the command named by START_RUNS, with that command's defaults", async () => {
+    expect(await loadCommand(toRun(parse('run', '--scenario', 'mixed', '--seed', '1')).command)).toBe(runCommandModule);
     const start = toRun(parse('start'));
-    expect(start.module).toBe(checkCommand);
+    expect(await loadCommand(start.command)).toBe(checkCommand);
     expect(start.args.toJSON()).toEqual({ command: 'check', flags: { out: 'reports/latest', report: true }, positionals: [] });
-    expect(Object.keys(COMMAND_MODULES).sort()).toEqual(COMMAND_NAMES.filter((name) => name !== 'start').sort());
+    expect(Object.keys(COMMAND_LOADERS).sort()).toEqual(COMMAND_NAMES.filter((name) => name !== 'start').sort());
+  });
+
+  it("checks for the harness's packages before loading a harness command, and loads work without them", async () => {
+    const nothingInstalled = (name: string): string => {
+      throw Object.assign(new Error(`Cannot find module '${name}'`), { code: 'MODULE_NOT_FOUND' });
+    };
+    for (const command of ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'demo'] as const) {
+      await expect(loadCommand(command, nothingInstalled)).rejects.toMatchObject({
+        name: 'MissingDependencyError',
+        message: `leasehold: leasehold ${command} needs the "zod" and "seedrandom" packages: npm install zod seedrandom`,
+      });
+    }
+    expect(typeof (await loadCommand('work', nothingInstalled)).execute).toBe('function');
   });
 
   it('hands parsed arguments to a command module and returns its exit code', async () => {
@@ -208,7 +222,7 @@ describe('leasehold dispatch', () => {
     expect(seen).toEqual({ command: 'check', flags: { seeds: 5, scenario: ['a', 'b'] }, positionals: [] });
   });
 
-  it('maps a UsageError from a module to 64, anything else thrown to 3, and a non-exit code to 3', async () => {
+  it('maps a UsageError or a MissingDependencyError from a module to 64, anything else thrown to 3, and a non-exit code to 3', async () => {
     const outcome = async (execute: () => Promise<number>) => {
       const io = collector();
       const code = await runCommand({ execute }, parse('check'), io.context);
@@ -220,6 +234,8 @@ describe('leasehold dispatch', () => {
     expect(crash.code).toBe(EXIT_HARNESS);
     expect(crash.stderr.split('\n')[0]).toBe('leasehold: harness crash in check: TypeError: db gone');
     expect(crash.stderr.split('\n').length).toBeGreaterThan(1);
+    const missing = await outcome(async () => Promise.reject(new MissingDependencyError('PostgreSQL', ['pg'])));
+    expect(missing).toEqual({ code: EXIT_USAGE, stderr: 'leasehold: PostgreSQL needs the "pg" package: npm install pg' });
     const nonsense = await outcome(async () => 256);
     expect(nonsense).toEqual({ code: EXIT_HARNESS, stderr: 'leasehold: harness crash: check returned 256 instead of an exit code' });
   });

@@ -1,24 +1,45 @@
 import { parseCommandLine, parseFlags, type ParsedArgs } from './args.ts';
 import type { CommandContext, CommandModule } from './command-context.ts';
 import { COMMANDS, START_ARGS, START_RUNS, type CommandName } from './command-specs.ts';
-import * as check from './commands/check.ts';
-import * as demo from './commands/demo.ts';
-import * as merge from './commands/merge.ts';
-import * as replay from './commands/replay.ts';
-import * as report from './commands/report.ts';
-import * as run from './commands/run.ts';
-import * as scenarios from './commands/scenarios.ts';
-import * as work from './commands/work.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { isUsageError } from './usage-error.ts';
 import { versions } from '../check/versions.ts';
+import { MissingDependencyError } from '../../src/queue/errors.ts';
+import type { Resolver } from '../../src/optional-packages.ts';
+import { requireHarnessPackages } from '../harness-packages.ts';
+
+/** A command that has a module of its own: every one but `start`, which runs START_RUNS. */
+export type ModuleCommand = Exclude<CommandName, 'start'>;
 
 /**
- * The module of each command (sim/cli/commands/<name>.ts). They are imported statically, so that the
- * CLI runs the same from source (tsx) and compiled (dist/, plain node), and a missing one fails the build.
+ * How each command's module (sim/cli/commands/<name>.ts) is loaded: on demand, so a command loads only
+ * what it uses (`leasehold work` and `--help` load none of the harness's packages). Each path is a
+ * literal, so the CLI runs the same from source (tsx) and compiled (dist/, plain node), and a missing one
+ * fails the build.
  */
-export const COMMAND_MODULES: Readonly<Record<Exclude<CommandName, 'start'>, CommandModule>> = { check, merge, replay, run, report, scenarios, demo, work };
+export const COMMAND_LOADERS: Readonly<Record<ModuleCommand, () => Promise<CommandModule>>> = {
+  check: () => import('./commands/check.ts'),
+  merge: () => import('./commands/merge.ts'),
+  replay: () => import('./commands/replay.ts'),
+  run: () => import('./commands/run.ts'),
+  report: () => import('./commands/report.ts'),
+  scenarios: () => import('./commands/scenarios.ts'),
+  demo: () => import('./commands/demo.ts'),
+  work: () => import('./commands/work.ts'),
+};
+
+/** The commands that run a production queue and need none of the harness's packages (sim/harness-packages.ts). */
+const PRODUCTION_COMMANDS: ReadonlySet<ModuleCommand> = new Set(['work']);
+
+/**
+ * A command's module. The harness's commands need its optional packages (zod, seedrandom): checked
+ * first, so one missing is a MissingDependencyError naming them all, before anything imports them.
+ */
+export async function loadCommand(command: ModuleCommand, resolve?: Resolver): Promise<CommandModule> {
+  if (!PRODUCTION_COMMANDS.has(command)) requireHarnessPackages(`leasehold ${command}`, resolve);
+  return COMMAND_LOADERS[command]();
+}
 
 /**
  * The whole CLI as a function: parse, run the command's module, and map every way out to an S9 exit
@@ -44,14 +65,22 @@ export async function runCli(argv: readonly string[], context: CommandContext): 
     context.err(error.line());
     return EXIT_USAGE;
   }
-  return runCommand(planned.module, planned.args, context);
+  let module: CommandModule;
+  try {
+    module = await loadCommand(planned.command);
+  } catch (error) {
+    if (!(error instanceof MissingDependencyError)) throw error;
+    context.err(error.message);
+    return EXIT_USAGE;
+  }
+  return runCommand(module, planned.args, context);
 }
 
 /** What runs for a command line: the command's own module, but for `start` (the main job) START_RUNS with START_ARGS. */
-export function toRun(args: ParsedArgs): { module: CommandModule; args: ParsedArgs } {
+export function toRun(args: ParsedArgs): { command: ModuleCommand; args: ParsedArgs } {
   const command = args.command;
-  if (command === 'start') return { module: COMMAND_MODULES[START_RUNS], args: parseFlags(COMMANDS[START_RUNS], START_ARGS) };
-  return { module: COMMAND_MODULES[command], args };
+  if (command === 'start') return { command: START_RUNS, args: parseFlags(COMMANDS[START_RUNS], START_ARGS) };
+  return { command, args };
 }
 
 /** Runs one command module: its exit code, 64 for a UsageError it throws, 3 for anything else (S9). */
@@ -66,6 +95,12 @@ export async function runCommand(module: CommandModule, args: ParsedArgs, contex
   } catch (error) {
     if (isUsageError(error)) {
       context.err(error.line());
+      return EXIT_USAGE;
+    }
+    // An optional package the command needs is not installed (pg for a postgres:// URL, @electric-sql/pglite
+    // for --store pglite): the one line that says what to install, as for bad usage (64), not a crash.
+    if (error instanceof MissingDependencyError) {
+      context.err(error.message);
       return EXIT_USAGE;
     }
     reportCrash(args.command, error, context);

@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseCommandLine } from './args.ts';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
+import { storeArgument } from './store-argument.ts';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TSX_CLI = join(REPO, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -59,5 +61,19 @@ describe('leasehold --store', () => {
     const result = await leasehold(['run', '--store', 'pglite', '--scenario', 'io-errors', '--seed', '1']);
     expect(result.code).toBe(EXIT_USAGE);
     expect(result.stderr).toMatch(/scenario 'io-errors' cannot run on pglite: its fault plan needs io-error/);
+  });
+
+  it('checks for @electric-sql/pglite (an optional package) when --store pglite is given, and only then', () => {
+    const parsed = parseCommandLine(['check', '--store', 'pglite']);
+    const sqlite = parseCommandLine(['check']);
+    if (parsed.kind !== 'command' || sqlite.kind !== 'command') throw new Error('expected commands');
+    const missing = (name: string): string => {
+      throw Object.assign(new Error(`Cannot find module '${name}'`), { code: 'MODULE_NOT_FOUND' });
+    };
+    expect(() => storeArgument(parsed.args, 'check', missing)).toThrow(
+      `leasehold: the simulator's PostgreSQL store (--store pglite) needs the "@electric-sql/pglite" package: npm install @electric-sql/pglite`,
+    );
+    expect(storeArgument(sqlite.args, 'check', missing)).toBe('sqlite');
+    expect(storeArgument(parsed.args, 'check')).toBe('pglite');
   });
 });

@@ -12,11 +12,15 @@
  * taken once (measured cheaper than dropping the schema and migrating again: ~20 ms against ~130 ms).
  * One world at a time uses the database.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { importOptional } from '../../src/optional-packages.ts';
 import { migratePg } from '../../src/store/pg-migrations.ts';
 import { queueLockKey, withPgliteConnection } from '../../src/store/pg-store.ts';
 import type { TimedFault, PointFault, FaultPlan } from '../faults/plan.ts';
 import type { ScenarioSpec } from '../scenario.ts';
+
+/** What needs @electric-sql/pglite, as a MissingDependencyError names it. */
+export const PGLITE_FEATURE = "the simulator's PostgreSQL store (--store pglite)";
 
 /** Which database a world runs on: SQLite (the default) or the PostgreSQL store on PGlite. */
 export const SIM_STORES = ['sqlite', 'pglite'] as const;
@@ -70,7 +74,9 @@ export function simPglite(): Promise<PGlite> {
 
 function sharedPglite(): Promise<Shared> {
   shared ??= (async () => {
-    const db = new PGlite();
+    // An optional peer dependency, loaded by the first PGlite world: missing, a MissingDependencyError names it.
+    const { PGlite: Database } = await importOptional<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', PGLITE_FEATURE);
+    const db = new Database();
     await db.waitReady;
     return { db, reset: undefined, inUse: false };
   })();

@@ -1,8 +1,9 @@
-import type { BatchObservableCallback, Meter, Observable } from '@opentelemetry/api';
+import { metrics, type BatchObservableCallback, type Meter, type Observable } from '@opentelemetry/api';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Signals } from '../queue/types.ts';
 import { registerOtelSignals } from './otel.ts';
-import { renderPrometheus } from './prometheus.ts';
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
 const SIGNALS: Signals = {
   at: 1_000_000,
@@ -73,5 +74,18 @@ describe('A5 exporters', () => {
     expect(seen).toContainEqual(['leasehold.alert.stuck_while_capacity_normal', 1, undefined]);
     unregister();
     expect(registered).toBeUndefined();
+  });
+
+  it("gives prom-client's own content type (which it does not load just to name it)", () => {
+    expect(PROMETHEUS_CONTENT_TYPE).toBe(Registry.PROMETHEUS_CONTENT_TYPE);
+  });
+
+  it("takes @opentelemetry/api's own Meter (its structural type admits the real one)", async () => {
+    const meter: Meter = metrics.getMeter('leasehold-test');
+    let reads = 0;
+    const unregister = registerOtelSignals(meter, { signals: async () => (reads++, SIGNALS) });
+    unregister();
+    // Without an SDK's MeterProvider the API's meter is a no-op: nothing collects, so nothing is read.
+    expect(reads).toBe(0);
   });
 });

@@ -1,5 +1,27 @@
-import type { BatchObservableCallback, Meter, Observable } from '@opentelemetry/api';
 import type { WorkQueue } from '../queue/types.ts';
+
+/**
+ * What registerOtelSignals uses of an OpenTelemetry Meter (@opentelemetry/api's `Meter`, which is one):
+ * structural types of leasehold's own, so its declarations compile without @opentelemetry/api installed,
+ * and nothing of that package is loaded at run time (the caller brings the meter).
+ */
+export interface OtelMeter {
+  createObservableGauge(name: string, options?: { description?: string; unit?: string }): OtelObservable;
+  createObservableCounter(name: string, options?: { description?: string; unit?: string }): OtelObservable;
+  addBatchObservableCallback(callback: OtelBatchCallback, observables: OtelObservable[]): void;
+  removeBatchObservableCallback(callback: OtelBatchCallback, observables: OtelObservable[]): void;
+}
+
+/** An instrument the meter created: leasehold only hands it back to the meter. */
+export type OtelObservable = object;
+
+/** What a batch callback is given to record with (@opentelemetry/api's BatchObservableResult). */
+export interface OtelBatchResult {
+  observe(observable: OtelObservable, value: number, attributes?: Record<string, string | number | boolean>): void;
+}
+
+/** A batch observable callback, called once per collection. */
+export type OtelBatchCallback = (result: OtelBatchResult) => void | Promise<void>;
 
 /**
  * A5: the control-plane signals as OpenTelemetry metrics on a Meter of @opentelemetry/api: observable
@@ -8,7 +30,7 @@ import type { WorkQueue } from '../queue/types.ts';
  * exporter (src/export/prometheus.ts); times are in seconds. Returns a function that unregisters the
  * callback. Without an SDK's MeterProvider registered, @opentelemetry/api's meter is a no-op.
  */
-export function registerOtelSignals(meter: Meter, queue: Pick<WorkQueue, 'signals'>, prefix = 'leasehold.'): () => void {
+export function registerOtelSignals(meter: OtelMeter, queue: Pick<WorkQueue, 'signals'>, prefix = 'leasehold.'): () => void {
   const gauge = (name: string, description: string, unit?: string) => meter.createObservableGauge(prefix + name, unit === undefined ? { description } : { description, unit });
   const counter = (name: string, description: string) => meter.createObservableCounter(prefix + name, { description });
   const instruments = {
@@ -24,7 +46,7 @@ export function registerOtelSignals(meter: Meter, queue: Pick<WorkQueue, 'signal
     oldest: gauge('oldest_waiting', "How long each tenant's oldest ready task has waited.", 's'),
     stuck: gauge('alert.stuck_while_capacity_normal', 'The oldest eligible, unexpired task has waited stuckAfterMs while slots are free (1) or not (0).'),
   };
-  const callback: BatchObservableCallback = async (observer) => {
+  const callback: OtelBatchCallback = async (observer) => {
     const signals = await queue.signals();
     for (const row of signals.depth) observer.observe(instruments.depth, row.n, { tenant: row.tenant, priority: row.priority });
     for (const row of signals.decisions) observer.observe(instruments.decisions, row.n, { action: row.action, reason: row.reason });
@@ -45,7 +67,7 @@ export function registerOtelSignals(meter: Meter, queue: Pick<WorkQueue, 'signal
     for (const row of signals.oldestWaiting) observer.observe(instruments.oldest, row.waitedMs / 1000, { tenant: row.tenant });
     observer.observe(instruments.stuck, signals.alerts.stuckWhileCapacityNormal ? 1 : 0);
   };
-  const observables: Observable[] = Object.values(instruments);
+  const observables: OtelObservable[] = Object.values(instruments);
   meter.addBatchObservableCallback(callback, observables);
   return () => meter.removeBatchObservableCallback(callback, observables);
 }

@@ -1,5 +1,8 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import type { Gauge } from 'prom-client';
+import { importOptional } from '../optional-packages.ts';
 import type { Signals, SignalSummary, WorkQueue } from '../queue/types.ts';
+
+type PromClient = typeof import('prom-client');
 
 /**
  * A5: the control-plane signals in the Prometheus text exposition format, rendered with prom-client's
@@ -20,9 +23,13 @@ import type { Signals, SignalSummary, WorkQueue } from '../queue/types.ts';
  *   leasehold_oldest_waiting_seconds{tenant}               how long each tenant's oldest ready task has waited
  *   leasehold_alert_stuck_while_capacity_normal            1 while the alert holds, else 0
  */
-export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+/** The Content-Type of a scrape's answer: prom-client's Registry.PROMETHEUS_CONTENT_TYPE (a test holds them equal). */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-export function renderPrometheus(signals: Signals, prefix = 'leasehold_'): Promise<string> {
+export async function renderPrometheus(signals: Signals, prefix = 'leasehold_'): Promise<string> {
+  // prom-client is an optional peer dependency, loaded by the first render and never by `import
+  // 'leasehold'`; when it is not installed the render rejects with MissingDependencyError naming it.
+  const { Counter, Gauge, Registry } = await importOptional<PromClient>('prom-client', 'Prometheus text (renderPrometheus)');
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name: prefix + name, help, labelNames, registers: [registry] });
   const counter = (name: string, help: string, labelNames: string[]) => new Counter({ name: prefix + name, help, labelNames, registers: [registry] });
