@@ -15,7 +15,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { importOptional } from '../../src/optional-packages.ts';
 import { migratePg } from '../../src/store/pg-migrations.ts';
-import { queueLockKey, withPgliteConnection } from '../../src/store/pg-store.ts';
+import { queueLockKey, withPgliteConnection, type PgliteLike } from '../../src/store/pg-store.ts';
 import type { TimedFault, PointFault, FaultPlan } from '../faults/plan.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 
@@ -67,8 +67,11 @@ let shared: Promise<Shared> | undefined;
 /** The schema the queue's tables live in, and the pristine copy of the migrations' rows. */
 const PRISTINE = 'leasehold_sim_pristine';
 
-/** This thread's PGlite database, started on first use. */
-export function simPglite(): Promise<PGlite> {
+/**
+ * This thread's PGlite database, started on first use. Typed as what the store needs of it (PgliteLike),
+ * so no declaration of the harness names @electric-sql/pglite, an optional package.
+ */
+export function simPglite(): Promise<PgliteLike> {
   return sharedPglite().then((state) => state.db);
 }
 
@@ -96,14 +99,14 @@ function session(db: PGlite) {
  * keeps a pristine copy of every row the migrations wrote; later calls truncate and copy them back.
  * Returns a release to call once the world is done with it.
  */
-export async function freshPglite(db: PGlite, now: number): Promise<() => void> {
+export async function freshPglite(db: PgliteLike, now: number): Promise<() => void> {
   const state = await sharedPglite();
   if (state.db !== db) throw new Error('freshPglite: not this thread\'s PGlite database');
   if (state.inUse) throw new Error('freshPglite: another world is still using this thread\'s PGlite database (one world at a time)');
   state.inUse = true;
   try {
     // After anything still in flight on the database (the world before closed its store, which waits for its own), before any store of this world.
-    await withPgliteConnection(db, () => reset(state, db, now));
+    await withPgliteConnection(db, () => reset(state, state.db, now));
   } catch (error) {
     state.inUse = false;
     throw error;
