@@ -138,6 +138,8 @@ export function settlePending(writes: readonly PendingWrite[], results: readonly
 /** A write whose answer the body does not wait for: sent with the next statement, or with COMMIT (PgStatements.defer). */
 export interface PendingWrite {
   config: PgQueryConfig;
+  /** A savepoint's RELEASE left to go with the next batch (PgStatements.savepoint): a failure of that batch is retried with the release awaited. */
+  release?: true;
   /** Told the write's result once its batch has run. */
   settled?: (result: PgResult) => void;
   /** A write that must touch exactly one row (what it is, for the error): its statement fails the batch otherwise (exactlyOne). */
@@ -534,8 +536,24 @@ export class PgStatements implements StoreTx {
   wrote = false;
   /** W1: the body made a task claimable; the store sends one NOTIFY with its COMMIT (PgStore). */
   claimable = false;
-  /** The body is an enqueue (ReadsFirst.enqueue was answered): its read of the paused tenants brings the live count along. */
-  private enqueueing = false;
+  /**
+   * An enqueue's paused tenants and live count, read with the queue lock in its first round trip
+   * (ReadsFirst.enqueue), and what this transaction has added to the count since (adjustLive). They stay
+   * good across the enqueue's other writes, unlike `ahead`, because the lock keeps every other writer
+   * out and only named statements change them: adjustLive alone writes the live counter (its delta is
+   * kept here), pauseTenant and resumeTenant alone write the pauses (they forget this), and a savepoint
+   * rolled back to forgets it too. So an enqueue's admission reads cost no round trip.
+   */
+  private enqueueBase: { paused: PauseRow[]; live: number; delta: number } | undefined;
+  /**
+   * Whether savepoint() may leave its RELEASE pending, to go with the next batch (COMMIT's, for an
+   * enqueue) instead of a round trip of its own. The store turns it off for a transaction run again
+   * because such a batch failed (`releaseFailed`): a failure inside a savepoint is then met where the
+   * body can catch it, as the StoreTx contract says.
+   */
+  deferRelease = true;
+  /** A batch that carried a savepoint's deferred RELEASE failed (not the connection): the store runs the transaction again with deferRelease off. */
+  releaseFailed = false;
 
   /**
    * @param now the transaction's time, for reads ahead that take it (a write transaction's, read once
@@ -568,8 +586,7 @@ export class PgStatements implements StoreTx {
     try {
       results = (yield this.runner.batch([...writes.map((write) => write.config), ...configs])) as PgResult[];
     } catch (error) {
-      if (isRowChanged(error)) this.rowChanged = true;
-      throw batchFailure(error, writes);
+      throw this.failed(error, writes);
     }
     settlePending(writes, results);
     return results.slice(writes.length);
@@ -593,7 +610,13 @@ export class PgStatements implements StoreTx {
     }
     if (reads?.enqueue !== undefined) {
       const { tenant, topic, version } = reads.enqueue;
-      return [config('latestVersionOfTopic', [tenant, topic]), config('olderUnstartedVersions', [tenant, topic, version]), config('enqueueAhead', [tenant, topic, version])];
+      return [
+        config('latestVersionOfTopic', [tenant, topic]),
+        config('olderUnstartedVersions', [tenant, topic, version]),
+        config('enqueueAhead', [tenant, topic, version]),
+        config('pausedTenants', []),
+        config('liveCount', []),
+      ];
     }
     if (reads?.completingRow === undefined) return [];
     return [config(versioned ? 'completingRowVersioned' : 'completingRowAhead', [reads.completingRow])];
@@ -618,13 +641,13 @@ export class PgStatements implements StoreTx {
       }
       return;
     }
-    if (reads?.enqueue !== undefined && results.length === 3) {
+    if (reads?.enqueue !== undefined && results.length === 5) {
       const { tenant, topic, version } = reads.enqueue;
       const latest = results[0]!.rows[0];
       this.remember('latestVersionOfTopic', [tenant, topic], latest === undefined ? undefined : Object.values(latest)[0]);
       this.remember('olderUnstartedVersions', [tenant, topic, version], results[1]!.rows);
       this.remember('enqueueAhead', [tenant, topic, version], results[2]!.rows[0]);
-      this.enqueueing = true;
+      this.enqueueBase = { paused: results[3]!.rows as unknown as PauseRow[], live: Number(results[4]!.rows[0]?.value), delta: 0 };
       return;
     }
     if (reads?.completingRow === undefined) return;
@@ -696,10 +719,20 @@ export class PgStatements implements StoreTx {
     try {
       results = (yield this.runner.batch(writes.map((write) => write.config), trailer)) as PgResult[];
     } catch (error) {
-      if (isRowChanged(error)) this.rowChanged = true;
-      throw batchFailure(error, writes);
+      throw this.failed(error, writes);
     }
     settlePending(writes, results);
+  }
+
+  /**
+   * What a failed batch of `writes` means, with the marks the store acts on: the row read before the
+   * lock changed (rowChanged), or a savepoint's deferred RELEASE went down with it (releaseFailed). The
+   * error to throw is returned.
+   */
+  failed(error: unknown, writes: readonly PendingWrite[]): unknown {
+    if (isRowChanged(error)) this.rowChanged = true;
+    if (writes.some((write) => write.release === true)) this.releaseFailed = true;
+    return batchFailure(error, writes);
   }
 
   /** The writes not sent yet, handed over (the store sends them with COMMIT and calls settlePending). */
@@ -762,6 +795,14 @@ export class PgStatements implements StoreTx {
       this.pending.pop();
       return result;
     }
+    if (this.deferRelease) {
+      // The RELEASE waits with what the body left, for the next batch (an enqueue's COMMIT): no round
+      // trip of its own. Should that batch fail, the store runs the whole transaction again with the
+      // RELEASE awaited here (releaseFailed), so a failure inside the savepoint is still met where its
+      // body can catch it; a failure with nothing pending inside it is the transaction's anyway.
+      this.pending.push({ config: { text: 'RELEASE SAVEPOINT leasehold_step', values: [], control: true }, release: true });
+      return result;
+    }
     // What the body left pending (with the SAVEPOINT itself if the body sent nothing) is sent inside the
     // savepoint, with the RELEASE in the same round trip: a failure of one of them is caught here, and
     // the RELEASE is not run.
@@ -781,6 +822,7 @@ export class PgStatements implements StoreTx {
   private *rollbackTo(marker: PendingWrite, eventsBefore: number | undefined): Generator<Promise<unknown>, void, unknown> {
     this.lastEventId = eventsBefore;
     this.ahead.clear();
+    this.enqueueBase = undefined;
     const unsent = this.pending.indexOf(marker);
     if (unsent >= 0) {
       this.pending.length = unsent;
@@ -909,12 +951,12 @@ export class PgStatements implements StoreTx {
   }
 
   *liveCount(): Step<number> {
-    const known = this.recall<number | undefined>('liveCount', []);
-    if (known !== undefined && known.answer !== undefined) return known.answer;
+    if (this.enqueueBase !== undefined) return this.enqueueBase.live + this.enqueueBase.delta;
     return (yield* this.pluck<number>('liveCount')) as number;
   }
   *adjustLive(delta: number): Step<void> {
     this.defer('adjustLive', [delta]);
+    if (this.enqueueBase !== undefined) this.enqueueBase.delta += delta;
   }
   /**
    * The holders, with what a claim asks for next read ahead: the paused tenants, and every ready
@@ -1110,21 +1152,17 @@ export class PgStatements implements StoreTx {
     return yield* this.rows<{ tenant: string; service: number }>('tenantServices');
   }
   *pausedTenants(): Step<PauseRow[]> {
+    if (this.enqueueBase !== undefined) return this.enqueueBase.paused;
     const known = this.recall<PauseRow[]>('pausedTenants', []);
     if (known !== undefined) return known.answer;
-    if (!this.enqueueing) return yield* this.rows<PauseRow>('pausedTenants');
-    // An enqueue reads the live count next (admission): it comes back in the same round trip.
-    const [paused, live] = yield* this.together([
-      ['pausedTenants', []],
-      ['liveCount', []],
-    ]);
-    this.remember('liveCount', [], live!.rows[0]?.value);
-    return paused!.rows as unknown as PauseRow[];
+    return yield* this.rows<PauseRow>('pausedTenants');
   }
   *pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {
+    this.enqueueBase = undefined;
     return yield* this.changed('pauseTenant', [tenant, reason, at]);
   }
   *resumeTenant(tenant: string): Step<boolean> {
+    this.enqueueBase = undefined;
     return yield* this.changed('resumeTenant', [tenant]);
   }
   *setDeferred(id: number, reason: string | null): Step<void> {

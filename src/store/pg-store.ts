@@ -3,7 +3,7 @@ import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } fro
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { checkPostgresUrl, pgOpenErrorOf, redactPostgresUrl } from './pg-open-errors.ts';
-import { batchFailure, batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
 import { noticeBoardOf, type NoticeBoard } from './notices.ts';
@@ -633,6 +633,9 @@ export class PgStore implements Store {
     // A holder's call reads its row before it takes the lock, and checks it unchanged under the lock
     // (the class comment); a change means one more try, taking the lock first.
     let holderFirst = readsFirst?.completingRow !== undefined && readClock !== undefined;
+    // A savepoint's RELEASE goes with the next batch, unless a batch that carried one failed: then the
+    // transaction runs again with it awaited in the savepoint (PgStatements.deferRelease).
+    let deferRelease = true;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -667,6 +670,7 @@ export class PgStore implements Store {
         xid = xidRow?.xid === undefined || xidRow.xid === null ? undefined : String(xidRow.xid);
         const { at, body } = start();
         statements = new PgStatements(runner, at);
+        statements.deferRelease = deferRelease;
         statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
         if (unlocked) statements.lockFirst(QUEUE_LOCK_CLASS, this.lockKey);
         result = await drive(body(statements));
@@ -681,7 +685,10 @@ export class PgStore implements Store {
         // claim, a heartbeat or a complete does not send one.
         const commit = statements.claimable ? `${this.notify} ${closing}` : closing;
         if (writes.length === 0) await runner.query(commit);
-        else settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(batchFailure(error, writes))));
+        else {
+          const failing = statements;
+          settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes))));
+        }
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         if (statements.claimable) this.board?.publish();
@@ -700,6 +707,13 @@ export class PgStore implements Store {
           // What the holder's call read before the lock changed before it got the lock: nothing was
           // written; it runs again, taking the lock first. Not a failure of the server: no attempt spent.
           holderFirst = false;
+          attempt--;
+          continue;
+        }
+        if (code === undefined && statements?.releaseFailed === true && deferRelease) {
+          // A batch that carried a savepoint's RELEASE failed, so the body never met the failure inside its
+          // savepoint: nothing was written; it runs again with the RELEASE awaited there. No attempt spent.
+          deferRelease = false;
           attempt--;
           continue;
         }
