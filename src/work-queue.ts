@@ -1,4 +1,3 @@
-import type { Database } from 'better-sqlite3';
 import { CryptoRandom } from './adapters/random.ts';
 import type { Clock, Random } from './ports.ts';
 import { defaultAdmission, type AdmissionPolicy } from './queue/admission.ts';
@@ -21,6 +20,7 @@ import { interrupt } from './runs/interrupt.ts';
 import { reconcile } from './runs/reconciler.ts';
 import { requireDurability, type Durability } from './store/durability.ts';
 import { isPglite, isPostgresUrl, PgStore, type PgliteLike, type PgPoolLike as Pool } from './store/pg-store.ts';
+import type { SqliteDatabase as Database } from './store/sqlite-handle.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Step, Store, StoreTx } from './store/store.ts';
 

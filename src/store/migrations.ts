@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDatabase as Database } from './sqlite-handle.ts';
 import { stateCheckSql } from '../queue/states.ts';
 
 /**

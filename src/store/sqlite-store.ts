@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { Database as DatabaseHandle, Statement } from 'better-sqlite3';
+import type { SqliteDatabase as DatabaseHandle, SqliteStatement as Statement } from './sqlite-handle.ts';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { BusyError, ConfigError, OpenError, StorageError, type StorageErrorCode } from '../queue/errors.ts';

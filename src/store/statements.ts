@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
 import type { TaskState } from '../queue/types.ts';
 import type {
   AdmissionRow,

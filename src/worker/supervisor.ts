@@ -72,7 +72,7 @@ export interface SupervisorOptions {
   /** Node flags for the processes. Default: none, plus `--import tsx` when the entry script or the agent module is TypeScript. */
   execArgv?: readonly string[];
   /** The processes' environment; default this process's. */
-  env?: NodeJS.ProcessEnv;
+  env?: Record<string, string | undefined>;
   /** The host part of worker ids; default os.hostname(). */
   host?: string;
 }
