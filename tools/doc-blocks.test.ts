@@ -105,6 +105,34 @@ describe('docs/scenarios.md', () => {
   });
 });
 
+describe('TypeScript blocks', () => {
+  // Running a block does not check its types (tsx strips them), so a misspelt option would pass unseen.
+  it('type-check under strict settings', async () => {
+    const dir = mkdtempSync(join(PACKAGE_ROOT, 'node_modules', '.cache', 'leasehold-doc-types-'));
+    scratch.push(dir);
+    const files = new Map<string, DocBlock>();
+    for (const { doc, text } of PAGES) {
+      for (const block of parseBlocks(doc, text)) {
+        if (block.kind !== 'program' || block.lang !== 'ts' || block.noRunReason !== undefined || block.file !== undefined) continue;
+        const name = `${doc.replace(/[^\w]/g, '_')}_${block.line}.mts`;
+        writeFileSync(join(dir, name), rewriteImports(block.body, ENTRIES, 'path'));
+        files.set(name, block);
+      }
+    }
+    expect(files.size).toBeGreaterThan(5);
+    const options = { target: 'ES2022', lib: ['ES2023'], module: 'nodenext', moduleResolution: 'nodenext', types: ['node'], strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true };
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: [...files.keys()] }));
+    const result = await run(join(PACKAGE_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(dir, 'tsconfig.json')], PACKAGE_ROOT, {});
+    // Only the blocks' own errors: the sources they import are the repository's typecheck's business.
+    const errors = result.output.split('\n').flatMap((line) => {
+      const match = /([\w]+_\d+\.mts)\((\d+),\d+\): (error .*)$/.exec(line);
+      const block = match === null ? undefined : files.get(match[1]!);
+      return block === undefined ? [] : [`${block.doc}:${block.line + Number(match![2])}: ${match![3]}`];
+    });
+    expect(errors).toEqual([]);
+  }, BLOCK_TIMEOUT_MS);
+});
+
 describe('links', () => {
   it('every relative link of the README and docs/ names a file that exists', () => {
     const broken: string[] = [];

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
  *   directory and run with node (tsx loads TypeScript), and must exit 0. A `json` block is a scenario
  *   file: it must validate and pass seed 1. A `sh` block holds `leasehold` commands, one a line, each
  *   run through tools/leasehold.js and expected to exit 0. A `text` block is output, a tree or a
- *   diagram, and never runs.
+ *   diagram, and never runs. A `ts` block is also type-checked under strict settings.
  * - `no-run: REASON` after the language shows a block without running it; the reason is required. Any
  *   other language (yaml, sql, ...) must carry it.
  * - `file=NAME` writes the block as NAME beside every block of the same page that runs (an agent
@@ -117,12 +117,15 @@ export function entryFiles(root: string): Map<string, string> {
   return entries;
 }
 
-/** Rewrites `from 'leasehold'` and `'leasehold/sub'` (static, side-effect and dynamic imports) to the source files. */
-export function rewriteImports(code: string, entries: ReadonlyMap<string, string>): string {
-  return code.replace(/(\bfrom\s*|\bimport\s*\(?\s*)(['"])(leasehold(?:\/[\w./-]+)?)\2/g, (whole, lead: string, quote: string, specifier: string) => {
+/**
+ * Rewrites `from 'leasehold'` and `'leasehold/sub'` (static, side-effect and dynamic imports) to the source
+ * files: as file URLs for node, or as plain paths for the type checker, which does not resolve URLs.
+ */
+export function rewriteImports(code: string, entries: ReadonlyMap<string, string>, as: 'url' | 'path' = 'url'): string {
+  return code.replace(/(\bfrom\s*|\bimport\s*\(?\s*)(['"])(leasehold(?:\/[\w./-]+)?)\2/g, (_whole, lead: string, quote: string, specifier: string) => {
     const file = entries.get(specifier);
     if (file === undefined) throw new Error(`imports '${specifier}', which package.json's exports do not name`);
-    return `${lead}${quote}${pathToFileURL(file).href}${quote}`;
+    return `${lead}${quote}${as === 'url' ? pathToFileURL(file).href : file}${quote}`;
   });
 }
 
