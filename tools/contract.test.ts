@@ -5,7 +5,7 @@
  * shipped), the contract has exactly the SPEC's ids.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../sim/package-root.ts';
@@ -65,6 +65,16 @@ describe('docs/contract.md', () => {
     const ids = contractIds(CONTRACT);
     expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([]);
     expect(ids.length).toBeGreaterThan(80);
+  });
+
+  it('is the only page that cites requirement ids: the README and the guides say the behaviour', () => {
+    const pages = ['README.md', ...readdirSync(join(PACKAGE_ROOT, 'docs')).filter((name) => name.endsWith('.md') && name !== 'contract.md').map((name) => `docs/${name}`)];
+    const cited = pages.flatMap((page) => {
+      // Prose only: code blocks and inline code hold names (a tool call T1, a label) that merely look like ids.
+      const prose = readFileSync(join(PACKAGE_ROOT, page), 'utf8').replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`]*`/g, '');
+      return [...prose.matchAll(/\b[QRAPWTOS]\d{1,2}\b/g)].map(([id]) => `${page}: ${id}`);
+    });
+    expect(cited).toEqual([]);
   });
 
   it.runIf(existsSync(SPEC_PATH))('has exactly the ids of the SPEC beside the repository', () => {
