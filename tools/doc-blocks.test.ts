@@ -134,22 +134,34 @@ describe('TypeScript blocks', () => {
 });
 
 describe('links', () => {
-  it('every relative link of the README and docs/ names a file that exists', () => {
+  it('every relative link of the README and docs/ names a file that exists, and a section of it that exists', () => {
     const broken: string[] = [];
     for (const { doc, text } of PAGES) {
-      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      for (const [, target, fragment] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]*))?\)/g)) {
         if (/^[a-z]+:/.test(target!)) continue;
-        const path = join(PACKAGE_ROOT, doc, '..', target!);
+        const path = target === '' ? join(PACKAGE_ROOT, doc) : join(PACKAGE_ROOT, doc, '..', target!);
+        let linked: string;
         try {
-          readFileSync(path);
+          linked = readFileSync(path, 'utf8');
         } catch {
           broken.push(`${doc}: ${target}`);
+          continue;
         }
+        if (fragment !== undefined && !anchorsOf(linked).has(fragment)) broken.push(`${doc}: ${target}#${fragment}`);
       }
     }
     expect(broken).toEqual([]);
   });
 });
+
+/** The anchors a Markdown page offers: GitHub's slug of each heading, and each `<a id="...">`. */
+function anchorsOf(markdown: string): Set<string> {
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '');
+  const slugs = [...prose.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) =>
+    heading!.replace(/<[^>]*>/g, '').trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'),
+  );
+  return new Set([...slugs, ...[...markdown.matchAll(/<a id="([^"]+)"><\/a>/g)].map(([, id]) => id!)]);
+}
 
 for (const { doc, text } of PAGES) {
   const blocks = parseBlocks(doc, text);
