@@ -59,9 +59,11 @@ import { pgDriver } from './pg-driver.ts';
  * eligible by then (else the claim reads the heads in a round trip of their own), with the row of the
  * one it will most likely pick. So a claim is 2 round trips with the lock held from the first to the
  * end of the second; a complete is 2, its first made without the lock and its second taking it. An
- * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken and the id an insert
- * would take in the round trip that takes the lock; its savepoint's SAVEPOINT goes with the insert and
- * the reads after it, its RELEASE with the savepoint's last writes: 4 round trips.
+ * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken, the id an insert
+ * would take, the paused tenants and the live count in the round trip that takes the lock; its
+ * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. (A batch that
+ * carried a savepoint's deferred RELEASE and failed runs the transaction again with the RELEASE awaited
+ * inside the savepoint, so its body meets the failure where it can catch it.)
  *
  * Errors (P4): the server's and the socket's failures become ConnectionError (errors.ts), retryable.
  * A failure before COMMIT was sent rolled the transaction back (the server rolls back a transaction
