@@ -3,11 +3,10 @@ import { CHROMIUM_INSTALL_HINT, findChromium, launchChromium, svgToPng } from '.
 
 /**
  * `npx tsx sim/report/timeline-png.ts TIMELINE.svg OUT.png [SCALE]`: a picture of a report's timeline
- * (the timeline.svg beside its index.html), through headless Chromium. reports/timeline.png, the
- * README's picture, was made this way:
+ * (the timeline.svg beside its index.html), through headless Chromium, for a ticket or a chat:
  *
  *   leasehold report --scenario mixed --seeds 1 --seed readme-7 --out reports/readme
- *   npx tsx sim/report/timeline-png.ts reports/readme/timeline.svg reports/timeline.png 1.5
+ *   npx tsx sim/report/timeline-png.ts reports/readme/timeline.svg reports/readme/timeline.png 1.5
  */
 const [svgPath, pngPath, scale] = process.argv.slice(2);
 if (svgPath === undefined || pngPath === undefined) {

@@ -1,5 +1,5 @@
 /**
- * The README's fleet example runs as written (issue 19 item 6): three worker processes, two "hosts"
+ * The fleet example of docs/postgresql.md ("A fleet on two hosts") runs as written (issue 19 item 6): three worker processes, two "hosts"
  * (here: two groups of processes), one PostgreSQL queue. Every seeded task ends done, claimed once,
  * and the processes' own counts add up to the queue's.
  */
