@@ -52,7 +52,7 @@
  * (/dev/shm) makes them cheap without changing what the twin says survives.
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqliteDatabase as Database, SqliteStatement as Statement } from '../../src/store/sqlite-handle.ts';
 import type { Random } from '../../src/ports.ts';
 import type { Durability } from '../../src/store/durability.ts';
 import { SqliteStore } from '../../src/store/sqlite-store.ts';

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../../src/store/sqlite-handle.ts';
 import type { FaultPlan } from '../faults/plan.ts';
 import type { History } from '../history.ts';
 
@@ -58,7 +59,7 @@ export class StorageFaults {
   private cursorStatement: { handle: Database.Database; statement: Database.Statement } | undefined;
 
   /** Adopts `target` (a handle; a path is passed on untouched) and returns what the store should open. */
-  attach<T extends string | Database.Database>(target: T): T {
+  attach<T extends string | SqliteDatabase>(target: T): T {
     if (typeof target === 'string') return target;
     const handle = target as Database.Database;
     this.handle = handle;
