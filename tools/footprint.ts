@@ -23,7 +23,7 @@
  * (apparent or on disk). Dependencies come from the npm cache when they are there.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -256,9 +256,12 @@ function main(): void {
         writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'footprint-sqlite', private: true, type: 'module' }, null, 2));
         npm([...INSTALL, tarball], project);
       } else {
-        // The SQLite project copied (better-sqlite3 is built once), then the profile's peers added.
-        cpSync(base, project, { recursive: true, verbatimSymlinks: true });
-        npm([...INSTALL, ...installs], project);
+        // The SQLite project copied (better-sqlite3 is built once), then the profile's peers added. None of
+        // them has an install script; without --ignore-scripts npm would build better-sqlite3 again in the
+        // copy, leaving a second build's files in it that a single install does not have.
+        // cp -a keeps hard links (node-gyp links the built addon twice), as one install has them.
+        execFileSync('cp', ['-a', base, project]);
+        npm([...INSTALL, '--ignore-scripts', ...installs], project);
       }
       results.push(footprint(project, profile, [tarball.split('/').at(-1) as string, ...installs]));
     }
