@@ -5,14 +5,22 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { PgListener, type ListenConnection } from './pg-listener.ts';
+import { FOLLOW_MS, PgListener, type ListenConnection } from './pg-listener.ts';
 
 class FakeClient extends EventEmitter {
   readonly queries: string[] = [];
   failListen = false;
-  query(text: string): Promise<unknown> {
+  /** This connection's backend pid (pg's Client.processID), and what a roster read answers (an Error: the read fails). */
+  processID: number | undefined;
+  roster: number[] | Error = [];
+  query(config: string | { text: string; values: unknown[] }): Promise<unknown> {
+    const text = typeof config === 'string' ? config : config.text;
     this.queries.push(text);
-    return this.failListen ? Promise.reject(new Error('LISTEN refused')) : Promise.resolve({ rows: [] });
+    if (this.failListen) return Promise.reject(new Error('LISTEN refused'));
+    if (text.startsWith('SELECT pid FROM pg_stat_activity')) {
+      return this.roster instanceof Error ? Promise.reject(this.roster) : Promise.resolve({ rows: this.roster.map((pid) => ({ pid })) });
+    }
+    return Promise.resolve({ rows: [] });
   }
 }
 
@@ -54,7 +62,10 @@ describe('PgListener (W1 on PostgreSQL)', () => {
     let heard = 0;
     const stop = listener.subscribe(() => heard++);
     await until('listening', () => listener.listening);
-    expect(server.clients[0]!.queries).toEqual(['LISTEN leasehold_claimable_1']);
+    expect(server.clients[0]!.queries.slice(0, 2)).toEqual([
+      "SET application_name = 'leasehold:leasehold_claimable_1'; LISTEN leasehold_claimable_1",
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid',
+    ]);
     const afterConnect = heard;
     server.clients[0]!.emit('notification', { channel: 'leasehold_claimable_1' });
     server.clients[0]!.emit('notification', { channel: 'some_other_queue' });
@@ -190,5 +201,65 @@ describe('PgListener: a backoff is dropped with the last watcher', () => {
     expect(server.released[0]).toEqual(new Error('the server said no'));
     expect(logs[0]).toBe('LISTEN leasehold_claimable_8: cannot connect (the server said no); polling until it can');
     await listener.close();
+  });
+});
+
+describe('PgListener: one listener first, the rest FOLLOW_MS later', () => {
+  /** A listener whose connection is backend `own`, with the channel's roster `roster`, listening; and how many wakes it gave. */
+  async function listening(own: number | undefined, roster: number[] | Error) {
+    const server = fakeServer();
+    const original = server.connect;
+    const connect = async () => {
+      const connection = await original();
+      const client = connection.client as unknown as FakeClient;
+      client.processID = own;
+      client.roster = roster;
+      return connection;
+    };
+    const listener = new PgListener(connect, 'leasehold_claimable_9');
+    const wakes: number[] = [];
+    listener.subscribe(() => wakes.push(wakes.length));
+    await until('listening, the roster read', () => listener.listening && server.clients[0]!.queries.length === 2);
+    // The wake every connection gives when it is up.
+    await until('the first wake', () => wakes.length === 1);
+    const notice = (payload?: string) => server.clients[0]!.emit('notification', { channel: 'leasehold_claimable_9', payload });
+    return { listener, wakes, notice };
+  }
+
+  it('a notice whose id names this listener in the roster wakes it at once', async () => {
+    const { listener, wakes, notice } = await listening(202, [101, 202, 303]);
+    notice('4'); // 4 mod 3 = 1: backend 202
+    expect(wakes).toHaveLength(2);
+    await listener.close();
+  });
+
+  it('a notice naming another listener wakes this one FOLLOW_MS later, once for any number of notices meanwhile', async () => {
+    const { listener, wakes, notice } = await listening(202, [101, 202, 303]);
+    notice('3'); // backend 101
+    notice('5'); // backend 303
+    expect(wakes).toHaveLength(1);
+    await until('the follower woken', () => wakes.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 2 * FOLLOW_MS));
+    expect(wakes).toHaveLength(2);
+    // The next notice that names it is heard at once again.
+    notice('7');
+    expect(wakes).toHaveLength(3);
+    await listener.close();
+  });
+
+  it('wakes at once for a notice with no id, or with a roster that is too short, does not hold this connection, or could not be read', async () => {
+    for (const [own, roster, payload] of [
+      [202, [101, 202], undefined],
+      [202, [101, 202], 'not a number'],
+      [202, [202], '3'],
+      [202, [101, 303], '3'],
+      [undefined, [101, 202], '3'],
+      [202, new Error('permission denied for view pg_stat_activity'), '3'],
+    ] as const) {
+      const { listener, wakes, notice } = await listening(own, roster as number[] | Error);
+      notice(payload);
+      expect(wakes, `own ${own}, roster ${String(roster)}, payload ${payload}`).toHaveLength(2);
+      await listener.close();
+    }
   });
 });

@@ -436,7 +436,7 @@ export class PgStore implements Store {
   private closed = false;
   /** The newest event id this store knows committed: read once on open, then kept by every commit that inserted one. */
   private cursor = 0;
-  /** W1: `NOTIFY <channel>;`, sent before COMMIT by a transaction that made a task claimable. */
+  /** W1: `NOTIFY <channel>`, sent before COMMIT by a transaction that made a task claimable (with its id as the payload: PgListener). */
   private readonly notify: string;
   /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts, loaded then). */
   private listener: Promise<PgListener> | undefined;
@@ -455,7 +455,7 @@ export class PgStore implements Store {
   ) {
     this.kind = kind;
     this.lockKey = queueLockKey(options.schema);
-    this.notify = `NOTIFY ${claimableChannel(this.lockKey)};`;
+    this.notify = `NOTIFY ${claimableChannel(this.lockKey)}`;
     this.board = 'pglite' in hearing ? noticeBoardOf(hearing.pglite) : undefined;
     this.setPath = options.schema !== undefined && !sessionPath ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
   }
@@ -685,7 +685,8 @@ export class PgStore implements Store {
         // W1: one NOTIFY per transaction, only for one that made a task claimable. PostgreSQL delivers it
         // at COMMIT and not at all on a rollback, and it serialises notifying commits on one lock, so a
         // claim, a heartbeat or a complete does not send one.
-        const commit = statements.claimable ? `${this.notify} ${closing}` : closing;
+        // The payload, the transaction's id, names the listener told first (PgListener); it is only digits.
+        const commit = statements.claimable ? `${this.notify}${xid !== undefined && /^\d+$/.test(xid) ? `, '${xid}'` : ''}; ${closing}` : closing;
         if (writes.length === 0) await runner.query(commit);
         else {
           const failing = statements;

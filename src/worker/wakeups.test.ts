@@ -246,8 +246,12 @@ describe('W1: work starts at once (PostgreSQL, LISTEN/NOTIFY)', () => {
       await listener.query('SELECT 1');
       return heard.length;
     };
+    const payloads: (string | undefined)[] = [];
+    listener.on('notification', (message) => payloads.push(message.payload));
     expect((await queue.enqueue(task('a'))).ok).toBe(true);
     await until('the enqueue\'s notice', async () => (await count()) === 1);
+    // Its payload is the transaction's id, which names the listener told first (PgListener).
+    expect(payloads[0]).toMatch(/^\d+$/);
     expect((await queue.enqueue(task('a'))).ok).toBe(true);
     const claimed = await queue.claim('w1');
     if (!claimed.ok) throw new Error('nothing claimed');
@@ -272,12 +276,14 @@ describe('W1: work starts at once (PostgreSQL, LISTEN/NOTIFY)', () => {
     await settle();
     expect((await producer.enqueue(task('before'))).ok).toBe(true);
     await until('the first task', () => outcomes.length === 1);
-    const killed = await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE 'LISTEN leasehold_claimable_%' AND pid <> pg_backend_pid()`);
+    // The LISTEN connection names itself after its channel (PgListener's roster).
+    const named = `application_name = 'leasehold:${claimableChannel(queueLockKey(schema))}'`;
+    const killed = await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${named} AND pid <> pg_backend_pid()`);
     expect(killed.length).toBeGreaterThan(0);
     // Whether this notice finds the new connection or the reconnect's own look finds the task, it runs.
     expect((await producer.enqueue(task('after'))).ok).toBe(true);
     await until('the task enqueued after the LISTEN connection was killed', () => outcomes.length === 2);
-    await until('LISTEN to be back', async () => (await sql(`SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'LISTEN leasehold_claimable_%'`)).length > 0);
+    await until('LISTEN to be back', async () => (await sql(`SELECT 1 FROM pg_stat_activity WHERE ${named}`)).length > 0);
     expect((await producer.enqueue(task('after-reconnect'))).ok).toBe(true);
     await until('the task enqueued after the reconnect', () => outcomes.length === 3);
     expect(outcomes.every((outcome) => outcome.kind === 'completed')).toBe(true);
