@@ -6,7 +6,7 @@
  * this test cannot run fails unless it is marked `no-run: REASON`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,7 +108,10 @@ describe('docs/scenarios.md', () => {
 describe('TypeScript blocks', () => {
   // Running a block does not check its types (tsx strips them), so a misspelt option would pass unseen.
   it('type-check under strict settings', async () => {
-    const dir = mkdtempSync(join(PACKAGE_ROOT, 'node_modules', '.cache', 'leasehold-doc-types-'));
+    // Inside the package, so the blocks resolve its node_modules; the cache folder is not there on a fresh clone.
+    const cache = join(PACKAGE_ROOT, 'node_modules', '.cache');
+    mkdirSync(cache, { recursive: true });
+    const dir = mkdtempSync(join(cache, 'leasehold-doc-types-'));
     scratch.push(dir);
     const files = new Map<string, DocBlock>();
     for (const { doc, text } of PAGES) {
