@@ -247,6 +247,14 @@ describe('PgListener: one listener first, the rest FOLLOW_MS later', () => {
     await listener.close();
   });
 
+  it('a close drops a follower\'s wake still due', async () => {
+    const { listener, wakes, notice } = await listening(202, [101, 202, 303]);
+    notice('3'); // backend 101: this one would wake FOLLOW_MS later
+    await listener.close();
+    await new Promise((resolve) => setTimeout(resolve, 3 * FOLLOW_MS));
+    expect(wakes).toHaveLength(1);
+  });
+
   it('wakes at once for a notice with no id, or with a roster that is too short, does not hold this connection, or could not be read', async () => {
     for (const [own, roster, payload] of [
       [202, [101, 202], undefined],

@@ -79,6 +79,9 @@ export class PgListener {
   async close(): Promise<void> {
     this.closed = true;
     this.disconnect();
+    // A closed listener wakes nobody: a follower's wake still due is dropped with it.
+    if (this.following !== undefined) clearTimeout(this.following);
+    this.following = undefined;
   }
 
   private ensure(): void {
