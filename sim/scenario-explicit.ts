@@ -4,7 +4,8 @@ import { FAULT_SOURCES, timedFaultProblems } from './faults/index.ts';
 import { perRoundProblems, perRoundSchema } from './faults/rounds.ts';
 import { swarmSpecSchema, SWARM_KINDS, type SwarmKind } from './faults/swarm.ts';
 import type { ExplicitTask, FloodSpec, ScenarioSpec, WorkloadSpec } from './scenario.ts';
-import { expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, monitorFields, fleetFields, toolsFields, workersFields } from './scenario-sections.ts';
+import { durabilityField, expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, monitorFields, fleetFields, toolsFields, workersFields } from './scenario-sections.ts';
+import { PROCESS_CRASH_POWER_LOSS } from './scenario-sections.ts';
 import { list, nonNegative, oneOf, probability, range, strict, text, TIERS } from './schema-kit.ts';
 import { clientSwarmSchema } from './workloads/client-swarm.ts';
 import { configSwarmSchema } from './workloads/config-swarm.ts';
@@ -84,6 +85,7 @@ const explicitObject = strict({
   supervisor: strict(supervisorFields),
   monitor: strict(monitorFields).optional(),
   fleet: strict(fleetFields).optional(),
+  durability: durabilityField,
   faults: faultsSchema,
   phases: strict(phasesFields),
   expect: expectField,
@@ -96,6 +98,11 @@ export const explicitScenarioSchema = explicitObject.check(z.superRefine((value,
 
 function crossCheck(value: ExplicitValue, context: z.core.$RefinementCtx<unknown>): void {
   const { faults } = value;
+  if (value.durability === 'process_crash') {
+    const timed = (faults.plan as FaultPlan | undefined)?.timed.some((fault) => fault.kind === 'power-loss') === true;
+    const drawn = faults.swarm?.kinds.includes('power-loss') === true;
+    if (timed || drawn) context.addIssue({ code: 'custom', path: ['faults', timed ? 'plan' : 'swarm'], message: PROCESS_CRASH_POWER_LOSS });
+  }
   if (faults.plan !== undefined) {
     (faults.plan as FaultPlan).timed.forEach((fault, index) => {
       for (const problem of timedFaultProblems(fault, value.workers.count, value.phases.safetyMs)) context.addIssue({ code: 'custom', ...problem, path: ['faults', 'plan', 'timed', index, ...problem.path] });

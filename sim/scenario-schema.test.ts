@@ -53,7 +53,7 @@ describe('the scenario file schema', () => {
     const spec = { ...parts(), workers: { count: 0, slots: 'two' }, colour: 'blue' };
     const parsed = parseScenarioFile(spec);
     expect(parsed.ok ? [] : parsed.problems).toEqual([
-      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, configSwarm, model, tools, supervisor, monitor, fleet, workload, faults, phases, expect' },
+      { field: 'colour', problem: 'unknown field; known: $schema, name, description, source, notes, queue, workers, configSwarm, model, tools, supervisor, monitor, fleet, durability, workload, faults, phases, expect' },
       { field: 'workers.count', problem: 'expected an integer >= 1, got 0' },
       { field: 'workers.slots', problem: 'expected an integer >= 1, got "two"' },
     ]);

@@ -5,6 +5,8 @@ import { perRoundProblems } from './faults/rounds.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { explicitScenarioSchema, explicitToSpec } from './scenario-explicit.ts';
 import {
+  durabilityField,
+  PROCESS_CRASH_POWER_LOSS,
   expectField,
   headerFields,
   MODEL_DEFAULTS,
@@ -55,6 +57,7 @@ const partsObject = strict({
   supervisor: sectionWithDefaults(supervisorFields, SUPERVISOR_DEFAULTS, 'The supervisor that confirms a stop only once the worker really is dead.'),
   monitor: strict({ everyMs: monitorFields.everyMs, offsetMs: monitorFields.offsetMs.default(0) }, 'A5: a monitor reading queue.signals() every everyMs of the safety phase; each read is recorded and judged by I22.').optional(),
   fleet: sectionWithDefaults(fleetFields, FLEET_DEFAULTS, 'The fleet: every actor on its own connection, its transactions interleaved with the others at their BEGIN.'),
+  durability: durabilityField,
   workload: workloadPartsSchema,
   faults: faultPartsSchema.default(() => []),
   phases: sectionWithDefaults(phasesFields, PHASES_DEFAULTS, 'A safety phase with faults, then a liveness phase that must drain (S5).'),
@@ -74,12 +77,26 @@ function crossCheck(value: PartsValue, context: Context): void {
     for (const problem of timedFaultProblems(fault, value.workers.count, value.phases.safetyMs)) context.addIssue({ code: 'custom', message: problem.message, path: ['faults', ...path, ...problem.path] });
   }
   needsProblems(value, context);
+  if (value.durability === 'process_crash') {
+    value.faults.forEach((item, index) => {
+      if (powerLossIn(item)) context.addIssue({ code: 'custom', path: ['faults', index], message: PROCESS_CRASH_POWER_LOSS });
+    });
+  }
   const hasRounds = value.workload.some((item) => item.kind === 'rounds');
   value.faults.forEach((item, index) => {
     if (item.kind !== 'kill-per-round' && item.kind !== 'pause-per-round') return;
     if (!hasRounds) context.addIssue({ code: 'custom', path: ['faults', index, 'kind'], message: 'needs a rounds part in workload: it hits one worker each round' });
     for (const { section, message } of perRoundProblems(item, { modelMs: value.model.latencyMs, toolMs: value.tools.latencyMs })) context.addIssue({ code: 'custom', path: [section, 'latencyMs'], message });
   });
+}
+
+/** A fault part that runs or may draw a power loss. */
+function powerLossIn(item: PartsValue['faults'][number]): boolean {
+  const value = item as { kind: string; kinds?: readonly string[]; timed?: readonly { kind: string }[] };
+  if (value.kind === 'power-loss') return true;
+  if (value.kind === 'swarm') return (value.kinds ?? []).includes('power-loss');
+  if (value.kind === 'fault-plan') return (value.timed ?? []).some((fault) => fault.kind === 'power-loss');
+  return false;
 }
 
 /** A1: every budget a workload part's needs name is declared in queue.budgets (the queue would refuse the enqueue invalid_input). */
@@ -125,6 +142,7 @@ function resolveSpec(value: PartsValue, raw: unknown): ScenarioSpec {
   }
   if (value.expect !== undefined) spec.expect = value.expect;
   if (value.monitor !== undefined) spec.monitor = value.monitor;
+  if (value.durability !== undefined) spec.durability = value.durability;
   return spec;
 }
 

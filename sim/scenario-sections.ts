@@ -147,6 +147,25 @@ export const phasesFields = {
 };
 export const PHASES_DEFAULTS = { safetyMs: 150_000, livenessMs: 1_800_000 };
 
+/**
+ * process_crash promises that a commit survives a process crash, nothing on power loss: a run of it
+ * under a power loss would lose acknowledged writes by design, which the checkers rightly call lost.
+ */
+export const PROCESS_CRASH_POWER_LOSS = "durability 'process_crash' promises nothing on power loss: leave the power-loss fault out (or use acknowledged or every_commit)";
+
+/**
+ * What a commit of the SQLite store survives (src/store/durability.ts), as openWorkQueue's `durability`
+ * option. Stated, every seed keeps its database in a real WAL file opened at that level (a database in
+ * memory has no durability), the power-loss twin's too; absent, the world's own choice of database and,
+ * under a power loss, the production default ('acknowledged'). The PostgreSQL store leaves it to the server.
+ */
+export const durabilityField = oneOf(['acknowledged', 'every_commit', 'process_crash'] as const, 'a durability')
+  .optional()
+  .meta({
+    description:
+      "The SQLite store's durability (openWorkQueue's durability): acknowledged, every_commit or process_crash. Stated: every seed runs on a real WAL file at that level. Absent: a database in memory where no fault needs a file, and 'acknowledged' (the production default) under a power loss. process_crash promises nothing on power loss, so it refuses a power-loss fault.",
+  });
+
 export const modelLatency = range(0).meta({ description: 'A model call takes [min, max] ms, drawn per call; default [500, 3000].' });
 
 /**

@@ -1,5 +1,6 @@
 import type { FleetSpec } from './store/fleet.ts';
 import type { ErrorClass, QueueConfig, Tier } from '../src/queue/types.ts';
+import type { Durability } from '../src/store/durability.ts';
 import type { TaskScript } from './actors/scripted-model.ts';
 import type { ExpectationSpec } from './expectations/types.ts';
 import type { FaultPlan } from './faults/plan.ts';
@@ -101,6 +102,12 @@ export interface ScenarioSpec {
   monitor?: { everyMs: number; offsetMs: number };
   /** The fleet (sim/store/fleet.ts); absent: FLEET_DEFAULTS. */
   fleet?: FleetSpec;
+  /**
+   * The SQLite store's durability (src/store/durability.ts, openWorkQueue's `durability`): stated, every
+   * seed runs on a real WAL file opened at that level; absent, the world picks its database and a power
+   * loss runs at the production default. Not used on PGlite (PostgreSQL decides by its own settings).
+   */
+  durability?: Durability;
   /** An explicit plan, a swarm drawn per seed, or one fault per round of a rounds workload drawn per seed. */
   faults: { plan: FaultPlan } | { swarm: SwarmSpec } | { perRound: RoundFaultSpec };
   phases: { safetyMs: number; livenessMs: number };

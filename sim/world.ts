@@ -7,6 +7,7 @@ import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import type { JsonValue } from './canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
 import { SqliteStore } from '../src/store/sqlite-store.ts';
+import type { Durability } from '../src/store/durability.ts';
 import { PgStore, type PgliteLike as PGlite } from '../src/store/pg-store.ts';
 import { openWorkQueue } from '../src/work-queue.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
@@ -88,6 +89,12 @@ export interface WorldResult {
   store?: SimStore;
   /** Faults of the drawn plan the store cannot run (sim/store/pglite.ts), by kind: left out of `plan`, and noted in the history. */
   notApplicable?: Record<string, number>;
+  /**
+   * The durability the SQLite store ran at, as the store itself reports it (SqliteStore.durability, the
+   * power-loss twin's store's): what a power loss may undo (checkers/i11-no-lost-task.ts). Absent: a
+   * database in memory, a file left at synchronous OFF (no fault of the run cuts power), or PGlite.
+   */
+  durability?: Durability;
 }
 
 /** Where a world keeps its database: SQLite (the default), or the PostgreSQL store on the thread's PGlite database. */
@@ -109,8 +116,9 @@ export const RESTART_ON_FILE = 0.125;
  * from a fork of its own, so no other draw moves), which keep a real file and SQLite's recovery on
  * reopen; anything else is plain memory.
  */
-export function sqliteDatabaseFor(plan: FaultPlan, random: SeededRandom): 'memory' | 'memory-image' | 'file' {
-  if (needsFile(plan) || plan.timed.some((fault) => fault.kind === 'power-loss')) return 'file';
+export function sqliteDatabaseFor(plan: FaultPlan, random: SeededRandom, durability?: Durability): 'memory' | 'memory-image' | 'file' {
+  // A durability is what a commit survives on disk: only a file has one (the store leaves a database in memory alone).
+  if (durability !== undefined || needsFile(plan) || plan.timed.some((fault) => fault.kind === 'power-loss')) return 'file';
   if (!needsDisk(plan)) return 'memory';
   return random.fork('restart-file').chance(RESTART_ON_FILE) ? 'file' : 'memory-image';
 }
@@ -191,7 +199,7 @@ export class World {
     // committed), except in a sampled share of its seeds (RESTART_ON_FILE), which keep a real WAL file
     // and SQLite's own recovery on reopen, so that path stays tested. A statement on a file costs about
     // 1.9x one in memory.
-    this.database = this.pglite === undefined ? sqliteDatabaseFor(this.plan, this.random) : 'pglite';
+    this.database = this.pglite === undefined ? sqliteDatabaseFor(this.plan, this.random, scenario.durability) : 'pglite';
     this.restartInMemory = this.database === 'memory-image';
     this.directory = this.database === 'file' ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
     this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
@@ -271,6 +279,8 @@ export class World {
     // No watch of the file for other processes (W1): the world's notices reach its actors through the
     // fleet alone, never from a real file-system event.
     const storeOptions = { busyTimeoutMs: 0, busyRetries: resolveConfig(this.scenario.queue).busyRetries, watchOtherProcesses: false };
+    // A scenario's durability (scenario.durability) is given to the SQLite store as openWorkQueue would give it.
+    const durability = this.scenario.durability === undefined ? {} : { durability: this.scenario.durability };
     if (this.pglite !== undefined) {
       // The PostgreSQL store's production path (pg-store.ts) on PGlite: a restart closes this store and
       // opens a new one on the same database, which keeps exactly what was committed.
@@ -279,9 +289,10 @@ export class World {
     }
     if (this.dbPath !== ':memory:' && needsPowerLossTwin(this.plan)) {
       // A power loss must find what the disk was told to keep: the twin opens the file through the
-      // production path at the production default durability ('acknowledged'), not synchronous OFF.
-      // A restart (a process crash of the scheduler) reopens the queue on the twin's same connection.
-      this.twin ??= PowerLossTwin.open({ path: this.dbPath, at: () => this.loop.clock.now(), ...storeOptions });
+      // production path at the scenario's durability, by default the production default ('acknowledged'),
+      // never synchronous OFF. A restart (a process crash of the scheduler) reopens the queue on the
+      // twin's same connection.
+      this.twin ??= PowerLossTwin.open({ path: this.dbPath, at: () => this.loop.clock.now(), ...storeOptions, ...durability });
       this.store = this.twin.store;
       return;
     }
@@ -293,16 +304,18 @@ export class World {
       // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
       // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
       // committed, as before. The handle is the world's; the store adopts it (the production API).
+      // A scenario that states a durability runs at it: the store sets the handle's level (a handle
+      // given a durability takes it, as in production).
       target = new Database(this.dbPath);
       target.pragma('journal_mode = WAL');
-      target.pragma('synchronous = OFF');
+      if (this.scenario.durability === undefined) target.pragma('synchronous = OFF');
     }
     this.handle = target;
     // The world opens the store itself, so each connection can read the event cursor at the instant its
     // transaction committed (sim/store/fleet.ts); every queue runs on it through the production API.
     // The storage gate (store/storage-faults.ts) wraps every write statement; a seed whose plan has no
     // disk-full or io-error fault never uses it, so its handle goes to the store as it is.
-    this.store = SqliteStore.open(needsStorageFaults(this.plan) ? this.storage.attach(target) : target, storeOptions, () => this.loop.clock.now());
+    this.store = SqliteStore.open(needsStorageFaults(this.plan) ? this.storage.attach(target) : target, { ...storeOptions, ...durability }, () => this.loop.clock.now());
   }
 
   /**
@@ -742,6 +755,8 @@ export class World {
       endMs: this.loop.now(),
     };
     if (this.crash !== undefined) result.crash = this.crash;
+    const durability = this.twin?.store.durability ?? (this.store instanceof SqliteStore ? this.store.durability : undefined);
+    if (durability !== undefined) result.durability = durability;
     if (this.pglite !== undefined) {
       result.store = 'pglite';
       result.notApplicable = this.notApplicable;

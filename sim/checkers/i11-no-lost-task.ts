@@ -18,7 +18,7 @@ import type { Checker } from './types.ts';
  *   and version: a power loss that undid an enqueue gives its id to the next one);
  * - power loss (S4): no acknowledged write that must survive one (an enqueue, Q1; an effect-ledger row,
  *   R3; a cancel; a run's end: all but timeline.ts MAY_ROLL_BACK) is among the commits a power-loss note
- *   says it rolled back;
+ *   says it rolled back; when the store ran at durability every_commit (world.durability), no commit at all;
  * - the schema (Q18, table schema_migrations; when the run exports it): the run ends on a database
  *   that recorded versions 1..n with no gap, each once, all in the one transaction that created it, so no
  *   reopen (scheduler restart, power loss) found an empty or half-migrated schema.
@@ -67,11 +67,17 @@ export const i11Contiguous: Checker = {
       }
     }
     const entries = world.history.entries();
+    // Under every_commit every commit is synced before it returns, so a power loss may undo none of them,
+    // acknowledged or not (the store's durability as the world read it from the store, world.durability).
+    const everyCommit = world.durability === 'every_commit';
     for (const loss of analysis.powerLosses) {
       for (const commit of loss.lost) {
-        if (MAY_ROLL_BACK.has(commit.operation)) continue;
+        if (!everyCommit && MAY_ROLL_BACK.has(commit.operation)) continue;
         const ok = entries.find((entry): entry is OkEntry => entry.type === 'ok' && entry.invokeIndex === commit.invoke);
-        if (ok === undefined) continue;
+        if (ok === undefined) {
+          if (everyCommit) out.add('power loss', `a ${commit.operation} commit was rolled back by the power loss at history ${loss.index}, though the store ran at durability every_commit`, { at: [loss.index] });
+          continue;
+        }
         out.add('power loss', `${ok.actor}'s ${ok.op}${ok.taskId === undefined ? '' : ` of task ${ok.taskId}`} was acknowledged (history ${ok.index}) and then rolled back by the power loss at history ${loss.index}`, {
           at: [ok.index, loss.index],
           ...(ok.taskId === undefined ? {} : { taskId: ok.taskId }),

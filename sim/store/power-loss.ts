@@ -367,6 +367,11 @@ export class PowerLossStore implements Store {
     return this.inner.db;
   }
 
+  /** The durability the store runs at (SqliteStore.durability). */
+  get durability(): Durability | undefined {
+    return this.inner.durability;
+  }
+
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
     try {
       return Promise.resolve(this.writeNow(operation, readClock, body));
