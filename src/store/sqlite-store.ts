@@ -77,7 +77,7 @@ export class SqliteStore implements Store {
   private closed = false;
   /** The connection's synchronous level as the store last set it; undefined when the store leaves it alone. */
   private level: Level | undefined;
-  /** `PRAGMA synchronous = ...`, prepared once, for the per-transaction switch of `acknowledged`. */
+  /** `PRAGMA synchronous = ...`, prepared once, for the switch between transactions (syncFor). */
   private readonly switchTo: Record<Level, Statement> | undefined;
   /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
   private readonly notices: NoticeBoard;
@@ -100,12 +100,13 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     if (durability !== undefined) {
       // SQLite refuses to change the level inside a transaction, so it is set between transactions:
-      // once here, and under `acknowledged` again before a transaction that needs the other level.
-      this.level = durability === 'every_commit' ? 'FULL' : 'NORMAL';
+      // once here, and again before a write that needs the other level (syncFor; only `acknowledged`
+      // has writes of both). It applies a synchronous pragma when it is prepared, so the switches are
+      // prepared first. It opens at a losable write's level (durability.ts LOSABLE_WRITES): a migration
+      // that a power loss rolls back runs again at the next open.
+      this.switchTo = { FULL: db.prepare('PRAGMA synchronous = FULL'), NORMAL: db.prepare('PRAGMA synchronous = NORMAL') };
+      this.level = synchronousFor(durability, 'claim');
       db.pragma(`synchronous = ${this.level}`);
-      if (durability === 'acknowledged') {
-        this.switchTo = { FULL: db.prepare('PRAGMA synchronous = FULL'), NORMAL: db.prepare('PRAGMA synchronous = NORMAL') };
-      }
     }
   }
 
@@ -149,7 +150,7 @@ export class SqliteStore implements Store {
 
   /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. */
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
-    if (this.switchTo !== undefined) this.syncFor(operation);
+    if (this.durability !== undefined) this.syncFor(this.durability, operation);
     for (let attempt = 1; ; attempt++) {
       this.statements.lastEventId = undefined;
       this.statements.claimable = false;
@@ -252,11 +253,11 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * `acknowledged`: sets the level the next commit needs, and leaves it there, so a run of commits at
+   * Sets the level the next commit needs (under `acknowledged` it depends on the operation), and leaves it there, so a run of commits at
    * one level switches once; the connection's level after a commit is the level that commit ran at.
    */
-  private syncFor(operation: string): void {
-    const level = synchronousFor('acknowledged', operation);
+  private syncFor(durability: Durability, operation: string): void {
+    const level = synchronousFor(durability, operation);
     if (level === this.level) return;
     this.switchTo![level].run();
     this.level = level;
