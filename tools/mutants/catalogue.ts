@@ -881,6 +881,26 @@ export const SABOTAGES: readonly Sabotage[] = [
     blindSpot: 'configuration',
   },
   {
+    id: 'tenant-scope-collapsed',
+    description:
+      "A per-key limiter whose key was dropped: a budget of scope tenant is keyed as one global bucket (as group rate limits that ignore the group key behave), so a tenant that floods drains the one bucket every tenant shares and the others wait rate_limited on a bucket that should be their own; the stored levels no longer match each tenant's own grants (scenario tenant-scoped-budgets).",
+    file: 'src/queue/budgets.ts',
+    find: "return (spec.scope ?? 'global') === 'tenant' ? `tenant:${task.tenant}` : '';",
+    replace: "return spec.kind === 'concurrency' && (spec.scope ?? 'global') === 'tenant' ? `tenant:${task.tenant}` : '';",
+    expectedInvariant: 'I15',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'session-total-per-run',
+    description:
+      "A conversation's total keyed by the job instead of the conversation: a total of per 'session' is counted per run, so every new version (and every retry of another task of the topic) starts from zero and a conversation uses more model calls than its session total allows (scenario tenant-scoped-budgets).",
+    file: 'src/queue/budgets.ts',
+    find: "if (spec.kind === 'total') return spec.per === 'run' ? `run:${task.id}` : `session:${task.tenant}\\u001f${task.topic}`;",
+    replace: "if (spec.kind === 'total') return `run:${task.id}`;",
+    expectedInvariant: 'I15',
+    blindSpot: 'configuration',
+  },
+  {
     id: 'token-charged-per-attempt',
     description:
       'A token charged per claim attempt instead of per grant: a claim that finds the bucket short still takes the units it asked for (the limiter decrements before it decides), so a waiting task drains the bucket every poll and the level no longer matches what was granted.',
