@@ -21,7 +21,7 @@
  *    tools/mutants/shrink.ts (smaller workload, fewer faults) within a small budget.
  *
  * It prints a table and writes DIR/mutants.json and DIR/table.md (default DIR: reports/mutants). It exits
- * 0 only if every sabotage was caught; 1 if one was not (or was STALE); 3 if the unsabotaged control
+ * 0 only if every sabotage was caught; 1 if one was not (or was STALE, or its check timed out: INCONCLUSIVE); 3 if the unsabotaged control
  * run already fails (then nothing it says about sabotages would mean anything); 64 on bad usage.
  *
  *   npm run mutants -- [--seeds N] [--only id,id] [--stages 10,50|none] [--parallel P] [--jobs J]
@@ -67,7 +67,7 @@ export interface Options {
 }
 
 /** What one check run (one stage of one sabotage, or the control) left behind. */
-interface StageResult {
+export interface StageResult {
   seeds: number;
   exitCode: number | null;
   timedOut: boolean;
@@ -101,8 +101,9 @@ interface CounterexampleFile {
 export interface MutantOutcome {
   id: string;
   expected: string;
-  status: 'caught' | 'missed' | 'stale' | 'error';
-  /** Invariants the lowest failing seed violated, safety first; or 'coverage', 'crash', 'timeout'. */
+  /** inconclusive: the check did not finish within --timeout-min, which proves nothing either way (issue 35). */
+  status: 'caught' | 'missed' | 'stale' | 'error' | 'inconclusive';
+  /** Invariants the lowest failing seed violated, safety first; or 'coverage', 'crash' (empty unless caught). */
   caughtBy: string[];
   /** The expected invariant appears among the violations of some failing seed. */
   expectedSeen: boolean;
@@ -391,11 +392,16 @@ async function runSabotage(entry: Sabotage, pristine: string, base: string, opti
   return outcome;
 }
 
-function judge(entry: Sabotage, stage: StageResult, outcome: MutantOutcome): void {
+/**
+ * What one stage says of a sabotage. A check that timed out is inconclusive, never caught: it may be a
+ * hang the sabotage caused, or a slow machine, and only an invariant, a crash or missing coverage is
+ * evidence (issue 35: the runner counted timeouts as caught).
+ */
+export function judge(entry: Sabotage, stage: StageResult, outcome: MutantOutcome): void {
   if (stage.timedOut) {
-    outcome.status = 'caught';
-    outcome.caughtBy = ['timeout'];
-    outcome.note = `check did not finish within the timeout (a hang fails CI too); see ${stage.log}`;
+    outcome.status = 'inconclusive';
+    outcome.caughtBy = [];
+    outcome.note = `check did not finish within the timeout after ${stage.seeds} seeds: inconclusive, neither caught nor missed (raise --timeout-min, or replay the seeds that ran; a hang would fail CI too); see ${stage.log}`;
     return;
   }
   const lowest = lowestFailure(stage);
@@ -453,7 +459,8 @@ export function table(outcomes: readonly MutantOutcome[]): string[] {
 function legend(): string[] {
   return [
     'caught: yes = the gate went red and the expected invariant was among the violations; yes* = red, but caught by another invariant',
-    '        (or only by missing coverage / a crash); MISSED = green within the budget; STALE = the find text no longer matches src/.',
+    '        (or only by missing coverage / a crash); MISSED = green within the budget; STALE = the find text no longer matches src/;',
+    '        INCONCLUSIVE = the check timed out (--timeout-min), which proves nothing: counted as not caught.',
     'seeds: index + 1 of the lowest failing seed (the gate checks seed indexes 0..N-1 of every scenario).',
     'counterexample: faults in its plan / tasks in its queue, as the gate wrote it; shrunk: after tools/mutants/shrink.ts (~ = budget ran out).',
   ];
