@@ -20,6 +20,8 @@ import { i20Admission, i20DeferredNotLost } from './i20-admission.ts';
 import { i21ToolGraph } from './i21-tool-graph.ts';
 import { i22Signals } from './i22-signals.ts';
 import { storageAtomic } from './storage-atomic.ts';
+import { configRefused } from './config-probe.ts';
+import { q9LeaseKept } from './q9-lease-kept.ts';
 import type { Checker } from './types.ts';
 
 /**
@@ -49,11 +51,13 @@ export const allCheckers: Checker[] = [
   i21ToolGraph,
   i22Signals,
   storageAtomic,
+  configRefused,
   i5Starvation,
   i7HoldsClosed,
   i11Drained,
   i16Released,
   i20DeferredNotLost,
+  q9LeaseKept,
 ];
 
 export {

@@ -102,6 +102,7 @@ export type JudgeConfig = Pick<
   | 'perTenantLimit'
   | 'tenantLimits'
   | 'leaseMs'
+  | 'heartbeatMs'
   | 'agingPeriodMs'
   | 'agingCap'
   | 'maxAttempts'
@@ -132,6 +133,7 @@ export const SPEC_DEFAULTS: Readonly<JudgeConfig> = Object.freeze({
   perTenantLimit: 1, // Q6: every tenant, unless named in tenantLimits
   tenantLimits: {},
   leaseMs: 30_000, // Q7
+  heartbeatMs: 10_000, // Q9: "Default every 10 s"
   agingPeriodMs: 60_000, // Q4
   agingCap: 30, // Q4
   maxAttempts: 3, // Q11

@@ -19,9 +19,11 @@
 
 /**
  * SPEC section I's invariants, and Q18: a write the storage refused (a full disk, an I/O error) is rolled
- * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts.
+ * back whole and reported to its caller, judged by sim/checkers/storage-atomic.ts; Q9: a holder that
+ * heartbeats on its schedule keeps its lease (sim/checkers/q9-lease-kept.ts); config: a configuration
+ * that breaks a rule is refused naming the option (sim/checkers/config-probe.ts).
  */
-export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I19', 'I20', 'I21', 'I22', 'Q18'] as const;
+export const INVARIANTS = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10', 'I11', 'I12', 'I13', 'I14', 'I15', 'I16', 'I17', 'I18', 'I19', 'I20', 'I21', 'I22', 'Q18', 'Q9', 'config'] as const;
 export type InvariantId = (typeof INVARIANTS)[number];
 
 /**
@@ -878,6 +880,27 @@ export const SABOTAGES: readonly Sabotage[] = [
     find: "return (spec.scope ?? 'global') === 'tenant' ? `tenant:${task.tenant}` : '';",
     replace: 'return `tenant:${task.tenant}`;',
     expectedInvariant: 'I15',
+    blindSpot: 'configuration',
+  },
+  // ---------------------------------------------------------------- configuration (issue 35)
+  {
+    id: 'lease-ratio-unchecked',
+    description:
+      "A lost validation rule (Q9): the lease must only outlast one heartbeat, not three, so a configuration where one late heartbeat costs the lease is accepted (as queues whose lock duration and renew interval are set independently let users pick a renew interval that races the lock). The configuration swarm only draws valid configurations, so only its probes of invalid ones see it.",
+    file: 'src/queue/config.ts',
+    find: '  if (config.leaseMs < 3 * config.heartbeatMs) {',
+    replace: '  if (config.leaseMs < config.heartbeatMs) {',
+    expectedInvariant: 'config',
+    blindSpot: 'configuration',
+  },
+  {
+    id: 'keeper-beats-at-lease',
+    description:
+      "A lock renewed at the lock's own duration: the worker's heartbeat defaults to leaseMs instead of heartbeatMs (a renew interval equal to the lock TTL, so every renewal races the expiry), and healthy holders lose their leases. Fencing keeps the outcomes safe, so no safety invariant objects; Q9 does.",
+    file: 'src/worker/worker.ts',
+    find: "heartbeatMs: positive('heartbeatMs', options.heartbeatMs ?? config.heartbeatMs),",
+    replace: "heartbeatMs: positive('heartbeatMs', options.heartbeatMs ?? config.leaseMs),",
+    expectedInvariant: 'Q9',
     blindSpot: 'configuration',
   },
   {
