@@ -315,7 +315,9 @@ describe('Supervisor: restarts, the shutdown deadline and bad options', () => {
   it('drains on stop (R8): runs in flight finish, the processes exit 0', async () => {
     const dir = mkdtempSync(join(scratch, 'drain-'));
     const db = join(dir, 'queue.sqlite');
-    const config: Partial<QueueConfig> = { globalLimit: 4, perTenantLimit: 4 };
+    // A lease far longer than the drain needs: what is judged is the drain, and a loaded machine that
+    // starves a worker process past a 30 s lease would make it a test of the machine instead.
+    const config: Partial<QueueConfig> = { globalLimit: 4, perTenantLimit: 4, leaseMs: 120_000 };
     const queue = openWorkQueue({ db, clock: new SystemClock(), config });
     const events: SupervisorEvent[] = [];
     try {

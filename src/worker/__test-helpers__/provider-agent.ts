@@ -11,11 +11,15 @@ import Database from 'better-sqlite3';
 import { defineAgent, type External } from '../../index.ts';
 
 function providerAt(path: string, delayMs: number): External {
-  const db = new Database(path);
+  const db = new Database(path, { timeout: 10_000 });
   db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 10000');
   db.exec(`CREATE TABLE IF NOT EXISTS executions (key TEXT PRIMARY KEY, task_id INTEGER NOT NULL, pid INTEGER NOT NULL);
            CREATE TABLE IF NOT EXISTS calls (id INTEGER PRIMARY KEY, key TEXT, task_id INTEGER NOT NULL, pid INTEGER NOT NULL)`);
+  // Past the setup (once per process), no busy timeout: SQLite's busy handler sleeps synchronously, and a worker process blocked in it for
+  // seconds misses its heartbeats (on a loaded machine its lease lapsed mid-drain). A real provider is
+  // across a network and never blocks the worker's event loop, so the stub waits for a lock as one does:
+  // asynchronously, in `execute` below.
+  db.pragma('busy_timeout = 0');
   const logCall = db.prepare('INSERT INTO calls (key, task_id, pid) VALUES (?, ?, ?)');
   const execute = db.prepare('INSERT INTO executions (key, task_id, pid) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
   const first = db.prepare('SELECT task_id AS taskId, pid FROM executions WHERE key = ?');
@@ -32,7 +36,14 @@ function providerAt(path: string, delayMs: number): External {
       // PROVIDER_DELAY_MS makes every call slow, for the tests of a drain and of the shutdown deadline.
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs)); // allow-ambient: a test provider's latency, never a decision of the core
       else await new Promise((resolve) => setImmediate(resolve));
-      return { receipt: call(options.idempotencyKey, taskId) };
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return { receipt: call(options.idempotencyKey, taskId) };
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || attempt >= 2_000) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 5)); // allow-ambient: a test provider waiting for its own file's lock
+        }
+      }
     },
   };
 }
