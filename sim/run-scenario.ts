@@ -1,3 +1,4 @@
+import { InvariantError } from '../src/queue/errors.ts';
 import { allCheckers } from './checkers/index.ts';
 import { coverageMarks } from './checkers/marks.ts';
 import { checkExpectations } from './expectations/index.ts';
@@ -29,10 +30,37 @@ export async function runScenario(options: RunScenarioOptions): Promise<RunRepor
   return (await simulate(options)).report;
 }
 
-/** S9: a crash is a harness failure (reported as nondeterminism's exit class); safety beats liveness. */
+/**
+ * What stopped a run that threw, when it was the design refusing a bug rather than the harness failing
+ * (issue 35): the state machine's edge table or another of the core's own invariant checks (an
+ * InvariantError), or the schema (a CHECK, NOT NULL, UNIQUE or foreign-key constraint of SQLite or
+ * PostgreSQL). Looked for along the error's `cause` chain, as a store may wrap what the driver threw.
+ */
+export function refusalOf(crash: unknown): { by: 'state machine' | 'core' | 'schema'; message: string } | undefined {
+  for (let error = crash, depth = 0; error !== null && typeof error === 'object' && depth < 8; error = (error as { cause?: unknown }).cause, depth++) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof InvariantError) return { by: / cannot move it /.test(message) ? 'state machine' : 'core', message };
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code))) return { by: 'schema', message: `${code}: ${message}` };
+  }
+  return undefined;
+}
+
+/**
+ * S9: a crash is a harness failure (reported as nondeterminism's exit class); safety beats liveness. A
+ * crash that is a refusal (refusalOf: the state machine, the core's invariant checks or the schema said
+ * no to a move) is a finding of its own, not a harness failure: a safety violation `refused` naming what
+ * refused it ("refused by the state machine: task 3: supersede cannot move it uncertain -> superseded"),
+ * beside what the safety checkers find in the run up to it (the liveness ones are not asked: the run
+ * stopped early), so the verdict is safety and the exit code 1.
+ */
 export function judge(world: WorldResult): RunReport {
   const violations: Violation[] = [];
-  if (world.crash !== undefined) {
+  const refusal = world.crash === undefined ? undefined : refusalOf(world.crash);
+  if (refusal !== undefined) {
+    violations.push({ invariant: 'refused', kind: 'safety', message: `refused by the ${refusal.by}: ${refusal.message}` });
+    for (const checker of allCheckers) if (checker.kind === 'safety') violations.push(...checker.check(world));
+  } else if (world.crash !== undefined) {
     const error = world.crash as Error;
     violations.push({ invariant: 'harness', kind: 'safety', message: `harness crash: ${error?.stack ?? String(error)}` });
   } else {
@@ -40,7 +68,7 @@ export function judge(world: WorldResult): RunReport {
     violations.push(...checkExpectations(world));
   }
   const verdict: Verdict =
-    world.crash !== undefined
+    world.crash !== undefined && refusal === undefined
       ? 'nondeterminism'
       : violations.some((v) => v.kind === 'safety')
         ? 'safety'
