@@ -1048,6 +1048,16 @@ export const SABOTAGES: readonly Sabotage[] = [
   },
   // ---------------------------------------------------------------- I18 one run per session (issue 17)
   {
+    id: 'newer-version-cancels-running-only',
+    description:
+      "Cancel-in-progress that looks only at running work (as concurrency groups that cancel the in-progress run but not one whose worker stopped answering): a newer version persists a cancel of the session's running task, not of an uncertain one, so when the frozen older run's stop is confirmed it goes back to ready and runs again after the newer version (scenario session-cancel-uncertain; issue 35 found this class only late).",
+    file: 'src/store/statements.ts',
+    find: '    olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND ${OCCUPYING} ORDER BY id`),',
+    replace: "    olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND state = 'running' ORDER BY id`),",
+    expectedInvariant: 'I18',
+    blindSpot: 'path',
+  },
+  {
     id: 'session-ignores-uncertain',
     description:
       "A session check that ignores uncertain: the claim asks only whether the session has a running task, so a newer version starts while the older one's lease has lapsed and its worker (frozen, not dead) may still write: two runs of one conversation at once (seed 003's older run overwriting the newer).",
