@@ -42,6 +42,8 @@ export interface WorkerSetup {
   digest?: DigestRequest;
   /** The database every world of the thread runs on (default sqlite). */
   store?: SimStore;
+  /** T2: the agent module (an absolute path) every world of the thread runs instead of the built-in scripted model and tools. */
+  agent?: string;
 }
 
 export type ToWorker = { type: 'job'; job: Job };
@@ -70,6 +72,12 @@ export interface CheckRequest {
   reproduce: string;
   /** --store: the database the worlds run on (default sqlite; pglite: the PostgreSQL store's SQL on PGlite). */
   store?: SimStore;
+  /**
+   * T2 (`--agent FILE`, `check({ agent })`): the path of a team's agent module (default export
+   * `defineAgent(...)`); each world then runs its model and tools, against twins of its external
+   * systems, instead of the built-in scripted ones. The threads import it by this path.
+   */
+  agent?: string;
 }
 
 /** A counterexample file written for a failing seed. */
