@@ -9,7 +9,7 @@ import { enqueue } from './queue/enqueue.ts';
 import { ClosedError, ConfigError, InputError } from './queue/errors.ts';
 import { acknowledgeCancel, appendEvent, complete, fail, heartbeat } from './queue/holder-writes.ts';
 import { groupIncidentCandidates } from './queue/incidents.ts';
-import { cancel, confirmStopped } from './queue/operator.ts';
+import { cancel, confirmStopped, redrive } from './queue/operator.ts';
 import { signals } from './queue/signals.ts';
 import { STATES } from './queue/states.ts';
 import type { DeadLetter, HoldView, IncidentCandidate, QueueConfig, Snapshot, TaskState, Tier, Usage, WorkQueue } from './queue/types.ts';
@@ -142,6 +142,7 @@ class StoreWorkQueue implements WorkQueue {
   effects: WorkQueue['effects'] = () => this.call(() => listEffects(this.open()));
   confirmStopped: WorkQueue['confirmStopped'] = (taskId, generation, source) => this.call(() => confirmStopped(this.open(), taskId, generation, source));
   cancel: WorkQueue['cancel'] = (taskId) => this.call(() => cancel(this.open(), taskId));
+  redrive: WorkQueue['redrive'] = (taskId) => this.call(() => redrive(this.open(), taskId));
   expireLeases: WorkQueue['expireLeases'] = () => this.call(() => expireLeases(this.open()));
   pauseTenant: WorkQueue['pauseTenant'] = (tenant, reason) => this.call(() => pauseTenant(this.open(), tenant, reason));
   resumeTenant: WorkQueue['resumeTenant'] = (tenant) => this.call(() => resumeTenant(this.open(), tenant));

@@ -2,7 +2,7 @@ import type { Step, StoreTx } from '../store/store.ts';
 import { emit, requireGeneration, requireTaskId, write, type QueueContext } from './context.ts';
 import { isTerminal } from './states.ts';
 import { transition } from './transition.ts';
-import type { CancelResult, ConfirmStoppedResult } from './types.ts';
+import type { CancelResult, ConfirmStoppedResult, RedriveResult } from './types.ts';
 
 /** Sources that must never be able to free an uncertain slot (Q11): they run inside the task. */
 const UNTRUSTED_SOURCES = /^(model|tool)\b/i;
@@ -71,4 +71,33 @@ function* cancelIn(context: QueueContext, tx: StoreTx, at: number, taskId: numbe
   const seq = yield* tx.requestCancel(taskId);
   if (seq !== undefined) yield* emit(tx, taskId, seq, 'cancel_requested', at, { state });
   return { ok: true, state: 'cancel_requested' };
+}
+
+/**
+ * O1: an operator sends a dead letter (R6) back to ready, through the state machine's one operator
+ * edge (states.ts REOPENING_EDGES). The task gets a fresh set of attempts and deliveries, and its retry
+ * age restarts at its next claim, as a new task's does; its generation goes on (fencing never goes
+ * back), so no lease of its earlier runs can write again. Its dead letter leaves the table and the
+ * `redriven` event keeps what it said (reason, reasons, the attempts and deliveries it had); a task
+ * dead-lettered again lists its whole reason history, the earlier deliveries' included. Its credits
+ * were settled when it failed (R4: one settlement per run), so what the redriven run uses is recorded
+ * by its checkpoints but not charged again. Refused, changing nothing: a task with no dead letter, one
+ * whose topic has a newer version (that version is the work to run), or a queue at capacity (Q3).
+ */
+export function redrive(context: QueueContext, taskIdArgument: number): Promise<RedriveResult> {
+  const taskId = requireTaskId(taskIdArgument);
+  return write(context, 'redrive', (tx, at) => redriveIn(context, tx, at, taskId));
+}
+
+function* redriveIn(context: QueueContext, tx: StoreTx, at: number, taskId: number): Step<RedriveResult> {
+  const row = yield* tx.deadLetterTask(taskId);
+  if (row === undefined) return { ok: false, error: 'not_dead_lettered', message: `task ${taskId} is not a dead letter (only a failed task in deadLetters() can be redriven)` };
+  if (yield* tx.newerVersionExists(row.tenant, row.topic, row.version)) {
+    return { ok: false, error: 'superseded', message: `task ${taskId}: a newer version of its topic exists; that version is the work to run` };
+  }
+  if ((yield* tx.liveCount()) >= context.config.capacity) return { ok: false, error: 'queue_full', message: `the queue holds ${context.config.capacity} live tasks (capacity)` };
+  const { reason, reasons, attempts, deliveries } = row;
+  yield* transition(context, tx, at, { by: 'other', event: 'redrive', row, to: 'ready' }, { source: 'operator', reason, reasons: JSON.parse(reasons) as unknown, attempts, deliveries });
+  yield* tx.resetForRedrive(taskId, at);
+  return { ok: true, state: 'ready' };
 }

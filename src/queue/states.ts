@@ -27,7 +27,8 @@ export type TransitionEvent =
   | 'interrupt'
   | 'expiry'
   | 'confirmStopped'
-  | 'reconcile';
+  | 'reconcile'
+  | 'redrive';
 
 export interface Edge {
   event: TransitionEvent;
@@ -77,6 +78,14 @@ export const EDGES: readonly Edge[] = [
   { event: 'reconcile', from: 'uncertain', to: 'cancelled', records: 'reconciled', slot: 'free' },
 ];
 
+/**
+ * O1: the edges an operator takes out of an end. They are not part of a task's own life (the table
+ * above, from which the terminal, live and occupying sets are derived: a failed task stays terminal
+ * for everything that runs by itself), and no worker, claim or reconciler takes them: `redrive`
+ * (queue.redrive, src/queue/operator.ts) sends a dead letter back to ready, by a person's decision.
+ */
+export const REOPENING_EDGES: readonly Edge[] = [{ event: 'redrive', from: 'failed', to: 'ready', records: 'redriven' }];
+
 /** Every state, in the order the SPEC lists them. */
 export const STATES: readonly TaskState[] = ['ready', 'running', 'uncertain', 'done', 'failed', 'superseded', 'cancelled', 'expired'];
 
@@ -123,7 +132,12 @@ export function canTransition(from: TaskState, to: TaskState): boolean {
   return TRANSITIONS[from]?.includes(to) ?? false;
 }
 
-const EDGE_INDEX = new Map(EDGES.map((edge) => [edgeKey(edge.event, edge.from, edge.to), edge]));
+/** Whether an operator's edge (REOPENING_EDGES) leads from `from` to `to`. */
+export function canReopen(from: TaskState, to: TaskState): boolean {
+  return REOPENING_EDGES.some((edge) => edge.from === from && edge.to === to);
+}
+
+const EDGE_INDEX = new Map([...EDGES, ...REOPENING_EDGES].map((edge) => [edgeKey(edge.event, edge.from, edge.to), edge]));
 
 function edgeKey(event: TransitionEvent, from: TaskState | null, to: TaskState): string {
   return `${event}:${from ?? '-'}:${to}`;
@@ -174,10 +188,10 @@ export function stateCheckSql(): string {
 }
 
 // The table is checked once, when this module loads: a mistake in it is a bug that must not ship.
-for (const edge of EDGES) {
+for (const edge of [...EDGES, ...REOPENING_EDGES]) {
   const fromOccupies = edge.from !== null && OCCUPYING_STATES.includes(edge.from);
   const toOccupies = OCCUPYING_STATES.includes(edge.to);
   const expected = fromOccupies ? (toOccupies ? 'keep' : 'free') : toOccupies ? 'take' : undefined;
   if (edge.slot !== expected) throw new InvariantError(`edge ${edge.event} ${edge.from} -> ${edge.to}: slot ${edge.slot} should be ${expected}`);
 }
-if (EDGE_INDEX.size !== EDGES.length) throw new InvariantError('the state machine lists an edge twice');
+if (EDGE_INDEX.size !== EDGES.length + REOPENING_EDGES.length) throw new InvariantError('the state machine lists an edge twice');

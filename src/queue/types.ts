@@ -259,6 +259,14 @@ export type ConfirmStoppedResult =
 export type CancelResult =
   | { ok: true; state: 'cancelled' | 'cancel_requested' }
   | { ok: false; error: 'not_found' | 'already_terminal'; state?: TaskState; message: string };
+/**
+ * O1: a dead letter sent back to ready by an operator (queue.redrive). Refused, with nothing changed,
+ * for a task that is not a dead letter (not failed, or failed on purpose and never dead-lettered, or
+ * trimmed from the table), one a newer version of its topic replaced, or a queue at capacity (Q3).
+ */
+export type RedriveResult =
+  | { ok: true; state: 'ready' }
+  | { ok: false; error: 'not_dead_lettered' | 'superseded' | 'queue_full'; message: string };
 export type AppendEventResult = { ok: true; seq: number } | StaleLease;
 
 export interface FailureReport {
@@ -460,6 +468,11 @@ export interface WorkQueue {
   expireLeases(): Promise<number>;
   confirmStopped(taskId: number, generation: number, source: string): Promise<ConfirmStoppedResult>;
   cancel(taskId: number): Promise<CancelResult>;
+  /**
+   * O1: an operator sends a dead letter (R6) back to ready for a fresh set of attempts and deliveries;
+   * its dead letter leaves the table and its reason history goes into the `redriven` event.
+   */
+  redrive(taskId: number): Promise<RedriveResult>;
   get(taskId: number): Promise<TaskView | undefined>;
   events(taskId: number): Promise<TaskEvent[]>;
   /** Every event of every task in commit order (for checkers and audits; admin only). */

@@ -44,6 +44,8 @@ export const DEFAULT_DURABILITY: Durability = 'acknowledged';
  *   same commit (R4), the settlement that is billed once.
  * - `pauseTenant`, `resumeTenant`: an operator is told the tenant is paused (A2); losing the pause would
  *   lease the paused tenant's work again.
+ * - `redrive`: an operator is told a dead letter is back in the queue (O1); losing it would leave the
+ *   work dead while the operator believes it runs.
  *
  * Everything in `LOSABLE_WRITES` may roll back to the last synced state; an operation in neither set
  * is synced (a new kind of write is durable until someone argues otherwise).
@@ -58,6 +60,7 @@ export const SYNCED_WRITES: ReadonlySet<string> = new Set([
   'interrupt',
   'pauseTenant',
   'resumeTenant',
+  'redrive',
 ]);
 
 /**

@@ -21,6 +21,7 @@ import type {
   NewEffect,
   NewReservation,
   NewTask,
+  RedrivableRow,
   PauseRow,
   RejectionRow,
   ReservationRow,
@@ -426,6 +427,12 @@ export const SQL = {
   trimDeadLetters: `DELETE FROM dead_letters WHERE task_id NOT IN
                       (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT $1)`,
   deadLetters: 'SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC',
+  // O1: a redrive reads the task with its dead letter, and starts it afresh.
+  deadLetterTask: `SELECT t.id, t.tenant, t.topic, t.version, t.state, t.generation, t.hold_state, t.attempts, t.deliveries, d.reason, d.reasons
+                   FROM tasks t JOIN dead_letters d ON d.task_id = t.id WHERE t.id = $1 AND t.state = 'failed'`,
+  resetForRedrive: `UPDATE tasks SET attempts = 0, deliveries = 0, first_claimed_at = NULL, not_before = $2,
+                      error_class = NULL, error_message = NULL WHERE id = $1`,
+  deleteDeadLetter: 'DELETE FROM dead_letters WHERE task_id = $1',
   creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
   failureReasons: `SELECT type, data FROM events WHERE task_id = $1
@@ -1104,6 +1111,13 @@ export class PgStatements implements StoreTx {
   }
   *deadLetters(): Step<DeadLetterRow[]> {
     return yield* this.rows<DeadLetterRow>('deadLetters');
+  }
+  *deadLetterTask(id: number): Step<RedrivableRow | undefined> {
+    return yield* this.first<RedrivableRow>('deadLetterTask', [id]);
+  }
+  *resetForRedrive(id: number, at: number): Step<void> {
+    this.defer('resetForRedrive', [id, at]);
+    this.defer('deleteDeadLetter', [id]);
   }
   *budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
     return yield* this.first<BudgetLevelRow>('budgetLevel', [budget, scope]);

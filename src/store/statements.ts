@@ -24,6 +24,7 @@ import type {
   NewCheckpoint,
   NewEffect,
   NewTask,
+  RedrivableRow,
   RejectionRow,
   StateWrite,
   Step,
@@ -239,6 +240,12 @@ function prepare(db: Database) {
     trimDeadLetters: p(`DELETE FROM dead_letters WHERE task_id NOT IN
                           (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT :keep)`),
     deadLetters: p('SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC'),
+    // O1: a redrive reads the task with its dead letter, and starts it afresh.
+    deadLetterTask: p(`SELECT t.id, t.tenant, t.topic, t.version, t.state, t.generation, t.hold_state, t.attempts, t.deliveries, d.reason, d.reasons
+                       FROM tasks t JOIN dead_letters d ON d.task_id = t.id WHERE t.id = ? AND t.state = 'failed'`),
+    resetForRedrive: p(`UPDATE tasks SET attempts = 0, deliveries = 0, first_claimed_at = NULL, not_before = :at,
+                          error_class = NULL, error_message = NULL WHERE id = :id`),
+    deleteDeadLetter: p('DELETE FROM dead_letters WHERE task_id = ?'),
     creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
     failureReasons: p(`SELECT type, data FROM events WHERE task_id = ?
@@ -596,6 +603,14 @@ export class SqliteStatements implements StoreTx {
   }
   deadLetters(): Step<DeadLetterRow[]> {
     return done(this.s.deadLetters.all() as DeadLetterRow[]);
+  }
+  deadLetterTask(id: number): Step<RedrivableRow | undefined> {
+    return done(this.s.deadLetterTask.get(id) as RedrivableRow | undefined);
+  }
+  resetForRedrive(id: number, at: number): Step<void> {
+    this.s.resetForRedrive.run({ id, at });
+    this.s.deleteDeadLetter.run(id);
+    return done(undefined);
   }
 
   budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {

@@ -156,6 +156,9 @@ export interface DeadLetterRow {
   at: number;
 }
 
+/** O1: a task as a redrive reads it, with the reasons of its dead letter. */
+export type RedrivableRow = MovableRow & Pick<TaskRow, 'topic' | 'version' | 'attempts' | 'deliveries'> & { reason: string; reasons: string };
+
 export interface CreditRow {
   task_id: number;
   tenant: string;
@@ -443,6 +446,13 @@ export interface StoreTx {
   failureReasons(id: number): Step<{ type: string; data: string }[]>;
   insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void>;
   deadLetters(): Step<DeadLetterRow[]>;
+  /** O1: a task with its dead letter's reasons, or undefined when it has no dead letter (its state is read too). */
+  deadLetterTask(id: number): Step<RedrivableRow | undefined>;
+  /**
+   * O1: a redriven task starts afresh: attempts, deliveries and the retry age (first claim) reset, the
+   * last error cleared, and its dead letter removed (the redrive's event keeps the reasons).
+   */
+  resetForRedrive(id: number, at: number): Step<void>;
 
   // ---- budgets and reservations (A1)
   budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined>;
