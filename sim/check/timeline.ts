@@ -33,10 +33,46 @@ export function timelineAround(entries: readonly HistoryEntry[], violation: Viol
 function anchorsOf(entries: readonly HistoryEntry[], violation: Violation): { anchors: number[]; note?: string } {
   const at = (violation.at ?? []).filter((index) => Number.isInteger(index) && index >= 0 && index < entries.length);
   if (at.length > 0) return { anchors: [...new Set(at)].sort((a, b) => a - b) };
-  if (violation.taskId === undefined) return { anchors: [] };
-  const last = entries.findLastIndex((entry) => 'taskId' in entry && entry.taskId === violation.taskId);
+  const taskId = namedTask(violation);
+  if (taskId === undefined) return { anchors: [] };
+  const last = entries.findLastIndex((entry) => 'taskId' in entry && entry.taskId === taskId);
   if (last < 0) return { anchors: [] };
-  return { anchors: [last], note: `(the violation names no history entry; the timeline is centred on the last entry of task ${violation.taskId})` };
+  const from = violation.taskId === undefined ? ` (named in its message)` : '';
+  return { anchors: [last], note: `(the violation names no history entry; the timeline is centred on the last entry of task ${taskId}${from})` };
+}
+
+/**
+ * The task a violation is about: its `taskId`, else the one task its message's first line names (`task
+ * 12`), as an expectation's message does ("expect[0] final-state: task 5 ('L') ended done"). A message
+ * naming two or more tasks names none of them in particular: undefined.
+ */
+export function namedTask(violation: Pick<Violation, 'taskId' | 'message'>): number | undefined {
+  if (violation.taskId !== undefined) return violation.taskId;
+  const firstLine = violation.message.split('\n')[0] ?? '';
+  const named = new Set([...firstLine.matchAll(/\btask (\d+)\b/g)].map((match) => Number(match[1])));
+  return named.size === 1 ? ([...named][0] as number) : undefined;
+}
+
+/** Entries of one task shown at most; a longer task shows its first and last ones, the rest elided. */
+export const TASK_ENTRIES_MAX = 60;
+
+/**
+ * The timeline of one task: every history entry that names it (and the invoke of each completion that
+ * does, as an enqueue's, made before the id existed), in order, marked `>>` where the violation points
+ * (its `at` indexes). Empty when the history never names the task.
+ */
+export function taskTimeline(entries: readonly HistoryEntry[], taskId: number, startMs: number, offending: readonly number[] = [], max = TASK_ENTRIES_MAX): string[] {
+  const named = (entry: HistoryEntry) => 'taskId' in entry && entry.taskId === taskId;
+  // An enqueue's invoke comes before the id exists: it is the task's when its completion names the task.
+  const invokes = new Set(entries.filter((entry) => named(entry) && 'invokeIndex' in entry).map((entry) => (entry as { invokeIndex: number }).invokeIndex));
+  const own = entries.filter((entry) => named(entry) || invokes.has(entry.index));
+  if (own.length === 0) return [];
+  const marked = new Set(offending);
+  const render = (entry: HistoryEntry) => renderEntry(entry, startMs, marked.has(entry.index));
+  if (own.length <= max) return own.map(render);
+  const head = Math.floor(max / 3);
+  const tail = max - head;
+  return [...own.slice(0, head).map(render), `      ... ${own.length - max} entries of task ${taskId} ...`, ...own.slice(own.length - tail).map(render)];
 }
 
 function mergeWindows(windows: [number, number][]): [number, number][] {

@@ -5,7 +5,7 @@ import { readCounterexample, type Counterexample } from '../../check/counterexam
 import { gitState } from '../../check/git.ts';
 import { ScenarioFileError } from '../../check/scenario-file.ts';
 import { resolveScenarioArgument } from '../../check/scenario-source.ts';
-import { timelineAround, TIMELINE_CONTEXT } from '../../check/timeline.ts';
+import { namedTask, taskTimeline, timelineAround, TIMELINE_CONTEXT } from '../../check/timeline.ts';
 import { faultCount, type FaultPlan } from '../../faults/plan.ts';
 import type { Violation } from '../../report-types.ts';
 import { simulate } from '../../run-scenario.ts';
@@ -56,6 +56,15 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     context.out('');
     context.out(`timeline around the first violation (${first.invariant}), ${TIMELINE_CONTEXT} entries either side, of ${world.history.length}; >> marks the offending entries:`);
     for (const line of timelineAround(world.history.entries(), first, world.startMs)) context.out(line);
+    // The task the violation is about (its taskId, or the one task its message names, as an
+    // expectation's does): its own entries from enqueue to the end, where the story of one task is read.
+    const taskId = namedTask(first);
+    const own = taskId === undefined ? [] : taskTimeline(world.history.entries(), taskId, world.startMs, first.at ?? []);
+    if (own.length > 0) {
+      context.out('');
+      context.out(`timeline of task ${taskId}${first.taskId === undefined ? ' (named in the violation\'s message)' : ''}, its own entries; >> marks the offending ones:`);
+      for (const line of own) context.out(line);
+    }
   }
   const trace = args.string('trace');
   if (trace !== undefined) {
