@@ -8,6 +8,8 @@ import type { ScenarioSpec } from './scenario.ts';
 import { worldFor } from './seed-world.ts';
 import type { WorldResult, WorldStore } from './world.ts';
 import { simPglite, type SimStore } from './store/pglite.ts';
+import type { SimAgent } from './actors/agent-module.ts';
+import { teamViolations } from './checkers/team-invariants.ts';
 
 export interface RunScenarioOptions {
   /** A catalogue scenario or a validated file (sim/check/scenario-source.ts resolves a name or a path into one). */
@@ -17,12 +19,16 @@ export interface RunScenarioOptions {
   plan?: FaultPlan;
   /** The database the world runs on: SQLite (the default) or the PostgreSQL store on this thread's PGlite (sim/store/pglite.ts). */
   store?: SimStore;
+  /** T2: a team's agent module (its path, or loaded) to run instead of the built-in scripted model and tools. */
+  agent?: string | SimAgent;
 }
 
 /** Runs one seed of one scenario in the simulator and judges it. */
 export async function simulate(options: RunScenarioOptions): Promise<{ world: WorldResult; report: RunReport }> {
   const store: WorldStore = options.store === 'pglite' ? { kind: 'pglite', db: await simPglite() } : { kind: 'sqlite' };
-  const world = await worldFor(options.scenario, options.seed, options.plan, store).run();
+  // Imported only for an agent run: a run of the built-in agent never loads src/worker/agent.ts (the coverage gate counts what it loads).
+  const agent = typeof options.agent === 'string' ? await (await import('./actors/agent-module.ts')).loadSimAgent(options.agent) : options.agent;
+  const world = await worldFor(options.scenario, options.seed, options.plan, store, agent).run();
   return { world, report: judge(world) };
 }
 
@@ -66,6 +72,8 @@ export function judge(world: WorldResult): RunReport {
   } else {
     for (const checker of allCheckers) violations.push(...checker.check(world));
     violations.push(...checkExpectations(world));
+    // T3: the agent module's own invariants, beside the harness's, each under its own name.
+    violations.push(...teamViolations(world));
   }
   const verdict: Verdict =
     world.crash !== undefined && refusal === undefined

@@ -2,6 +2,7 @@ import type { FaultPlan } from './faults/plan.ts';
 import type { Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { World, type WorldStore } from './world.ts';
+import type { SimAgent } from './actors/agent-module.ts';
 import { probeInvalidConfigs } from './workloads/config-probe.ts';
 import { scenarioForSeed } from './workloads/config-swarm.ts';
 
@@ -13,9 +14,9 @@ import { scenarioForSeed } from './workloads/config-swarm.ts';
  * `config-probe` notes follow: each rule of the drawn configuration broken in turn, and what
  * openWorkQueue said of it.
  */
-export function worldFor(scenario: ScenarioSpec, seed: Seed, plan?: FaultPlan, store?: WorldStore): World {
+export function worldFor(scenario: ScenarioSpec, seed: Seed, plan?: FaultPlan, store?: WorldStore, agent?: SimAgent): World {
   const { scenario: used, drawn } = scenarioForSeed(scenario, seed);
-  const world = new World(used, seed, plan, store);
+  const world = new World(used, seed, plan, store, agent);
   if (drawn !== undefined) {
     world.history.note('config-swarm', 'config-swarm', JSON.parse(JSON.stringify(drawn)));
     // Issue 35: each seed also breaks each rule of the drawn configuration in turn and sees it refused

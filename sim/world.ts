@@ -15,8 +15,13 @@ import type { Incarnation } from './actors/incarnation.ts';
 import { recordedCall, type ActorQueue } from './actors/gated-queue.ts';
 import { freshMemoryDatabase } from './memory-image.ts';
 import { ExternalProvider } from './actors/provider.ts';
+// T2: types only. The agent mode's code reaches the world through the loaded module (SimAgent.runtime),
+// so a world of the built-in agent never loads src/worker/agent.ts (the coverage gate counts what it loads).
+import type { AgentParts } from './actors/agent-world.ts';
+import type { SimAgent } from './actors/agent-module.ts';
+import type { ExternalTwins } from './actors/external-twin.ts';
 import { ScriptedModel, scriptOf } from './actors/scripted-model.ts';
-import { SimWorker } from './actors/sim-worker.ts';
+import { SimWorker, type SimWorkerEnvironment } from './actors/sim-worker.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import { simulatedTools } from './actors/tools.ts';
 import { EventLoop } from './event-loop.ts';
@@ -89,6 +94,8 @@ export interface WorldResult {
   store?: SimStore;
   /** Faults of the drawn plan the store cannot run (sim/store/pglite.ts), by kind: left out of `plan`, and noted in the history. */
   notApplicable?: Record<string, number>;
+  /** T2: the team's agent module the run ran (absent: the built-in scripted model and tools), and its twins' record. */
+  agent?: { module: SimAgent; twins: ExternalTwins };
   /**
    * The durability the SQLite store ran at, as the store itself reports it (SqliteStore.durability, the
    * power-loss twin's store's): what a power loss may undo (checkers/i11-no-lost-task.ts). Absent: a
@@ -179,12 +186,19 @@ export class World {
   private readonly pglite: PGlite | undefined;
   private releasePglite: (() => void) | undefined;
   private readonly notApplicable: Record<string, number>;
+  /** T2: the twins of the agent module's external systems, shared by every incarnation (a provider outlives its callers). */
+  readonly twins: ExternalTwins | undefined;
+  /** T2: the tasks the workload drew poison (R6), by tenant, topic and version: an agent's input carries no script to say so. */
+  private readonly poisoned = new Set<string>();
+  private readonly poisonedTasks = new Set<number>();
 
   constructor(
     readonly scenario: ScenarioSpec,
     seed: Seed,
     planOverride?: FaultPlan,
     storeChoice: WorldStore = { kind: 'sqlite' },
+    /** T2: a team's agent module to run instead of the built-in scripted model and tools. */
+    readonly agent?: SimAgent,
   ) {
     this.random = new SeededRandom(seed);
     const { workers } = scenario;
@@ -193,6 +207,9 @@ export class World {
     this.notApplicable = inapplicableFaults(drawn, storeChoice.kind);
     this.plan = applicablePlan(drawn, storeChoice.kind);
     this.arrivals = drawArrivals(this.random.fork('workload'), scenario.workload);
+    // T2: the same draws; each task's input is then the agent's (its script removed, so no checker judges it against one).
+    if (agent !== undefined) agent.runtime.agentArrivals(this.arrivals, agent, this.poisoned);
+    this.twins = agent === undefined ? undefined : new agent.runtime.ExternalTwins(this.history, this.provider, Object.keys(agent.definition.externals), agent.twins);
     // On PGlite the database outlives a restart in memory: no file is needed. On SQLite a power loss
     // needs the twin's real WAL file and a busy fault a second connection on the file; a restart alone
     // runs on an image in memory (serialized at the close, opened again from it: exactly what was
@@ -377,6 +394,7 @@ export class World {
   }
 
   private makeWorker(index: number): SimWorker {
+    if (this.agent !== undefined) return this.makeAgentWorker(index, this.agent, this.twins as ExternalTwins);
     const { scenario, loop, history } = this;
     const latency = this.random.fork(`latency-w${index}`);
     const toolRandom = this.random.fork(`tools-w${index}`);
@@ -412,6 +430,58 @@ export class World {
             afterEffect: () => this.faults.atPoint('after_effect', incarnation, true),
           },
         }),
+      ...this.workerProcess(),
+    });
+  }
+
+  /**
+   * T2: a worker slot that runs the team's agent: each incarnation builds the module's model and tools
+   * (actors/agent-world.ts) on the virtual clock, a stream of its own and twins of its externals; the
+   * rest (its queue, kill points, outcomes, supervisor) is the built-in worker's.
+   */
+  private makeAgentWorker(index: number, agent: SimAgent, twins: ExternalTwins): SimWorker {
+    const { scenario, loop, history } = this;
+    const parts = new Map<string, AgentParts>();
+    const latency = this.random.fork(`latency-w${index}`);
+    const twinRandom = this.random.fork(`twins-w${index}`);
+    const partsOf = (incarnation: Incarnation): AgentParts => {
+      let made = parts.get(incarnation.id);
+      if (made === undefined) {
+        made = agent.runtime.agentWorkerParts({
+          agent,
+          twins,
+          incarnation,
+          loop,
+          scenario,
+          latency,
+          twinRandom,
+          random: this.random.fork('agent').fork(incarnation.id),
+          rates: () => this.faults.rates(),
+          afterEffect: () => this.faults.atPoint('after_effect', incarnation, true),
+          poisoned: (request) => this.poisonedTasks.has(request.taskId),
+          poison: () => this.kill(this.workers[index], 'poison', 2_000, true),
+        });
+        parts.set(incarnation.id, made);
+      }
+      return made;
+    };
+    return new SimWorker(index, {
+      loop,
+      history,
+      ...scenario.workers,
+      makeModel: (incarnation) => {
+        this.incarnations.set(incarnation.id, incarnation);
+        return partsOf(incarnation).model;
+      },
+      makeTools: (incarnation) => [...partsOf(incarnation).tools],
+      ...this.workerProcess(),
+    });
+  }
+
+  /** What every worker slot's incarnations share, built-in or agent: their queue, kill points, outcomes and retry streams. */
+  private workerProcess(): Omit<SimWorkerEnvironment, 'loop' | 'history' | 'slots' | 'idleWaitMs' | 'maxSteps' | 'toolTimeoutMs' | 'makeModel' | 'makeTools'> {
+    const { loop } = this;
+    return {
       queueHooks: (incarnation) => ({
         unavailable: () => this.down,
         after: (op, args, result) => this.faults.afterQueueCall(incarnation, op, args, result),
@@ -435,7 +505,7 @@ export class World {
       },
       onCrash: (error) => this.fail(error),
       randomFor: (incarnation) => this.random.fork('worker-retries').fork(incarnation.id),
-    });
+    };
   }
 
   /**
@@ -508,6 +578,7 @@ export class World {
     }
     const { result, ev } = answer;
     this.enqueued.push({ arrival, result });
+    if (result.ok && this.agent?.runtime.poisoned(this.poisoned, request) === true) this.poisonedTasks.add(result.taskId);
     if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });
     if (result.ok) await this.readAsTenant(request.tenant);
@@ -755,6 +826,7 @@ export class World {
       endMs: this.loop.now(),
     };
     if (this.crash !== undefined) result.crash = this.crash;
+    if (this.agent !== undefined && this.twins !== undefined) result.agent = { module: this.agent, twins: this.twins };
     const durability = this.twin?.store.durability ?? (this.store instanceof SqliteStore ? this.store.durability : undefined);
     if (durability !== undefined) result.durability = durability;
     if (this.pglite !== undefined) {

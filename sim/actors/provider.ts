@@ -10,6 +10,10 @@ export interface ProviderOperation {
   atMs: number;
   /** History index of the `provider-send` note: when the worker sent the request (it may land later). */
   sentIndex?: number;
+  /** T2: a request to a twin of a team's external system (actors/external-twin.ts): the twin's name, the key the tool passed (absent: none) and the tool call that made it. */
+  external?: string;
+  idempotencyKey?: string;
+  toolCallId?: string;
 }
 
 /**

@@ -22,6 +22,8 @@ export interface Counterexample {
   scenarioFile?: string;
   /** The full scenario as it was run, so a later edit of the catalogue or the file cannot change the replay. */
   scenarioSpec: ScenarioSpec;
+  /** T2: the agent module the run ran (its absolute path); replay runs it again. Absent: the built-in scripted agent. */
+  agent?: string;
   seed: string;
   /** The fault plan the run used; replay passes it back to the World. Absent when the run crashed before it had one. */
   plan?: FaultPlan;

@@ -13,6 +13,8 @@ export interface PoolOptions {
   digest?: DigestRequest;
   /** The database the threads' worlds run on (default sqlite). */
   store?: SimStore;
+  /** T2: the agent module (absolute path) the threads' worlds run. */
+  agent?: string;
   /** Called for each result as it arrives (progress, early failure lines). */
   onResult(result: JobResult): void;
 }
@@ -62,6 +64,7 @@ export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<Poo
         scenarios: options.scenarios,
         ...(options.digest === undefined ? {} : { digest: options.digest }),
         ...(options.store === undefined ? {} : { store: options.store }),
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
       };
       const worker = new Worker(BOOTSTRAP, { workerData: setup, execArgv: execArgvWithoutTsx(process.execArgv) });
       inFlight.set(worker, undefined);

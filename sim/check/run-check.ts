@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { counterexamplePath, writeCounterexample } from './counterexample.ts';
-import { judgeCoverage } from './coverage.ts';
+import { judgeCoverage, type CoverageOutcome } from './coverage.ts';
 import { junitXml } from './junit.ts';
 import { runPool } from './pool.ts';
 import { Progress, type ProgressSink } from './progress.ts';
@@ -18,6 +18,7 @@ import { storeSkipReason } from '../store/pglite.ts';
 import { ReportAggregator } from '../report/aggregate.ts';
 import { writeCatalogueReport } from '../report/catalogue.ts';
 import { digestRequest, foldResult } from '../report/run-report.ts';
+import type { SimAgent } from '../actors/agent-module.ts';
 
 /** Counterexample files written per check; past this, failures are only counted. */
 export const FAILURE_FILES_MAX = 20;
@@ -33,6 +34,10 @@ export interface CheckIo {
 /** `leasehold check` once its arguments are resolved: run, judge, report, and return the exit code (S9). */
 export async function runCheck(request: CheckRequest, io: CheckIo): Promise<number> {
   const store = request.store ?? 'sqlite';
+  // T2: the agent module is loaded here first, so a module that is missing, not defineAgent, or whose
+  // scenario does not validate is refused with its typed error before any thread starts.
+  // Imported only then: a check of the built-in agent never loads src/worker/agent.ts.
+  const agent = request.agent === undefined ? undefined : await (await import('../actors/agent-module.ts')).loadSimAgent(request.agent);
   // A scenario whose plan needs a fault the store cannot run is skipped, with its reason (sim/store/pglite.ts).
   const skipped = request.sources.flatMap((source) => {
     const reason = storeSkipReason(source.spec, store);
@@ -58,6 +63,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
       threads: request.threads,
       scenarios,
       ...(store === 'sqlite' ? {} : { store }),
+      ...(agent === undefined ? {} : { agent: agent.path }),
       ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
       onResult: (result) => {
         const aggregator = aggregators?.get(result.job.scenario);
@@ -81,12 +87,13 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
   }
 
   const counted = tally(names, pooled.results);
-  const coverage = judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks, store);
+  // The required marks were measured with the built-in scripted agent; a team's agent is not held to them.
+  const coverage = agent === undefined ? judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks, store) : agentCoverage();
   const outcome: CheckOutcome = {
     request,
     counted,
     coverage,
-    written: writeFailures(request, counted),
+    written: writeFailures(request, counted, agent),
     ...(pooled.death === undefined ? {} : { death: pooled.death }),
     wallMs: wallClockMs() - started,
     threadsUsed: Math.min(request.threads, Math.max(1, jobs.length)),
@@ -160,6 +167,7 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
   }
   io.out(`root seed: ${root.seed} (${from}); seed i of scenario X = first 48 bits of sha256(["leasehold-check/1", root, X, i]), in decimal`);
   io.out(`store: ${request.store === 'pglite' ? "pglite (the PostgreSQL store's own SQL, in-process on PGlite)" : 'sqlite'}`);
+  if (request.agent !== undefined) io.out(`agent: ${request.agent} (the team's model and tools, against twins of its external systems)`);
   io.out(`rerun: ${request.reproduce}`);
 }
 
@@ -170,7 +178,7 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
  */
 
 /** Writes counterexample files for the first FAILURE_FILES_MAX failing seeds in job order. */
-function writeFailures(request: CheckRequest, counted: Tally): WrittenFailure[] {
+function writeFailures(request: CheckRequest, counted: Tally, agent: SimAgent | undefined): WrittenFailure[] {
   const mismatchOf = new Map(counted.mismatches.map((mismatch) => [mismatch.first, mismatch]));
   const failing = [...new Set([...counted.failures, ...counted.mismatches.map((mismatch) => mismatch.first)])].sort((a, b) => a.job.id - b.job.id);
   if (failing.length === 0) return [];
@@ -183,6 +191,7 @@ function writeFailures(request: CheckRequest, counted: Tally): WrittenFailure[] 
       scenario: source.name,
       ...(source.file === undefined ? {} : { scenarioFile: source.file }),
       scenarioSpec: source.spec,
+      ...(agent === undefined ? {} : { agent: agent.path }),
       seed: result.job.seed,
       ...(result.plan === undefined ? {} : { plan: result.plan }),
       verdict: mismatch === undefined ? result.verdict : 'nondeterminism',
@@ -198,6 +207,11 @@ function writeFailures(request: CheckRequest, counted: Tally): WrittenFailure[] 
     });
     return mismatch === undefined ? { result, file } : { result, file, unseed: { hashA: mismatch.hashA, hashB: mismatch.hashB } };
   });
+}
+
+/** T2: the coverage rule of a check of a team's agent: not applied (its marks were measured on the built-in scripted agent). */
+function agentCoverage(): CoverageOutcome {
+  return { enforced: false, required: [], reason: "required marks are measured on the built-in scripted agent; a team's agent module is not held to them" };
 }
 
 function writeFile(path: string, text: string): void {

@@ -6,6 +6,7 @@ import type { DigestRequest, JobResult } from './types.ts';
 import type { Job } from './seeds.ts';
 import { wallClockMs } from './wall-clock.ts';
 import type { SimStore } from '../store/pglite.ts';
+import type { SimAgent } from '../actors/agent-module.ts';
 
 /**
  * Runs one job: one seed of one scenario through the simulator and the checkers. A throw from the
@@ -13,11 +14,13 @@ import type { SimStore } from '../store/pglite.ts';
  * The third parameter is unused: it held a test hook, and sim/report/run-report.ts still passes
  * undefined in its place (drop it together with that argument).
  */
-export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestRequest, store: SimStore = 'sqlite'): Promise<JobResult> {
+export async function runJob(job: Job, spec: ScenarioSpec, digest?: DigestRequest, store: SimStore = 'sqlite', agent?: SimAgent): Promise<JobResult> {
   const started = wallClockMs();
   try {
     // A plain job runs its seed's own plan, exactly as before --explore existed; a child its override.
-    const { report, world } = await simulate(job.plan === undefined ? { scenario: spec, seed: job.seed, store } : { scenario: spec, seed: job.seed, plan: job.plan, store });
+    // T2: with an agent module, every world runs the team's model and tools (loaded once per thread).
+    const withAgent = agent === undefined ? {} : { agent };
+    const { report, world } = await simulate(job.plan === undefined ? { scenario: spec, seed: job.seed, store, ...withAgent } : { scenario: spec, seed: job.seed, plan: job.plan, store, ...withAgent });
     // A report's digest of a first run (the unseed repeat only compares hashes); the world is dropped here.
     const digested =
       digest === undefined || job.repeat

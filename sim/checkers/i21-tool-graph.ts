@@ -151,6 +151,9 @@ export function graphSteps(world: WorldResult): Map<number, GraphStepSpec[]> {
   const cached = stepsMemo.get(world);
   if (cached !== undefined) return cached;
   const out = new Map<number, GraphStepSpec[]>();
+  // Judged against the graph each task's script names; a team's agent module's tasks (T2) have no
+  // script, so their graphs are run by the production runtime but not judged here (the other
+  // checkers still judge their effects, leases and settlement).
   for (const [taskId, script] of scriptsByTask(world)) {
     const steps = graphStepsOf(taskId, script);
     if (steps.length > 0) out.set(taskId, steps);

@@ -194,6 +194,8 @@ function checkLedger(world: WorldResult, holds: ReadonlyMap<number, WorldResult[
 
 function checkFaultFree(world: WorldResult, taskId: number, usage: Usage, out: ViolationList): void {
   const script = scriptsByTask(world).get(taskId);
+  // A task with no script, a team's agent module's (T2), has no fault-free usage to compare with: its
+  // model's usage is its own. The settlement rules above still judge what it was charged.
   if (script === undefined) return;
   const clean = faultFreeUsage(script);
   const tokens = usage.inputTokens + usage.outputTokens;

@@ -1,3 +1,4 @@
+import type { ProviderOperation } from '../actors/provider.ts';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import { WRITE_TOOLS } from '../actors/tools.ts';
 import type { WorldResult } from '../world.ts';
@@ -46,7 +47,7 @@ export const i8EffectsOnce: Checker = {
     for (const execution of world.provider.executions) {
       const n = (executed.get(execution.requestKey) ?? 0) + 1;
       executed.set(execution.requestKey, n);
-      if (n === 2) out.add('twice', `request key ${execution.requestKey} (task ${execution.taskId}, ${execution.action}) executed more than once`, { taskId: execution.taskId });
+      if (n === 2) out.add('twice', `request key ${execution.requestKey} (task ${execution.taskId}, ${execution.action}) executed more than once${twinHint(execution)}`, { taskId: execution.taskId });
       let keys = executedByTask.get(execution.taskId);
       if (keys === undefined) executedByTask.set(execution.taskId, (keys = new Set()));
       keys.add(execution.requestKey);
@@ -126,6 +127,10 @@ export const i8EffectsOnce: Checker = {
         at: [index, request.sentIndex],
       });
     }
+    // The rules below judge a task against the writes its script intends. A task of a team's agent
+    // module (T2) carries no script (sim/actors/agent-world.ts), so they skip it: what its model meant
+    // to write is its own; the rules above (at most once per key, never resent after the ledger
+    // recorded it, nothing after the deadline, the ledger's first record kept) judge it all the same.
     const scripts = scriptsByTask(world);
     const ledger = new Map<number, Map<string, string>>();
     for (const effect of world.effects ?? []) {
@@ -162,6 +167,17 @@ export const i8EffectsOnce: Checker = {
     return out.list;
   },
 };
+
+/**
+ * T2: for an effect a twin of a team's external system executed, why it ran again: the tool sent no
+ * idempotency key, or one of its own that the takeover's repeat did not reuse (W4: pass requestKey).
+ */
+function twinHint(execution: ProviderOperation): string {
+  if (execution.external === undefined) return '';
+  const call = `tool call ${execution.toolCallId ?? '?'} (${execution.actor}@g${execution.generation})`;
+  if (execution.idempotencyKey === undefined) return `: ${call} sent it to ${execution.external} with no idempotency key, so the repeat executed again; pass context.requestKey as the idempotency key (W4)`;
+  return `: ${call} sent it to ${execution.external} with idempotency key ${execution.idempotencyKey}, not the request key, and the repeat's key differed; pass context.requestKey as the idempotency key (W4)`;
+}
 
 /**
  * A7: the request keys of the graph writes a run's last checkpoint records `ok`: the step's outcome
