@@ -98,8 +98,9 @@ function reportFailures(request: CheckRequest, counted: Tally, written: readonly
   else out(`${written.length} counterexample file(s) in ${request.failuresDir}`);
   out(`first failure: ${first.result.job.scenario} seed ${first.result.job.seed}: ${first.unseed === undefined ? shortReason(first.result) : 'nondeterminism: two trace hashes'}`);
   const seedReplay = replaySeedCommand(scenarioArgument(request, first.result.job.scenario), first.result.job.seed);
-  // A guided child runs a plan its seed alone does not draw: only its file replays it.
-  out(first.result.job.plan === undefined ? `replay: ${replayFileCommand(first.file)}   (or: ${seedReplay})` : `replay: ${replayFileCommand(first.file)}`);
+  // A guided child runs a plan its seed alone does not draw, and a run of an agent module (T2) needs the
+  // module the file records: only the file replays them.
+  out(first.result.job.plan === undefined && request.agent === undefined ? `replay: ${replayFileCommand(first.file)}   (or: ${seedReplay})` : `replay: ${replayFileCommand(first.file)}`);
 }
 
 export function deathLine(death: ThreadDeath): string {
