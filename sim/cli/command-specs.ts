@@ -3,6 +3,8 @@
  * parser, the help text and the "Try:" hints, so a flag cannot be accepted without being documented.
  */
 
+import { OPS_COMMAND_NAMES, OPS_COMMANDS } from './commands/ops-specs.ts';
+
 export type FlagKind = 'string' | 'integer' | 'boolean' | 'shard';
 
 export interface FlagSpec {
@@ -40,7 +42,7 @@ export interface CommandSpec {
   requires?: { flags: readonly string[]; orPositional?: boolean };
 }
 
-export const COMMAND_NAMES = ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'start', 'demo', 'work'] as const;
+export const COMMAND_NAMES = ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'start', 'demo', 'work', ...OPS_COMMAND_NAMES] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
@@ -205,6 +207,8 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     example: 'work --db queue.sqlite --agent agent.mjs --processes 4',
     requires: { flags: ['db', 'agent'] },
   },
+  // O1, O2: the operator's commands over a live queue (commands/ops-specs.ts).
+  ...OPS_COMMANDS,
 };
 
 export function isCommandName(word: string): word is CommandName {

@@ -1,6 +1,7 @@
 import { parseCommandLine, parseFlags, type ParsedArgs } from './args.ts';
 import type { CommandContext, CommandModule } from './command-context.ts';
 import { COMMANDS, START_ARGS, START_RUNS, type CommandName } from './command-specs.ts';
+import { OPS_COMMAND_NAMES, type OpsCommandName } from './commands/ops-specs.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { isUsageError } from './usage-error.ts';
@@ -27,10 +28,12 @@ export const COMMAND_LOADERS: Readonly<Record<ModuleCommand, () => Promise<Comma
   scenarios: () => import('./commands/scenarios.ts'),
   demo: () => import('./commands/demo.ts'),
   work: () => import('./commands/work.ts'),
+  // O1, O2: one module for the operator's commands over a live queue.
+  ...(Object.fromEntries(OPS_COMMAND_NAMES.map((name) => [name, () => import('./commands/ops.ts')])) as Record<OpsCommandName, () => Promise<CommandModule>>),
 };
 
 /** The commands that run a production queue and need none of the harness's packages (sim/harness-packages.ts). */
-const PRODUCTION_COMMANDS: ReadonlySet<ModuleCommand> = new Set(['work']);
+const PRODUCTION_COMMANDS: ReadonlySet<ModuleCommand> = new Set(['work', ...OPS_COMMAND_NAMES]);
 
 /**
  * A command's module. The harness's commands need its optional packages (zod, seedrandom): checked
