@@ -52,6 +52,7 @@ export interface StatusView {
   at: number;
   db: string;
   totals: { ready: number; running: number; uncertain: number; deadLetters: number; pausedTenants: number };
+  /** `live` is the queue's kept count; the limits are the defaults of the process reading (the workers' config is not stored). */
   limits: { capacity: number; globalLimit: number; perTenantLimit: number; live: number };
   tenants: TenantRow[];
   running: Signals['leases'];
@@ -118,18 +119,17 @@ export async function readStatus(queue: WorkQueue, db: string): Promise<StatusVi
     uncertain,
     paused,
     budgets,
-    alerts: alertsOf(signals, totals, live, capacity),
+    alerts: alertsOf(signals, totals),
     recentDecisions: decisions.slice(-RECENT_DECISIONS).reverse(),
     signals,
   };
 }
 
-function alertsOf(signals: Signals, totals: StatusView['totals'], live: number, capacity: number): StatusView['alerts'] {
+function alertsOf(signals: Signals, totals: StatusView['totals']): StatusView['alerts'] {
   const alerts: StatusView['alerts'] = [];
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (signals.alerts.stuckWhileCapacityNormal) alerts.push({ level: 'critical', text: 'stuckWhileCapacityNormal: a ready task that could run has waited past stuckAfterMs while slots are free' });
   if (totals.uncertain > 0) alerts.push({ level: 'warning', text: `${plural(totals.uncertain, 'uncertain task')} awaiting confirmation: confirm-stopped once you know the worker is gone` });
-  if (live >= capacity) alerts.push({ level: 'warning', text: `at capacity: ${live} live tasks of ${capacity}; new topics are refused queue_full` });
   if (totals.deadLetters > 0) alerts.push({ level: 'warning', text: `${plural(totals.deadLetters, 'dead letter')} to look at` });
   if (totals.pausedTenants > 0) alerts.push({ level: 'warning', text: `${plural(totals.pausedTenants, 'paused tenant')}` });
   return alerts;

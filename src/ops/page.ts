@@ -179,7 +179,7 @@ export const APP_JS = `'use strict';
     var t = status.totals, l = status.limits;
     var parts = [];
     parts.push(h('div', { className: 'cards' },
-      card('live / capacity', l.live + ' / ' + l.capacity, 'live', l.live >= l.capacity ? 'warn' : ''),
+      card('live', l.live, 'live'),
       card('ready', t.ready, 'ready'),
       card('running', t.running, 'running'),
       card('uncertain', t.uncertain, 'uncertain', t.uncertain > 0 ? 'warn' : ''),

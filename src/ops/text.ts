@@ -17,9 +17,10 @@ function heading(text: string, style: TextStyle): string {
 
 export function formatStatus(view: StatusView, style: TextStyle): string {
   const { totals, limits } = view;
+  // The limits are this process's defaults, not the workers' config (which is not stored): counts only.
   const lines = [
-    `${heading('Leasehold', style)} ${safeText(view.db)} at ${instant(view.at)}`,
-    `live ${limits.live}/${limits.capacity}  ready ${totals.ready}  running ${totals.running}/${limits.globalLimit}  uncertain ${totals.uncertain}  dead letters ${totals.deadLetters}  paused tenants ${totals.pausedTenants}`,
+    heading(`Leasehold ${safeText(view.db)} at ${instant(view.at)}`, style),
+    ...wrap(`live ${limits.live}, ready ${totals.ready}, running ${totals.running}, uncertain ${totals.uncertain}, dead letters ${totals.deadLetters}, paused tenants ${totals.pausedTenants}`, style.width),
     '',
     heading('Alerts', style),
     ...(view.alerts.length === 0
