@@ -39,7 +39,7 @@ export default defineConfig({
       })),
       {
         extends: true as const,
-        test: { name: 'harness', include: ['src/**/*.test.ts', 'sim/**/*.test.ts', 'properties/**/*.test.ts', 'tools/**/*.test.ts'], exclude: [...CONTRACT, '**/node_modules/**'] },
+        test: { name: 'harness', include: ['src/**/*.test.ts', 'sim/**/*.test.ts', 'properties/**/*.test.ts', 'tools/**/*.test.ts', 'examples/**/*.test.ts'], exclude: [...CONTRACT, '**/node_modules/**'] },
       },
     ],
   },
