@@ -92,9 +92,14 @@ export const APP_JS = `'use strict';
   var timer = 0;
   var timelineTick = 0;
 
-  var fromHash = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (fromHash) { sessionStorage.setItem('leasehold-token', decodeURIComponent(fromHash[1])); history.replaceState(null, '', location.pathname + location.search); }
-  if (actions) { document.getElementById('token-box').hidden = false; tokenInput.value = sessionStorage.getItem('leasehold-token') || ''; }
+  function tokenFromHash() {
+    var fromHash = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+    if (fromHash) { sessionStorage.setItem('leasehold-token', decodeURIComponent(fromHash[1])); history.replaceState(null, '', location.pathname + location.search); }
+    tokenInput.value = sessionStorage.getItem('leasehold-token') || '';
+  }
+  tokenFromHash();
+  window.addEventListener('hashchange', tokenFromHash);
+  if (actions) document.getElementById('token-box').hidden = false;
   tokenInput.addEventListener('change', function () { sessionStorage.setItem('leasehold-token', tokenInput.value); });
 
   function h(tag, props) {
