@@ -58,7 +58,8 @@ h2 { font-size: 15px; margin: 22px 0 8px; }
 .alert.critical { background: var(--critbg); color: var(--crit); font-weight: 600; }
 .alert.none { background: #ecfdf3; color: var(--ok); }
 table { border-collapse: collapse; background: #fff; border: 1px solid var(--line); width: 100%; }
-th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
+td:last-child, td.wrap { white-space: normal; overflow-wrap: anywhere; }
 th { background: #f2f4f7; font-weight: 600; font-size: 12px; color: #344054; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.empty td { color: var(--muted); font-style: italic; }
