@@ -42,7 +42,7 @@ export interface CommandSpec {
   requires?: { flags: readonly string[]; orPositional?: boolean };
 }
 
-export const COMMAND_NAMES = ['check', 'merge', 'replay', 'run', 'report', 'scenarios', 'start', 'demo', 'work', ...OPS_COMMAND_NAMES] as const;
+export const COMMAND_NAMES = ['check', 'merge', 'replay', 'shrink', 'run', 'report', 'scenarios', 'start', 'demo', 'work', ...OPS_COMMAND_NAMES] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
@@ -143,6 +143,21 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     positional: { name: 'FILE.json', max: 1, help: 'a counterexample file written by a failing check' },
     example: 'replay --scenario mixed --seed 42',
     requires: { flags: ['scenario', 'seed'], orPositional: true },
+  },
+  shrink: {
+    name: 'shrink',
+    summary: 'shrink a counterexample to a smaller workload and fault plan that still fails the same invariant, written as a counterexample that replays',
+    synopsis: 'FILE.json [--out FILE.json] [--invariant ID] [--max-runs N] [--max-ms MS] [--store STORE] [--json]',
+    flags: [
+      { name: 'out', kind: 'string', valueName: 'FILE.json', example: 'shrunk.json', help: 'where to write the shrunk counterexample (default: FILE.shrunk.json beside FILE.json)' },
+      { name: 'invariant', kind: 'string', valueName: 'ID', example: 'I8', help: "the invariant the shrunk case must still violate (default: the file's first violation's; harness for a crash)" },
+      { name: 'max-runs', kind: 'integer', valueName: 'N', example: '100', help: 'candidate runs at most (default 100)' },
+      { name: 'max-ms', kind: 'integer', valueName: 'MS', example: '120000', help: 'wall time at most, in milliseconds (default 120000); what is left when the budget runs out is written as it is' },
+      { ...storeFlag, help: 'the database the counterexample ran on: sqlite (default) or pglite' },
+      { ...jsonFlag, help: 'print one JSON object (what shrink() of leasehold/testing resolves to) instead of text' },
+    ],
+    positional: { name: 'FILE.json', max: 1, help: 'a counterexample file written by a failing check (or by run({ out }) or shrink)' },
+    example: 'shrink reports/failures/mixed-42.json',
   },
   run: {
     name: 'run',

@@ -23,6 +23,7 @@ export const COMMAND_LOADERS: Readonly<Record<ModuleCommand, () => Promise<Comma
   check: () => import('./commands/check.ts'),
   merge: () => import('./commands/merge.ts'),
   replay: () => import('./commands/replay.ts'),
+  shrink: () => import('./commands/shrink.ts'),
   run: () => import('./commands/run.ts'),
   report: () => import('./commands/report.ts'),
   scenarios: () => import('./commands/scenarios.ts'),

@@ -1,42 +1,35 @@
-import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { DEFAULT_SCENARIO } from '../../scenarios/registry.ts';
-import { gitState } from '../../check/git.ts';
-import { runCheck } from '../../check/run-check.ts';
-import { catalogueSources, resolveScenarioArgument, type ScenarioSource } from '../../check/scenario-source.ts';
-import { rootSeed } from '../../check/seeds.ts';
-import { readYieldCalibration, splitByYield } from '../../check/budget.ts';
+import { resolveScenarioArgument, type ScenarioSource } from '../../check/scenario-source.ts';
+import { check, DEFAULT_FAILURES_DIR, DEFAULT_SEEDS, DEFAULT_UNSEED_RATE } from '../../testing-harness.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
-import { commandLine } from '../shell-quote.ts';
 import { UsageError } from '../usage-error.ts';
 import { storeArgument } from '../store-argument.ts';
 
 /**
  * The default budget, as seeds per scenario: --budget 100, split by what each scenario finds
  * (check/budget.ts). Every scenario gets at least half, 50, which is enough for the required marks of
- * `mixed` and each scenario's own (see check/coverage.ts).
+ * `mixed` and each scenario's own (see check/coverage.ts). Share of seeds run twice for the unseed check
+ * (S6) without --unseed-rate; where counterexamples go without --out. (The library's defaults: one set.)
  */
-export const DEFAULT_SEEDS = 100;
-/** Share of seeds run twice for the unseed check (S6) without --unseed-rate. */
-export const DEFAULT_UNSEED_RATE = 0.05;
-/** Where counterexamples go without --out. */
-export const DEFAULT_FAILURES_DIR = join('reports', 'failures');
+export { DEFAULT_FAILURES_DIR, DEFAULT_SEEDS, DEFAULT_UNSEED_RATE };
 
 /**
  * `leasehold check [--scenario NAME|FILE]... [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N]
- * [--junit FILE] [--out DIR] [--unseed-rate RATE]`: the CI gate. Runs N seeds of each scenario, or a
- * budget split by what each finds (the default; check/budget.ts), of the given scenarios (default: the
- * whole catalogue) on worker threads, checks every invariant, reruns a sample of seeds to compare trace
- * hashes, checks coverage, and exits with the S9 code. See sim/check/ for each part.
+ * [--junit FILE] [--out DIR] [--unseed-rate RATE]`: the CI gate. A front over `check()` of
+ * leasehold/testing (sim/testing-harness.ts), which runs N seeds of each scenario, or a budget split by
+ * what each finds (the default; check/budget.ts), of the given scenarios (default: the whole catalogue)
+ * on worker threads, checks every invariant, reruns a sample of seeds to compare trace hashes, checks
+ * coverage, and resolves to the summary with its S9 exit code. Here: the flags, read and checked (a bad
+ * one is exit 64 with a hint, before anything runs), and the printing.
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const scenarioArguments = args.strings('scenario');
-  const sources = scenarioArguments.length === 0 ? catalogueSources() : resolveSources(scenarioArguments);
+  // A bad name or file is exit 64 with a hint here; check() is given the same arguments and reads them again.
+  resolveSources(scenarioArguments);
   const seedsFlag = args.integer('seeds');
   const budgetFlag = args.integer('budget');
   if (seedsFlag !== undefined && budgetFlag !== undefined) throw new UsageError('--seeds gives every scenario the same seeds and --budget splits them by what each finds: give one of them', 'leasehold check --budget 100');
-  const seedsPerScenario = seedsFlag ?? budgetFlag ?? DEFAULT_SEEDS;
   const store = storeArgument(args, 'check');
   const shard = args.shard('shard');
   const outDir = args.string('out');
@@ -45,46 +38,26 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const junitPath = args.string('junit');
   const explore = exploreFraction(args.string('explore'));
   if (explore !== undefined && budgetFlag !== undefined) throw new UsageError('--explore spends each scenario\'s even share (--seeds N); it does not combine with --budget', 'leasehold check --seeds 100 --explore 50%');
-  // The default is --budget DEFAULT_SEEDS, split by yield; --seeds N and --explore keep the even split.
-  const split = seedsFlag === undefined && explore === undefined ? splitByYield(sources.map((source) => source.name), Object.fromEntries(sources.map((source) => [source.name, source.spec])), seedsPerScenario, readYieldCalibration()) : undefined;
-  const git = gitState();
-  const root = rootSeed(args.string('seed'), git);
-  const reproduce = commandLine([
-    'leasehold',
-    'check',
-    ...scenarioArguments.flatMap((scenario) => ['--scenario', scenario]),
-    split === undefined ? '--seeds' : '--budget',
-    String(seedsPerScenario),
-    '--seed',
-    root.seed,
-    ...(shard === undefined ? [] : ['--shard', `${shard.index}/${shard.count}`]),
-    ...(explore === undefined ? [] : ['--explore', String(explore)]),
-    ...(store === 'sqlite' ? [] : ['--store', store]),
-  ]);
-  return runCheck(
-    {
-      sources,
-      seedsPerScenario,
-      ...(split === undefined ? {} : { split }),
-      root,
-      git,
-      threads: args.integer('jobs') ?? availableParallelism(),
-      ...(shard === undefined ? {} : { shard }),
-      unseedRate: unseedRate(args.string('unseed-rate')),
-      failuresDir: outDir === undefined ? DEFAULT_FAILURES_DIR : join(outDir, 'failures'),
-      ...(junitPath === undefined ? {} : { junitPath }),
-      ...(outDir === undefined ? {} : { outDir }),
-      ...(report ? { report } : {}),
-      ...(explore === undefined ? {} : { explore }),
-      reproduce,
-      ...(store === 'sqlite' ? {} : { store }),
-    },
-    {
-      out: (text) => context.out(text),
-      err: (text) => context.err(text),
-      progress: process.stderr.isTTY ? { tty: true, columns: process.stderr.columns ?? 80, write: (text) => process.stderr.write(text) } : { tty: false, line: (text) => context.err(text) },
-    },
-  );
+  const seed = args.string('seed');
+  const jobs = args.integer('jobs');
+  const summary = await check({
+    ...(scenarioArguments.length === 0 ? {} : { scenarios: scenarioArguments }),
+    ...(seedsFlag === undefined ? {} : { seeds: seedsFlag }),
+    ...(budgetFlag === undefined ? {} : { budget: budgetFlag }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(jobs === undefined ? {} : { jobs }),
+    ...(shard === undefined ? {} : { shard }),
+    ...(store === 'sqlite' ? {} : { store }),
+    ...(outDir === undefined ? {} : { out: outDir }),
+    ...(junitPath === undefined ? {} : { junit: junitPath }),
+    ...(report ? { report } : {}),
+    unseedRate: unseedRate(args.string('unseed-rate')),
+    ...(explore === undefined ? {} : { explore }),
+    output: context,
+    // A terminal gets the redrawn bar on stderr; anything else, plain lines among the command's own.
+    progress: process.stderr.isTTY ? 'stderr' : (line) => context.err(line),
+  });
+  return summary.exitCode;
 }
 
 /** Each --scenario once, in the order given; two scenarios of the same name cannot share seeds or files. */

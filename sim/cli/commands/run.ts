@@ -1,33 +1,34 @@
 import { resolveScenarioArgument } from '../../check/scenario-source.ts';
 import type { RunReport } from '../../report-types.ts';
-import { runScenario } from '../../run-scenario.ts';
+import { run } from '../../testing-harness.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
-import { exitCodeForVerdict } from '../exit-codes.ts';
 import { commandLine } from '../shell-quote.ts';
 import { requireRunnable, storeArgument } from '../store-argument.ts';
 
 /**
- * `leasehold run --scenario NAME|FILE --seed S [--json]`: one simulated run. The exit code is the
- * verdict's (S9): pass 0, safety 1, liveness 2, nondeterminism 3.
+ * `leasehold run --scenario NAME|FILE --seed S [--json]`: one simulated run, a front over `run()` of
+ * leasehold/testing (sim/testing-harness.ts), which resolves to the report, the exit code and the replay
+ * line; `--json` prints that object as it is. The exit code is the verdict's (S9): pass 0, safety 1,
+ * liveness 2, nondeterminism 3.
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const seed = args.string('seed') as string;
-  // A bad name or file is exit 64 here, before anything runs; the runner gets the scenario itself.
-  const source = resolveScenarioArgument(args.string('scenario') as string, `leasehold run --seed ${commandLine([seed])} --scenario`);
+  const scenario = args.string('scenario') as string;
+  // A bad name or file is exit 64 here, with a hint, before anything runs; run() is given the same argument.
+  const source = resolveScenarioArgument(scenario, `leasehold run --seed ${commandLine([seed])} --scenario`);
   const store = storeArgument(args, 'run --scenario mixed --seed 42');
   requireRunnable(source.spec, store, `run --scenario ${source.file ?? source.name} --seed ${commandLine([seed])}`);
-  const report = await runScenario({ scenario: source.spec, seed, store });
-  const replay = `leasehold ${commandLine(['replay', '--scenario', source.file ?? source.name, '--seed', report.seed, ...(store === 'sqlite' ? [] : ['--store', store])])}`;
+  const result = await run({ scenario, seed, ...(store === 'sqlite' ? {} : { store }) });
   if (store !== 'sqlite') context.err(`store: ${store}`);
   if (args.boolean('json')) {
-    context.out(JSON.stringify(report));
-    if (report.verdict !== 'pass') context.err(`replay: ${replay}`);
+    context.out(JSON.stringify(result));
+    if (result.replay !== null) context.err(`replay: ${result.replay}`);
   } else {
-    context.out(summarise(report));
-    if (report.verdict !== 'pass') context.out(`replay:     ${replay}`);
+    context.out(summarise(result));
+    if (result.replay !== null) context.out(`replay:     ${result.replay}`);
   }
-  return exitCodeForVerdict(report.verdict);
+  return result.exitCode;
 }
 
 /** The text form of a run: what `run` prints without --json. */
