@@ -84,7 +84,7 @@ describe('shrink (sim/check/shrink.ts)', () => {
   it('steps sizes up from 1 along Fibonacci, removes faults by index, and names the invariant of a case', () => {
     expect(smallerSizes(20)).toEqual([1, 2, 3, 5, 8, 13]);
     expect(smallerSizes(1)).toEqual([]);
-    const plan = { ...emptyPlan(), timed: [{ kind: 'kill' as const, atMs: 1, worker: 0 }, { kind: 'kill' as const, atMs: 2, worker: 1 }] };
+    const plan = { ...emptyPlan(), timed: [{ kind: 'kill' as const, atMs: 1, worker: 0, reviveAfterMs: 1 }, { kind: 'kill' as const, atMs: 2, worker: 1, reviveAfterMs: 1 }] };
     plan.rates = { ...plan.rates, toolErrorProbability: 0.1 };
     const kept = planOf(plan, [{ kind: 'timed', index: 1 }]);
     expect(kept.timed).toEqual([plan.timed[1]]);
