@@ -15,6 +15,8 @@ import type { ProgressSink } from './check/progress.ts';
 import { runCheck } from './check/run-check.ts';
 import { readScenarioFile, ScenarioFileError, validateScenario } from './check/scenario-file.ts';
 import { isScenarioFile, type ScenarioSource } from './check/scenario-source.ts';
+import { agentSources } from './check/agent-source.ts';
+import type { SimAgent } from './actors/agent-module.ts';
 import { rootSeed, type RootSeed } from './check/seeds.ts';
 import { DEFAULT_SHRINK_MS, DEFAULT_SHRINK_RUNS, defaultInvariant, shrinkCase, type ShrinkOutcome } from './check/shrink.ts';
 import type { ScenarioTally } from './check/tally.ts';
@@ -67,7 +69,15 @@ export async function runScenario(options: ScenarioRunOptions): Promise<RunRepor
 // ------------------------------------------------------------------------------------------------ run
 
 /** `run(options)`: one seed, as `leasehold run --json`. */
-export interface RunOptions extends ScenarioRunOptions {
+export interface RunOptions extends Omit<ScenarioRunOptions, 'scenario'> {
+  /** As runScenario's; may be left out with `agent`, whose module's own `scenario` export (else the catalogue's default) then runs. */
+  scenario?: ScenarioInput;
+  /**
+   * A team's agent module (`.ts`, `.mts` or `.mjs`; default export `defineAgent(...)`, as `leasehold work
+   * --agent` runs) to run instead of the built-in scripted model and tools (`leasehold run --agent FILE`).
+   * A module that cannot be loaded rejects with AgentModuleError (from 'leasehold'), before anything runs.
+   */
+  agent?: string;
   /**
    * A directory: when the run fails, its counterexample file is written there (`DIR/<scenario>-<seed>.json`,
    * the format `leasehold replay FILE.json` and `leasehold shrink FILE.json` read), and `replay` names it.
@@ -93,20 +103,28 @@ export interface RunResult extends RunReport {
  * ScenarioFileError for a scenario's own fields) naming the field, before anything runs. Prints nothing.
  */
 export async function run(options: RunOptions): Promise<RunResult> {
-  const { source, seed, store } = runInputs(options);
+  if (options === null || typeof options !== 'object') throw new InputError('options', 'expected { scenario, seed, store?, agent?, out? }');
+  const agent = await agentOf(options.agent);
+  if (options.scenario === undefined && agent === undefined) throw new InputError('scenario', 'is required (a catalogue name, a scenario file or a scenario), unless an agent module gives its own');
+  const defaulted = options.scenario === undefined ? (agentSources(agent as SimAgent)[0] as ScenarioSource) : undefined;
+  const { source, seed, store } = runInputs({ ...options, scenario: defaulted?.spec ?? (options.scenario as ScenarioInput) });
   const out = optionalString(options.out, 'out');
-  const { world, report } = await simulate({ scenario: source.spec, seed, store });
+  const { world, report } = await simulate({ scenario: source.spec, seed, store, ...(agent === undefined ? {} : { agent }) });
   const exitCode = exitCodeForVerdict(report.verdict);
   if (report.verdict === 'pass') return { ...report, exitCode, replay: null };
   const storeFlag = store === 'sqlite' ? [] : ['--store', store];
   if (out === undefined) {
-    return { ...report, exitCode, replay: `leasehold ${commandLine(['replay', '--scenario', source.file ?? source.name, '--seed', report.seed, ...storeFlag])}` };
+    const agentFlag = agent === undefined ? [] : ['--agent', options.agent as string];
+    // The module's own scenario is found again by --agent alone.
+    const scenarioFlag = defaulted === undefined ? ['--scenario', source.file ?? source.name] : [];
+    return { ...report, exitCode, replay: `leasehold ${commandLine(['replay', ...scenarioFlag, '--seed', report.seed, ...storeFlag, ...agentFlag])}` };
   }
   const file = counterexamplePath(out, source.name, report.seed);
   writeCounterexample(file, {
     scenario: source.name,
     ...(source.file === undefined ? {} : { scenarioFile: source.file }),
     scenarioSpec: source.spec,
+    ...(agent === undefined ? {} : { agent: agent.path }),
     seed: report.seed,
     plan: world.plan,
     verdict: report.verdict,
@@ -164,6 +182,13 @@ export interface CheckOptions {
   unseedRate?: number;
   /** Share of each scenario's seeds spent on guided children (`--explore`), above 0 and below 1; not with `budget`. */
   explore?: number;
+  /**
+   * A team's agent module (`.ts`, `.mts` or `.mjs`; default export `defineAgent(...)`) every world runs
+   * instead of the built-in scripted model and tools (`leasehold check --agent FILE`); without `scenarios`,
+   * the module's own `scenario` export runs (else the catalogue's default). A module that cannot be loaded
+   * rejects with AgentModuleError (from 'leasehold'), before any seed runs.
+   */
+  agent?: string;
   /** Progress while it runs; default none. */
   progress?: ProgressOption;
   /** The lines `leasehold check` prints (the header, the summary table, the failures, the result), given to `out` (and warnings to `err`); default none. */
@@ -241,7 +266,6 @@ const VERDICT_OF_EXIT: Readonly<Record<number, CheckVerdict>> = { [EXIT_OK]: 'pa
 export async function check(options: CheckOptions = {}): Promise<CheckResult> {
   if (options === null || typeof options !== 'object') throw new InputError('options', 'expected an object (every field optional)');
   const given = options.scenarios === undefined ? undefined : scenarioList(options.scenarios);
-  const sources = given ?? listScenarios().map((entry) => ({ name: entry.name, spec: findScenario(entry.name) as ScenarioSpec }));
   const seeds = positiveInteger(options.seeds, 'seeds');
   const budget = positiveInteger(options.budget, 'budget');
   if (seeds !== undefined && budget !== undefined) throw new InputError('budget', 'and seeds both given: seeds gives every scenario the same seeds, budget splits them by what each finds; give one');
@@ -259,6 +283,9 @@ export async function check(options: CheckOptions = {}): Promise<CheckResult> {
   if (report && out === undefined) throw new InputError('report', 'writes its reports under out, and no out was given');
   const progress = progressSink(options.progress);
   const output = outputOf(options.output);
+  // Loaded last of the options (it runs the module's code) and before any seed.
+  const agent = await agentOf(options.agent);
+  const sources = given ?? (agent === undefined ? listScenarios().map((entry) => ({ name: entry.name, spec: findScenario(entry.name) as ScenarioSpec })) : agentSources(agent));
 
   const seedsPerScenario = seeds ?? budget ?? DEFAULT_SEEDS;
   const split = seeds === undefined && explore === undefined ? splitByYield(sources.map((source) => source.name), Object.fromEntries(sources.map((source) => [source.name, source.spec])), seedsPerScenario, readYieldCalibration()) : undefined;
@@ -275,6 +302,7 @@ export async function check(options: CheckOptions = {}): Promise<CheckResult> {
     ...(shard === undefined ? [] : ['--shard', `${shard.index}/${shard.count}`]),
     ...(explore === undefined ? [] : ['--explore', String(explore)]),
     ...(store === 'sqlite' ? [] : ['--store', store]),
+    ...(agent === undefined ? [] : ['--agent', options.agent as string]),
   ]);
   // summary.json is the result: without `out` it is written to a directory of our own, read and removed.
   const scratch = out === undefined ? mkdtempSync(join(tmpdir(), 'leasehold-check-')) : undefined;
@@ -298,6 +326,7 @@ export async function check(options: CheckOptions = {}): Promise<CheckResult> {
         ...(explore === undefined ? {} : { explore }),
         reproduce,
         ...(store === 'sqlite' ? {} : { store }),
+        ...(agent === undefined ? {} : { agent: agent.path }),
       },
       {
         // The scratch directory is ours, not the caller's: its `summary:` line is not theirs to see.
@@ -422,6 +451,15 @@ function scenarioList(value: unknown): ScenarioSource[] {
     }
   });
   return sources;
+}
+
+/** A team's agent module, loaded (and so checked: found, defineAgent, a scenario export that validates) before anything runs. */
+async function agentOf(value: unknown): Promise<SimAgent | undefined> {
+  const path = optionalString(value, 'agent');
+  if (path === undefined) return undefined;
+  // Imported only for an agent: a run of the built-in agent never loads src/worker/agent.ts.
+  const { loadSimAgent } = await import('./actors/agent-module.ts');
+  return loadSimAgent(path);
 }
 
 function seedOf(value: unknown, field: string): string | undefined {

@@ -226,3 +226,36 @@ describe('run() and check(): the CLI as a library (T1)', () => {
     for (const [promise, type, field] of cases) expect(await refusal(promise)).toEqual({ type, field });
   });
 });
+
+describe('an agent module through check(), run() and the CLI (T2 wired through T1)', () => {
+  const buggy = 'examples/ticket-agent/buggy.ts';
+  const correct = 'examples/ticket-agent/correct.ts';
+  // A seed of the module's own scenario at which the keyless e-mail tool sends one e-mail twice (found by `leasehold check --agent buggy.ts --seed a1`).
+  const seed = '44719774481849';
+
+  it('run({ agent }) runs the module under its own scenario, resolves to what `run --agent --json` prints, and its replay line reruns it', async () => {
+    const result = await run({ agent: buggy, seed });
+    expect(result).toMatchObject({ scenario: 'ticket-agent', verdict: 'safety', exitCode: 1, replay: `leasehold replay --seed ${seed} --agent ${buggy}` });
+    expect(result.violations.map((violation) => violation.invariant)).toContain('I8');
+    const printed = await cli(['run', '--agent', buggy, '--seed', seed, '--json']);
+    expect(printed.code).toBe(1);
+    expect(JSON.parse(printed.stdout)).toEqual(result);
+    const replayed = await cli(['replay', '--seed', seed, '--agent', buggy]);
+    expect(replayed.code).toBe(1);
+    expect(replayed.stdout).toContain(`trace hash: ${result.traceHash}`);
+    expect(replayed.stdout).toContain(`agent:      ${buggy}`);
+  });
+
+  it('check({ agent }) checks the module, and the command line it reports names it; a module that does not load is refused before any seed runs', async () => {
+    const summary = await check({ agent: correct, seeds: 2, seed: 'lib-agent', jobs: 1, unseedRate: 0 });
+    expect(summary).toMatchObject({ verdict: 'pass', exitCode: 0, command: `leasehold check --seeds 2 --seed lib-agent --agent ${correct}` });
+    expect(summary.scenarios.map((row) => row.scenario)).toEqual(['ticket-agent']);
+    await expect(check({ agent: join(scratch, 'no-agent.ts'), seeds: 1 })).rejects.toMatchObject({ name: 'AgentModuleError', code: 'invalid_agent_module' });
+    expect(await refusal(check({ agent: '' }))).toEqual({ type: 'InputError', field: 'agent' });
+    expect(await refusal(run({ seed: 1 }))).toEqual({ type: 'InputError', field: 'scenario' });
+    const refused = await cli(['check', '--agent', join(scratch, 'no-agent.ts'), '--seeds', '1']);
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toMatch(/^leasehold: agent module .*no-agent\.ts: .*\. Try: leasehold check --agent /);
+    for (const command of ['check', 'run', 'replay']) expect((await cli([command, '--help'])).stdout).toContain('--agent FILE');
+  });
+});

@@ -32,7 +32,7 @@ export const DEFAULT_SHRINK_MS = 120_000;
 export const HARNESS_INVARIANT = 'harness';
 
 /** What a shrink starts from: the parts of a counterexample it reads (a file's, or one built in code). */
-export type ShrinkCase = Pick<Counterexample, 'scenario' | 'scenarioSpec' | 'seed'> & Partial<Pick<Counterexample, 'plan' | 'violations' | 'crash' | 'check' | 'scenarioFile'>>;
+export type ShrinkCase = Pick<Counterexample, 'scenario' | 'scenarioSpec' | 'seed'> & Partial<Pick<Counterexample, 'plan' | 'violations' | 'crash' | 'check' | 'scenarioFile' | 'agent'>>;
 
 export interface ShrinkRequest {
   case: ShrinkCase;
@@ -98,7 +98,7 @@ export async function shrinkCase(request: ShrinkRequest): Promise<ShrinkOutcome>
   const say = request.onProgress ?? (() => {});
   const store = request.store ?? 'sqlite';
   const run = (candidate: Partial<Candidate> & { spec: ScenarioSpec }) =>
-    simulate({ scenario: candidate.spec, seed: recorded.seed, ...(candidate.plan === undefined ? {} : { plan: candidate.plan }), ...(store === 'sqlite' ? {} : { store }) });
+    simulate({ scenario: candidate.spec, seed: recorded.seed, ...(candidate.plan === undefined ? {} : { plan: candidate.plan }), ...(store === 'sqlite' ? {} : { store }), ...(recorded.agent === undefined ? {} : { agent: recorded.agent }) });
   const hits = (violations: readonly Violation[]) => violations.some((violation) => violation.invariant === invariant);
   const started = wallClockMs();
   let runs = 0;
@@ -193,6 +193,7 @@ function writeShrunk(request: ShrinkRequest, best: Candidate, report: { verdict:
     replay: `${replayFileCommand(request.out)}${request.store === 'pglite' ? ' --store pglite' : ''}`,
     shrunk,
     scenario: best.spec.name,
+    ...(recorded.agent === undefined ? {} : { agent: recorded.agent }),
     seed: recorded.seed,
     verdict: report.verdict,
     violations: report.violations,

@@ -180,7 +180,8 @@ function checkRequired(spec: CommandSpec, values: ReadonlyMap<string, unknown>, 
     }
     return;
   }
-  const missing = requires.flags.filter((name) => !values.has(name));
+  const standIn = (name: string) => requires.optionalWith?.[name] !== undefined && values.has(requires.optionalWith[name] as string);
+  const missing = requires.flags.filter((name) => !values.has(name) && !standIn(name));
   if (missing.length === 0) return;
   const alternative = requires.orPositional === true ? `, or a ${spec.positional?.name}` : '';
   const completion = missing.flatMap((name) => [`--${name}`, spec.flags.find((flag) => flag.name === name)?.example ?? 'VALUE']);

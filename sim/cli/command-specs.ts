@@ -37,9 +37,10 @@ export interface CommandSpec {
   example: string;
   /**
    * Flags that must be given. With `orPositional`, a positional argument may stand in for all of them
-   * (`replay FILE.json`), and then none of them may be given.
+   * (`replay FILE.json`), and then none of them may be given. `optionalWith` names, per required flag,
+   * another flag that stands in for it (`--agent FILE` for `--scenario`: the module's own scenario).
    */
-  requires?: { flags: readonly string[]; orPositional?: boolean };
+  requires?: { flags: readonly string[]; orPositional?: boolean; optionalWith?: Readonly<Record<string, string>> };
 }
 
 export const COMMAND_NAMES = ['check', 'merge', 'replay', 'shrink', 'run', 'report', 'scenarios', 'start', 'demo', 'work', ...OPS_COMMAND_NAMES] as const;
@@ -73,15 +74,23 @@ const storeFlag: FlagSpec = {
   example: 'pglite',
   help: "the database the worlds run on: sqlite (default) or pglite (the PostgreSQL store's own SQL, in-process on PGlite; faults beneath SQLite do not apply)",
 };
+const agentFlag: FlagSpec = {
+  name: 'agent',
+  kind: 'string',
+  valueName: 'FILE',
+  example: 'examples/ticket-agent/correct.ts',
+  help: "your agent module (.ts, .mts or .mjs; default export defineAgent(...), as `leasehold work --agent` runs) instead of the built-in scripted model and tools, against twins of its external systems; see docs/agents-in-simulation.md",
+};
 const outFlag: FlagSpec = { name: 'out', kind: 'string', valueName: 'DIR', example: 'reports/latest', help: 'where to write reports' };
 
 export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   check: {
     name: 'check',
     summary: 'check every invariant over many seeds of the catalogue (the CI gate)',
-    synopsis: '[--scenario NAME|FILE]... [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
+    synopsis: '[--scenario NAME|FILE]... [--agent FILE] [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
     flags: [
       scenarioFlag(true),
+      { ...agentFlag, help: `${agentFlag.help}; without --scenario, the module's own scenario export (else mixed)` },
       { ...seedsFlag, excludes: 'budget', help: 'how many seeds per scenario, the same for each (default: --budget 100)' },
       {
         name: 'budget',
@@ -133,16 +142,17 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   replay: {
     name: 'replay',
     summary: 'replay one seed (or a counterexample file) and show the timeline around the first violation',
-    synopsis: '(--scenario NAME|FILE --seed S | FILE.json) [--trace FILE.jsonl] [--store STORE]',
+    synopsis: '(--scenario NAME|FILE --seed S | FILE.json) [--trace FILE.jsonl] [--store STORE] [--agent FILE]',
     flags: [
       scenarioFlag(false),
       seedFlag,
       storeFlag,
+      { ...agentFlag, help: `${agentFlag.help} (with --seed, and --scenario or the module's own scenario; a counterexample file records its own)` },
       { name: 'trace', kind: 'string', valueName: 'FILE.jsonl', example: 'trace.jsonl', help: 'also write the full history as JSON lines' },
     ],
     positional: { name: 'FILE.json', max: 1, help: 'a counterexample file written by a failing check' },
     example: 'replay --scenario mixed --seed 42',
-    requires: { flags: ['scenario', 'seed'], orPositional: true },
+    requires: { flags: ['scenario', 'seed'], orPositional: true, optionalWith: { scenario: 'agent' } },
   },
   shrink: {
     name: 'shrink',
@@ -162,10 +172,10 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   run: {
     name: 'run',
     summary: 'run one scenario with one seed and print its verdict, marks and metrics',
-    synopsis: '--scenario NAME|FILE --seed S [--json] [--store STORE]',
-    flags: [scenarioFlag(false), seedFlag, jsonFlag, storeFlag],
+    synopsis: '--scenario NAME|FILE --seed S [--json] [--store STORE] [--agent FILE]',
+    flags: [scenarioFlag(false), seedFlag, jsonFlag, storeFlag, { ...agentFlag, help: `${agentFlag.help}; without --scenario, the module's own scenario export (else mixed)` }],
     example: 'run --scenario mixed --seed 42',
-    requires: { flags: ['scenario', 'seed'] },
+    requires: { flags: ['scenario', 'seed'], optionalWith: { scenario: 'agent' } },
   },
   report: {
     name: 'report',

@@ -1,6 +1,7 @@
 import { DEFAULT_SCENARIO } from '../../scenarios/registry.ts';
 import { resolveScenarioArgument, type ScenarioSource } from '../../check/scenario-source.ts';
-import { check, DEFAULT_FAILURES_DIR, DEFAULT_SEEDS, DEFAULT_UNSEED_RATE } from '../../testing-harness.ts';
+import { check, DEFAULT_FAILURES_DIR, DEFAULT_SEEDS, DEFAULT_UNSEED_RATE, type CheckOptions } from '../../testing-harness.ts';
+import { asUsageError } from '../library-errors.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { UsageError } from '../usage-error.ts';
@@ -40,7 +41,8 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   if (explore !== undefined && budgetFlag !== undefined) throw new UsageError('--explore spends each scenario\'s even share (--seeds N); it does not combine with --budget', 'leasehold check --seeds 100 --explore 50%');
   const seed = args.string('seed');
   const jobs = args.integer('jobs');
-  const summary = await check({
+  const agent = args.string('agent');
+  const options: CheckOptions = {
     ...(scenarioArguments.length === 0 ? {} : { scenarios: scenarioArguments }),
     ...(seedsFlag === undefined ? {} : { seeds: seedsFlag }),
     ...(budgetFlag === undefined ? {} : { budget: budgetFlag }),
@@ -53,11 +55,16 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     ...(report ? { report } : {}),
     unseedRate: unseedRate(args.string('unseed-rate')),
     ...(explore === undefined ? {} : { explore }),
+    ...(agent === undefined ? {} : { agent }),
     output: context,
     // A terminal gets the redrawn bar on stderr; anything else, plain lines among the command's own.
     progress: process.stderr.isTTY ? 'stderr' : (line) => context.err(line),
-  });
-  return summary.exitCode;
+  };
+  try {
+    return (await check(options)).exitCode;
+  } catch (error) {
+    throw asUsageError(error, agent === undefined ? 'leasehold check --seeds 100' : `leasehold check --agent ${agent}`);
+  }
 }
 
 /** Each --scenario once, in the order given; two scenarios of the same name cannot share seeds or files. */

@@ -15,11 +15,14 @@ import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { EXIT_HARNESS, exitCodeForVerdict } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
+import { asUsageError } from '../library-errors.ts';
 import { requireRunnable, storeArgument } from '../store-argument.ts';
 
 interface ReplayTarget {
   scenario: ScenarioSpec;
   seed: string;
+  /** A team's agent module: --agent FILE, or the one the counterexample file records. */
+  agent?: string;
   plan?: FaultPlan;
   recorded?: Counterexample;
   notes: string[];
@@ -32,16 +35,24 @@ interface ReplayTarget {
  * history around the first violation. Otherwise the exit code is the verdict's (S9).
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
-  const target = resolveTarget(args);
+  const target = await resolveTarget(args);
   const store = storeArgument(args, 'replay --scenario mixed --seed 42');
   requireRunnable(target.scenario, store, `replay --scenario ${target.scenario.name} --seed ${target.seed}`);
-  const { world, report } = await simulate({ scenario: target.scenario, seed: target.seed, store, ...(target.plan === undefined ? {} : { plan: target.plan }) });
+  let ran: Awaited<ReturnType<typeof simulate>>;
+  try {
+    ran = await simulate({ scenario: target.scenario, seed: target.seed, store, ...(target.plan === undefined ? {} : { plan: target.plan }), ...(target.agent === undefined ? {} : { agent: target.agent }) });
+  } catch (error) {
+    // An agent module that does not load is bad input (64), not a crash.
+    throw asUsageError(error, `leasehold replay --scenario ${target.scenario.name} --seed ${target.seed}`);
+  }
+  const { world, report } = ran;
   // A run that crashed in the check recorded no hash (''); then there is nothing to compare.
   const recordedHash = target.recorded?.traceHash || undefined;
   const hashMatches = recordedHash === undefined || recordedHash === report.traceHash;
 
   context.out(`scenario:   ${target.scenario.name}${target.recorded?.scenarioFile === undefined ? '' : ` (from ${target.recorded.scenarioFile}, as recorded)`}`);
   context.out(`seed:       ${target.seed}`);
+  if (target.agent !== undefined) context.out(`agent:      ${target.agent}`);
   if (store !== 'sqlite') context.out(`store:      ${store}${Object.keys(world.notApplicable ?? {}).length === 0 ? '' : ` (not applicable, left out: ${Object.entries(world.notApplicable ?? {}).map(([kind, count]) => `${kind} x${count}`).join(', ')})`}`);
   context.out(`fault plan: ${target.plan === undefined ? 'drawn from the seed' : 'from the counterexample file'} (${faultCount(world.plan)} faults)`);
   if (target.scenario.configSwarm !== undefined) context.out(`config:     drawn from the seed (configSwarm): queue ${JSON.stringify(world.scenario.queue)}, workers ${JSON.stringify(world.scenario.workers)}`);
@@ -79,12 +90,25 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   return exitCodeForVerdict(report.verdict);
 }
 
-function resolveTarget(args: ParsedArgs): ReplayTarget {
+async function resolveTarget(args: ParsedArgs): Promise<ReplayTarget> {
   const file = args.positionals[0];
   if (file === undefined) {
-    const source = resolveScenarioArgument(args.string('scenario') as string, `leasehold replay --seed ${args.string('seed') as string} --scenario`);
-    return { scenario: source.spec, seed: args.string('seed') as string, notes: [] };
+    const agent = args.string('agent');
+    const scenario = args.string('scenario');
+    if (scenario === undefined) {
+      // --agent without --scenario (command-specs.ts): the module's own scenario, as check and run take it.
+      try {
+        const loaded = await (await import('../../actors/agent-module.ts')).loadSimAgent(agent as string);
+        const [source] = (await import('../../check/agent-source.ts')).agentSources(loaded);
+        return { scenario: (source as { spec: ScenarioSpec }).spec, seed: args.string('seed') as string, agent: agent as string, notes: [] };
+      } catch (error) {
+        throw asUsageError(error, `leasehold replay --seed ${args.string('seed') as string} --agent ${agent as string}`);
+      }
+    }
+    const source = resolveScenarioArgument(scenario, `leasehold replay --seed ${args.string('seed') as string} --scenario`);
+    return { scenario: source.spec, seed: args.string('seed') as string, ...(agent === undefined ? {} : { agent }), notes: [] };
   }
+  if (args.string('agent') !== undefined) throw new UsageError(`a counterexample file records the agent module it ran (or none); --agent goes with --scenario and --seed`, `leasehold replay ${file}`);
   let recorded: Counterexample;
   try {
     recorded = readCounterexample(file);
@@ -100,7 +124,7 @@ function resolveTarget(args: ParsedArgs): ReplayTarget {
   const here = gitState().commit;
   if (recorded.git.commit !== null && here !== undefined && recorded.git.commit !== here) notes.push(`recorded at commit ${recorded.git.commit}; this tree is at ${here}`);
   if (recorded.unseed !== undefined) notes.push(`this seed gave two trace hashes when it was checked: ${recorded.unseed.hashA} and ${recorded.unseed.hashB}`);
-  return { scenario: recorded.scenarioSpec, seed: recorded.seed, ...(recorded.plan === undefined ? {} : { plan: recorded.plan }), recorded, notes };
+  return { scenario: recorded.scenarioSpec, seed: recorded.seed, ...(recorded.plan === undefined ? {} : { plan: recorded.plan }), ...(recorded.agent === undefined ? {} : { agent: recorded.agent }), recorded, notes };
 }
 
 function hashLine(recorded: string | undefined, replayed: string, file: Counterexample | undefined): string {

@@ -1,6 +1,7 @@
 import { resolveScenarioArgument } from '../../check/scenario-source.ts';
 import type { RunReport } from '../../report-types.ts';
-import { run } from '../../testing-harness.ts';
+import { run, type RunResult } from '../../testing-harness.ts';
+import { asUsageError } from '../library-errors.ts';
 import type { ParsedArgs } from '../args.ts';
 import type { CommandContext } from '../command-context.ts';
 import { commandLine } from '../shell-quote.ts';
@@ -14,12 +15,19 @@ import { requireRunnable, storeArgument } from '../store-argument.ts';
  */
 export async function execute(args: ParsedArgs, context: CommandContext): Promise<number> {
   const seed = args.string('seed') as string;
-  const scenario = args.string('scenario') as string;
+  // Absent only with --agent (command-specs.ts): then the module's own scenario runs.
+  const scenario = args.string('scenario');
+  const agent = args.string('agent');
   // A bad name or file is exit 64 here, with a hint, before anything runs; run() is given the same argument.
-  const source = resolveScenarioArgument(scenario, `leasehold run --seed ${commandLine([seed])} --scenario`);
+  const source = scenario === undefined ? undefined : resolveScenarioArgument(scenario, `leasehold run --seed ${commandLine([seed])} --scenario`);
   const store = storeArgument(args, 'run --scenario mixed --seed 42');
-  requireRunnable(source.spec, store, `run --scenario ${source.file ?? source.name} --seed ${commandLine([seed])}`);
-  const result = await run({ scenario, seed, ...(store === 'sqlite' ? {} : { store }) });
+  if (source !== undefined) requireRunnable(source.spec, store, `run --scenario ${source.file ?? source.name} --seed ${commandLine([seed])}`);
+  let result: RunResult;
+  try {
+    result = await run({ ...(scenario === undefined ? {} : { scenario }), seed, ...(store === 'sqlite' ? {} : { store }), ...(agent === undefined ? {} : { agent }) });
+  } catch (error) {
+    throw asUsageError(error, `leasehold run ${commandLine([...(source === undefined ? [] : ['--scenario', source.file ?? source.name]), '--seed', seed, ...(agent === undefined ? [] : ['--agent', agent])])}`);
+  }
   if (store !== 'sqlite') context.err(`store: ${store}`);
   if (args.boolean('json')) {
     context.out(JSON.stringify(result));
