@@ -35,7 +35,8 @@ async function theBrowser(): Promise<Browser> {
 }
 
 async function loaded(page: Page, count = 1): Promise<void> {
-  await page.waitForFunction((n) => Number(document.body.dataset.loaded ?? 0) >= n, count, { timeout: 30_000 });
+  // Runs in the page; the project's types have no DOM library, so the page's globals are named as such.
+  await page.waitForFunction((n) => Number((globalThis as unknown as { document: { body: { dataset: Record<string, string | undefined> } } }).document.body.dataset.loaded ?? 0) >= n, count, { timeout: 30_000 });
 }
 
 const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
@@ -78,7 +79,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
         expect(await page.locator('table[data-table="events"]').innerText()).toContain('<script>');
         expect(await page.locator('main script, main b, main img[src="x"]').count()).toBe(0);
         const timeline = page.locator('img[data-k="timeline"]');
-        await expect.poll(() => timeline.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+        await expect.poll(() => timeline.evaluate((img) => { const image = img as unknown as { complete: boolean; naturalWidth: number }; return image.complete && image.naturalWidth > 0; })).toBe(true);
         await page.screenshot({ path: join(SHOTS, `dashboard-task-${store}.png`), fullPage: true });
         await page.goto(`${server.url}dead-letters`);
         await loaded(page);
