@@ -40,7 +40,8 @@ export interface UncertainRow {
   taskId: number;
   tenant: string;
   topic: string;
-  workerId: string | undefined;
+  /** The holder whose lease lapsed: an uncertain task keeps its worker and lease (Q10). */
+  workerId: string;
   generation: number;
   attempts: number;
   /** Since its lease lapsed (Q10). */
@@ -95,10 +96,11 @@ export async function readStatus(queue: WorkQueue, db: string): Promise<StatusVi
     taskId: task.id,
     tenant: task.tenant,
     topic: task.topic,
-    workerId: task.workerId,
+    // An uncertain task is one whose lease lapsed (Q10): it keeps that lease's worker and end.
+    workerId: task.workerId!,
     generation: task.generation,
     attempts: task.attempts,
-    uncertainForMs: Math.max(0, at - (task.leaseUntil ?? at)),
+    uncertainForMs: Math.max(0, at - task.leaseUntil!),
     cancelRequested: task.cancelRequested,
   }));
   const { capacity, globalLimit, perTenantLimit } = queue.config;
@@ -114,7 +116,8 @@ export async function readStatus(queue: WorkQueue, db: string): Promise<StatusVi
     db,
     totals,
     limits: { capacity, globalLimit, perTenantLimit, live },
-    tenants: [...tenants.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0)),
+    // One row per tenant (the map's keys), so no two compare equal.
+    tenants: [...tenants.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : 1)),
     running: signals.leases,
     uncertain,
     paused,

@@ -249,7 +249,7 @@ export const APP_JS = `'use strict';
       field('priority', task.priority), field('generation', task.generation, 'generation'), field('attempts', task.attempts + ' (deliveries ' + task.deliveries + ')'),
       field('worker', task.workerId || '-'), field('lease until', task.leaseUntil === undefined ? '-' : instant(task.leaseUntil) + ' (' + duration(task.leaseUntil - detail.at) + ')'),
       field('enqueued', instant(task.enqueuedAt)), field('cancel', task.cancelRequested ? 'requested' : 'no'),
-      task.errorClass ? field('error', task.errorClass + ': ' + (task.errorMessage || ''), 'error') : null,
+      task.errorClass || task.errorMessage ? field('error', [task.errorClass, task.errorMessage].filter(function (part) { return part !== undefined; }).join(': '), 'error') : null,
       task.result !== undefined ? field('result', json(task.result), 'result') : null,
       detail.deadLetter ? field('dead letter', detail.deadLetter.reason + ' (' + detail.deadLetter.reasons.join(', ') + ')', 'dead-letter') : null));
     var buttons = [];

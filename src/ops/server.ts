@@ -74,10 +74,11 @@ export function createOpsHandler(options: OpsServerOptions): (request: IncomingM
 type PageConfig = { actions: boolean; refreshMs: number; db: string };
 
 async function route(request: IncomingMessage, response: ServerResponse, options: OpsServerOptions, hosts: ReadonlySet<string> | 'any', config: PageConfig): Promise<void> {
-  const url = new URL(request.url ?? '/', 'http://dashboard.invalid');
+  // A request an http.Server hands over always has its url and method (only a client's request lacks them).
+  const url = new URL(request.url as string, 'http://dashboard.invalid');
   const path = url.pathname;
   if (hosts !== 'any' && !hosts.has(hostName(request.headers.host))) throw new OpsError('forbidden', `this dashboard does not answer to host ${JSON.stringify(request.headers.host ?? '')}`);
-  const method = request.method ?? 'GET';
+  const method = request.method as string;
   if (path.startsWith('/api/actions/')) {
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
     const done = await act(request, path.slice('/api/actions/'.length), options);

@@ -51,7 +51,7 @@ export function formatStatus(view: StatusView, style: TextStyle): string {
     heading('Uncertain (awaiting confirm-stopped)', style),
     ...renderTable(
       [{ header: 'TASK', align: 'right' }, { header: 'TENANT', flex: true }, { header: 'TOPIC', flex: true }, { header: 'WORKER', flex: true }, { header: 'GEN', align: 'right' }, { header: 'UNCERTAIN FOR', align: 'right' }, { header: 'CANCEL' }],
-      view.uncertain.map((row) => [String(row.taskId), row.tenant, row.topic, row.workerId ?? '-', String(row.generation), { text: duration(row.uncertainForMs), tone: 'yellow' }, row.cancelRequested ? 'requested' : '']),
+      view.uncertain.map((row) => [String(row.taskId), row.tenant, row.topic, row.workerId, String(row.generation), { text: duration(row.uncertainForMs), tone: 'yellow' }, row.cancelRequested ? 'requested' : '']),
       style,
     ),
   ];
@@ -126,7 +126,9 @@ export function formatTask(detail: TaskDetail, style: TextStyle): string {
   ];
   if (task.cancelRequested) lines.push(field('cancel', { text: 'requested', tone: 'yellow' }));
   if (task.outcome !== undefined) lines.push(field('outcome', task.outcome));
-  if (task.errorClass !== undefined) lines.push(field('error', { text: `${task.errorClass}: ${task.errorMessage ?? ''}`, tone: 'red' }));
+  // A failure reported by its worker has both; a run its total budget ended (A4) has a message only.
+  const error = [task.errorClass, task.errorMessage].filter((part) => part !== undefined).join(': ');
+  if (error !== '') lines.push(field('error', { text: error, tone: 'red' }));
   if (task.result !== undefined) lines.push(field('result', safeText(task.result)));
   if (detail.deadLetter !== undefined) lines.push(field('dead letter', { text: `${detail.deadLetter.reason} (${detail.deadLetter.reasons.join(', ')})`, tone: 'red' }));
   lines.push(
@@ -134,7 +136,8 @@ export function formatTask(detail: TaskDetail, style: TextStyle): string {
     heading('Events', style),
     ...renderTable(
       [{ header: 'SEQ', align: 'right' }, { header: 'AT' }, { header: 'TYPE' }, { header: 'BY', flex: true }, { header: 'DATA', flex: true }],
-      detail.events.map((event) => [String(event.seq), instant(event.at), event.type, event.workerId === undefined ? '' : `${event.workerId} g${event.generation ?? '?'}`, safeText(event.data)]),
+      // An event written under a lease records its worker and generation together.
+      detail.events.map((event) => [String(event.seq), instant(event.at), event.type, event.workerId === undefined ? '' : `${event.workerId} g${String(event.generation)}`, safeText(event.data)]),
       style,
     ),
     '',
