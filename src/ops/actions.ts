@@ -76,7 +76,8 @@ async function perform(queue: WorkQueue, request: OpsAction, source: string): Pr
 function refusal(answer: { error: string; message: string }, id: number, state?: string): OpsError {
   if (answer.error === 'not_found') return new OpsError('not_found', `no task ${id}`, { queueError: answer.error });
   const where = state === undefined ? '' : ` (task ${id} is ${state})`;
-  return new OpsError('refused', `refused: ${answer.error}: ${answer.message}${where}`, { queueError: answer.error });
+  // Both fronts put the code first ('leasehold cancel: refused: ...', the page's 'refused: ...'): the message does not repeat it.
+  return new OpsError('refused', `${answer.error}: ${answer.message}${where}`, { queueError: answer.error });
 }
 
 function parseGeneration(value: unknown): number {

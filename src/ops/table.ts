@@ -46,7 +46,8 @@ export function paint(text: string, tone: Tone | undefined, style: TextStyle): s
   return tone === undefined || !style.color ? text : `\u001b[${TONES[tone]}m${text}\u001b[0m`;
 }
 
-function cut(text: string, width: number): string {
+/** The text cut to `width` characters, its end an ellipsis when cut. */
+export function cut(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 

@@ -1,6 +1,6 @@
 import type { DeadLetter, TaskState, TaskView } from '../queue/types.ts';
 import type { StatusView, TaskDetail } from './model.ts';
-import { duration, instant, paint, renderTable, safeText, wrap, type Cell, type TextStyle, type Tone } from './table.ts';
+import { cut, duration, instant, paint, renderTable, safeText, wrap, type Cell, type TextStyle, type Tone } from './table.ts';
 
 /** O1: the operator's views as text for people (the same data `--json` prints whole). */
 
@@ -19,7 +19,7 @@ export function formatStatus(view: StatusView, style: TextStyle): string {
   const { totals, limits } = view;
   // The limits are this process's defaults, not the workers' config (which is not stored): counts only.
   const lines = [
-    heading(`Leasehold ${safeText(view.db)} at ${instant(view.at)}`, style),
+    heading(cut(`Leasehold ${safeText(view.db)} at ${instant(view.at)}`, style.width), style),
     ...wrap(`live ${limits.live}, ready ${totals.ready}, running ${totals.running}, uncertain ${totals.uncertain}, dead letters ${totals.deadLetters}, paused tenants ${totals.pausedTenants}`, style.width),
     '',
     heading('Alerts', style),
@@ -110,7 +110,7 @@ export function formatTask(detail: TaskDetail, style: TextStyle): string {
   const { task } = detail;
   const field = (name: string, value: string | Cell) => {
     const cell = typeof value === 'string' ? { text: value } : value;
-    return `${name.padEnd(12)} ${paint(safeText(cell.text), cell.tone, style)}`;
+    return `${name.padEnd(12)} ${paint(cut(safeText(cell.text), Math.max(6, style.width - 13)), cell.tone, style)}`;
   };
   const lines = [
     heading(`Task ${task.id}`, style),
@@ -144,7 +144,7 @@ export function formatTask(detail: TaskDetail, style: TextStyle): string {
     heading('Last checkpoint', style),
     detail.lastCheckpoint === undefined
       ? paint('(none)', 'dim', style)
-      : `  ${detail.lastCheckpoint.kind} step ${detail.lastCheckpoint.step}, generation ${detail.lastCheckpoint.generation}, at ${instant(detail.lastCheckpoint.at)}, usage ${safeText(detail.lastCheckpoint.usage)}`,
+      : cut(`  ${detail.lastCheckpoint.kind} step ${detail.lastCheckpoint.step}, generation ${detail.lastCheckpoint.generation}, at ${instant(detail.lastCheckpoint.at)}, usage ${safeText(detail.lastCheckpoint.usage)}`, style.width),
     '',
     heading('Effects', style),
     ...renderTable(
