@@ -1,3 +1,4 @@
+import { formatCount, labelWidth, timeLabel, timeTicks, yAxis, yMargin } from './axes.ts';
 import type { BudgetPlot } from './digest.ts';
 import type { HistogramBin } from './stats.ts';
 import { formatMs, shortMs } from './stats.ts';
@@ -48,16 +49,8 @@ export function tickStep(endMs: number): number {
   return TICK_STEPS.find((step) => endMs / step <= MAX_TICKS) ?? Math.ceil(endMs / MAX_TICKS / 3_600_000) * 3_600_000;
 }
 
-/** `0s`, `45s`, `2m`, `2m30s`, `1h5m`. */
-export function axisLabel(ms: number): string {
-  const seconds = Math.round(ms / 1_000);
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  const rest = seconds % 60;
-  if (minutes < 60) return rest === 0 ? `${minutes}m` : `${minutes}m${rest}s`;
-  const hours = Math.floor(minutes / 60);
-  return `${hours}h${minutes % 60 === 0 ? '' : `${minutes % 60}m`}`;
-}
+/** `0s`, `45s`, `2m`, `2m30s`, `1h5m` (axes.ts timeLabel). */
+export const axisLabel = timeLabel;
 
 interface LegendItem {
   label: string;
@@ -129,12 +122,11 @@ export function timelineSvg(model: TimelineModel, title: string): string {
     `<defs><pattern id="paused-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#e9e3d0"/><line x1="0" y1="0" x2="0" y2="6" stroke="#a89a6a" stroke-width="2"/></pattern></defs>`,
   );
   // Axis and grid.
-  const step = tickStep(endMs);
   const axis: string[] = [];
-  for (let tick = 0; tick <= endMs; tick += step) {
-    const tx = x(tick);
+  for (const tick of timeTicks(endMs, plotWidth, LABEL_WIDTH, { minStepMs: tickStep(endMs), overhang: RIGHT_PAD })) {
+    const tx = tick.x;
     axis.push(`<line x1="${n(tx)}" y1="${AXIS_HEIGHT - 6}" x2="${n(tx)}" y2="${n(plotBottom)}" stroke="#e3e3e3" stroke-width="1"/>`);
-    axis.push(`<text x="${n(tx)}" y="${AXIS_HEIGHT - 10}" text-anchor="middle" class="tl-axis">${esc(axisLabel(tick))}</text>`);
+    axis.push(`<text x="${n(tx)}" y="${AXIS_HEIGHT - 10}" text-anchor="middle" class="tl-axis">${esc(tick.label)}</text>`);
   }
   parts.push(`<g class="tl-grid">${axis.join('')}</g>`);
   // Lane backgrounds and labels.
@@ -261,23 +253,23 @@ const BAND_COLOURS = ['#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#0
 export function histogramSvg(series: readonly { label: string; bins: readonly HistogramBin[] }[], title: string): string {
   const width = 860;
   const height = 310;
-  const left = 56;
   const right = 170;
   const top = 20;
   const bottom = 66;
-  const plotWidth = width - left - right;
-  const plotHeight = height - top - bottom;
   const binCount = series[0]?.bins.length ?? 0;
   const totals = Array.from({ length: binCount }, (_, index) => series.reduce((sum, entry) => sum + (entry.bins[index]?.count ?? 0), 0));
   const maxCount = Math.max(1, ...totals);
-  const yStep = niceStep(maxCount);
-  const yMax = Math.ceil(maxCount / yStep) * yStep;
+  const counts = yAxis(0, maxCount);
+  const left = Math.max(56, yMargin(counts, 24));
+  const plotWidth = width - left - right;
+  const plotHeight = height - top - bottom;
+  const yMax = counts.max;
   const y = (count: number) => top + plotHeight - (count / yMax) * plotHeight;
   const barWidth = binCount === 0 ? 0 : plotWidth / binCount;
   const parts: string[] = [];
-  for (let tick = 0; tick <= yMax; tick += yStep) {
-    parts.push(`<line x1="${left}" y1="${n(y(tick))}" x2="${left + plotWidth}" y2="${n(y(tick))}" stroke="#e3e3e3"/>`);
-    parts.push(`<text x="${left - 6}" y="${n(y(tick) + 4)}" text-anchor="end" class="tl-axis">${tick}</text>`);
+  for (const tick of counts.ticks) {
+    parts.push(`<line x1="${left}" y1="${n(y(tick.value))}" x2="${left + plotWidth}" y2="${n(y(tick.value))}" stroke="#e3e3e3"/>`);
+    parts.push(`<text x="${left - 6}" y="${n(y(tick.value) + 4)}" text-anchor="end" class="tl-axis">${esc(tick.label)}</text>`);
   }
   for (let index = 0; index < binCount; index++) {
     let base = 0;
@@ -316,13 +308,6 @@ export function histogramSvg(series: readonly { label: string; bins: readonly Hi
   ].join('\n');
 }
 
-function niceStep(max: number): number {
-  const rough = max / 5;
-  const magnitude = 10 ** Math.floor(Math.log10(Math.max(1, rough)));
-  const step = [1, 2, 5, 10].map((factor) => factor * magnitude).find((candidate) => candidate >= rough) ?? magnitude * 10;
-  return Math.max(1, step);
-}
-
 /** Budget plot colours: the level, and the limit line. */
 export const BUDGET_LEVEL_COLOUR = '#2b8cbe';
 export const BUDGET_LIMIT_COLOUR = '#d7301f';
@@ -334,29 +319,28 @@ export const BUDGET_LIMIT_COLOUR = '#d7301f';
 export function budgetPlotSvg(plot: BudgetPlot, title: string): string {
   const width = 440;
   const height = 184;
-  const left = 40;
   const right = 12;
   const top = 36;
   const bottom = 30;
-  const plotWidth = width - left - right;
-  const plotHeight = height - top - bottom;
   const spanMs = Math.max(1, plot.toMs - plot.fromMs);
   const levels = plot.points.map((point) => point.level);
   const low = Math.min(0, ...levels);
   const high = Math.max(1, plot.limit, ...levels);
-  const yStep = niceStep(high - low);
-  const yMin = Math.floor(low / yStep) * yStep;
-  const yMax = Math.ceil(high / yStep) * yStep;
+  const axisY = yAxis(low, high);
+  const left = Math.max(40, yMargin(axisY));
+  const plotWidth = width - left - right;
+  const plotHeight = height - top - bottom;
+  const yMin = axisY.min;
+  const yMax = axisY.max;
   const x = (ms: number) => left + (Math.min(Math.max(ms - plot.fromMs, 0), spanMs) / spanMs) * plotWidth;
   const y = (level: number) => top + plotHeight - ((level - yMin) / Math.max(1, yMax - yMin)) * plotHeight;
   const parts: string[] = [];
-  for (let tick = yMin; tick <= yMax; tick += yStep) {
-    parts.push(`<line x1="${left}" y1="${n(y(tick))}" x2="${left + plotWidth}" y2="${n(y(tick))}" stroke="#eee"/>`);
-    parts.push(`<text x="${left - 5}" y="${n(y(tick) + 4)}" text-anchor="end" class="tl-axis">${tick}</text>`);
+  for (const tick of axisY.ticks) {
+    parts.push(`<line x1="${left}" y1="${n(y(tick.value))}" x2="${left + plotWidth}" y2="${n(y(tick.value))}" stroke="#eee"/>`);
+    parts.push(`<text x="${left - 5}" y="${n(y(tick.value) + 4)}" text-anchor="end" class="tl-axis">${esc(tick.label)}</text>`);
   }
-  const step = tickStep(spanMs);
-  for (let tick = 0; tick <= spanMs; tick += step) {
-    parts.push(`<text x="${n(x(plot.fromMs + tick))}" y="${top + plotHeight + 14}" text-anchor="middle" class="tl-axis">${esc(axisLabel(tick))}</text>`);
+  for (const tick of timeTicks(spanMs, plotWidth, left, { overhang: right })) {
+    parts.push(`<text x="${n(tick.x)}" y="${top + plotHeight + 14}" text-anchor="middle" class="tl-axis">${esc(tick.label)}</text>`);
   }
   parts.push(`<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#888"/>`);
   // The step path: hold each level until the next point, then jump.
@@ -379,6 +363,97 @@ export function budgetPlotSvg(plot: BudgetPlot, title: string): string {
     `<style>${SVG_STYLE}</style>`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     ...parts,
+    '</svg>',
+  ].join('\n');
+}
+
+/** Colours of the per-tenant series (fair share, depth), in tenant order. */
+export const SERIES_COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#b07aa1', '#edc948', '#9c755f', '#ff9da7', '#bab0ac'] as const;
+
+export interface ChartSeries {
+  label: string;
+  /** Step points: the value from `at` until the next point. */
+  points: readonly { at: number; value: number }[];
+}
+
+export interface SeriesChart {
+  /** The svg's class (a test finds the chart by it). */
+  className: string;
+  title: string;
+  caption: string;
+  yTitle: string;
+  fromMs: number;
+  toMs: number;
+  series: readonly ChartSeries[];
+  /** A dashed horizontal line (a bound), with its legend text. */
+  line?: { value: number; label: string };
+  width?: number;
+}
+
+/**
+ * A step chart of a few series over the queue clock (fair share's weighted service, depth per tenant):
+ * y labels abbreviated and measured (axes.ts), x ticks spaced from the width, the legend below the plot.
+ * Every label from the run (tenants) is escaped.
+ */
+export function seriesChartSvg(chart: SeriesChart): string {
+  const width = chart.width ?? 660;
+  const top = 44;
+  const plotHeight = 180;
+  const right = 24;
+  const spanMs = Math.max(1, chart.toMs - chart.fromMs);
+  const values = chart.series.flatMap((entry) => entry.points.map((point) => point.value));
+  const axisY = yAxis(Math.min(0, ...values), Math.max(1, chart.line?.value ?? 0, ...values));
+  const left = yMargin(axisY, 22);
+  const plotWidth = width - left - right;
+  const x = (ms: number) => left + (Math.min(Math.max(ms - chart.fromMs, 0), spanMs) / spanMs) * plotWidth;
+  const y = (value: number) => top + plotHeight - ((value - axisY.min) / Math.max(1, axisY.max - axisY.min)) * plotHeight;
+  const parts: string[] = [];
+  for (const tick of axisY.ticks) {
+    parts.push(`<line x1="${left}" y1="${n(y(tick.value))}" x2="${left + plotWidth}" y2="${n(y(tick.value))}" stroke="#eee"/>`);
+    parts.push(`<text x="${left - 6}" y="${n(y(tick.value) + 4)}" text-anchor="end" class="tl-axis">${esc(tick.label)}</text>`);
+  }
+  for (const tick of timeTicks(spanMs, plotWidth, left, { overhang: right })) {
+    parts.push(`<line x1="${n(tick.x)}" y1="${top + plotHeight}" x2="${n(tick.x)}" y2="${top + plotHeight + 4}" stroke="#888"/>`);
+    parts.push(`<text x="${n(tick.x)}" y="${top + plotHeight + 16}" text-anchor="middle" class="tl-axis">${esc(tick.label)}</text>`);
+  }
+  parts.push(`<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#888"/>`);
+  parts.push(`<text x="12" y="${top + plotHeight / 2}" transform="rotate(-90 12 ${top + plotHeight / 2})" text-anchor="middle" class="tl-axis">${esc(chart.yTitle)}</text>`);
+  chart.series.forEach((entry, index) => {
+    const colour = SERIES_COLOURS[index % SERIES_COLOURS.length]!;
+    const path: string[] = [];
+    entry.points.forEach((point, at) => path.push(at === 0 ? `M${n(x(point.at))},${n(y(point.value))}` : `H${n(x(point.at))}V${n(y(point.value))}`));
+    if (path.length > 0) path.push(`H${n(x(chart.toMs))}`);
+    const last = entry.points[entry.points.length - 1]?.value ?? 0;
+    parts.push(`<path class="series" data-series="${esc(entry.label)}" d="${path.join('')}" fill="none" stroke="${colour}" stroke-width="1.6"><title>${esc(`${entry.label}: ${entry.points.length} point(s), last ${formatCount(last)}`)}</title></path>`);
+  });
+  if (chart.line !== undefined) {
+    parts.push(`<line class="series-bound" x1="${left}" y1="${n(y(chart.line.value))}" x2="${left + plotWidth}" y2="${n(y(chart.line.value))}" stroke="${BUDGET_LIMIT_COLOUR}" stroke-width="1.2" stroke-dasharray="5,3"><title>${esc(chart.line.label)}</title></line>`);
+  }
+  // Legend: one row per line of items, wrapped at the plot's width.
+  const items = chart.series.map((entry, index) => ({ label: entry.label, swatch: `stroke="${SERIES_COLOURS[index % SERIES_COLOURS.length]!}" stroke-width="3"` }));
+  if (chart.line !== undefined) items.push({ label: chart.line.label, swatch: `stroke="${BUDGET_LIMIT_COLOUR}" stroke-width="1.5" stroke-dasharray="5,3"` });
+  const legend: string[] = [];
+  let lx = left;
+  let ly = top + plotHeight + 38;
+  for (const item of items) {
+    const itemWidth = 30 + labelWidth(item.label) * (12 / 11);
+    if (lx > left && lx + itemWidth > width - right) {
+      lx = left;
+      ly += 18;
+    }
+    legend.push(`<g class="series-legend"><line x1="${n(lx)}" y1="${ly - 4}" x2="${n(lx + 20)}" y2="${ly - 4}" ${item.swatch}/><text x="${n(lx + 25)}" y="${ly}" class="tl-legend">${esc(item.label)}</text></g>`);
+    lx += itemWidth + 12;
+  }
+  const height = ly + 12;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" class="${esc(chart.className)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(chart.title)}">`,
+    `<title>${esc(chart.title)}</title>`,
+    `<style>${SVG_STYLE}</style>`,
+    `<rect width="100%" height="100%" fill="#fff"/>`,
+    `<text x="${left}" y="16" class="tl-legend">${esc(chart.title)}</text>`,
+    `<text x="${left}" y="32" class="tl-axis">${esc(chart.caption)}</text>`,
+    ...parts,
+    ...legend,
     '</svg>',
   ].join('\n');
 }
