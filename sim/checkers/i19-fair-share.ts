@@ -35,6 +35,14 @@ export function serviceBooks(world: WorldResult): Map<string, { at: number; serv
   return booksOf.get(world) ?? new Map();
 }
 
+/** C of a fair-share run: the most service one run was charged in the judge's books (0 when none). */
+const maxChargeOf = new WeakMap<WorldResult, number>();
+
+export function serviceMaxCharge(world: WorldResult): number {
+  if (!maxChargeOf.has(world)) i19FairShare.check(world);
+  return maxChargeOf.get(world) ?? 0;
+}
+
 export const i19FairShare: Checker = {
   invariant: 'I19',
   kind: 'safety',
@@ -163,6 +171,7 @@ export const i19FairShare: Checker = {
       }
     });
     booksOf.set(world, series);
+    maxChargeOf.set(world, C);
     // The final rows (when the world exported them) are the judge's books.
     if (world.tenantServices !== undefined) {
       const rows = new Map(world.tenantServices.map((row) => [row.tenant, BigInt(row.service)]));

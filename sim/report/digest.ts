@@ -1,5 +1,6 @@
-import { serviceBooks } from '../checkers/i19-fair-share.ts';
-import { configOf } from '../checkers/timeline.ts';
+import { serviceBooks, serviceMaxCharge } from '../checkers/i19-fair-share.ts';
+import { configOf, tenantLimit } from '../checkers/timeline.ts';
+import { depthSeries, fairShareSeries, type TenantCharts } from './tenant-series.ts';
 import type { TaskEvent, TaskState, TaskView } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
 import { resolveConfig } from '../../src/queue/config.ts';
@@ -326,6 +327,16 @@ export function digestRun(index: number, world: WorldResult, report: RunReport, 
       tenantOf: (taskId) => tenantOf.get(taskId) ?? '?',
       highlight: report.violations.flatMap(violationTasks),
     });
+    const fromMs = world.events.reduce((least, event) => Math.min(least, event.at), world.startMs);
+    const toMs = world.events.reduce((most, event) => Math.max(most, event.at), world.endMs);
+    const depth = depthSeries(world.events, (taskId) => tenantOf.get(taskId) ?? '?', fromMs, toMs);
+    const charts: TenantCharts = { fromMs, toMs, depth: depth.series, depthOmitted: depth.omitted };
+    const config = configOf(world);
+    if (config.fairness === 'fair_share') {
+      const weight = (tenant: string) => (Object.hasOwn(config.tenantWeights, tenant) ? (config.tenantWeights[tenant] as number) : 1);
+      charts.fairShare = fairShareSeries(serviceBooks(world), serviceMaxCharge(world), weight, (tenant) => tenantLimit(config, tenant), fromMs, toMs);
+    }
+    digest.timeline.tenantCharts = charts;
     const graphs = toolGraphRuns(world);
     if (graphs.length > 0) digest.timeline.graphs = graphs;
   }

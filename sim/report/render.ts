@@ -6,7 +6,9 @@ import type { Distribution } from './stats.ts';
 import { formatMs } from './stats.ts';
 import { describeScope } from './budget-series.ts';
 import type { BudgetPlot } from './digest.ts';
-import { budgetPlotSvg, esc, histogramSvg, timelineSvg } from './svg.ts';
+import { budgetPlotSvg, esc, histogramSvg, seriesChartSvg, timelineSvg } from './svg.ts';
+import { formatCount } from './axes.ts';
+import type { TenantCharts } from './tenant-series.ts';
 import { toolGraphMarkdown, toolGraphSvg } from './tool-graphs.ts';
 import { own } from '../own.ts';
 
@@ -269,6 +271,16 @@ export function renderMarkdown(report: ScenarioReport): string {
   out.push('## Timeline', '', `${timelineCaption(report)}. Drawn in index.html.`, '');
   const graphs = figures.timeline?.graphs ?? [];
   if (graphs.length > 0) out.push('## Tool-call graphs', '', `Seed ${figures.timeline!.seed}. ${toolGraphMarkdown(graphs)}`);
+  const charts = figures.timeline?.tenantCharts;
+  if (charts?.fairShare !== undefined) {
+    const fair = charts.fairShare;
+    out.push('## Fair share', '', `Seed ${figures.timeline!.seed}. ${fairShareNote(fair)} Drawn in index.html.`, '');
+    out.push(mdTable(['tenant', 'weight', 'slot limit', 'weighted service at the end'], fair.tenants.map((row) => [row.tenant, String(row.weight), String(row.limit), formatCount(Math.round(row.points[row.points.length - 1]?.value ?? 0))])), '');
+  }
+  if (charts !== undefined) {
+    out.push('## Depth per tenant', '', `Seed ${figures.timeline!.seed}: tasks waiting (ready) per tenant over the queue clock. Drawn in index.html.`, '');
+    out.push(mdTable(['tenant', 'most waiting', 'waiting at the end'], charts.depth.map((row) => [row.tenant, String(Math.max(0, ...row.points.map((point) => point.value))), String(row.points[row.points.length - 1]?.value ?? 0)])), '');
+  }
   return `${out.join('\n')}\n`;
 }
 
@@ -294,6 +306,9 @@ pre { background: #f6f8fa; padding: 8px 10px; overflow-x: auto; border-radius: 4
 .badge { display: inline-block; padding: 2px 10px; border-radius: 10px; font-weight: 600; font-size: 14px; }
 .badge.pass { background: #dff3e4; color: #17672e; }
 .badge.fail { background: #fde2e2; color: #9b1c1c; }
+.violation { border-left: 4px solid #9b1c1c; background: #fff6f6; padding: 4px 12px; margin: 0 0 12px; }
+.violation p { margin: 6px 0; }
+.violation pre { white-space: pre-wrap; word-break: break-word; }
 .v-pass { color: #17672e; }
 .v-safety, .v-liveness, .v-nondeterminism { color: #9b1c1c; font-weight: 600; }
 .grid { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
@@ -340,10 +355,14 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
   body.push(`<h1>leasehold report: ${esc(scenario.name)}</h1>`);
   body.push(`<p class="lead">${esc(scenario.description)}</p>`);
   body.push(`<p><span class="badge ${failing.length === 0 ? 'pass' : 'fail'}">${esc(verdictLine(figures))}</span></p>`);
-  body.push(kvTable(provenance(report)));
   if (failing.length > 0) {
-    body.push(`<p>Replay the first failing seed:</p><pre>${esc(report.replays[failing[0]!.seed] ?? '')}</pre>`);
+    // The violation right under the badge (issue 34): what failed, where, and how to replay it.
+    const first = failing[0]!;
+    const violation = first.violations[0];
+    const what = violation === undefined ? first.reason : `${violation.invariant} (${violation.kind}): ${violation.message}`;
+    body.push(`<div class="violation" id="first-violation"><p><strong>First violation</strong>, seed ${esc(first.seed)} (index ${esc(first.index)}, ${esc(first.verdict)}${first.violations.length > 1 ? `, ${esc(first.violations.length)} violations kept` : ''}):</p><pre>${esc(what)}</pre><p>Replay the first failing seed:</p><pre>${esc(report.replays[first.seed] ?? '')}</pre></div>`);
   }
+  body.push(kvTable(provenance(report)));
 
   body.push('<h2 id="timeline">Timeline</h2>');
   if (figures.timeline === null) body.push('<p class="small">No timeline: no seed produced a world.</p>');
@@ -357,6 +376,9 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
       for (const run of graphs) body.push(`<div class="figure">${toolGraphSvg(run)}</div>`);
     }
   }
+
+  const charts = figures.timeline?.tenantCharts;
+  if (charts !== undefined) body.push(...tenantChartsHtml(charts, figures.timeline!.seed));
 
   body.push('<h2 id="scenario">Scenario and configuration</h2>');
   body.push(kvTable([...(scenario.file === null ? [] : [['file', scenario.file] as [string, string]]), ...scenarioFacts(scenario.spec)]));
@@ -461,6 +483,66 @@ export function renderHtml(report: ScenarioReport, links: { catalogue?: string }
   body.push(htmlTable(['mark', 'total', 'seeds'], figures.marks.map((row) => ({ cells: [esc(row.mark), String(row.total), String(row.seeds)], ...(row.total === 0 ? { className: 'zero' } : {}) })), [1, 2]));
 
   return htmlPage(`leasehold report: ${scenario.name}`, body.join('\n'));
+}
+
+function fairShareNote(fair: NonNullable<TenantCharts['fairShare']>): string {
+  return `Each tenant's cumulative service divided by its weight (model tokens, I19's books: reserved at claim, corrected to the checkpointed use when the slot is freed, a tenant back from idle raised to the least served active tenant). The dashed line is the bound's fixed term, ${formatCount(fair.bound)} weighted tokens (the largest over pairs of fairShareBound(C, L_a, w_a, L_b, w_b) / (w_a x w_b), C = ${fair.maxCharge} tokens, the most one run was charged): while two tenants are both backlogged and eligible, their weighted services may drift apart by at most that much beyond the gap they had when the interval began.`;
+}
+
+/** The fair-share plot (under fairness fair_share) and the depth per tenant of the drawn seed. */
+function tenantChartsHtml(charts: TenantCharts, seed: string): string[] {
+  const out: string[] = [];
+  const fair = charts.fairShare;
+  if (fair !== undefined) {
+    out.push('<h2 id="fair-share">Fair share</h2>');
+    out.push(`<p class="small">Seed ${esc(seed)}. ${esc(fairShareNote(fair))}</p>`);
+    out.push(
+      htmlTable(
+        ['tenant', 'weight', 'slot limit', 'service at the end', 'weighted'],
+        fair.tenants.map((row) => {
+          const last = row.points[row.points.length - 1]?.value ?? 0;
+          return { cells: [esc(row.tenant), esc(row.weight), esc(row.limit), esc(Math.round(last * row.weight)), esc(formatCount(Math.round(last)))] };
+        }),
+        [1, 2, 3, 4],
+      ),
+    );
+    const series = fair.tenants.map((row) => ({ label: `${row.tenant} (w ${row.weight})`, points: row.points }));
+    const gap = fair.tenants.length < 2 ? [] : [{ label: 'gap among tenants with work waiting', points: gapPoints(fair.tenants, charts.depth) }];
+    out.push(
+      `<div class="grid"><div class="figure">${seriesChartSvg({ className: 'fair-share-plot', title: 'Weighted service per tenant (S / w)', caption: 'model tokens / weight, cumulative', yTitle: 'tokens / w', fromMs: charts.fromMs, toMs: charts.toMs, series })}</div>` +
+        `<div class="figure">${seriesChartSvg({ className: 'fair-share-gap-plot', title: 'Gap between tenants, with the bound', caption: 'max - min of S / w over the tenants with ready work; dashed: the bound\'s fixed term', yTitle: 'tokens / w', fromMs: charts.fromMs, toMs: charts.toMs, series: gap, line: { value: fair.bound, label: `bound ${formatCount(fair.bound)} (C ${formatCount(fair.maxCharge)})` } })}</div></div>`,
+    );
+  }
+  out.push('<h2 id="depth">Depth per tenant</h2>');
+  out.push(`<p class="small">Seed ${esc(seed)}: tasks waiting (ready) per tenant over the queue clock, replayed from the event log${charts.depthOmitted > 0 ? `; ${esc(charts.depthOmitted)} more tenant(s) left out` : ''}.</p>`);
+  out.push(`<div class="figure">${seriesChartSvg({ className: 'depth-plot', title: 'Tasks waiting per tenant', caption: 'ready tasks, by tenant', yTitle: 'tasks', fromMs: charts.fromMs, toMs: charts.toMs, series: charts.depth.map((row) => ({ label: row.tenant, points: row.points })), width: 900 })}</div>`);
+  return out;
+}
+
+/**
+ * The spread (most minus least weighted service) among the tenants with work waiting at each instant
+ * (depth > 0; 0 while fewer than two have), after every change of either series.
+ */
+export function gapPoints(tenants: readonly { tenant: string; points: readonly { at: number; value: number }[] }[], depth: readonly { tenant: string; points: readonly { at: number; value: number }[] }[]): { at: number; value: number }[] {
+  const waitingOf = new Map(depth.map((row) => [row.tenant, row.points]));
+  const moves = tenants.flatMap((row, index) => [
+    ...row.points.map((point) => ({ at: point.at, index, service: point.value })),
+    ...(waitingOf.get(row.tenant) ?? []).map((point) => ({ at: point.at, index, waiting: point.value })),
+  ]);
+  moves.sort((a, b) => a.at - b.at);
+  const service = tenants.map(() => 0);
+  const waiting = tenants.map(() => 0);
+  const out: { at: number; value: number }[] = [];
+  for (const move of moves) {
+    if ('service' in move) service[move.index] = move.service;
+    else waiting[move.index] = move.waiting;
+    const backlogged = service.filter((_, index) => waiting[index]! > 0);
+    const value = backlogged.length < 2 ? 0 : Math.max(...backlogged) - Math.min(...backlogged);
+    const last = out[out.length - 1];
+    if (last !== undefined && last.at === move.at) last.value = value;
+    else if (last === undefined || last.value !== value) out.push({ at: move.at, value });
+  }
+  return out;
 }
 
 export function htmlPage(title: string, body: string): string {

@@ -1,5 +1,6 @@
 import type { TaskEvent } from '../../src/queue/types.ts';
 import type { HistoryEntry } from '../history.ts';
+import type { TenantCharts } from './tenant-series.ts';
 import type { GraphRunView } from './tool-graphs.ts';
 
 /**
@@ -78,6 +79,8 @@ export interface TimelineModel {
   highlight: number[];
   /** A7: the seed's runs of steps whose tool calls form a graph (tool-graphs.ts); absent when it has none. */
   graphs?: GraphRunView[];
+  /** Issue 34: tasks waiting per tenant over time, and under fair share the weighted service (tenant-series.ts). */
+  tenantCharts?: TenantCharts;
 }
 
 export const MAX_SPANS = 6_000;
