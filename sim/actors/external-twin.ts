@@ -50,8 +50,17 @@ export interface ToolCallScope {
   writes: number;
 }
 
+/**
+ * The part of node's AsyncLocalStorage the world uses, stated here so the published declarations do not
+ * name node's types: a consumer of leasehold/testing compiles without @types/node.
+ */
+export interface ToolCallStore {
+  run<R>(scope: ToolCallScope, callback: () => R): R;
+  getStore(): ToolCallScope | undefined;
+}
+
 /** Which tool call is running, across the awaits of the team's code (concurrent calls of graphs and slots each keep their own). */
-export const toolCallScope = new AsyncLocalStorage<ToolCallScope>();
+export const toolCallScope: ToolCallStore = new AsyncLocalStorage<ToolCallScope>();
 
 /** One request that reached a twin, with the call that made it; `executed` false: a repeat answered with the first result. */
 export interface TwinExecution {
