@@ -11,6 +11,7 @@ import { requirePackages } from '../src/optional-packages.ts';
 import { readYieldCalibration, splitByYield } from './check/budget.ts';
 import { counterexamplePath, readCounterexample, replayFileCommand, writeCounterexample, type Counterexample } from './check/counterexample.ts';
 import { gitState } from './check/git.ts';
+import type { FailureRecord } from './check/merge.ts';
 import type { ProgressSink } from './check/progress.ts';
 import { runCheck } from './check/run-check.ts';
 import { readScenarioFile, ScenarioFileError, validateScenario } from './check/scenario-file.ts';
@@ -25,7 +26,7 @@ import { versions, type Versions } from './check/versions.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { commandLine } from './cli/shell-quote.ts';
 import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, exitCodeForVerdict, type ExitCode } from './cli/exit-codes.ts';
-import type { Verdict, Violation } from './report-types.ts';
+import type { Verdict } from './report-types.ts';
 import { seedKey } from './random.ts';
 import type { RunReport } from './report-types.ts';
 import { runScenario as simulateScenario, simulate } from './run-scenario.ts';
@@ -198,18 +199,8 @@ export interface CheckOptions {
 /** What a check found, from 0 (pass) down S9's precedence: safety, then nondeterminism or a harness crash, then liveness, then missing coverage. */
 export type CheckVerdict = 'pass' | 'safety' | 'nondeterminism' | 'liveness' | 'coverage';
 
-/** One failing seed of a check, as summary.json lists it. */
-export interface CheckFailure {
-  scenario: string;
-  seed: string;
-  verdict: Verdict;
-  traceHash: string;
-  violations: Pick<Violation, 'invariant' | 'kind' | 'message'>[];
-  /** Its counterexample file (the first 20 failing seeds get one), or null. */
-  file: string | null;
-  /** The line that replays it. */
-  replay: string;
-}
+/** One failing seed of a check, as summary.json lists it (the record `leasehold merge` reads too). */
+export type CheckFailure = FailureRecord;
 
 /** summary.json of `leasehold check --out DIR` (format leasehold-check-summary/1). */
 export interface CheckSummary {

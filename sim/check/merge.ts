@@ -36,13 +36,16 @@ interface RunRecord {
   crash?: string;
 }
 
-interface FailureRecord {
+/** One failing seed of a check, as summary.json lists it (leasehold/testing names it CheckFailure). */
+export interface FailureRecord {
   scenario: string;
   seed: string;
   verdict: Verdict;
   traceHash: string;
   violations: Pick<Violation, 'invariant' | 'kind' | 'message'>[];
+  /** Its counterexample file (the first 20 failing seeds get one), or null. */
   file: string | null;
+  /** The line that replays it. */
   replay: string;
 }
 

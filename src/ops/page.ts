@@ -285,6 +285,7 @@ export const APP_JS = `'use strict';
 
   function render(parts) {
     main.replaceChildren.apply(main, parts);
+    // allow-ambient: the page's script runs in the operator's browser; its clock only labels the refresh
     document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     body.dataset.loaded = String(Number(body.dataset.loaded || 0) + 1);
   }
@@ -296,6 +297,7 @@ export const APP_JS = `'use strict';
     var work = taskMatch ? api('/api/task/' + taskMatch[1]).then(function (d) { render(taskPage(d, decodeURIComponent(taskMatch[1]))); })
       : path === '/dead-letters' ? api('/api/dead-letters').then(function (d) { render(deadLetters(d)); })
       : api('/api/status').then(function (s) { document.getElementById('db').textContent = s.db; render(overview(s)); });
+    // allow-ambient: the browser's refresh timer, in the page's script; nothing of the queue reads it
     work.catch(function (error) { show(String(error.message || error), true); }).then(function () { timer = setTimeout(load, refreshMs); });
   }
   load();
