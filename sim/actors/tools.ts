@@ -69,6 +69,7 @@ async function callTool(environment: ToolEnvironment, name: string, readOnly: bo
         actor: environment.actor(),
         atMs: environment.now(),
         ...(sentIndex === undefined ? {} : { sentIndex }),
+        toolCallId: context.toolCallId,
       },
       args,
     );

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { i8EffectsOnce } from './i8-effects-once.ts';
-import { realRun } from './__test-helpers__/real-run.ts';
+import { realRun, type RealRun } from './__test-helpers__/real-run.ts';
 
 async function doneRun(): Promise<{ world: WorldResult; task: number }> {
   const run = realRun();
@@ -13,8 +14,9 @@ async function doneRun(): Promise<{ world: WorldResult; task: number }> {
 }
 
 /** On the real queue: w0#1 made the task's write and recorded it, died, and w1#1 took the task over (generation 2). */
-async function takenOverAfterEffect() {
+async function takenOverAfterEffect(keyOf?: RealRun['keyOf']) {
   const run = realRun();
+  if (keyOf !== undefined) run.keyOf = keyOf;
   const task = (await run.enqueue())!;
   const claimed = await run.claim('w0#1', task);
   const write = run.scriptOf(claimed).steps[0]!.calls[1]!;
@@ -137,5 +139,69 @@ describe('I8 effects once', () => {
     };
     expectClean(i8EffectsOnce, await build('failed'));
     expectViolation(i8EffectsOnce, await build('ok'), /done, but its confirm_order \(\S+\) was executed 0 times[\s\S]*the ledger has no confirm_order/);
+  });
+
+  it('does not pin the key format: a worker whose keys are spelled otherwise (stable across takeovers) passes', async () => {
+    // Another format of the same R3 key: a prefix, separators and a different digest of the payload.
+    const otherFormat: RealRun['keyOf'] = (taskId, tool, args) => `v2/${taskId}/${tool}/${createHash('sha1').update(JSON.stringify(args)).digest('base64url')}`;
+    const { run, task } = await takenOverAfterEffect(otherFormat);
+    await run.runToDone('w1#1', task);
+    const world = await run.build();
+    expect(world.provider.executions.map((execution) => execution.requestKey)).toEqual([expect.stringMatching(/^v2\/1\/confirm_order\//)]);
+    expect(world.effects.map((row) => row.requestKey)).toEqual([world.provider.executions[0]!.requestKey]);
+    expectClean(i8EffectsOnce, world);
+    const plain = realRun();
+    plain.keyOf = otherFormat;
+    const id = (await plain.enqueue())!;
+    await plain.claim('w0#1', id);
+    await plain.runToDone('w0#1', id);
+    expectClean(i8EffectsOnce, await plain.build());
+  });
+
+  it('fails when a takeover repeats an effect under a different key (the key names the generation): executed twice though no key was', async () => {
+    const { run, task } = await takenOverAfterEffect((taskId, tool, args, generation) => `${taskId}:${tool}:${createHash('sha256').update(JSON.stringify(args)).digest('hex').slice(0, 12)}:g${generation}`);
+    await run.runToDone('w1#1', task);
+    const world = await run.build();
+    // Each key executed once, so only the per-effect judgement sees the duplicate.
+    expect(new Set(world.provider.executions.map((execution) => execution.requestKey)).size).toBe(2);
+    expectViolation(i8EffectsOnce, world, /task 1: one intended effect \(confirm_order of tool call t1-s0-c1\) executed 2 times, under keys \S+:g1, \S+:g2 \(w0#1@g1, w1#1@g2\)/);
+    expectViolation(i8EffectsOnce, world, /task 1: done, but its confirm_order \(\S+:g1, \S+:g2\) was executed 2 times/);
+  });
+
+  it('fails when one key is sent for two different effects (a key without the payload): the second never happens', async () => {
+    const script = {
+      steps: [
+        {
+          calls: [
+            { tool: 'confirm_order', args: { order: 'a' } },
+            { tool: 'confirm_order', args: { order: 'b' } },
+          ],
+          inputTokens: 1_000,
+          outputTokens: 200,
+        },
+      ],
+      answer: { status: 'resolved', summary: 'two orders' },
+      finalTokens: { inputTokens: 800, outputTokens: 100 },
+    };
+    const build = async (lookupFirst: boolean) => {
+      const run = realRun();
+      run.keyOf = (taskId, tool) => `${taskId}:${tool}`;
+      const task = (await run.enqueue({ script }))!;
+      await run.claim('w0#1', task);
+      if (lookupFirst) return { run, task, world: (await run.runToDone('w0#1', task), await run.build()) };
+      // The worker sends both writes (no ledger lookup in between): the provider answers the second with the first's result.
+      await run.checkpoint('w0#1', task, 'A', 0, script.steps[0]);
+      for (const call of script.steps[0]!.calls) await run.sendEffect('w0#1', task, call.tool, call.args);
+      return { run, task, world: await run.build() };
+    };
+    // With the ledger lookup the second write finds the first's row and is never sent: done without it.
+    const done = (await build(true)).world;
+    expect(done.provider.executions.length).toBe(1);
+    expectViolation(i8EffectsOnce, done, /task 1: done, but its confirm_order \(t1-s0-c1\) was executed 0 times/);
+    // Sent twice, the second is answered as a repeat: judged while the run is still under way.
+    const sent = (await build(false)).world;
+    expect(sent.provider.requests.length).toBe(2);
+    expect(sent.provider.executions.length).toBe(1);
+    expectViolation(i8EffectsOnce, sent, /request key 1:confirm_order was sent for two different intended effects \(task 1 t1-s0-c0, task 1 t1-s0-c1\)/);
   });
 });

@@ -1,9 +1,6 @@
 import type { ProviderOperation } from '../actors/provider.ts';
-import type { TaskScript } from '../actors/scripted-model.ts';
-import { WRITE_TOOLS } from '../actors/tools.ts';
 import type { WorldResult } from '../world.ts';
-import { specRequestKey } from './spec-rules.ts';
-import { intendedEffects, optionalEffects, scriptsByTask } from './scripts.ts';
+import { intendedWrites, scriptsByTask, type IntendedWrite } from './scripts.ts';
 import { providerRecordMismatch } from './provider-calls.ts';
 import { analyse, ViolationList, wallTimeAt } from './timeline.ts';
 import type { Checker } from './types.ts';
@@ -21,18 +18,20 @@ import type { Checker } from './types.ts';
  * - no request was sent at or after its task's deadline: an expired task causes no effect (Q14);
  * - the ledger keeps each key's first record: its first effect_recorded event says repeated: false,
  *   later ones repeated: true, and the row names the generation that recorded it first (R3);
- * - every executed key is one its task's script intends (runId:action:fingerprint of a write call);
- * - a run that ended done executed every intended write exactly once, and the ledger holds exactly
- *   its intended keys, each under the task and action that intends it; a write of a step whose calls
- *   form a graph (A7) is owed at most once (partial success: its call or a dependency may have failed),
- *   and exactly once, with its ledger row, when the step's recorded outcome says it succeeded;
+ * - judged per intended effect, not per key format: each execution names the tool call that made it,
+ *   which names a write its task's script intends (R3's effect: the action and its canonical payload);
+ *   one intended effect executed more than once under different keys is a duplicate the provider's
+ *   deduplication could not stop, and one key sent for two different effects loses the second;
+ * - a run that ended done executed every intended effect exactly once, and the ledger holds a row of
+ *   its action under a key it was sent with; every ledger row of a task is a key sent for one of its
+ *   intended writes, with that write's action; a write of a step whose calls form a graph (A7) is owed
+ *   at most once (partial success: its call or a dependency may have failed), and exactly once, with
+ *   its ledger row, when the step's recorded outcome says it succeeded;
  * - an acknowledged ledger row stays (R3, and the power-loss fault, S4): every key a recordEffect was
  *   answered ok for is in the final ledger, and no worker sent that key to the provider after the
  *   acknowledgement (the provider's key deduplicates, so a lost row shows as a second request, not a
  *   second execution: the ledger must be the guard, not the provider).
  */
-const WRITE_TOOL_NAMES: ReadonlySet<string> = new Set(WRITE_TOOLS);
-
 export const i8EffectsOnce: Checker = {
   invariant: 'I8',
   kind: 'safety',
@@ -132,35 +131,98 @@ export const i8EffectsOnce: Checker = {
     // to write is its own; the rules above (at most once per key, never resent after the ledger
     // recorded it, nothing after the deadline, the ledger's first record kept) judge it all the same.
     const scripts = scriptsByTask(world);
-    const ledger = new Map<number, Map<string, string>>();
+    const writesOf = new Map<number, Map<string, IntendedWrite>>();
+    const writes = (taskId: number): Map<string, IntendedWrite> | undefined => {
+      const script = scripts.get(taskId);
+      if (script === undefined) return undefined;
+      let found = writesOf.get(taskId);
+      if (found === undefined) writesOf.set(taskId, (found = intendedWrites(taskId, script)));
+      return found;
+    };
+    // Each request is attributed to the intended write whose tool call made it (the external system
+    // records the call): the effect's identity is R3's (task, action, payload), never the key's format.
+    const attribute = (request: ProviderOperation): IntendedWrite | undefined => {
+      const write = request.toolCallId === undefined ? undefined : writes(request.taskId)?.get(request.toolCallId);
+      return write !== undefined && write.tool === request.action ? write : undefined;
+    };
+    const executionsOf = new Map<string, ProviderOperation[]>();
+    for (const execution of world.provider.executions) {
+      if (writes(execution.taskId) === undefined) continue;
+      const write = attribute(execution);
+      if (write === undefined) {
+        const why = execution.toolCallId === undefined ? 'no tool call of its script made it' : `tool call ${execution.toolCallId} is no ${execution.action} its script intends`;
+        out.add('unintended', `task ${execution.taskId}: executed ${execution.requestKey}, which its script never intends (${why})`, { taskId: execution.taskId });
+        continue;
+      }
+      let list = executionsOf.get(write.effect);
+      if (list === undefined) executionsOf.set(write.effect, (list = []));
+      list.push(execution);
+    }
+    // One intended effect executed more than once under different keys: the provider's deduplication
+    // could not help, since the keys differed (a key that changes across takeovers, say). The same key
+    // executed twice is reported above.
+    for (const list of executionsOf.values()) {
+      const keys = [...new Set(list.map((execution) => execution.requestKey))];
+      if (keys.length < 2) continue;
+      const first = list[0]!;
+      out.add(
+        'twice',
+        `task ${first.taskId}: one intended effect (${first.action} of tool call ${first.toolCallId ?? '?'}) executed ${list.length} times, under keys ${keys.join(', ')} (${list.map((execution) => `${execution.actor}@g${execution.generation}`).join(', ')}): a repeat of an effect must carry the key of its first attempt`,
+        { taskId: first.taskId },
+      );
+    }
+    // Which intended effects each request key was sent for: a key sent for two different effects makes
+    // the provider answer the second with the first's result, so the second never happens.
+    const effectsOfKey = new Map<string, Map<string, { taskId: number; write: IntendedWrite }>>();
+    for (const request of world.provider.requests) {
+      const write = attribute(request);
+      if (write === undefined) continue;
+      let effects = effectsOfKey.get(request.requestKey);
+      if (effects === undefined) effectsOfKey.set(request.requestKey, (effects = new Map()));
+      if (!effects.has(write.effect)) effects.set(write.effect, { taskId: request.taskId, write });
+      if (effects.size === 2 && !effects.has('\u0000reported')) {
+        effects.set('\u0000reported', { taskId: request.taskId, write });
+        const [a, b] = [...effects.values()];
+        out.add('shared key', `request key ${request.requestKey} was sent for two different intended effects (task ${a!.taskId} ${a!.write.toolCallId}, task ${b!.taskId} ${b!.write.toolCallId}): the provider answers the second with the first's result and it never happens`, {
+          taskId: request.taskId,
+        });
+      }
+    }
+    const ledger = new Map<number, { requestKey: string; action: string }[]>();
     for (const effect of world.effects ?? []) {
-      let keys = ledger.get(effect.taskId);
-      if (keys === undefined) ledger.set(effect.taskId, (keys = new Map()));
-      keys.set(effect.requestKey, effect.action);
+      let rows = ledger.get(effect.taskId);
+      if (rows === undefined) ledger.set(effect.taskId, (rows = []));
+      rows.push({ requestKey: effect.requestKey, action: effect.action });
+      if (writes(effect.taskId) === undefined) continue;
+      const sentFor = [...(effectsOfKey.get(effect.requestKey)?.values() ?? [])];
+      if (!sentFor.some(({ taskId, write }) => taskId === effect.taskId && write.tool === effect.action)) {
+        out.add('unintended', `task ${effect.taskId}: ledger holds ${effect.requestKey} (${effect.action}), which no request for a write its script intends carried`, { taskId: effect.taskId });
+      }
     }
     for (const task of analysis.tasks.values()) {
-      const script = scripts.get(task.id);
-      if (script === undefined) continue;
-      const intended = intendedEffects(task.id, script);
-      for (const key of executedByTask.get(task.id) ?? []) {
-        if (!intended.has(key)) out.add('unintended', `task ${task.id}: executed ${key}, which its script never intends`, { taskId: task.id });
+      const intended = writes(task.id);
+      if (intended === undefined || task.state !== 'done') continue;
+      const recordedOk = writesRecordedOk(intended, world.checkpoints.get(task.id)?.state);
+      const byEffect = new Map<string, IntendedWrite[]>();
+      for (const write of intended.values()) {
+        const list = byEffect.get(write.effect);
+        if (list === undefined) byEffect.set(write.effect, [write]);
+        else list.push(write);
       }
-      for (const [key, action] of ledger.get(task.id) ?? []) {
-        if (intended.get(key) !== action) out.add('unintended', `task ${task.id}: ledger holds ${key} (${action}), which its script never intends`, { taskId: task.id });
-      }
-      if (task.state !== 'done') continue;
-      const optional = optionalEffects(task.id, script);
-      const recordedOk = writesRecordedOk(task.id, script, world.checkpoints.get(task.id)?.state);
-      for (const [key, action] of intended) {
-        const n = executed.get(key) ?? 0;
-        // A graph step's write owes at most once (the rule above for every key); whether it ran is the
+      for (const [effect, calls] of byEffect) {
+        // A graph step's write owes at most once (the rules above for every effect); whether it ran is the
         // step's partial outcome, which a repeat after a takeover may report failed though the first
         // attempt's effect happened (the ledger then lacks it: noted as a gap, not judged here). A write
         // the step's results record ok was executed once and is in the ledger, like a plain step's.
-        if (optional.has(key) && !recordedOk.has(key)) continue;
-        if (n !== 1) out.add('missing', `task ${task.id}: done, but its ${action} (${key}) was executed ${n} times`, { taskId: task.id });
-        if (world.effects !== undefined && ledger.get(task.id)?.get(key) !== action) {
-          out.add('ledger', `task ${task.id}: done, but the ledger has no ${action} under ${key}`, { taskId: task.id });
+        if (calls.every((call) => call.optional && !recordedOk.has(call.toolCallId))) continue;
+        const first = calls[0]!;
+        const executions = executionsOf.get(effect) ?? [];
+        const keys = [...new Set(executions.map((execution) => execution.requestKey))];
+        const named = keys.length > 0 ? keys.join(', ') : first.toolCallId;
+        if (executions.length !== 1) out.add('missing', `task ${task.id}: done, but its ${first.tool} (${named}) was executed ${executions.length} times`, { taskId: task.id });
+        const sentKeys = new Set([...effectsOfKey].filter(([, effects]) => effects.has(effect)).map(([key]) => key));
+        if (world.effects !== undefined && !(ledger.get(task.id) ?? []).some((row) => row.action === first.tool && sentKeys.has(row.requestKey))) {
+          out.add('ledger', `task ${task.id}: done, but the ledger has no ${first.tool} under ${sentKeys.size > 0 ? [...sentKeys].join(' or ') : `any key (${first.toolCallId} was never sent)`}`, { taskId: task.id });
         }
       }
     }
@@ -180,20 +242,18 @@ function twinHint(execution: ProviderOperation): string {
 }
 
 /**
- * A7: the request keys of the graph writes a run's last checkpoint records `ok`: the step's outcome
- * says the write happened and its result came back, so it was executed once and the ledger holds it.
+ * A7: the tool calls of the writes a run's last checkpoint records `ok`: the step's outcome says the
+ * write happened and its result came back, so it was executed once and the ledger holds it.
  */
-function writesRecordedOk(taskId: number, script: TaskScript, state: unknown): Set<string> {
-  const keys = new Set<string>();
+function writesRecordedOk(intended: ReadonlyMap<string, IntendedWrite>, state: unknown): Set<string> {
+  const calls = new Set<string>();
   const messages = (state as { messages?: { role?: string; step?: number; results?: { toolCallId?: string; status?: string }[] }[] } | undefined)?.messages ?? [];
   for (const message of messages) {
     if (message.role !== 'tool' || typeof message.step !== 'number') continue;
-    const calls = script.steps[message.step]?.calls ?? [];
-    for (const [index, call] of calls.entries()) {
-      if (!WRITE_TOOL_NAMES.has(call.tool)) continue;
-      const id = `t${taskId}-s${message.step}-${call.id ?? `c${index}`}`;
-      if (message.results?.some((result) => result.toolCallId === id && result.status === 'ok')) keys.add(specRequestKey(taskId, call.tool, call.args));
+    for (const result of message.results ?? []) {
+      const write = result.toolCallId === undefined ? undefined : intended.get(result.toolCallId);
+      if (write !== undefined && write.step === message.step && result.status === 'ok') calls.add(write.toolCallId);
     }
   }
-  return keys;
+  return calls;
 }

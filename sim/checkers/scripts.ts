@@ -1,7 +1,7 @@
 import type { TaskScript } from '../actors/scripted-model.ts';
 import { WRITE_TOOLS } from '../actors/tools.ts';
 import type { WorldResult } from '../world.ts';
-import { specRequestKey } from './spec-rules.ts';
+import { specEffectIdentity, specRequestKey } from './spec-rules.ts';
 
 const WRITES = new Set<string>(WRITE_TOOLS);
 const memo = new WeakMap<WorldResult, Map<number, TaskScript>>();
@@ -52,6 +52,37 @@ export function intendedEffects(taskId: number, script: TaskScript): Map<string,
     }
   }
   return keys;
+}
+
+/** One write call a task's script makes: the tool call the scripted model names it by, and the effect it intends. */
+export interface IntendedWrite {
+  /** As the scripted model names the call (sim/actors/scripted-model.ts): t<task>-s<step>-<id or c<index>>. */
+  toolCallId: string;
+  step: number;
+  tool: string;
+  args: unknown;
+  /** R3's identity of the effect (action and canonical payload), not its key: calls with equal identity are one effect. */
+  effect: string;
+  /** A7: a write of a graph step, which may rightly not run. */
+  optional: boolean;
+}
+
+/**
+ * The write calls of a task's script, by tool call id. I8 judges the external system's executions
+ * per intended effect through these: an execution names the tool call that made it, so the judgement
+ * does not depend on how the worker spells the request key.
+ */
+export function intendedWrites(taskId: number, script: TaskScript): Map<string, IntendedWrite> {
+  const writes = new Map<string, IntendedWrite>();
+  for (const [step, { calls }] of script.steps.entries()) {
+    const optional = calls.some((call) => (call.dependsOn !== undefined && call.dependsOn.length > 0) || call.resource !== undefined);
+    for (const [index, call] of calls.entries()) {
+      if (!WRITES.has(call.tool)) continue;
+      const toolCallId = `t${taskId}-s${step}-${call.id ?? `c${index}`}`;
+      writes.set(toolCallId, { toolCallId, step, tool: call.tool, args: call.args, effect: specEffectIdentity(taskId, call.tool, call.args), optional });
+    }
+  }
+  return writes;
 }
 
 /** The tokens of the script's largest single model call: what "one model call" is worth for I7. */

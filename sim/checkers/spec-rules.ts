@@ -221,6 +221,14 @@ export function specCanonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * R3: what makes two effects of one run the same effect, whatever the key's format: the action and the
+ * payload as canonical JSON with its sets of items ordered by id (the fingerprint's input).
+ */
+export function specEffectIdentity(runId: number, action: string, payload: unknown): string {
+  return `${runId}\u0000${action}\u0000${specCanonicalJson(sortItemsById(payload))}`;
+}
+
 /** R3: an array whose items all carry an id (a string or a number) is a set of items: order by id. */
 function sortItemsById(value: unknown): unknown {
   if (Array.isArray(value)) {

@@ -74,6 +74,12 @@ export class RealRun {
   private readonly store: SqliteStore;
   private readonly connection: Connection;
 
+  /**
+   * How this worker derives a request key: src's requestKey unless a test gives another, to show that
+   * I8 judges executions per intended effect and not the key's format.
+   */
+  keyOf: (taskId: number, tool: string, args: unknown, generation: number) => string = (taskId, tool, args) => requestKey(taskId, tool, args);
+
   constructor(readonly config: Partial<QueueConfig> = {}) {
     // The run opens the store itself, as the world does, so worker calls record their event cursor.
     this.store = SqliteStore.open(':memory:', { busyTimeoutMs: 1_000, busyRetries: 0 }, () => this.clock.now());
@@ -195,7 +201,7 @@ export class RealRun {
   async effect(workerId: string, taskId: number, tool: string, args: unknown) {
     const { task } = this.holding(workerId, taskId);
     const queue = this.as(workerId);
-    if ((await queue.effectResult(requestKey(taskId, tool, args))) !== undefined) return undefined;
+    if ((await queue.effectResult(this.keyOf(taskId, tool, args, task.generation))) !== undefined) return undefined;
     await queue.heartbeat(taskId, workerId, task.generation);
     return await this.sendEffect(workerId, taskId, tool, args);
   }
@@ -207,9 +213,10 @@ export class RealRun {
    */
   async sendEffect(workerId: string, taskId: number, tool: string, args: unknown) {
     const { task } = this.holding(workerId, taskId);
-    const key = requestKey(taskId, tool, args);
+    const key = this.keyOf(taskId, tool, args, task.generation);
     const sentIndex = this.provider.noteSent({ requestKey: key, taskId, generation: task.generation, actor: workerId });
-    const operation = { requestKey: key, action: tool, tenant: task.tenant, taskId, generation: task.generation, actor: workerId, atMs: this.clock.monotonicNow(), sentIndex };
+    const toolCallId = toolCallIdOf(taskId, scriptOf(task), tool, args);
+    const operation = { requestKey: key, action: tool, tenant: task.tenant, taskId, generation: task.generation, actor: workerId, atMs: this.clock.monotonicNow(), sentIndex, ...(toolCallId === undefined ? {} : { toolCallId }) };
     const result = this.provider.execute(operation, args);
     return await this.as(workerId).recordEffect(taskId, workerId, task.generation, { requestKey: key, action: tool, result });
   }
@@ -335,6 +342,15 @@ export class RealRun {
 
 function heldKey(workerId: string, taskId: number): string {
   return `${workerId}:${taskId}`;
+}
+
+/** The id the scripted model gives the script's first call of `tool` with `args` (sim/actors/scripted-model.ts), as the simulated tool reports it. */
+function toolCallIdOf(taskId: number, script: TaskScript, tool: string, args: unknown): string | undefined {
+  const wanted = JSON.stringify(args);
+  for (const [step, { calls }] of script.steps.entries()) {
+    for (const [index, call] of calls.entries()) if (call.tool === tool && JSON.stringify(call.args) === wanted) return `t${taskId}-s${step}-${call.id ?? `c${index}`}`;
+  }
+  return undefined;
 }
 
 function scriptOf(task: ClaimedTask): TaskScript {
