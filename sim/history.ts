@@ -45,7 +45,13 @@ export interface FailEntry extends EntryBase {
   taskId?: number;
   generation?: number;
 }
-export interface NoteEntry extends EntryBase { type: 'note'; kind: NoteKind }
+export interface NoteEntry extends EntryBase {
+  type: 'note';
+  kind: NoteKind;
+  /** The task (and generation) a note is about, when it is about one: it then shows in that task's timeline. */
+  taskId?: number;
+  generation?: number;
+}
 export type HistoryEntry = InvokeEntry | OkEntry | FailEntry | NoteEntry;
 
 /** Decides how a returned value is recorded; see `History.record`. */
@@ -83,8 +89,9 @@ export class History {
     this.append({ op: invoke.op, taskId: invoke.taskId, generation: invoke.generation, type: 'fail', index: this.list.length, timeMs: this.clock.now(), actor: invoke.actor, invokeIndex, reason, ...fields });
   }
 
-  note(kind: NoteKind, actor: string, data?: JsonValue): void {
-    this.append({ type: 'note', index: this.list.length, timeMs: this.clock.now(), actor, kind, data });
+  note(kind: NoteKind, actor: string, data?: JsonValue, task?: { taskId: number; generation?: number }): void {
+    // A note about a task names it as an operation does; a note about none has no such fields (its entry, and every trace hash, as before).
+    this.append({ type: 'note', index: this.list.length, timeMs: this.clock.now(), actor, kind, data, ...task });
   }
 
   /**

@@ -191,6 +191,12 @@ export class World {
   /** T2: the tasks the workload drew poison (R6), by tenant, topic and version: an agent's input carries no script to say so. */
   private readonly poisoned = new Set<string>();
   private readonly poisonedTasks = new Set<number>();
+  /**
+   * T2: what the team's code (a tool, the model) threw that was not a ToolFailure, by incarnation and
+   * task, as the worker words a crashed run's error: such a run ends `crashed` in production too
+   * (src/worker/worker.ts), and is the team's finding, not a crash of the harness.
+   */
+  private readonly teamThrows = new Map<string, { where: string; error: string }[]>();
 
   constructor(
     readonly scenario: ScenarioSpec,
@@ -460,6 +466,10 @@ export class World {
           afterEffect: () => this.faults.atPoint('after_effect', incarnation, true),
           poisoned: (request) => this.poisonedTasks.has(request.taskId),
           poison: () => this.kill(this.workers[index], 'poison', 2_000, true),
+          threw: (taskId, where, error) => {
+            const key = `${incarnation.id}:${taskId}`;
+            this.teamThrows.set(key, [...(this.teamThrows.get(key) ?? []), { where, error: agent.runtime.crashMessage(error) }]);
+          },
         });
         parts.set(incarnation.id, made);
       }
@@ -499,13 +509,29 @@ export class World {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
         // A run that met an error it did not expect is a bug of the core or of the world; the worker
         // survives it (src/worker/worker.ts), and the world ends the run as a harness crash (S9 exit 3).
-        if (outcome.kind === 'crashed') this.fail(new Error(`run of task ${outcome.taskId} (generation ${outcome.generation}) on ${incarnation.id} crashed: ${outcome.error}`));
+        if (outcome.kind === 'crashed') this.crashed(incarnation, outcome);
         const stopped = outcome.kind === 'lost_lease' || outcome.kind === 'abandoned';
         if (stopped && incarnation.state === 'alive') this.supervisor.reportStopped(outcome.taskId, outcome.generation, incarnation.id);
       },
       onCrash: (error) => this.fail(error),
       randomFor: (incarnation) => this.random.fork('worker-retries').fork(incarnation.id),
     };
+  }
+
+  /**
+   * A run ended `crashed`: an error it did not expect reached the worker, which logged it and left the
+   * task's lease to lapse (src/worker/worker.ts). When the team's own code threw it (T2: a tool or the
+   * model threw something other than a ToolFailure), that is what production does with it too: the
+   * history notes it, and the run goes on, the task taken over once its lease lapses. Anything else is
+   * a bug of the core or of the world, and ends the run as a harness crash (S9 exit 3).
+   */
+  private crashed(incarnation: Incarnation, outcome: Extract<RunOutcome, { kind: 'crashed' }>): void {
+    const thrown = this.teamThrows.get(`${incarnation.id}:${outcome.taskId}`)?.find((entry) => entry.error === outcome.error);
+    if (thrown === undefined) {
+      this.fail(new Error(`run of task ${outcome.taskId} (generation ${outcome.generation}) on ${incarnation.id} crashed: ${outcome.error}`));
+      return;
+    }
+    this.history.note('team-code-threw', incarnation.id, { where: thrown.where, error: outcome.error }, { taskId: outcome.taskId, generation: outcome.generation });
   }
 
   /**

@@ -8,13 +8,13 @@ import type { ScenarioSpec } from '../scenario.ts';
 import { validateScenario } from '../check/scenario-file.ts';
 import { findScenario, listScenarios } from '../scenarios/registry.ts';
 import { ExternalTwins, type TwinBehaviour, type TwinExecution } from './external-twin.ts';
-import { agentArrivals, agentWorkerParts, poisoned } from './agent-world.ts';
+import { agentArrivals, agentWorkerParts, crashMessage, poisoned } from './agent-world.ts';
 
 /**
  * The agent mode's code, handed to the world with the module (world.ts imports its types only), so a
  * world of the built-in agent never loads it, nor src/worker/agent.ts beneath it.
  */
-const RUNTIME = Object.freeze({ agentArrivals, agentWorkerParts, poisoned, ExternalTwins });
+const RUNTIME = Object.freeze({ agentArrivals, agentWorkerParts, poisoned, crashMessage, ExternalTwins });
 export type AgentRuntime = typeof RUNTIME;
 
 /**

@@ -10,6 +10,7 @@ import { NO_RATES } from '../faults/plan.ts';
 import { History } from '../history.ts';
 import { SeededRandom } from '../random.ts';
 import { simulate } from '../run-scenario.ts';
+import { run } from '../testing.ts';
 import { teamViolations } from '../checkers/team-invariants.ts';
 import type { WorldResult } from '../world.ts';
 import { loadSimAgent, type SimAgent } from './agent-module.ts';
@@ -108,6 +109,54 @@ describe('an agent module in the world (T2, the example)', () => {
     const first = await run('11');
     expect(await run('11')).toBe(first);
     expect(await run('12')).not.toBe(first);
+  });
+});
+
+describe('a tool or model of the team that throws something other than a ToolFailure (T2)', () => {
+  // Production (src/worker/worker.ts): the run ends `crashed`, with no terminal write; the worker lives
+  // on and the task's lease lapses. The world runs that same path: a finding about the team's code, typed
+  // by the checkers (here I11: the tasks never drain), never a crash of the harness (S9 exit 3).
+  const throwing = (thrown: unknown): Tool => ({ name: 'email_customer', readOnly: false, call: async () => { throw thrown; } });
+
+  for (const [label, thrown, error] of [['an Error', new Error('boom'), 'Error: boom'], ['a string', 'boom', 'boom']] as const) {
+    it(`${label}: the run goes on, the history notes whose code threw what, and the verdict is a typed finding`, async () => {
+      const loaded = await loadSimAgent(CORRECT);
+      const agent: SimAgent = { ...loaded, definition: defineTicketAgent(() => throwing(thrown)) };
+      const { report, world } = await simulate({ scenario: loaded.scenario!, seed: REPEATING_SEED, agent });
+      expect(world.crash).toBeUndefined();
+      const notes = world.history.entries().filter((entry) => entry.type === 'note' && entry.kind === 'team-code-threw');
+      expect(notes.length).toBeGreaterThan(0);
+      expect(notes[0]).toMatchObject({ taskId: expect.any(Number), generation: expect.any(Number), data: { where: 'tool email_customer', error } });
+      expect(world.outcomes.some(({ outcome }) => outcome.kind === 'crashed' && outcome.error === error)).toBe(true);
+      // No terminal write for a crashed run: the e-mail never goes out, so the tasks never finish.
+      expect(report.verdict).toBe('liveness');
+      expect(report.violations.some((violation) => violation.invariant === 'I11' && violation.taskId !== undefined)).toBe(true);
+    });
+  }
+
+  it('the model throwing is the same: noted as the model\'s, no harness crash', async () => {
+    const loaded = await loadSimAgent(CORRECT);
+    const base = defineTicketAgent(() => throwing(new Error('unused')));
+    const definition = { ...base, build: (env: Parameters<typeof base.build>[0]) => ({ ...base.build(env), model: { decide: () => Promise.reject(new TypeError('bad adapter')) } }) };
+    const { report, world } = await simulate({ scenario: loaded.scenario!, seed: REPEATING_SEED, agent: { ...loaded, definition } });
+    expect(world.crash).toBeUndefined();
+    const notes = world.history.entries().filter((entry) => entry.type === 'note' && entry.kind === 'team-code-threw');
+    expect(notes[0]?.data).toMatchObject({ where: 'model.decide', error: 'TypeError: bad adapter' });
+    expect(report.verdict).toBe('liveness');
+  });
+
+  it('through run() the verdict is liveness with its exit code 2, not a harness crash (exit 3)', async () => {
+    const path = join(scratch, 'throws.ts');
+    writeFileSync(
+      path,
+      [
+        `import { defineTicketAgent } from ${JSON.stringify(join(process.cwd(), 'examples/ticket-agent/ticket-agent.ts'))};`,
+        `export { input, scenario, twins } from ${JSON.stringify(join(process.cwd(), 'examples/ticket-agent/ticket-agent.ts'))};`,
+        "export default defineTicketAgent(() => ({ name: 'email_customer', readOnly: false, call: async () => { throw new Error('boom'); } }));",
+      ].join('\n'),
+    );
+    const result = await run({ agent: path, seed: REPEATING_SEED });
+    expect(result).toMatchObject({ verdict: 'liveness', exitCode: 2 });
   });
 });
 

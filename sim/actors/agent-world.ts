@@ -1,5 +1,5 @@
 import { buildAgent, type AgentEnv } from '../../src/worker/agent.ts';
-import type { Model, ModelRequest, Tool, ToolContext } from '../../src/worker/types.ts';
+import { ToolFailure, type Model, type ModelRequest, type Tool, type ToolContext } from '../../src/worker/types.ts';
 import type { EventLoop } from '../event-loop.ts';
 import type { FaultRates } from '../faults/plan.ts';
 import type { SeededRandom } from '../random.ts';
@@ -60,6 +60,43 @@ export interface AgentWorkerOptions {
   afterEffect(): void;
   poisoned(request: ModelRequest): boolean;
   poison(): void;
+  /**
+   * The team's code (a tool's call, the model's decide) threw something other than a ToolFailure for
+   * a run of this incarnation. The value goes on to the worker untouched: the production runtime ends such a run
+   * `crashed` (src/worker/worker.ts), and the world must tell that apart from a crash of the core.
+   */
+  threw(taskId: number, where: string, error: unknown): void;
+}
+
+/**
+ * The message the worker gives a crashed run's outcome for `error` (src/worker/worker.ts, Worker.start):
+ * how the world matches a crash to the throw of the team's code that caused it.
+ */
+export function crashMessage(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * Calls `call` and, when it throws or rejects with anything but a ToolFailure, tells `threw` before the
+ * same value goes on. A value that is not a promise is returned as it is, so the worker meets exactly
+ * what the team's code gave.
+ */
+function watched<T>(call: () => T, threw: (error: unknown) => void): T {
+  const note = (error: unknown) => {
+    if (!(error instanceof ToolFailure)) threw(error);
+  };
+  let answer: T;
+  try {
+    answer = call();
+  } catch (error) {
+    note(error);
+    throw error;
+  }
+  if (answer === null || typeof (answer as { then?: unknown } | undefined)?.then !== 'function') return answer;
+  return (answer as unknown as PromiseLike<unknown>).then(undefined, (error: unknown) => {
+    note(error);
+    throw error;
+  }) as T;
 }
 
 /**
@@ -96,7 +133,7 @@ export function agentWorkerParts(options: AgentWorkerOptions): AgentParts {
         return new Promise(() => {});
       }
       await waiter.sleep(options.latency.int(scenario.model.latencyMs[0], scenario.model.latencyMs[1]));
-      return built.model.decide(request);
+      return watched(() => built.model.decide(request), (error) => options.threw(request.taskId, 'model.decide', error));
     },
   };
   const tools = built.tools.map(
@@ -116,7 +153,7 @@ export function agentWorkerParts(options: AgentWorkerOptions): AgentParts {
             actor: incarnation.id,
             writes: 0,
           },
-          () => tool.call(args, context),
+          () => watched(() => tool.call(args, context), (error) => options.threw(context.taskId, `tool ${tool.name}`, error)),
         ),
     }),
   );
