@@ -4,15 +4,15 @@ import { decide } from './admission.ts';
 import { applyGrants, budgetSpec, planGrants, type PlannedGrant, type Refusal } from './budgets.ts';
 import { InvariantError } from './errors.ts';
 import { chargeAtClaim, lessServed, weightOf } from './fair-share.ts';
-import { compareCandidates, score } from './scoring.ts';
+import { compareCandidates, PRIORITY_RANGE, score } from './scoring.ts';
 import { hasBudgets, transition } from './transition.ts';
 import type { AdmissionDecision, ClaimResult, ClaimedTask, Needs, Tier, Usage } from './types.ts';
 
 /** A bound on tasks skipped in one claim (expired deadlines, exhausted retry age); the rest wait for the next. */
 const MAX_SKIPS_PER_CLAIM = 64;
 
-/** Base priorities are 0..30 (Q4). */
-const TOP_PRIORITY = 30;
+/** The highest base priority (Q4), where a walk over a tenant's levels starts. */
+const TOP_PRIORITY = PRIORITY_RANGE.max;
 
 /**
  * Q5: one write transaction expires overdue leases, counts occupied slots, picks the best eligible
@@ -134,7 +134,7 @@ function* recordDeferral(tx: StoreTx, row: Pick<CandidateRow, 'id' | 'tenant' | 
 
 /** A2: the head of a paused tenant's ready work is recorded as deferred (once per change); the claim says why it waited. */
 function* deferPausedHead(tx: StoreTx, tenant: string, at: number): Step<Deferral | undefined> {
-  const head = yield* tx.levelHead({ tenant, maxPriority: TOP_PRIORITY, minPriority: 0, now: at });
+  const head = yield* tx.levelHead({ tenant, maxPriority: TOP_PRIORITY, minPriority: PRIORITY_RANGE.min, now: at });
   if (head === undefined) return undefined;
   const row = yield* tx.candidateById(head.id);
   if (row === undefined) throw new InvariantError(`task ${head.id} was a level head but has no row`);
@@ -194,7 +194,7 @@ function* tenantBest(
   const { config } = context;
   let best = bestSoFar;
   for (let maxPriority = TOP_PRIORITY; ; ) {
-    const minPriority = best === undefined ? 0 : Math.max(0, best.score - config.agingCap);
+    const minPriority = best === undefined ? PRIORITY_RANGE.min : Math.max(PRIORITY_RANGE.min, best.score - config.agingCap);
     if (maxPriority < minPriority) break;
     // The first seek is the whole range's head: within [minPriority, TOP] it is that head when its level
     // reaches minPriority, and nothing otherwise.

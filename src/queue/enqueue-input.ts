@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../canonical-json.ts';
 import { validateNeeds } from './budgets.ts';
+import { PRIORITY_RANGE } from './scoring.ts';
 import type { EnqueueRequest, IncidentContext, Needs, QueueConfig, Tier } from './types.ts';
 
 /** An enqueue request that passed validation, with its serialised parts ready for the store. */
@@ -38,9 +39,9 @@ export function validateEnqueue(request: EnqueueRequest, config: QueueConfig): E
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
     return bad('version', `expected a positive integer, got ${describe(version)}`);
   }
-  // Q4: the base priority comes from trusted rules as an integer 0..30, never from payload text.
-  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > 30) {
-    return bad('priority', `expected an integer from 0 to 30, got ${describe(priority)}`);
+  // Q4: the base priority comes from trusted rules as an integer in PRIORITY_RANGE, never from payload text.
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < PRIORITY_RANGE.min || priority > PRIORITY_RANGE.max) {
+    return bad('priority', `expected an integer from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}, got ${describe(priority)}`);
   }
   if (!('input' in request) || request.input === undefined) return bad('input', 'is required (use null for no input)');
   let inputJson: string;

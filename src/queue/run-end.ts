@@ -1,5 +1,6 @@
 import type { HoldClosure, StoreTx, Step } from '../store/store.ts';
 import type { QueueContext } from './context.ts';
+import { HOLD_OPEN, holdEdgeFor } from './holds.ts';
 import type { Usage } from './types.ts';
 
 /**
@@ -23,8 +24,9 @@ export function creditsFor(usage: Usage, tokensPerCredit: number): number {
 /** How closing the hold now would go: settle the checkpointed usage, or release if there is none. */
 export function* closureFor(context: QueueContext, tx: StoreTx, taskId: number, reason: string): Step<HoldClosure> {
   const usageJson = yield* tx.lastCheckpointUsage(taskId);
-  if (usageJson === undefined) return { state: 'released', charged: 0, usage: null, reason };
-  return { state: 'settled', charged: creditsFor(JSON.parse(usageJson) as Usage, context.config.tokensPerCredit), usage: usageJson, reason };
+  // Each closure is an edge of the hold table (holds.ts) out of its open state.
+  if (usageJson === undefined) return { state: holdEdgeFor(taskId, HOLD_OPEN, 'released').to, charged: 0, usage: null, reason };
+  return { state: holdEdgeFor(taskId, HOLD_OPEN, 'settled').to, charged: creditsFor(JSON.parse(usageJson) as Usage, context.config.tokensPerCredit), usage: usageJson, reason };
 }
 
 /** The ledger entry of a hold just closed, in the closing transaction. */

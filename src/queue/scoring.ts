@@ -1,6 +1,18 @@
 import type { QueueConfig } from './types.ts';
 
 /**
+ * Q4: a base priority is an integer in this range, from trusted rules. The one place the range is
+ * written: enqueue's validation, the claim's walk over a tenant's levels, the stores' level seeks and
+ * the schema's CHECK (checked against this in migrations.test.ts) all read it from here.
+ */
+export const PRIORITY_RANGE = { min: 0, max: 30 } as const;
+
+/** SQL: the CHECK on a base priority column, from PRIORITY_RANGE. */
+export function priorityCheckSql(column = 'priority'): string {
+  return `${column} BETWEEN ${PRIORITY_RANGE.min} AND ${PRIORITY_RANGE.max}`;
+}
+
+/**
  * Q4: score = base + min(agingCap, floor(waitMs / agingPeriodMs)). A clock that stepped backwards
  * gives no negative aging. The claim (claim.ts) computes every candidate's score with this function
  * after the store's index seeks found the level heads; the SQL only orders a level by enqueue time.

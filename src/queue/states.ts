@@ -1,4 +1,5 @@
 import { InvariantError } from './errors.ts';
+import { HOLD_NOT_OPEN_SQL } from './holds.ts';
 import type { TaskState } from './types.ts';
 
 /**
@@ -170,15 +171,24 @@ export const ROW_RULES: Readonly<Record<TaskState, string>> = {
 };
 
 function endedRule(): string {
-  return `finished_at IS NOT NULL AND (hold_state IS NULL OR hold_state <> 'held')`;
+  return `finished_at IS NOT NULL AND ${HOLD_NOT_OPEN_SQL}`;
 }
+
+/** SQL: `column IN ('a', 'b')` over states, in STATES' order (the one way a set of states is written in SQL). */
+export function stateInSql(states: readonly TaskState[], column = 'state'): string {
+  if (states.length === 0) throw new InvariantError('a state predicate over no states');
+  return `${column} IN (${STATES.filter((state) => states.includes(state)).map((state) => `'${state}'`).join(', ')})`;
+}
+
+/** SQL: the task holds a slot and a lease (Q6, Q8): OCCUPYING_STATES, for every statement and partial index that needs it. */
+export const OCCUPYING_SQL = stateInSql(OCCUPYING_STATES);
 
 /**
  * Q8, Q10: a task holds a lease exactly while it holds a slot (the occupying states). A rule of its own:
  * SQLite checks a constraint only when a column it names changes, and a heartbeat changes the lease
  * alone, so it pays for this one comparison and not for every state's rules.
  */
-export const LEASE_RULE = `(lease_until IS NOT NULL) = (state IN (${OCCUPYING_STATES.map((state) => `'${state}'`).join(', ')}))`;
+export const LEASE_RULE = `(lease_until IS NOT NULL) = (${stateInSql(OCCUPYING_STATES)})`;
 
 /** The CHECK constraints the tasks table carries (store/migrations.ts, migration 5). */
 export function stateCheckSql(): string {

@@ -3,6 +3,7 @@ import type { QueueContext } from './context.ts';
 import { InvariantError } from './errors.ts';
 import { releaseReservations } from './budgets.ts';
 import { correctAtEnd } from './fair-share.ts';
+import { isHoldOpen } from './holds.ts';
 import { closureFor, deadLetterIfExhausted, recordCredit } from './run-end.ts';
 import { edgeFor, isLive, isTerminal, type TransitionEvent } from './states.ts';
 import type { TaskState } from './types.ts';
@@ -64,7 +65,7 @@ export function* transition(
   const edge = edgeFor(row.id, event, row.state, to);
   const ends = isTerminal(to);
   const why = reason ?? String(data.reason ?? edge.records);
-  const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;
+  const hold: HoldClosure | null = ends && isHoldOpen(row.hold_state) ? yield* closureFor(context, tx, row.id, why) : null;
   const eventSeq = yield* write(tx, at, request, to, ends, hold);
   if (eventSeq === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction (${event} ${row.state} -> ${to})`);
   const delta = (isLive(to) ? 1 : 0) - (isLive(row.state) ? 1 : 0);

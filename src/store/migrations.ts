@@ -14,7 +14,7 @@ export interface Migration {
   sql: string;
 }
 
-const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'tasks, events, rejections',

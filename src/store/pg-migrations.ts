@@ -15,7 +15,7 @@ import { LATEST_SCHEMA_VERSION, NewerSchemaError, type Migration } from './migra
  * first takes a transaction-scoped advisory lock, then reads the versions applied, so a second host
  * waits for the first to commit and then finds nothing to do. Append new versions; never edit one.
  */
-const MIGRATIONS: readonly Migration[] = [
+export const PG_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'tasks, events, rejections',
@@ -225,7 +225,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-if ((MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0) !== LATEST_SCHEMA_VERSION) {
+if ((PG_MIGRATIONS[PG_MIGRATIONS.length - 1]?.version ?? 0) !== LATEST_SCHEMA_VERSION) {
   throw new Error('the PostgreSQL migrations and the SQLite migrations must reach the same version');
 }
 
@@ -266,7 +266,7 @@ export async function migratePg(session: PgSession, now: number, lockKey: number
     const found = await session.query('SELECT COALESCE(MAX(version), 0)::int4 AS v FROM schema_migrations');
     const current = Number(found.rows[0]?.v ?? 0);
     if (current > LATEST_SCHEMA_VERSION) throw new NewerSchemaError(current);
-    for (const migration of MIGRATIONS) {
+    for (const migration of PG_MIGRATIONS) {
       if (migration.version <= current) continue;
       await session.query(migration.sql);
       await session.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, now]);

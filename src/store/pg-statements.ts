@@ -1,5 +1,8 @@
 import { InvariantError } from '../queue/errors.ts';
 import type { TaskState } from '../queue/types.ts';
+import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
+import { PRIORITY_RANGE } from '../queue/scoring.ts';
+import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
   AdmissionRow,
   BudgetLevelRow,
@@ -163,7 +166,7 @@ export function batchFailure(error: unknown, writes: readonly PendingWrite[]): u
   return new InvariantError(`${asserted.join(' or ')} changed no row: the task changed during its own transaction`);
 }
 
-const OCCUPYING = `state IN ('running', 'uncertain')`;
+const OCCUPYING = OCCUPYING_SQL;
 const CANDIDATE_COLUMNS =
   'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
 const CANDIDATE_NAMES = CANDIDATE_COLUMNS.split(', ');
@@ -214,7 +217,7 @@ const READY_HEADS = `WITH RECURSIVE tenants(tenant) AS (
                SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
                FROM tenants LEFT JOIN LATERAL (
                  SELECT id, priority, enqueued_at FROM tasks
-                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= 30 AND priority >= 0 AND not_before <= $1
+                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= ${PRIORITY_RANGE.max} AND priority >= ${PRIORITY_RANGE.min} AND not_before <= $1
                  ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
                WHERE tenants.tenant IS NOT NULL
                ORDER BY tenants.tenant`;
@@ -279,7 +282,7 @@ export const SQL = {
                      CASE WHEN octet_length(c.input) <= ${AHEAD_INPUT_BYTES} THEN c.input END AS input,
                      octet_length(c.input) <= ${AHEAD_INPUT_BYTES} AS ahead_input,
                      c.tier, c.deadline, c.first_claimed_at, c.cancel_requested, c.event_seq, c.hold_state, c.needs, c.critical, c.deferred,
-                     CASE WHEN c.id IS NOT NULL THEN EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = c.tenant AND s.topic = c.topic AND s.state IN ('running', 'uncertain') AND s.id <> c.id) END AS ahead_session_busy
+                     CASE WHEN c.id IS NOT NULL THEN EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = c.tenant AND s.topic = c.topic AND s.${OCCUPYING} AND s.id <> c.id) END AS ahead_session_busy
                    FROM heads LEFT JOIN tasks AS c ON c.id = heads.id AND c.id IN (SELECT id FROM likely)
                    ORDER BY heads.tenant`,
   levelNext: `SELECT id, priority, enqueued_at FROM tasks
@@ -292,7 +295,7 @@ export const SQL = {
   candidateById: `SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = $1`,
   /** candidateById with its sessionBusy read ahead (PgStatements.candidateById). */
   candidateByIdAhead: `SELECT ${CANDIDATE_COLUMNS},
-                         EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = tasks.tenant AND s.topic = tasks.topic AND s.state IN ('running', 'uncertain') AND s.id <> tasks.id) AS ahead_session_busy
+                         EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = tasks.tenant AND s.topic = tasks.topic AND s.${OCCUPYING} AND s.id <> tasks.id) AS ahead_session_busy
                        FROM tasks WHERE id = $1`,
   overdueLeases: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= $1 ORDER BY lease_until, id`,
   eventsForTask: `SELECT ${EVENT_COLUMNS} FROM events WHERE task_id = $1 ORDER BY seq`,
@@ -314,12 +317,12 @@ export const SQL = {
   insertTaskAs: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
                    state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
                  VALUES ($16, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                   $11, $12, $12, 1, $13, 'held', $14, $15)
+                   $11, $12, $12, 1, $13, '${HOLD_OPEN}', $14, $15)
                  ON CONFLICT (tenant, topic, version) DO NOTHING`,
   insertTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
                  state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
                VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                 $11, $12, $12, 1, $13, 'held', $14, $15)
+                 $11, $12, $12, 1, $13, '${HOLD_OPEN}', $14, $15)
                ON CONFLICT (tenant, topic, version) DO NOTHING
                RETURNING id`,
   insertEndedTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
@@ -347,25 +350,25 @@ export const SQL = {
               WHERE id = $1 AND state = 'ready' AND generation = $7`,
   completeTask: `UPDATE tasks SET state = 'done', result = $5, finished_at = $4, run_ms = $4 - claimed_at,
                    lease_until = NULL, event_seq = $6, outcome = $7, ${closeHold(8, '$4')}
-                 WHERE ${FENCE} AND hold_state = 'held'`,
+                 WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
   completeTaskHoldClosed: `UPDATE tasks SET state = 'done', result = $5, finished_at = $4, run_ms = $4 - claimed_at,
                              lease_until = NULL, event_seq = $6, outcome = $7
-                           WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held')`,
+                           WHERE ${FENCE} AND ${HOLD_NOT_OPEN_SQL}`,
   leaveRunning: `UPDATE tasks SET state = $5, outcome = $6, error_class = $7, error_message = $8,
                    not_before = $9, finished_at = $10, run_ms = $4 - claimed_at,
                    lease_until = NULL, event_seq = $11
-                 WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held' OR $5 = 'ready')`,
+                 WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> '${HOLD_OPEN}' OR $5 = 'ready')`,
   leaveRunningClosingHold: `UPDATE tasks SET state = $5, outcome = $6, error_class = $7, error_message = $8,
                               not_before = $9, finished_at = $10, run_ms = $4 - claimed_at,
                               lease_until = NULL, event_seq = $11, ${closeHold(12, '$4')}
-                            WHERE ${FENCE} AND hold_state = 'held'`,
+                            WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
   moveTask: `UPDATE tasks SET state = $4, outcome = COALESCE($5, outcome), finished_at = $6,
                lease_until = CASE WHEN $7::int4 = 1 THEN lease_until ELSE NULL END, event_seq = event_seq + 1
              WHERE id = $1 AND state = $2 AND generation = $3
              RETURNING event_seq`,
   moveTaskClosingHold: `UPDATE tasks SET state = $4, outcome = COALESCE($5, outcome), finished_at = $6,
                           lease_until = NULL, event_seq = event_seq + 1, ${closeHold(7, '$6')}
-                        WHERE id = $1 AND state = $2 AND generation = $3 AND hold_state = 'held'
+                        WHERE id = $1 AND state = $2 AND generation = $3 AND ${HOLD_IS_OPEN_SQL}
                         RETURNING event_seq`,
 
   // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
@@ -388,7 +391,7 @@ export const SQL = {
                          IS NOT DISTINCT FROM $2::text THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
   queueLock: 'SELECT pg_advisory_xact_lock($1::int4, $2::int4) AS locked',
   requestCancel: `UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
-                  WHERE id = $1 AND state IN ('running', 'uncertain') AND cancel_requested = 0
+                  WHERE id = $1 AND ${OCCUPYING} AND cancel_requested = 0
                   RETURNING event_seq`,
 
   // ---- checkpoints (R1, R2)
@@ -401,7 +404,7 @@ export const SQL = {
   lastCheckpointUsage: 'SELECT usage FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
 
   // ---- holds and settlement (R4)
-  closeHold: `UPDATE tasks SET ${closeHold(2, '$6')} WHERE id = $1 AND hold_state = 'held' RETURNING tenant`,
+  closeHold: `UPDATE tasks SET ${closeHold(2, '$6')} WHERE id = $1 AND ${HOLD_IS_OPEN_SQL} RETURNING tenant`,
   insertCredit: `INSERT INTO credit_ledger (id, task_id, tenant, kind, credits, at)
                  VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM credit_ledger), $1, $2, $3, $4, $5)`,
   holds: `SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
@@ -409,7 +412,7 @@ export const SQL = {
             enqueued_at AS held_at, hold_closed_at AS closed_at
           FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`,
   staleHolds: `SELECT id AS task_id, state, lease_until FROM tasks
-               WHERE ${OCCUPYING} AND state = 'uncertain' AND hold_state = 'held' AND lease_until <= $1
+               WHERE ${OCCUPYING} AND state = 'uncertain' AND ${HOLD_IS_OPEN_SQL} AND lease_until <= $1
                ORDER BY ${HOLDING_ORDER}`,
 
   // ---- the effect ledger (R3)

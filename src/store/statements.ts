@@ -1,5 +1,8 @@
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
 import type { TaskState } from '../queue/types.ts';
+import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
+import { PRIORITY_RANGE } from '../queue/scoring.ts';
+import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
   AdmissionRow,
   BudgetLevelRow,
@@ -40,10 +43,10 @@ import type {
  * runs to its end without yielding (store.ts).
  */
 
-const OCCUPYING = `state IN ('running', 'uncertain')`;
+const OCCUPYING = OCCUPYING_SQL;
 
-/** The highest base priority (Q4: 0..30), where a walk over a tenant's levels starts. */
-const TOP_LEVEL = 30;
+/** The highest base priority (Q4), where a walk over a tenant's levels starts. */
+const TOP_LEVEL = PRIORITY_RANGE.max;
 
 /** A5: the signal counter of RUN decisions (claims); admission rows record no RUN, so it is counted here. */
 export const RUN_SIGNAL = 'decision:RUN:admitted';
@@ -147,7 +150,7 @@ function prepare(db: Database) {
     insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
                      state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
                    VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
-                     :state, :now, :now, 1, :holdCredits, 'held', :needsJson, :critical)
+                     :state, :now, :now, 1, :holdCredits, '${HOLD_OPEN}', :needsJson, :critical)
                    ON CONFLICT (tenant, topic, version) DO NOTHING
                    RETURNING id`, 'pluck'),
     // Q2: a late version is stored ended, its hold released in the same insert (the schema allows no
@@ -174,19 +177,19 @@ function prepare(db: Database) {
                   WHERE id = :id AND state = 'ready' AND generation = :previousGeneration`),
     completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
                        lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${CLOSE_HOLD}
-                     WHERE ${FENCE} AND hold_state = 'held'`),
+                     WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`),
     // R4: a run whose hold was released while it sat uncertain (holdTtlMs) ends without a settlement.
     completeTaskHoldClosed: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
                                  lease_until = NULL, event_seq = :eventSeq, outcome = :outcome
-                               WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held')`),
+                               WHERE ${FENCE} AND ${HOLD_NOT_OPEN_SQL}`),
     leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                        not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
                        lease_until = NULL, event_seq = :eventSeq
-                     WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> 'held' OR :state = 'ready')`),
+                     WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> '${HOLD_OPEN}' OR :state = 'ready')`),
     leaveRunningClosingHold: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                                   not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
                                   lease_until = NULL, event_seq = :eventSeq, ${CLOSE_HOLD}
-                                WHERE ${FENCE} AND hold_state = 'held'`),
+                                WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`),
     // Moves that are not the holder's read rows from indexes that do not carry event_seq (the holding
     // index), so these bump it in SQL; they are off the hot path, where RETURNING's cost matters little.
     moveTask: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
@@ -195,7 +198,7 @@ function prepare(db: Database) {
                  RETURNING event_seq`, 'pluck'),
     moveTaskClosingHold: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
                               lease_until = NULL, event_seq = event_seq + 1, ${CLOSE_HOLD}
-                            WHERE id = :id AND state = :fromState AND generation = :generation AND hold_state = 'held'
+                            WHERE id = :id AND state = :fromState AND generation = :generation AND ${HOLD_IS_OPEN_SQL}
                             RETURNING event_seq`, 'pluck'),
 
     // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
@@ -203,7 +206,7 @@ function prepare(db: Database) {
     bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`, 'pluck'),
     completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
     requestCancel: p(`UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
-                      WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0
+                      WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0
                       RETURNING event_seq`, 'pluck'),
 
     // ---- checkpoints (R1, R2)
@@ -215,7 +218,7 @@ function prepare(db: Database) {
     lastCheckpointFlags: p('SELECT kind, requeue_safe FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
 
     // ---- holds and settlement (R4)
-    closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND hold_state = 'held' RETURNING tenant`, 'pluck'),
+    closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND ${HOLD_IS_OPEN_SQL} RETURNING tenant`, 'pluck'),
     insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
     lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1', 'pluck'),
     holds: p(`SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
@@ -225,7 +228,7 @@ function prepare(db: Database) {
     // Every end closes its hold in the same transaction, so only uncertain tasks can hold one with no
     // live run; they are found through tasks_holding.
     staleHolds: p(`SELECT id AS task_id, state, lease_until FROM tasks
-                   WHERE ${OCCUPYING} AND state = 'uncertain' AND hold_state = 'held' AND lease_until <= :cutoff`),
+                   WHERE ${OCCUPYING} AND state = 'uncertain' AND ${HOLD_IS_OPEN_SQL} AND lease_until <= :cutoff`),
 
     // ---- the effect ledger (R3)
     effectByKey: p('SELECT * FROM effects WHERE request_key = ?'),
@@ -515,7 +518,7 @@ export class SqliteStatements implements StoreTx {
   readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
     const heads: { tenant: string; head: LevelHeadRow | null }[] = [];
     for (let tenant = this.s.firstReadyTenant.get() as string | undefined; tenant !== undefined; tenant = this.s.nextReadyTenant.get(tenant) as string | undefined) {
-      heads.push({ tenant, head: (this.s.levelHead.get({ tenant, maxPriority: TOP_LEVEL, minPriority: 0, now }) as LevelHeadRow | undefined) ?? null });
+      heads.push({ tenant, head: (this.s.levelHead.get({ tenant, maxPriority: TOP_LEVEL, minPriority: PRIORITY_RANGE.min, now }) as LevelHeadRow | undefined) ?? null });
     }
     return done(heads);
   }
