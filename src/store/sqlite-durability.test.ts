@@ -1,11 +1,16 @@
+/**
+ * SQLite-only durability (Q18): a database file closed and reopened, its migrations, two connections on one
+ * file, SQLITE_BUSY. It opens better-sqlite3 itself, so it runs once here rather than once per store in
+ * the contract suite (src/queue), where it ran the same SQLite code five times.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LATEST_SCHEMA_VERSION } from '../store/migrations.ts';
-import { BusyError, LeaseholdError } from './errors.ts';
-import { ManualClock, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './__test-helpers__/test-kit.ts';
+import { LATEST_SCHEMA_VERSION } from './migrations.ts';
+import { BusyError, LeaseholdError } from '../queue/errors.ts';
+import { ManualClock, checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from '../queue/__test-helpers__/test-kit.ts';
 
 const directories: string[] = [];
 const rawConnections: Database.Database[] = [];
