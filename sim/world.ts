@@ -142,6 +142,8 @@ export class World {
   private readonly supervisor: Supervisor;
   private readonly incarnations = new Map<string, Incarnation>();
   private readonly enqueued: WorldResult['enqueued'] = [];
+  /** Q14: each enqueued task's deadline, for the expire-at fault (faults/expire-at.ts). */
+  private readonly deadlines = new Map<number, number>();
   private readonly outcomes: WorldResult['outcomes'] = [];
   private readonly directory: string | undefined;
   /** Where the run's database lives (sqliteDatabaseFor): for reports and tests. */
@@ -278,6 +280,7 @@ export class World {
       drain: (index, drainMs, reviveAfterMs, label) => this.drain(index, drainMs, reviveAfterMs, label),
       isCurrent: (incarnation) => this.workers[incarnation.worker]?.current === incarnation,
       runningTasks: () => this.workers.map((worker) => worker.running),
+      deadlineOf: (taskId) => this.deadlines.get(taskId),
       deliver: (index, task) => this.workers[index]?.deliver(task),
       // A cancel-at fault's cancel runs outside a loop callback: an error it does not expect ends the run as a harness crash.
       cancel: (taskId) => void this.cancel(taskId, 'operator').catch((error: unknown) => this.fail(error)),
@@ -458,6 +461,7 @@ export class World {
           twins,
           incarnation,
           loop,
+          history,
           scenario,
           latency,
           twinRandom,
@@ -604,6 +608,7 @@ export class World {
     }
     const { result, ev } = answer;
     this.enqueued.push({ arrival, result });
+    if (result.ok && request.deadline !== undefined) this.deadlines.set(result.taskId, request.deadline);
     if (result.ok && this.agent?.runtime.poisoned(this.poisoned, request) === true) this.poisonedTasks.add(result.taskId);
     if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
     else this.history.fail(invoke, result.error, { data: { ev } });

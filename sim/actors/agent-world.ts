@@ -1,6 +1,8 @@
 import { buildAgent, type AgentEnv } from '../../src/worker/agent.ts';
 import { ToolFailure, type Model, type ModelRequest, type Tool, type ToolContext } from '../../src/worker/types.ts';
 import type { EventLoop } from '../event-loop.ts';
+import type { JsonValue } from '../canonical-json.ts';
+import type { History } from '../history.ts';
 import type { FaultRates } from '../faults/plan.ts';
 import type { SeededRandom } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
@@ -49,6 +51,8 @@ export interface AgentWorkerOptions {
   twins: ExternalTwins;
   incarnation: Incarnation;
   loop: EventLoop;
+  /** Where the model's decisions are noted (I21 judges an agent's tool graphs against them). */
+  history: History;
   scenario: ScenarioSpec;
   /** The worker slot's model latency stream (the built-in model's, `latency-w<i>`). */
   latency: SeededRandom;
@@ -74,6 +78,26 @@ export interface AgentWorkerOptions {
  */
 export function crashMessage(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * I21: what the team's model decided, noted as it left the model and before the worker runs any of it:
+ * each call's id, tool, args, dependencies and resource, and whether the module's tool of that name
+ * reads (a name it lacks is a write: the worker refuses it anyway). This is the graph's truth for an
+ * agent's task, as the script is for the built-in model's; a decision with no tool calls is not noted.
+ */
+function noteDecision(history: History, actor: string, request: ModelRequest, decision: unknown, tools: readonly Tool[]): void {
+  const calls = (decision as { toolCalls?: unknown } | null | undefined)?.toolCalls;
+  if (!Array.isArray(calls) || calls.length === 0) return;
+  const noted = calls.map((call: { id?: unknown; tool?: unknown; args?: unknown; dependsOn?: unknown; resource?: unknown }) => ({
+    id: call.id,
+    tool: call.tool,
+    args: call.args,
+    readOnly: tools.find((tool) => tool.name === call.tool)?.readOnly ?? false,
+    ...(call.dependsOn === undefined ? {} : { dependsOn: call.dependsOn }),
+    ...(call.resource === undefined ? {} : { resource: call.resource }),
+  }));
+  history.note('model-decision', actor, { step: request.step, calls: noted } as unknown as JsonValue, { taskId: request.taskId });
 }
 
 /**
@@ -133,7 +157,9 @@ export function agentWorkerParts(options: AgentWorkerOptions): AgentParts {
         return new Promise(() => {});
       }
       await waiter.sleep(options.latency.int(scenario.model.latencyMs[0], scenario.model.latencyMs[1]));
-      return watched(() => built.model.decide(request), (error) => options.threw(request.taskId, 'model.decide', error));
+      const decision = await watched(() => built.model.decide(request), (error) => options.threw(request.taskId, 'model.decide', error));
+      noteDecision(options.history, incarnation.id, request, decision, built.tools);
+      return decision;
     },
   };
   const tools = built.tools.map(

@@ -7,6 +7,7 @@ import type { WorldResult } from '../world.ts';
 import { expectClean, expectViolation } from './__test-helpers__/expect-checker.ts';
 import { graphMarks, graphRuns, graphSteps, i21ToolGraph, planRefusal, type GraphCallSpec, type GraphRun } from './i21-tool-graph.ts';
 import { coverageMarks } from './marks.ts';
+import { loadSimAgent } from '../actors/agent-module.ts';
 
 /**
  * I21 is judged on real runs of the `tool-graph` scenario (seed 003's T1..T4 graph in ten tasks, X1's
@@ -234,5 +235,67 @@ describe('I21 tool graph', () => {
     message.results = message.results!.filter((result) => result.toolCallId !== id('T2'));
     dropped.set(g1, checkpoint);
     expectViolation(i21ToolGraph, { ...world, checkpoints: dropped }, new RegExp(`I21 outcome: task ${g1} step 0: ${id('T2')} has no result`));
+  });
+});
+
+describe('I21 on a team agent module\'s graphs (T2)', () => {
+  // The example's model decides, at step 1, update_ticket then email_customer depending on it: the graph
+  // I21 judges is the one the harness noted as it left the model, not one read back from the core.
+  let world: WorldResult;
+  beforeAll(async () => {
+    const agent = await loadSimAgent('examples/ticket-agent/correct.ts');
+    world = (await simulate({ scenario: agent.scenario!, seed: '5', agent })).world;
+  });
+
+  it('reads each graph from the model\'s decisions and passes the real run', () => {
+    const steps = [...graphSteps(world).values()].flat();
+    expect(steps.length).toBeGreaterThan(3);
+    for (const step of steps) {
+      expect(step.step).toBe(1);
+      const [update, email] = step.calls;
+      expect(update).toMatchObject({ callId: `t${step.taskId}-s1-update`, tool: 'update_ticket', readOnly: false, lane: `ticket:${update!.lane!.slice('ticket:'.length)}`, dependsOn: [] });
+      expect(email).toMatchObject({ callId: `t${step.taskId}-s1-email`, tool: 'email_customer', readOnly: false, dependsOn: [update!.callId] });
+    }
+    expect([...graphRuns(world).values()].some((run) => run.calls.length === 2)).toBe(true);
+    expectClean(i21ToolGraph, world);
+  });
+
+  it('fails a history in which the e-mail started although the update it depends on failed definitely', () => {
+    const run = [...graphRuns(world).values()].find((candidate) => {
+      const update = candidate.calls.find((call) => call.name.endsWith('-update'));
+      return update?.outcome === 'ok' && candidate.calls.some((call) => call.name.endsWith('-email'));
+    });
+    expect(run).toBeDefined();
+    const update = run!.calls.find((call) => call.name.endsWith('-update'))!;
+    const email = run!.calls.find((call) => call.name.endsWith('-email'))!;
+    const edited = withEntries(world, (entries) =>
+      entries.map((entry) => (entry.index === update.endIndex ? ({ ...entry, type: 'fail', reason: 'business_error' } as HistoryEntry) : entry)),
+    );
+    expectViolation(i21ToolGraph, edited, new RegExp(`I21 dependent-ran: task ${run!.taskId} g${run!.generation}: ${email.callId} started .* although ${update.callId}, which it depends on, failed business_error`));
+  });
+
+  it('fails a history in which two writes of one lane of an agent\'s graph overlapped', () => {
+    // The model's decision edited so both calls write one resource: the e-mail, started after the update's answer, is moved before it.
+    const run = [...graphRuns(world).values()].find((candidate) => candidate.calls.length === 2 && candidate.calls.every((call) => call.outcome === 'ok'))!;
+    const [update, email] = [...run.calls].sort((a, b) => a.invokeIndex - b.invokeIndex);
+    const edited = withEntries(world, (entries) =>
+      entries.map((entry) => {
+        const data = entry.data as { step: number; calls: { resource?: string; dependsOn?: string[] }[] };
+        if (entry.type !== 'note' || entry.kind !== 'model-decision' || entry.taskId !== run.taskId || data.step !== 1) return entry;
+        return { ...entry, data: { ...data, calls: data.calls.map((call) => ({ ...call, resource: 'one-lane', dependsOn: [] })) } } as HistoryEntry;
+      }),
+    );
+    // Only the lane changed so far: the real run kept the two writes apart (the update answered before the e-mail started).
+    expect(update!.endIndex!).toBeLessThan(email!.invokeIndex);
+    expectClean(i21ToolGraph, edited);
+    // Now the update's answer comes after the e-mail started: the two writes of lane one-lane overlap.
+    const overlapped = withEntries(edited, (entries) => {
+      const answer = entries[update!.endIndex!]!;
+      const start = entries[email!.invokeIndex]!;
+      entries[update!.endIndex!] = { ...start, index: answer.index };
+      entries[email!.invokeIndex] = { ...answer, index: start.index };
+      return entries;
+    });
+    expectViolation(i21ToolGraph, overlapped, new RegExp(`I21 overlap: task ${run.taskId} g${run.generation}: writes .* of lane one-lane were in flight at once`));
   });
 });

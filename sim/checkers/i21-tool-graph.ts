@@ -1,5 +1,5 @@
 import { READ_ONLY_TOOLS } from '../actors/tools.ts';
-import type { ScriptedCall, TaskScript } from '../actors/scripted-model.ts';
+import type { ScriptedCall } from '../actors/scripted-model.ts';
 import type { HistoryEntry } from '../history.ts';
 import type { WorldResult } from '../world.ts';
 import { scriptsByTask } from './scripts.ts';
@@ -10,7 +10,9 @@ import type { Checker } from './types.ts';
 /**
  * I21 (SPEC A7, seed 003 section 3): the tool graph is respected. The graph's truth is the task's
  * script (what its scripted model decides at each step), restated here from the script, never taken
- * from the history's data or from src/worker/tool-graph.ts: each call's id (`t<task>-s<step>-<id>`, or
+ * from src/worker/tool-graph.ts; for a team's agent module (T2) it is what the module's model decided,
+ * as the harness noted it when the decision left the model (`model-decision`, sim/actors/agent-world.ts),
+ * before the worker ran any of it, with the call ids the model gave and the module tools' readOnly flags: each call's id (`t<task>-s<step>-<id>`, or
  * `-c<index>` for an unnamed call), its dependencies, whether it writes, its lane (resource, or
  * `tool:<tool>` for a write that names none), and whether the plan is refused (a repeated id, an
  * unknown dependency, a call depending on itself, an empty resource, a cycle).
@@ -126,11 +128,24 @@ export function planRefusal(calls: readonly GraphCallSpec[]): string | undefined
   return undefined;
 }
 
-function stepSpec(taskId: number, step: number, calls: readonly ScriptedCall[]): GraphStepSpec {
-  const idOf = (name: string) => `t${taskId}-s${step}-${name}`;
+/**
+ * One call of a step as planned: the script's (a built-in task's; reads are the built-in read tools) or
+ * the agent model's decision as the harness noted it (T2: the call's own id, and the module tool's
+ * readOnly flag).
+ */
+export interface PlannedCall extends ScriptedCall {
+  readOnly: boolean;
+}
+
+/** Per task, its steps' planned calls, by step index (a step an agent's model never decided is absent). */
+type TaskPlan = { steps: (readonly PlannedCall[] | undefined)[]; ids: 'scripted' | 'verbatim' };
+
+function stepSpec(taskId: number, step: number, calls: readonly PlannedCall[], ids: TaskPlan['ids']): GraphStepSpec {
+  // The scripted model names a call t<task>-s<step>-<id>; an agent's model names its calls itself.
+  const idOf = (name: string) => (ids === 'verbatim' ? name : `t${taskId}-s${step}-${name}`);
   const specs = calls.map((call, index): GraphCallSpec => {
     const name = call.id ?? `c${index}`;
-    const readOnly = READS.has(call.tool);
+    const readOnly = call.readOnly;
     const spec: GraphCallSpec = { callId: idOf(name), name, tool: call.tool, readOnly, dependsOn: (call.dependsOn ?? []).map(idOf) };
     if (!readOnly) {
       spec.lane = call.resource ?? `tool:${call.tool}`;
@@ -151,23 +166,60 @@ export function graphSteps(world: WorldResult): Map<number, GraphStepSpec[]> {
   const cached = stepsMemo.get(world);
   if (cached !== undefined) return cached;
   const out = new Map<number, GraphStepSpec[]>();
-  // Judged against the graph each task's script names; a team's agent module's tasks (T2) have no
-  // script, so their graphs are run by the production runtime but not judged here (the other
-  // checkers still judge their effects, leases and settlement).
-  for (const [taskId, script] of scriptsByTask(world)) {
-    const steps = graphStepsOf(taskId, script);
+  // Judged against the graph each task's plan names: its script, or for a team's agent module (T2) the
+  // decisions its model made, as the harness noted them before the worker ran any of it.
+  for (const [taskId, plan] of taskPlans(world)) {
+    const steps = graphStepsOf(taskId, plan);
     if (steps.length > 0) out.set(taskId, steps);
   }
   stepsMemo.set(world, out);
   return out;
 }
 
-function graphStepsOf(taskId: number, script: TaskScript): GraphStepSpec[] {
+function graphStepsOf(taskId: number, plan: TaskPlan): GraphStepSpec[] {
   const steps: GraphStepSpec[] = [];
-  script.steps.forEach((step, index) => {
-    if (isGraphStep(step.calls)) steps.push(stepSpec(taskId, index, step.calls));
+  plan.steps.forEach((calls, index) => {
+    if (calls !== undefined && isGraphStep(calls)) steps.push(stepSpec(taskId, index, calls, plan.ids));
   });
   return steps;
+}
+
+const plansMemo = new WeakMap<WorldResult, Map<number, TaskPlan>>();
+
+/**
+ * Per task, what it planned to call at each step. A built-in task: its script (reads are the built-in
+ * read tools). An agent's task: the model's decisions (`model-decision` notes, sim/actors/agent-world.ts).
+ * A model asked again for a step it had decided (a takeover before checkpoint A) may decide otherwise:
+ * a step whose decisions name different graphs (ids, tools, dependencies, resources, reads) has no one
+ * truth, and is left out; every step whose decisions agree is judged.
+ */
+function taskPlans(world: WorldResult): Map<number, TaskPlan> {
+  const cached = plansMemo.get(world);
+  if (cached !== undefined) return cached;
+  const out = new Map<number, TaskPlan>();
+  for (const [taskId, script] of scriptsByTask(world)) {
+    out.set(taskId, { ids: 'scripted', steps: script.steps.map((step) => step.calls.map((call) => ({ ...call, readOnly: READS.has(call.tool) }))) });
+  }
+  if (world.agent !== undefined) {
+    const decided = new Map<number, Map<number, { calls: PlannedCall[]; shape: string } | 'differs'>>();
+    for (const entry of world.history.entries()) {
+      if (entry.type !== 'note' || entry.kind !== 'model-decision' || entry.taskId === undefined) continue;
+      const { step, calls } = entry.data as unknown as { step: number; calls: PlannedCall[] };
+      const shape = JSON.stringify(calls.map(({ id, tool, readOnly, dependsOn, resource }) => [id, tool, readOnly, dependsOn ?? [], resource ?? null]));
+      let steps = decided.get(entry.taskId);
+      if (steps === undefined) decided.set(entry.taskId, (steps = new Map()));
+      const before = steps.get(step);
+      if (before === undefined) steps.set(step, { calls, shape });
+      else if (before !== 'differs' && before.shape !== shape) steps.set(step, 'differs');
+    }
+    for (const [taskId, steps] of decided) {
+      const list: (PlannedCall[] | undefined)[] = [];
+      for (const [step, decision] of steps) if (decision !== 'differs') list[step] = decision.calls;
+      out.set(taskId, { ids: 'verbatim', steps: list });
+    }
+  }
+  plansMemo.set(world, out);
+  return out;
 }
 
 /** The call spec of a call id in the task's graph steps. */
@@ -379,10 +431,9 @@ export const i21ToolGraph: Checker = {
       const reached = reachedSteps(world, taskId);
       const failure = task?.state === 'failed' ? finalFailure(world, taskId) : undefined;
       const validKeys = new Set<string>();
-      const script = scriptsByTask(world).get(taskId);
-      script?.steps.forEach((step, index) => {
+      taskPlans(world).get(taskId)?.steps.forEach((calls, index) => {
         if (refused.some((r) => r.step === index)) return;
-        for (const call of step.calls) if (!READS.has(call.tool)) validKeys.add(specRequestKey(taskId, call.tool, call.args));
+        for (const call of calls ?? []) if (!call.readOnly) validKeys.add(specRequestKey(taskId, call.tool, call.args));
       });
       for (const step of refused) {
         for (const entry of entries) {
@@ -412,7 +463,8 @@ export const i21ToolGraph: Checker = {
       }
     }
     for (const [taskId, task] of analysis.tasks) {
-      if (steps.has(taskId) || task.state !== 'failed') continue;
+      // An agent's tool may itself throw ToolFailure('invalid_plan'): only a script says no graph was meant.
+      if (steps.has(taskId) || task.state !== 'failed' || (world.agent !== undefined && !scriptsByTask(world).has(taskId))) continue;
       if (finalFailure(world, taskId) === 'invalid_plan') out.add('cycle-ran', `task ${taskId}: ended failed invalid_plan, but its script has no graph step`, { taskId });
     }
 
