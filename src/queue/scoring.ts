@@ -15,14 +15,25 @@ export function priorityCheckSql(column = 'priority'): string {
 /**
  * Q4: score = base + min(agingCap, floor(waitMs / agingPeriodMs)). A clock that stepped backwards
  * gives no negative aging. The claim (claim.ts) computes every candidate's score with this function
- * after the store's index seeks found the level heads; the SQL only orders a level by enqueue time.
- * The simulator's I5 checker judges each claim with the same formula written again from the SPEC
- * (sim/checkers/spec-formulas.ts, on purpose not this file), over the whole ready set, so both this
- * function and the claim's pruned walk are tested against the plain definition.
+ * after the store's index seeks found the level heads. The one other place the formula is evaluated is
+ * SQL: the PostgreSQL store's read-ahead hint (ReadsFirst.claim) orders the heads by `scoreSql`, written
+ * here beside it and checked against it (scoring.test.ts); the hint only chooses which head's row is
+ * read ahead, never the claim. The simulator's I5 checker judges each claim with the same formula
+ * written again from the SPEC (sim/checkers/spec-formulas.ts, on purpose not this file), over the whole
+ * ready set, so both this function and the claim's pruned walk are tested against the plain definition.
  */
 export function score(basePriority: number, enqueuedAt: number, now: number, config: Pick<QueueConfig, 'agingCap' | 'agingPeriodMs'>): number {
   const waitMs = Math.max(0, now - enqueuedAt);
   return basePriority + Math.min(config.agingCap, Math.floor(waitMs / config.agingPeriodMs));
+}
+
+/**
+ * `score` as a PostgreSQL expression over SQL operands (columns or parameters; each a bigint): the
+ * division is integral and its dividend never negative, so it floors as Math.floor does.
+ */
+export function scoreSql(operands: { base: string; enqueuedAt: string; now: string; agingCap: string; agingPeriodMs: string }): string {
+  const { base, enqueuedAt, now, agingCap, agingPeriodMs } = operands;
+  return `${base} + LEAST(${agingCap}, GREATEST(0, ${now} - ${enqueuedAt}) / ${agingPeriodMs})`;
 }
 
 /** Claim order: higher score first, then earlier enqueue, then smaller id. Negative means `a` goes first. */

@@ -1,7 +1,7 @@
 import { InvariantError } from '../queue/errors.ts';
 import type { TaskState } from '../queue/types.ts';
 import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
-import { PRIORITY_RANGE } from '../queue/scoring.ts';
+import { PRIORITY_RANGE, scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
   AdmissionRow,
@@ -275,7 +275,7 @@ export const SQL = {
                    likely AS (SELECT heads.id FROM heads
                               WHERE heads.id IS NOT NULL AND heads.not_before <= $1::bigint AND heads.tenant NOT IN (SELECT tenant FROM tenant_pauses)
                                 AND (SELECT COUNT(*) FROM tasks AS h WHERE h.tenant = heads.tenant AND h.${OCCUPYING}) < COALESCE(($5::jsonb ->> heads.tenant)::bigint, $4::bigint)
-                              ORDER BY heads.priority + LEAST($2::bigint, GREATEST(0, $1::bigint - heads.enqueued_at) / $3::bigint) DESC, heads.enqueued_at, heads.id
+                              ORDER BY ${scoreSql({ base: 'heads.priority', enqueuedAt: 'heads.enqueued_at', now: '$1::bigint', agingCap: '$2::bigint', agingPeriodMs: '$3::bigint' })} DESC, heads.enqueued_at, heads.id
                               LIMIT 1)
                    SELECT heads.tenant, heads.id, heads.priority, heads.enqueued_at, heads.not_before,
                      c.topic, c.version, c.state, c.generation, c.attempts,
