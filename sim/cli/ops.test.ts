@@ -6,12 +6,13 @@
  * SIGTERM.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { populate, type Populated } from '../../src/ops/__test-helpers__/populated.ts';
+import { POPULATED_CONFIG, populate, type Populated } from '../../src/ops/__test-helpers__/populated.ts';
 import { openWorkQueue } from '../../src/work-queue.ts';
 import { runCli } from './dispatch.ts';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
@@ -26,6 +27,14 @@ beforeAll(async () => {
   await populated.queue.close();
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The workers' queue configuration as an operator hands it to --config, and two that are refused. */
+const CONFIG = join(scratch, 'queue-config.json');
+const BAD_CONFIG = join(scratch, 'bad-config.json');
+const NOT_JSON = join(scratch, 'not-json.json');
+writeFileSync(CONFIG, JSON.stringify(POPULATED_CONFIG));
+writeFileSync(BAD_CONFIG, JSON.stringify({ maxAttempts: 0 }));
+writeFileSync(NOT_JSON, '{ maxAttempts: 1 }');
 
 let copies = 0;
 /** A fresh copy of the populated queue's file. */
@@ -159,18 +168,21 @@ describe('leasehold cancel, confirm-stopped, pause, resume, redrive', () => {
     const cancel = await cli(['cancel', String(ids.ready), '--db', db]);
     expect([cancel.code, cancel.stdout]).toEqual([EXIT_OK, `task ${ids.ready} cancelled`]);
     expect(await stateOf(db, ids.ready)).toBe('cancelled');
-    const confirm = await cli(['confirm-stopped', String(ids.uncertain), '--generation', '1', '--db', db, '--json']);
-    // The CLI runs with the default config (the workers' is not stored): attempts remain, so the task goes back to ready.
-    expect([confirm.code, JSON.parse(confirm.stdout)]).toEqual([EXIT_OK, { action: 'confirm-stopped', message: `task ${ids.uncertain} generation 1 confirmed stopped: now ready`, result: { ok: true, next: 'ready' } }]);
-    expect(await stateOf(db, ids.uncertain)).toBe('ready');
+    const confirm = await cli(['confirm-stopped', String(ids.uncertain), '--generation', '1', '--db', db, '--config', CONFIG, '--json']);
+    // The workers' configuration (maxAttempts 1) decides: the uncertain task's one attempt is spent, so it ends failed (with the defaults it went back to ready).
+    expect([confirm.code, JSON.parse(confirm.stdout)]).toEqual([
+      EXIT_OK,
+      { action: 'confirm-stopped', message: `task ${ids.uncertain} generation 1 confirmed stopped: now failed`, result: { ok: true, next: 'failed' }, configuration: CONFIG },
+    ]);
+    expect(await stateOf(db, ids.uncertain)).toBe('failed');
     const pause = await cli(['pause', 'globex', '--reason', 'billing review', '--db', db]);
     expect([pause.code, pause.stdout]).toEqual([EXIT_OK, 'tenant globex paused']);
     const again = await cli(['pause', 'globex', '--reason', 'billing review', '--db', db]);
     expect([again.code, again.stdout]).toEqual([EXIT_OK, 'tenant globex was already paused: nothing changed']);
     const resume = await cli(['resume', 'initech', '--db', db]);
     expect([resume.code, resume.stdout]).toEqual([EXIT_OK, 'tenant initech resumed']);
-    const redrive = await cli(['redrive', String(ids.dead), '--db', db]);
-    expect([redrive.code, redrive.stdout]).toEqual([EXIT_OK, `task ${ids.dead} redriven: ready again with a fresh set of attempts`]);
+    const redrive = await cli(['redrive', String(ids.dead), '--db', db, '--config', CONFIG]);
+    expect([redrive.code, redrive.stdout]).toEqual([EXIT_OK, `task ${ids.dead} redriven: ready again with a fresh set of attempts (queue configuration: ${CONFIG})`]);
     expect(await stateOf(db, ids.dead)).toBe('ready');
     const queue = openWorkQueue({ db, clock: { now: () => 0 } });
     try {
@@ -185,23 +197,60 @@ describe('leasehold cancel, confirm-stopped, pause, resume, redrive', () => {
   it.each([
     [['cancel', 'DONE'], 65, 'leasehold cancel: refused: already_terminal: task DONE already ended done'],
     [['cancel', '999'], 65, 'leasehold cancel: not found: no task 999'],
-    [['confirm-stopped', 'UNCERTAIN', '--generation', '5'], 65, 'leasehold confirm-stopped: refused: stale_generation: task UNCERTAIN is at generation 1, not 5'],
-    [['confirm-stopped', 'READY', '--generation', '0'], 65, 'leasehold confirm-stopped: refused: not_uncertain: task READY is ready'],
+    [['confirm-stopped', 'UNCERTAIN', '--generation', '5', '--default-config'], 65, 'leasehold confirm-stopped: refused: stale_generation: task UNCERTAIN is at generation 1, not 5'],
+    [['confirm-stopped', 'READY', '--generation', '0', '--default-config'], 65, 'leasehold confirm-stopped: refused: not_uncertain: task READY is ready'],
     [['confirm-stopped', 'UNCERTAIN'], EXIT_USAGE, /^leasehold: confirm-stopped needs --generation\. Try: /],
+    [['confirm-stopped', 'UNCERTAIN', '--generation', '1'], EXIT_USAGE, /^leasehold confirm-stopped: invalid input: confirm-stopped needs the workers' queue configuration, which decides its outcome .* pass --config FILE .*, or --default-config if they run with the defaults\. Nothing was changed$/],
+    [['confirm-stopped', 'UNCERTAIN', '--generation', '1', '--config', 'CONFIG', '--default-config'], EXIT_USAGE, "leasehold confirm-stopped: invalid input: --config FILE and --default-config exclude each other: name the workers' configuration, or take the defaults"],
+    [['confirm-stopped', 'UNCERTAIN', '--generation', '1', '--config', 'ABSENT'], EXIT_USAGE, 'leasehold confirm-stopped: invalid input: --config: no configuration file at ABSENT'],
+    [['confirm-stopped', 'UNCERTAIN', '--generation', '1', '--config', 'NOTJSON'], EXIT_USAGE, /^leasehold confirm-stopped: invalid input: --config .*not-json\.json: not JSON \(/],
+    [['confirm-stopped', 'UNCERTAIN', '--generation', '1', '--config', 'BADCONFIG'], EXIT_USAGE, "leasehold confirm-stopped: invalid input: --config BADCONFIG: invalid config field 'maxAttempts': expected an integer >= 1, got 0"],
     [['pause', 'acme'], EXIT_USAGE, /^leasehold: pause needs --reason\. Try: /],
     [['pause', 'acme', '--reason', ' '], EXIT_USAGE, 'leasehold pause: invalid input: reason expects a non-empty string'],
     [['resume'], EXIT_USAGE, 'leasehold: resume needs TENANT. Try: leasehold resume acme --db queue.sqlite'],
-    [['redrive', 'READY'], 65, 'leasehold redrive: refused: not_dead_lettered: task READY is not a dead letter (only a failed task in deadLetters() can be redriven) (task READY is ready)'],
-    [['redrive', 'x'], EXIT_USAGE, 'leasehold redrive: invalid input: a task id is a positive integer, got "x"'],
+    [['redrive', 'READY', '--config', 'CONFIG'], 65, 'leasehold redrive: refused: not_dead_lettered: task READY is not a dead letter (only a failed task in deadLetters() can be redriven) (task READY is ready)'],
+    [['redrive', 'x', '--default-config'], EXIT_USAGE, 'leasehold redrive: invalid input: a task id is a positive integer, got "x"'],
+    [['redrive', 'DEAD'], EXIT_USAGE, /^leasehold redrive: invalid input: redrive needs the workers' queue configuration, which decides its outcome /],
   ] as const)('%j is refused with exit %i and one line, changing nothing', async (argv, code, message) => {
     const db = queueFile();
-    const named = (text: string) => text.replaceAll('DONE', String(ids.done)).replaceAll('UNCERTAIN', String(ids.uncertain)).replaceAll('READY', String(ids.ready));
+    const named = (text: string) =>
+      text
+        .replaceAll('DONE', String(ids.done))
+        .replaceAll('UNCERTAIN', String(ids.uncertain))
+        .replaceAll('READY', String(ids.ready))
+        .replaceAll('DEAD', String(ids.dead))
+        .replaceAll('BADCONFIG', BAD_CONFIG)
+        .replaceAll('NOTJSON', NOT_JSON)
+        .replaceAll('ABSENT', join(scratch, 'absent-config.json'))
+        .replaceAll('CONFIG', CONFIG);
     const before = await everything(db);
     const result = await cli([...argv.map(named), '--db', db]);
     expect([result.code, result.stdout]).toEqual([code, '']);
     if (typeof message === 'string') expect(result.stderr).toBe(named(message));
     else expect(result.stderr).toMatch(message);
     expect(await everything(db)).toBe(before);
+  });
+
+  it('confirm-stopped and redrive run with the configuration named: --default-config takes the defaults knowingly', async () => {
+    const db = queueFile();
+    // The defaults allow 3 attempts: the same uncertain task that the workers' configuration ends failed goes back to ready.
+    const confirm = await cli(['confirm-stopped', String(ids.uncertain), '--generation', '1', '--db', db, '--default-config']);
+    expect([confirm.code, confirm.stdout]).toEqual([EXIT_OK, `task ${ids.uncertain} generation 1 confirmed stopped: now ready (queue configuration: defaults)`]);
+    expect(await stateOf(db, ids.uncertain)).toBe('ready');
+    // A capacity the queue is already at (5 live tasks) refuses the redrive queue_full, changing nothing.
+    const full = join(scratch, 'full-config.json');
+    writeFileSync(full, JSON.stringify({ ...POPULATED_CONFIG, capacity: 5, globalLimit: 4 }));
+    const before = await everything(db);
+    const redrive = await cli(['redrive', String(ids.dead), '--db', db, '--config', full, '--json']);
+    expect([redrive.code, JSON.parse(redrive.stdout)]).toEqual([65, { error: 'refused', message: `queue_full: the queue holds 5 live tasks (capacity) (task ${ids.dead} is failed)`, queueError: 'queue_full' }]);
+    expect(await everything(db)).toBe(before);
+  });
+
+  it('cancel, pause and resume do not depend on the configuration, and need none', async () => {
+    const db = queueFile();
+    expect((await cli(['cancel', String(ids.ready), '--db', db])).code).toBe(EXIT_OK);
+    expect((await cli(['pause', 'acme', '--reason', 'r', '--db', db])).code).toBe(EXIT_OK);
+    expect((await cli(['resume', 'acme', '--db', db])).code).toBe(EXIT_OK);
   });
 
   it('a refusal under --json is one JSON object with the queue\'s own error', async () => {
@@ -247,6 +296,53 @@ describe('the operator commands: help, a missing database, the terminal', () => 
     expect([result.code, result.stdout, result.stderr]).toEqual([66, '', `leasehold ${argv[0]}: missing database: no database at ${db}: name the SQLite file your workers open (a look never creates one)`]);
     expect(existsSync(db)).toBe(false);
     expect(existsSync(`${db}-wal`)).toBe(false);
+  });
+
+  it('an empty file, or a SQLite database with no queue tables, is exit 66 and gets no tables', async () => {
+    const empty = join(scratch, 'empty.sqlite');
+    writeFileSync(empty, '');
+    const other = join(scratch, 'other.sqlite');
+    const handle = new Database(other);
+    handle.exec('CREATE TABLE notes (body TEXT)');
+    handle.close();
+    for (const db of [empty, other]) {
+      for (const argv of [['status'], ['cancel', '1'], ['confirm-stopped', '1', '--generation', '1', '--default-config'], ['serve', '--port', '0']]) {
+        const result = await cli([...argv, '--db', db]);
+        expect([result.code, result.stdout, result.stderr], `${db} ${argv[0]}`).toEqual([
+          66,
+          '',
+          `leasehold ${argv[0]}: missing database: no Leasehold queue in ${db}: it has no queue tables; name the file your workers open (a look never creates one)`,
+        ]);
+      }
+    }
+    const check = new Database(other, { readonly: true });
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: 'notes' }]);
+    check.close();
+    expect(readFileSync(empty).length).toBe(0);
+  });
+
+  it('a queue at an older schema version is exit 66 and is not migrated', async () => {
+    const db = queueFile();
+    const handle = new Database(db);
+    const latest = (handle.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v;
+    handle.prepare('DELETE FROM schema_migrations WHERE version = ?').run(latest);
+    handle.close();
+    const result = await cli(['status', '--db', db]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([
+      66,
+      '',
+      `leasehold status: cannot open: the queue in ${db} is at schema version ${latest - 1}, older than this Leasehold's ${latest}: use the Leasehold version its workers run (opening it here would migrate it under them)`,
+    ]);
+    const after = new Database(db, { readonly: true });
+    expect((after.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(latest - 1);
+    after.close();
+  });
+
+  it('serve --allow-actions needs the workers\' configuration too (its page can confirm and redrive): exit 64 before it listens', async () => {
+    const db = queueFile();
+    const result = await cli(['serve', '--db', db, '--port', '0', '--allow-actions']);
+    expect([result.code, result.stdout]).toEqual([EXIT_USAGE, '']);
+    expect(result.stderr).toMatch(/^leasehold serve: invalid input: serve --allow-actions needs the workers' queue configuration, which decides its outcome .* Nothing was changed$/);
   });
 
   it('a file that is not a queue is exit 66, and --schema on SQLite is exit 64', async () => {

@@ -15,7 +15,9 @@ type OpsSpec = Omit<CommandSpec, 'name'> & { name: OpsCommandName };
 const db: FlagSpec = { name: 'db', kind: 'string', valueName: 'FILE|URL', example: 'queue.sqlite', help: "the queue: the SQLite file your workers open (never created here) or a postgres:// URL" };
 const schema: FlagSpec = { name: 'schema', kind: 'string', valueName: 'NAME', example: 'leasehold', help: 'PostgreSQL only: the schema the queue lives in' };
 const json: FlagSpec = { name: 'json', kind: 'boolean', help: 'print one JSON object instead of text' };
-const common = [db, json, schema];
+const config: FlagSpec = { name: 'config', kind: 'string', valueName: 'FILE', example: 'queue-config.json', help: "the workers' queue configuration as JSON (the config they give openWorkQueue): decides what confirm-stopped and redrive do" };
+const defaultConfig: FlagSpec = { name: 'default-config', kind: 'boolean', help: 'run with the default queue configuration (when the workers do): confirm-stopped and redrive need this or --config' };
+const common = [db, json, schema, config, defaultConfig];
 const taskId = { name: 'ID', max: 1, help: 'the task id (a positive integer)' };
 const tenant = { name: 'TENANT', max: 1, help: 'the tenant' };
 
@@ -71,10 +73,10 @@ export const OPS_COMMANDS: Readonly<Record<OpsCommandName, OpsSpec>> = {
   'confirm-stopped': {
     name: 'confirm-stopped',
     summary: "confirm that an uncertain task's worker is gone, so the task goes back to ready (or ends): only once you know it (Q11)",
-    synopsis: 'ID --generation G --db FILE|URL [--json]',
+    synopsis: 'ID --generation G --db FILE|URL (--config FILE | --default-config) [--json]',
     flags: [...common, { name: 'generation', kind: 'integer', min: 0, valueName: 'G', example: '1', help: 'the generation you saw uncertain (`leasehold task ID`): a later one is refused stale_generation' }],
     positional: taskId,
-    example: 'confirm-stopped 17 --generation 1 --db queue.sqlite',
+    example: 'confirm-stopped 17 --generation 1 --db queue.sqlite --config queue-config.json',
     requires: { flags: ['db', 'generation'] },
   },
   pause: {
@@ -98,19 +100,21 @@ export const OPS_COMMANDS: Readonly<Record<OpsCommandName, OpsSpec>> = {
   redrive: {
     name: 'redrive',
     summary: 'send a dead letter back to ready with a fresh set of attempts; its reason history is kept in the event log',
-    synopsis: 'ID --db FILE|URL [--json]',
+    synopsis: 'ID --db FILE|URL (--config FILE | --default-config) [--json]',
     flags: common,
     positional: taskId,
-    example: 'redrive 17 --db queue.sqlite',
+    example: 'redrive 17 --db queue.sqlite --config queue-config.json',
     requires: { flags: ['db'] },
   },
   serve: {
     name: 'serve',
     summary: 'serve the dashboard of a live queue (overview, task timelines, dead letters, /metrics, JSON API); read-only unless --allow-actions',
-    synopsis: '--db FILE|URL [--host 127.0.0.1] [--port 8080] [--allow-actions] [--refresh-ms MS]',
+    synopsis: '--db FILE|URL [--host 127.0.0.1] [--port 8080] [--allow-actions (--config FILE | --default-config)] [--refresh-ms MS]',
     flags: [
       db,
       schema,
+      config,
+      defaultConfig,
       { name: 'host', kind: 'string', valueName: 'HOST', example: '127.0.0.1', help: 'the address to listen on (default 127.0.0.1, loopback only; anything else lets others reach it)' },
       { name: 'port', kind: 'integer', min: 0, valueName: 'PORT', example: '8080', help: 'the port (default 8080; 0 picks a free one)' },
       { name: 'allow-actions', kind: 'boolean', help: 'allow cancel, confirm-stopped, pause, resume and redrive, each with the token printed at start' },

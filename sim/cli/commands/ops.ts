@@ -24,8 +24,13 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const style = ops.terminalStyle(process.stdout, process.env);
   let queue: Awaited<ReturnType<typeof ops.openOpsQueue>> | undefined;
   try {
-    queue = await ops.openOpsQueue(db, new SystemClock(), schema);
-    if (name === 'serve') return await serve(args, context, queue, db, ops);
+    // What confirm-stopped and redrive do depends on the workers' configuration, which the queue does not
+    // store: they (and a dashboard that may run them) are refused, before anything is opened, unless it is named.
+    const settings = ops.readOpsSettings(args.string('config'), args.boolean('default-config'));
+    const acts = name === 'serve' ? args.boolean('allow-actions') : (ops.CONFIG_DEPENDENT_ACTIONS as readonly string[]).includes(name);
+    if (acts && settings === undefined) throw ops.settingsRequired(name === 'serve' ? 'serve --allow-actions' : name);
+    queue = await ops.openOpsQueue(db, new SystemClock(), schema, settings?.config);
+    if (name === 'serve') return await serve(args, context, queue, db, ops, settings);
     const print = (data: unknown, text: () => string) => context.out(json ? JSON.stringify(data, null, 2) : text());
     const [first] = args.positionals;
     switch (name) {
@@ -60,7 +65,9 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
                 ? { action: name, tenant: first }
                 : { action: name, taskId: first };
         const done = await ops.runAction(queue, request as Parameters<typeof ops.runAction>[1], 'operator (cli)');
-        print(done, () => done.message);
+        // Which configuration decided it, said where it mattered.
+        const decided = acts && settings !== undefined ? { ...done, configuration: settings.source } : done;
+        print(decided, () => (acts && settings !== undefined ? `${done.message} (queue configuration: ${settings.source})` : done.message));
         return EXIT_OK;
       }
     }
@@ -76,7 +83,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
 }
 
 async function loadOps() {
-  const [errors, open, model, actions, table, text, server] = await Promise.all([
+  const [errors, open, model, actions, table, text, server, configFile] = await Promise.all([
     import('../../../src/ops/errors.ts'),
     import('../../../src/ops/open.ts'),
     import('../../../src/ops/model.ts'),
@@ -84,8 +91,9 @@ async function loadOps() {
     import('../../../src/ops/table.ts'),
     import('../../../src/ops/text.ts'),
     import('../../../src/ops/server.ts'),
+    import('../../../src/ops/config-file.ts'),
   ]);
-  return { ...errors, ...open, ...model, ...actions, ...table, ...text, ...server };
+  return { ...errors, ...open, ...model, ...actions, ...table, ...text, ...server, ...configFile };
 }
 
 function optional(name: string, value: string | undefined): Record<string, string> {
@@ -97,7 +105,14 @@ function optionalNumber(name: string, value: number | undefined): Record<string,
 }
 
 /** `serve`: the dashboard until SIGINT or SIGTERM; the token is printed once, here, and nowhere else. */
-async function serve(args: ParsedArgs, context: CommandContext, queue: import('../../../src/queue/types.ts').WorkQueue, db: string, ops: Awaited<ReturnType<typeof loadOps>>): Promise<number> {
+async function serve(
+  args: ParsedArgs,
+  context: CommandContext,
+  queue: import('../../../src/queue/types.ts').WorkQueue,
+  db: string,
+  ops: Awaited<ReturnType<typeof loadOps>>,
+  settings: import('../../../src/ops/config-file.ts').OpsSettings | undefined,
+): Promise<number> {
   const [{ randomToken }, { liveTimelineSvg }] = await Promise.all([import('../../../src/adapters/token.ts'), import('../../report/live-timeline.ts')]);
   const host = args.string('host') ?? '127.0.0.1';
   const token = randomToken();
@@ -116,6 +131,7 @@ async function serve(args: ParsedArgs, context: CommandContext, queue: import('.
   });
   context.out(`Leasehold dashboard for ${ops.describeDb(db)}: ${running.url}`);
   if (!['127.0.0.1', 'localhost', '::1'].includes(host)) context.err(`leasehold serve: listening on ${host}: anyone who can reach it can read the queue`);
+  context.out(`Queue configuration: ${settings === undefined ? 'the defaults (no --config)' : settings.source === 'defaults' ? 'the defaults (--default-config)' : settings.source}`);
   if (allowActions) context.out(`Actions allowed with the token ${token}\nOpen ${running.url}#token=${token} (the token stays in that browser tab)`);
   else context.out('Read-only: start with --allow-actions to cancel, confirm, pause, resume and redrive from the page');
   context.out('Ctrl-C stops it.');

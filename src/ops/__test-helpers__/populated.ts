@@ -4,11 +4,14 @@
  * dashboard's browser test, on SQLite or PostgreSQL.
  */
 import type { Store } from '../../store/store.ts';
-import type { WorkQueue } from '../../queue/types.ts';
+import type { QueueConfig, WorkQueue } from '../../queue/types.ts';
 import { openWorkQueue } from '../../work-queue.ts';
 
 export const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>'"&amp;<b>bold</b>`;
 export const T0 = Date.UTC(2026, 0, 1, 9);
+
+/** The workers' queue configuration of the populated queue (maxAttempts 1: a confirmed stop of its uncertain task ends it failed). */
+export const POPULATED_CONFIG = { maxAttempts: 1, globalLimit: 8, perTenantLimit: 4, budgets: { model_tokens: { kind: 'rate', capacity: 100_000, refill: 100_000, periodMs: 60_000 } } } as const satisfies Partial<QueueConfig>;
 
 export interface Populated {
   queue: WorkQueue;
@@ -23,7 +26,7 @@ export async function populate(db: string | Store): Promise<Populated> {
   const queue = openWorkQueue({
     db,
     clock,
-    config: { maxAttempts: 1, globalLimit: 8, perTenantLimit: 4, budgets: { model_tokens: { kind: 'rate', capacity: 100_000, refill: 100_000, periodMs: 60_000 } } },
+    config: POPULATED_CONFIG,
   });
   const enqueue = async (tenant: string, topic: string, version = 1) => {
     const answer = await queue.enqueue({ tenant, topic, version, priority: 5, input: { text: HOSTILE }, needs: { model_tokens: 1_000 } });
