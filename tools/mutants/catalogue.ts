@@ -198,7 +198,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       'Uncertain tasks give up their slot: occupied slots are counted over running tasks only, so while a task whose worker may still be alive sits uncertain, another claim takes its slot.',
     file: 'src/store/statements.ts',
-    find: "const OCCUPYING = `state IN ('running', 'uncertain')`;",
+    find: 'const OCCUPYING = OCCUPYING_SQL;',
     replace: "const OCCUPYING = `state IN ('running')`;",
     expectedInvariant: 'I3',
   },
@@ -345,8 +345,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "Settlement on the success path only: a run that ends failed never closes its hold, so the credits stay reserved for ever. (Since migration 5 the schema refuses an ended task that still holds, so the gate sees this as a crash before any checker runs.)",
     file: 'src/queue/transition.ts',
-    find: "const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;",
-    replace: "const hold: HoldClosure | null = ends && row.hold_state === 'held' && to !== 'failed' ? yield* closureFor(context, tx, row.id, why) : null;",
+    find: 'const hold: HoldClosure | null = ends && isHoldOpen(row.hold_state) ? yield* closureFor(context, tx, row.id, why) : null;',
+    replace: "const hold: HoldClosure | null = ends && isHoldOpen(row.hold_state) && to !== 'failed' ? yield* closureFor(context, tx, row.id, why) : null;",
     expectedInvariant: 'I7',
   },
   {
@@ -354,8 +354,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "Settlement without its state condition: the closing UPDATE drops `hold_state = 'held'`, so a run that ends after the reconciler released its hold (holdTtlMs) closes it a second time, with a second ledger row, instead of finding it already closed.",
     file: 'src/queue/transition.ts',
-    find: "const hold: HoldClosure | null = ends && row.hold_state === 'held' ? yield* closureFor(context, tx, row.id, why) : null;",
-    replace: "const hold: HoldClosure | null = ends && row.hold_state !== null ? yield* closureFor(context, tx, row.id, why) : null;",
+    find: 'const hold: HoldClosure | null = ends && isHoldOpen(row.hold_state) ? yield* closureFor(context, tx, row.id, why) : null;',
+    replace: 'const hold: HoldClosure | null = ends && row.hold_state !== null ? yield* closureFor(context, tx, row.id, why) : null;',
     expectedInvariant: 'I7',
   },
 
@@ -511,7 +511,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "A cancel request recorded only for running tasks: the operator is told cancel_requested for an uncertain task, but nothing is persisted, and the confirmation re-queues it.",
     file: 'src/store/statements.ts',
-    find: "                      WHERE id = ? AND state IN ('running', 'uncertain') AND cancel_requested = 0",
+    find: '                      WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0',
     replace: "                      WHERE id = ? AND state IN ('running') AND cancel_requested = 0",
     expectedInvariant: 'I12',
   },
