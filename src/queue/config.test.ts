@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, LeaseholdError } from './errors.ts';
 import { DEFAULT_CONFIG, resolveConfig } from './config.ts';
@@ -172,14 +171,4 @@ describe('config validation names the bad field', () => {
     expect(await attempt({ db: 42, clock: new ManualClock() })).toBe('db');
   });
 
-  it('touches nothing in a handed-in database when the config is bad', () => {
-    const db = new Database(':memory:');
-    try {
-      expect(() => openWorkQueue({ db, clock: new ManualClock(), config: { capacity: 0 } })).toThrow(ConfigError);
-      const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all();
-      expect(tables).toEqual([]);
-    } finally {
-      db.close();
-    }
-  });
 });

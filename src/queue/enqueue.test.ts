@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkAndCloseQueues, claimOk, enqueueOk, fingerprint, openTestQueue, request } from './__test-helpers__/test-kit.ts';
 import type { EnqueueRequest, WorkQueue } from './types.ts';
@@ -70,18 +69,6 @@ describe('Q1 idempotent enqueue', () => {
     expect(b).not.toBe(a);
   });
 
-  it('is enforced by a unique constraint in the database, not by a check before the insert', async () => {
-    const db = new Database(':memory:');
-    const { queue } = openTestQueue({ db });
-    await enqueueOk(queue, { tenant: 'acme', topic: 'order-1', version: 1 });
-    const insert = db.prepare(
-      `INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, tier, state, enqueued_at, not_before)
-       VALUES ('acme', 'order-1', 1, 'x', 0, '{}', 'standard', 'ready', 0, 0)`,
-    );
-    expect(() => insert.run()).toThrow(/UNIQUE/);
-    await queue.close();
-    db.close();
-  });
 });
 
 describe('Q2 supersede', () => {

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ import {
   edgeFor,
   stateCheckSql,
 } from './states.ts';
-import { checkAndCloseQueues, claimOk, enqueueOk, openTestQueue } from './__test-helpers__/test-kit.ts';
+import { checkAndCloseQueues } from './__test-helpers__/test-kit.ts';
 
 afterEach(checkAndCloseQueues);
 
@@ -70,53 +69,6 @@ describe('the state machine table', () => {
         "CONSTRAINT task_lease CHECK ((lease_until IS NOT NULL) = (state IN ('running', 'uncertain')))",
     );
     expect(Object.keys(ROW_RULES)).toEqual([...STATES]);
-  });
-});
-
-describe('the schema refuses rows the state machine forbids (migration 5)', () => {
-  /** A queue on a handle the test keeps, with one task claimed by w1 and one waiting. */
-  async function queueWithRows() {
-    const db = new Database(':memory:');
-    const { queue } = openTestQueue({ db });
-    const running = await enqueueOk(queue, { tenant: 'a' });
-    const ready = await enqueueOk(queue, { tenant: 'b' });
-    await claimOk(queue, 'w1');
-    return { db, queue, running, ready };
-  }
-
-  const forbidden: [string, string][] = [
-    ['a running task without a worker', `UPDATE tasks SET worker_id = NULL WHERE state = 'running'`],
-    ['a running task without a lease', `UPDATE tasks SET lease_until = NULL WHERE state = 'running'`],
-    ['an uncertain task without a generation', `UPDATE tasks SET state = 'uncertain', generation = 0 WHERE state = 'running'`],
-    ['a ready task that still holds a lease', `UPDATE tasks SET state = 'ready' WHERE state = 'running'`],
-    ['a running task never claimed', `UPDATE tasks SET state = 'running', worker_id = 'w9', lease_until = 1 WHERE state = 'ready'`],
-    ['a done task without its result', `UPDATE tasks SET state = 'done', lease_until = NULL, finished_at = 1, outcome = 'done' WHERE state = 'running'`],
-    ['an ended task that still holds its credits', `UPDATE tasks SET state = 'failed', lease_until = NULL, finished_at = 1 WHERE state = 'running'`],
-    ['an ended task with no end time', `UPDATE tasks SET state = 'cancelled', hold_state = 'released' WHERE state = 'ready'`],
-    ['an ended task that still holds a lease', `UPDATE tasks SET state = 'done', finished_at = 1, result = 'null', outcome = 'done', hold_state = 'released' WHERE state = 'running'`],
-    ['a state the machine does not have', `UPDATE tasks SET state = 'paused' WHERE state = 'ready'`],
-  ];
-
-  it.each(forbidden)('refuses %s', async (_name, sql) => {
-    const { db, queue } = await queueWithRows();
-    const before = db.prepare('SELECT * FROM tasks ORDER BY id').all();
-    expect(() => db.exec(sql)).toThrow(/CHECK constraint failed: task_(state_machine|lease)/);
-    expect(db.prepare('SELECT * FROM tasks ORDER BY id').all()).toEqual(before);
-    await queue.close();
-    db.close();
-  });
-
-  it('accepts the rows each edge writes (a whole life, through the queue)', async () => {
-    const { db, queue, running, ready } = await queueWithRows();
-    expect(await queue.complete(running, 'w1', 1, { status: 'resolved' })).toMatchObject({ ok: true });
-    expect(await queue.cancel(ready)).toMatchObject({ ok: true, state: 'cancelled' });
-    const rows = db.prepare('SELECT state, hold_state, finished_at FROM tasks ORDER BY id').all() as { state: string; hold_state: string; finished_at: number }[];
-    expect(rows.map((row) => [row.state, row.hold_state])).toEqual([
-      ['done', 'released'],
-      ['cancelled', 'released'],
-    ]);
-    await queue.close();
-    db.close();
   });
 });
 
