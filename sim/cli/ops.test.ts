@@ -101,11 +101,16 @@ describe('leasehold status, tasks, task, dead-letters', () => {
     expect(text.stdout).toMatch(/^ *1 +acme +order-1 +w-uncertain +1 /m);
     const json = await cli(['status', '--db', db, '--json']);
     expect(json.code).toBe(EXIT_OK);
-    const view = JSON.parse(json.stdout) as { db: string; totals: unknown; tenants: { tenant: string }[]; uncertain: { taskId: number }[] };
+    const view = JSON.parse(json.stdout) as { db: string; configuration: string; totals: unknown; tenants: { tenant: string }[]; uncertain: { taskId: number }[] };
     expect(view.totals).toEqual({ ready: 3, running: 1, uncertain: 1, deadLetters: 1, pausedTenants: 1 });
     expect(view.tenants.map(({ tenant }) => tenant)).toEqual(['acme', 'globex', 'initech']);
     expect(view.uncertain.map(({ taskId }) => taskId)).toEqual([ids.uncertain]);
     expect(view.db).toBe(db);
+    expect(view.configuration).toBe('defaults');
+    expect(lines(text.stdout).at(-1)).toBe('Alerts and budgets judged by the queue configuration: the defaults (no --config)');
+    const configured = await cli(['status', '--db', db, '--config', CONFIG]);
+    expect(lines(configured.stdout).at(-1)).toBe(`Alerts and budgets judged by the queue configuration: ${CONFIG}`);
+    expect((JSON.parse((await cli(['status', '--db', db, '--config', CONFIG, '--json'])).stdout) as { configuration: string }).configuration).toBe(CONFIG);
   });
 
   it('tasks: filtered by tenant and state, as a table and as JSON; a bad filter is exit 64', async () => {

@@ -17,7 +17,7 @@ function heading(text: string, style: TextStyle): string {
 
 export function formatStatus(view: StatusView, style: TextStyle): string {
   const { totals, limits } = view;
-  // The limits are this process's defaults, not the workers' config (which is not stored): counts only.
+  // The limits are this process's configuration (--config, else the defaults), not necessarily the workers': counts only.
   const lines = [
     heading(cut(`Leasehold ${safeText(view.db)} at ${instant(view.at)}`, style.width), style),
     ...wrap(`live ${limits.live}, ready ${totals.ready}, running ${totals.running}, uncertain ${totals.uncertain}, dead letters ${totals.deadLetters}, paused tenants ${totals.pausedTenants}`, style.width),

@@ -36,7 +36,9 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     switch (name) {
       case 'status': {
         const view = await ops.readStatus(queue, ops.describeDb(db));
-        print(view, () => ops.formatStatus(view, style));
+        // Its alerts and budget levels are judged by the configuration's limits: which one is said.
+        const configuration = settings?.source ?? 'defaults';
+        print({ ...view, configuration }, () => `${ops.formatStatus(view, style)}\n\nAlerts and budgets judged by the queue configuration: ${settings === undefined ? 'the defaults (no --config)' : configuration}`);
         return EXIT_OK;
       }
       case 'tasks': {
