@@ -62,6 +62,8 @@ export interface ContractStore {
   commit<T>(body: Body<T>): Promise<T>;
   /** Runs `body` as a read transaction. */
   read<T>(body: (tx: StoreTx) => Step<T>): Promise<T>;
+  /** The store itself (for what is not a transaction: watch). */
+  store(): Store;
 }
 
 /**
@@ -106,6 +108,7 @@ export function contractStore(kind: StoreKind): ContractStore {
     read<T>(body: (tx: StoreTx) => Step<T>): Promise<T> {
       return opened().read('contract:read', body);
     },
+    store: opened,
   };
 }
 
@@ -209,6 +212,15 @@ export function* failedTask(tx: StoreTx, overrides: Partial<NewTask> = {}): Step
   const fence = yield* claim(tx, id);
   if ((yield* endByHolder(tx, fence, 'failed')) === undefined) throw new Error('fixture: the failure missed');
   return id;
+}
+
+/** What a promise settles to, as a value: `{ value }` or `{ error }` (for cases whose dialects differ in how a miss surfaces). */
+export async function settled<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
+  try {
+    return { value: await promise };
+  } catch (error) {
+    return { error };
+  }
 }
 
 /** Sorts rows by the JSON of their keys, for statements whose order the interface does not promise. */
