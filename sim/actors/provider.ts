@@ -22,9 +22,23 @@ export interface ProviderOperation {
  * again. It keeps its own record of every request and every execution, so I8 is checked from outside
  * the queue, not from the queue's ledger.
  */
+/** Q14: a tool call of the built-in tools as it started (a read or a write), kept without a history note (trace hashes unchanged). */
+export interface ToolCallStart {
+  taskId: number;
+  generation: number;
+  actor: string;
+  tool: string;
+  toolCallId: string;
+  /** The monotonic instant it started, and the history's length then: the checker adds the clock's skew at that place. */
+  atMs: number;
+  historyLength: number;
+}
+
 export class ExternalProvider {
   readonly requests: ProviderOperation[] = [];
   readonly executions: ProviderOperation[] = [];
+  /** Every built-in tool call as it started (actors/tools.ts), reads included: I8 judges each against its task's deadline. */
+  readonly calls: ToolCallStart[] = [];
   private readonly results = new Map<string, unknown>();
 
   constructor(private readonly history: History) {}
@@ -37,6 +51,10 @@ export class ExternalProvider {
     const index = this.history.length;
     this.history.note('provider-send', 'provider', { requestKey: operation.requestKey, taskId: operation.taskId, generation: operation.generation, by: operation.actor });
     return index;
+  }
+
+  noteCall(call: Omit<ToolCallStart, 'historyLength'>): void {
+    this.calls.push({ ...call, historyLength: this.history.length });
   }
 
   execute(operation: ProviderOperation, payload: unknown): unknown {

@@ -48,6 +48,7 @@ export function simulatedTools(environment: ToolEnvironment): Tool[] {
 
 async function callTool(environment: ToolEnvironment, name: string, readOnly: boolean, args: unknown, context: ToolContext): Promise<unknown> {
   const { waiter, random, faults } = environment;
+  environment.provider.noteCall({ taskId: context.taskId, generation: context.generation, actor: environment.actor(), tool: name, toolCallId: context.toolCallId, atMs: environment.now() });
   const rates = faults.rates();
   const latencyMs = slowToolLatency(random, rates, random.int(environment.latencyMs[0], environment.latencyMs[1]));
   if (toolHangs(random, rates)) return new Promise(() => {});

@@ -58,6 +58,23 @@ describe('I8 effects once', () => {
     expectViolation(i8EffectsOnce, world, new RegExp(`sent confirm_order \\(1:confirm_order:late\\) at ${deadline}, at or after the task's deadline ${deadline}`));
   });
 
+  it('fails when a read starts at or after its task\'s deadline (Q14, A8: the deadline is checked before each tool call)', async () => {
+    const build = async (startAfterMs: number) => {
+      const run = realRun();
+      const deadline = run.clock.now() + 10_000;
+      const task = (await run.enqueue({ deadline }))!;
+      await run.claim('w0#1', task);
+      run.advance(startAfterMs);
+      run.provider.noteCall({ taskId: task, generation: 1, actor: 'w0#1', tool: 'lookup_order', toolCallId: `t${task}-s0-c0`, atMs: run.clock.monotonicNow() });
+      return { world: await run.build(), deadline };
+    };
+    const early = (await build(9_999)).world;
+    expect(early.provider.calls.length).toBe(1);
+    expect(i8EffectsOnce.check(early).map((violation) => violation.message).filter((message) => message.includes('deadline'))).toEqual([]);
+    const { world, deadline } = await build(10_000);
+    expectViolation(i8EffectsOnce, world, new RegExp(`w0#1 started lookup_order \\(t1-s0-c0\\) at ${deadline}, at or after the task's deadline ${deadline}`));
+  });
+
   it('fails when a repeat overwrote the ledger\'s first record, or an effect_recorded event misstates repeated', async () => {
     const { run, task, write } = await takenOverAfterEffect();
     // w1#1 records the write again (it skipped the ledger read): the real queue keeps the first record.

@@ -2,6 +2,9 @@ import type { ProviderOperation } from '../actors/provider.ts';
 import type { WorldResult } from '../world.ts';
 import { intendedWrites, scriptsByTask, type IntendedWrite } from './scripts.ts';
 import { providerRecordMismatch } from './provider-calls.ts';
+import { WRITE_TOOLS } from '../actors/tools.ts';
+
+const WRITE_TOOL_NAMES: ReadonlySet<string> = new Set(WRITE_TOOLS);
 import { analyse, ViolationList, wallTimeAt } from './timeline.ts';
 import type { Checker } from './types.ts';
 
@@ -15,7 +18,8 @@ import type { Checker } from './types.ts';
  *   history's notes (one note per request, one execute note per execution);
  * - no worker sent a request key after the ledger had committed that key's result: a takeover takes
  *   the first result from the ledger (R2), it does not lean on the provider's own deduplication;
- * - no request was sent at or after its task's deadline: an expired task causes no effect (Q14);
+ * - no request was sent at or after its task's deadline: an expired task causes no effect (Q14); nor
+ *   did any read start at or after it (the deadline is checked before each tool call, Q14 and A8);
  * - the ledger keeps each key's first record: its first effect_recorded event says repeated: false,
  *   later ones repeated: true, and the row names the generation that recorded it first (R3);
  * - judged per intended effect, not per key format: each execution names the tool call that made it,
@@ -97,6 +101,21 @@ export const i8EffectsOnce: Checker = {
         );
       }
     }
+    // Q14, A8: the deadline is checked before each tool call, reads too: no call starts at or after it
+    // (a write's is judged by its request above). The call's wall time is its instant plus the clock's
+    // skew at its place in the history.
+    for (const call of world.provider.calls ?? []) {
+      const deadline = analysis.tasks.get(call.taskId)?.deadline;
+      if (deadline === undefined || WRITE_TOOL_NAMES.has(call.tool)) continue;
+      const startedAt = call.atMs + (call.historyLength > 0 ? (analysis.skewAt[call.historyLength - 1] ?? 0) : 0);
+      if (startedAt >= deadline) {
+        out.add(
+          'after deadline',
+          `task ${call.taskId}: ${call.actor} started ${call.tool} (${call.toolCallId}) at ${startedAt}, at or after the task's deadline ${deadline}: no tool call starts past the deadline (Q14, A8)`,
+          { taskId: call.taskId, ...(call.historyLength > 0 ? { at: [call.historyLength - 1] } : {}) },
+        );
+      }
+    }
     for (const effect of world.effects ?? []) {
       const first = firstRecord.get(effect.requestKey);
       if (first !== undefined && first.generation !== undefined && effect.generation !== first.generation) {
@@ -167,7 +186,7 @@ export const i8EffectsOnce: Checker = {
       const first = list[0]!;
       out.add(
         'twice',
-        `task ${first.taskId}: one intended effect (${first.action} of tool call ${first.toolCallId ?? '?'}) executed ${list.length} times, under keys ${keys.join(', ')} (${list.map((execution) => `${execution.actor}@g${execution.generation}`).join(', ')}): a repeat of an effect must carry the key of its first attempt`,
+        `task ${first.taskId}: one intended effect (${first.action} of tool call ${[...new Set(list.map((execution) => execution.toolCallId ?? '?'))].join(' and ')}) executed ${list.length} times, under keys ${keys.join(', ')} (${list.map((execution) => `${execution.actor}@g${execution.generation}`).join(', ')}): a repeat of an effect must carry the key of its first attempt`,
         { taskId: first.taskId },
       );
     }

@@ -40,6 +40,8 @@ export interface FaultWorld {
   isCurrent(incarnation: Incarnation): boolean;
   /** Running tasks per worker index (0 for a worker with no live incarnation). */
   runningTasks(): readonly number[];
+  /** Q14: the deadline a task was enqueued with (wall-clock ms), if it has one (faults/expire-at.ts). */
+  deadlineOf(taskId: number): number | undefined;
   /** The operator cancels a task (Q13), as the client swarm's operator does: recorded, retried while the scheduler is down. */
   cancel(taskId: number): void;
   /** A2: the operator pauses (resumes) a tenant: recorded as its pauseTenant (resumeTenant) call, retried while the scheduler is down. */

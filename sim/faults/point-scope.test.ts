@@ -26,6 +26,7 @@ function controllerFor(points: PointFault[], running: number[]) {
     runningTasks: () => running,
     deliver: () => {},
     cancel: () => {},
+    deadlineOf: () => undefined,
     pauseTenant: () => {},
     resumeTenant: () => {},
     scheduler: { down: false, onDisk: false, shutDown: async () => {}, reopen: () => {}, connect: () => ({}) as never, leaseMs: 30_000 },
