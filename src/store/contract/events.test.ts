@@ -1,0 +1,151 @@
+/**
+ * The store contract, tables `events` (Q15) and `rejections` (Q3, I4): insertEvent, eventsForTask,
+ * allEvents, eventCursor, eventsSince, failureReasons, insertRejection and rejections, each against
+ * every store kind (harness.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { AT, STORE_KINDS, contractStore, readyTask } from './harness.ts';
+
+describe.each(STORE_KINDS)('events on %s', (kind) => {
+  const db = contractStore(kind);
+
+  describe('insertEvent', () => {
+    it('stores every column as given, NULL worker and generation included; ids follow insert order', async () => {
+      const events = await db.scratch(function* (tx) {
+        yield* tx.insertEvent(1, 1, 'enqueued', AT, '{"to":"ready"}', null, null);
+        yield* tx.insertEvent(1, 2, 'claimed', AT + 1, '{"from":"ready","to":"running"}', 'w1', 1);
+        return yield* tx.allEvents();
+      });
+      expect(events).toEqual([
+        { id: 1, task_id: 1, seq: 1, type: 'enqueued', at: AT, data: '{"to":"ready"}', worker_id: null, generation: null },
+        { id: 2, task_id: 1, seq: 2, type: 'claimed', at: AT + 1, data: '{"from":"ready","to":"running"}', worker_id: 'w1', generation: 1 },
+      ]);
+    });
+
+    it('refuses a second event with the same (task, seq): the transaction fails', async () => {
+      await expect(
+        db.scratch(function* (tx) {
+          yield* tx.insertEvent(1, 1, 'enqueued', AT, '{}', null, null);
+          yield* tx.insertEvent(1, 1, 'enqueued', AT, '{}', null, null);
+          return yield* tx.allEvents();
+        }),
+      ).rejects.toThrow(/unique|duplicate/i);
+    });
+  });
+
+  describe('eventsForTask', () => {
+    it("lists one task's events in seq order whatever the insert order, and [] for a task with none", async () => {
+      const [seqs, none] = await db.scratch(function* (tx) {
+        yield* tx.insertEvent(1, 2, 'b', AT, '{}', null, null);
+        yield* tx.insertEvent(2, 1, 'x', AT, '{}', null, null);
+        yield* tx.insertEvent(1, 1, 'a', AT, '{}', null, null);
+        yield* tx.insertEvent(1, 3, 'c', AT, '{}', null, null);
+        return [(yield* tx.eventsForTask(1)).map((event) => [event.seq, event.type, event.id]), yield* tx.eventsForTask(9)] as const;
+      });
+      expect(seqs).toEqual([
+        [1, 'a', 3],
+        [2, 'b', 1],
+        [3, 'c', 4],
+      ]);
+      expect(none).toEqual([]);
+    });
+  });
+
+  describe('allEvents', () => {
+    it('is [] on an empty log and every event in id (commit) order', async () => {
+      const [empty, all] = await db.scratch(function* (tx) {
+        const empty = yield* tx.allEvents();
+        yield* tx.insertEvent(2, 1, 'x', AT, '{}', null, null);
+        yield* tx.insertEvent(1, 1, 'y', AT, '{}', null, null);
+        return [empty, (yield* tx.allEvents()).map((event) => [event.id, event.task_id])] as const;
+      });
+      expect(empty).toEqual([]);
+      expect(all).toEqual([
+        [1, 2],
+        [2, 1],
+      ]);
+    });
+  });
+
+  describe('eventCursor', () => {
+    it('is 0 on an empty log and the newest event id after inserts', async () => {
+      const answer = await db.scratch(function* (tx) {
+        const empty = yield* tx.eventCursor();
+        yield* tx.insertEvent(1, 1, 'a', AT, '{}', null, null);
+        yield* tx.insertEvent(1, 2, 'b', AT, '{}', null, null);
+        return [empty, yield* tx.eventCursor()];
+      });
+      expect(answer).toEqual([0, 2]);
+    });
+  });
+
+  describe('eventsSince', () => {
+    it('reads at most `limit` events after the cursor, in id order', async () => {
+      const answer = await db.scratch(function* (tx) {
+        for (let seq = 1; seq <= 5; seq++) yield* tx.insertEvent(1, seq, `e${seq}`, AT + seq, '{}', null, null);
+        const ids = function* (cursor: number, limit: number) {
+          return (yield* tx.eventsSince(cursor, limit)).map((event) => event.id);
+        };
+        return { first: yield* ids(0, 2), middle: yield* ids(2, 10), end: yield* ids(5, 10), full: (yield* tx.eventsSince(4, 1))[0] };
+      });
+      expect(answer).toEqual({
+        first: [1, 2],
+        middle: [3, 4, 5],
+        end: [],
+        full: { id: 5, task_id: 1, seq: 5, type: 'e5', at: AT + 5, data: '{}', worker_id: null, generation: null },
+      });
+    });
+  });
+
+  describe('failureReasons', () => {
+    it("lists a task's failure events (retry_scheduled, lease_expired, stop_confirmed, failed, expired) in seq order", async () => {
+      const [reasons, none] = await db.scratch(function* (tx) {
+        const types = ['enqueued', 'claimed', 'retry_scheduled', 'claimed', 'lease_expired', 'stop_confirmed', 'claimed', 'completed', 'failed', 'expired'];
+        for (const [i, type] of types.entries()) yield* tx.insertEvent(1, i + 1, type, AT, `{"n":${i + 1}}`, null, null);
+        yield* tx.insertEvent(2, 1, 'failed', AT, '{"other":true}', null, null);
+        return [yield* tx.failureReasons(1), yield* tx.failureReasons(3)] as const;
+      });
+      expect(reasons).toEqual([
+        { type: 'retry_scheduled', data: '{"n":3}' },
+        { type: 'lease_expired', data: '{"n":5}' },
+        { type: 'stop_confirmed', data: '{"n":6}' },
+        { type: 'failed', data: '{"n":9}' },
+        { type: 'expired', data: '{"n":10}' },
+      ]);
+      expect(none).toEqual([]);
+    });
+  });
+
+  describe('insertRejection', () => {
+    it('records a rejection and bumps its signal counter rejection:<reason> in the same transaction', async () => {
+      const answer = await db.scratch(function* (tx) {
+        yield* tx.insertRejection('acme', 't1', 1, 'capacity', AT);
+        yield* tx.insertRejection('acme', 't2', 2, 'capacity', AT + 1);
+        yield* tx.insertRejection('globex', 't1', 1, 'expired', AT + 2);
+        return { rejections: yield* tx.rejections(), signals: yield* tx.signalCounters() };
+      });
+      expect(answer.signals).toEqual([
+        { name: 'rejection:capacity', value: 2 },
+        { name: 'rejection:expired', value: 1 },
+      ]);
+      expect(answer.rejections).toHaveLength(3);
+    });
+  });
+
+  describe('rejections', () => {
+    it('is [] when none, and the rejections in insert order with every column', async () => {
+      const [empty, rows] = await db.scratch(function* (tx) {
+        const empty = yield* tx.rejections();
+        yield* readyTask(tx);
+        yield* tx.insertRejection('b', 'x', 3, 'late', AT + 1);
+        yield* tx.insertRejection('a', 'y', 1, 'capacity', AT);
+        return [empty, yield* tx.rejections()] as const;
+      });
+      expect(empty).toEqual([]);
+      expect(rows).toEqual([
+        { tenant: 'b', topic: 'x', version: 3, reason: 'late', at: AT + 1 },
+        { tenant: 'a', topic: 'y', version: 1, reason: 'capacity', at: AT },
+      ]);
+    });
+  });
+});
