@@ -420,7 +420,8 @@ describe('leasehold serve: the process', () => {
       expect(stdout).toContain('Read-only: start with --allow-actions');
       const status = await fetch(`${url}api/status`);
       expect(status.status).toBe(200);
-      expect(((await status.json()) as { totals: unknown; actions: boolean })).toMatchObject({ totals: { ready: 3, running: 1, uncertain: 1, deadLetters: 1, pausedTenants: 1 }, actions: false });
+      expect(((await status.json()) as { totals: unknown; actions: boolean })).toMatchObject({ totals: { ready: 3, running: 1, uncertain: 1, deadLetters: 1, pausedTenants: 1 }, actions: false, configuration: 'defaults' });
+      expect(stdout).toContain('Queue configuration: the defaults (no --config)');
       const page = await fetch(url);
       expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
       expect(await page.text()).toContain('<script src="/app.js" defer></script>');

@@ -46,7 +46,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
     it('shows the queue as signals() has it, keeps hostile values as text, and confirms a stop only with the token', async () => {
       const { queue, ids } = await populate(store === 'sqlite' ? join(scratch, 'queue.sqlite') : freshPgStore());
       const token = 'token-for-the-test';
-      const server = await startOpsServer({ queue, db: store, host: '127.0.0.1', port: 0, allowActions: true, token, timeline: liveTimelineSvg, refreshMs: 60_000 });
+      const server = await startOpsServer({ queue, db: store, configuration: 'workers.json', host: '127.0.0.1', port: 0, allowActions: true, token, timeline: liveTimelineSvg, refreshMs: 60_000 });
       const page = await (await theBrowser()).newPage({ viewport: { width: 1400, height: 1800 } });
       const problems: string[] = [];
       page.on('console', (message) => void (message.type() === 'error' && problems.push(message.text())));
@@ -58,6 +58,8 @@ for (const store of ['sqlite', 'postgres'] as const) {
       try {
         await page.goto(server.url);
         await loaded(page);
+        // The header names the queue and the configuration its actions run with (the populated queue's own).
+        expect(await text(page, '#db')).toBe(`${store} (queue configuration: workers.json)`);
         const signals = await queue.signals();
         const number = async (key: string) => Number(await text(page, `[data-k="${key}"]`));
         expect(await number('ready')).toBe(signals.depth.reduce((sum, { n }) => sum + n, 0));

@@ -86,7 +86,8 @@ export async function probeQueue(db: string, schema?: string): Promise<void> {
 function sqliteVersion(path: string): number | undefined {
   let handle: Database.Database | undefined;
   try {
-    handle = new Database(path, { readonly: true, fileMustExist: true });
+    // The store's default busy timeout (5 s): a writer's lock in rollback-journal mode is waited for, not failed on.
+    handle = new Database(path, { readonly: true, fileMustExist: true, timeout: 5_000 });
     const table = handle.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
     if (table === undefined) return undefined;
     return (handle.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;

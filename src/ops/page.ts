@@ -296,7 +296,7 @@ export const APP_JS = `'use strict';
     var taskMatch = /^\\/task\\/([^/]+)$/.exec(path);
     var work = taskMatch ? api('/api/task/' + taskMatch[1]).then(function (d) { render(taskPage(d, decodeURIComponent(taskMatch[1]))); })
       : path === '/dead-letters' ? api('/api/dead-letters').then(function (d) { render(deadLetters(d)); })
-      : api('/api/status').then(function (s) { document.getElementById('db').textContent = s.db; render(overview(s)); });
+      : api('/api/status').then(function (s) { document.getElementById('db').textContent = s.db + ' (queue configuration: ' + s.configuration + ')'; render(overview(s)); });
     // allow-ambient: the browser's refresh timer, in the page's script; nothing of the queue reads it
     work.catch(function (error) { show(String(error.message || error), true); }).then(function () { timer = setTimeout(load, refreshMs); });
   }

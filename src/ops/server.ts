@@ -25,6 +25,8 @@ export interface OpsServerOptions {
   queue: WorkQueue;
   /** What --db named, shown in the header (a URL without its password). */
   db: string;
+  /** Which queue configuration the queue was opened with (the --config file, or 'defaults'): shown, and in /api/status. */
+  configuration?: string;
   allowActions: boolean;
   /** The secret every action must carry; printed by the CLI at start. */
   token: string;
@@ -102,7 +104,7 @@ async function route(request: IncomingMessage, response: ServerResponse, options
     case '/app.css':
       return send(response, 200, 'text/css; charset=utf-8', APP_CSS);
     case '/api/status':
-      return sendJson(response, 200, { ...(await readStatus(queue, options.db)), actions: config.actions });
+      return sendJson(response, 200, { ...(await readStatus(queue, options.db)), actions: config.actions, configuration: options.configuration ?? 'defaults' });
     case '/api/tasks': {
       const limit = url.searchParams.get('limit');
       const filter = {

@@ -122,6 +122,7 @@ async function serve(
   const running = await ops.startOpsServer({
     queue,
     db: ops.describeDb(db),
+    configuration: settings?.source ?? 'defaults',
     host,
     port: args.integer('port') ?? 8080,
     allowActions,
