@@ -221,4 +221,54 @@ describe('I8 effects once', () => {
     expect(sent.provider.executions.length).toBe(1);
     expectViolation(i8EffectsOnce, sent, /request key 1:confirm_order was sent for two different intended effects \(task 1 t1-s0-c0, task 1 t1-s0-c1\)/);
   });
+
+  it('fails when a step records a write skipped or failed though the ledger holds its effect (a re-run whose dependency failed this time), or done though it never executed', async () => {
+    const script = {
+      steps: [
+        {
+          calls: [
+            { id: 'T1', tool: 'lookup_order', args: { ref: 'order' } },
+            { id: 'T2', tool: 'search_kb', args: { ref: 'policy' } },
+            { id: 'T3', tool: 'confirm_order', args: { order: 'g1' }, dependsOn: ['T1', 'T2'], resource: 'ticket' },
+          ],
+          inputTokens: 1_000,
+          outputTokens: 200,
+        },
+      ],
+      answer: { status: 'resolved', summary: 'updated' },
+      finalTokens: { inputTokens: 800, outputTokens: 100 },
+    };
+    // w0#1 ran the graph up to T3's effect and its record, then died; w1#1 took over from checkpoint A and
+    // re-ran the step, where T1 failed this time. The last checkpoint states each call's outcome.
+    const build = async (t3: 'ok' | 'skipped' | 'failed', executed = true) => {
+      const run = realRun();
+      const task = (await run.enqueue({ script }))!;
+      await run.claim('w0#1', task);
+      await run.checkpoint('w0#1', task, 'A', 0, script.steps[0]);
+      await run.toolResult('w0#1', task, 'lookup_order', 0);
+      await run.toolResult('w0#1', task, 'search_kb', 0);
+      if (executed) await run.effect('w0#1', task, 'confirm_order', { order: 'g1' });
+      run.advance(31_000);
+      await run.expireLeases();
+      run.note('kill', 'w0#1');
+      await run.confirmStopped(task);
+      await run.claim('w1#1', task);
+      await run.checkpoint('w1#1', task, 'B', 1);
+      const world = await run.build();
+      const last = world.checkpoints.get(task)!;
+      const results = [
+        { toolCallId: `t${task}-s0-T1`, tool: 'lookup_order', result: null, status: 'failed' },
+        { toolCallId: `t${task}-s0-T2`, tool: 'search_kb', result: {}, status: 'ok' },
+        { toolCallId: `t${task}-s0-T3`, tool: 'confirm_order', result: t3 === 'ok' ? {} : null, status: t3 },
+      ];
+      world.checkpoints.set(task, { ...last, state: { step: 1, messages: [{ role: 'tool', step: 0, results }] } });
+      return world;
+    };
+    const recorded = (world: WorldResult) => i8EffectsOnce.check(world).filter((violation) => violation.message.includes(' records its '));
+    expect(recorded(await build('ok'))).toEqual([]);
+    expect(recorded(await build('skipped', false))).toEqual([]);
+    expectViolation(i8EffectsOnce, await build('skipped'), /task 1: step 0 records its confirm_order \(t1-s0-T3\) skipped, but the ledger holds its effect under 1:confirm_order:\w+ \(executed 1 time\)/);
+    expectViolation(i8EffectsOnce, await build('failed'), /records its confirm_order \(t1-s0-T3\) failed, but the ledger holds its effect/);
+    expectViolation(i8EffectsOnce, await build('ok', false), /task 1: step 0 records its confirm_order \(t1-s0-T3\) done, but the external system never executed that effect/);
+  });
 });

@@ -31,6 +31,9 @@ import type { Checker } from './types.ts';
  *   intended writes, with that write's action; a write of a step whose calls form a graph (A7) is owed
  *   at most once (partial success: its call or a dependency may have failed), and exactly once, with
  *   its ledger row, when the step's recorded outcome says it succeeded;
+ * - what a step records of each write matches what happened (A7 with R2): a write the ledger holds is
+ *   recorded ok (not skipped or failed, even when a re-run after a takeover saw a dependency fail),
+ *   and a write recorded ok was executed by the external system;
  * - an acknowledged ledger row stays (R3, and the power-loss fault, S4): every key a recordEffect was
  *   answered ok for is in the final ledger, and no worker sent that key to the provider after the
  *   acknowledgement (the provider's key deduplicates, so a lost row shows as a second request, not a
@@ -216,6 +219,40 @@ export const i8EffectsOnce: Checker = {
       const sentFor = [...(effectsOfKey.get(effect.requestKey)?.values() ?? [])];
       if (!sentFor.some(({ taskId, write }) => taskId === effect.taskId && write.tool === effect.action)) {
         out.add('unintended', `task ${effect.taskId}: ledger holds ${effect.requestKey} (${effect.action}), which no request for a write its script intends carried`, { taskId: effect.taskId });
+      }
+    }
+    // A7 with R2: what a step records of each write (ok, skipped, failed) is what happened. A write the
+    // ledger holds happened, whatever its dependencies did on a re-run after a takeover: the step records
+    // it ok, never skipped or failed; a write recorded ok was executed by the external system (this
+    // effect, in this attempt or an earlier one). Judged on the run's last checkpoint, which keeps every
+    // finished step's results.
+    for (const task of analysis.tasks.values()) {
+      const intended = writes(task.id);
+      if (intended === undefined) continue;
+      const messages = (world.checkpoints.get(task.id)?.state as { messages?: { role?: string; step?: number; results?: { toolCallId?: string; status?: string }[] }[] } | undefined)?.messages ?? [];
+      const ledgerKeys = new Set((ledger.get(task.id) ?? []).map((row) => `${row.action}\u0000${row.requestKey}`));
+      for (const message of messages) {
+        if (message.role !== 'tool' || typeof message.step !== 'number') continue;
+        for (const result of message.results ?? []) {
+          const write = result.toolCallId === undefined ? undefined : intended.get(result.toolCallId);
+          if (write === undefined || write.step !== message.step) continue;
+          // A plain step's results carry no status: each is the answer of a call that returned.
+          if (result.status === undefined || result.status === 'ok') {
+            if ((executionsOf.get(write.effect) ?? []).length === 0) {
+              out.add('recorded', `task ${task.id}: step ${write.step} records its ${write.tool} (${write.toolCallId}) done, but the external system never executed that effect`, { taskId: task.id });
+            }
+            continue;
+          }
+          const held = [...effectsOfKey].filter(([key, effects]) => effects.has(write.effect) && ledgerKeys.has(`${write.tool}\u0000${key}`)).map(([key]) => key);
+          if (held.length > 0) {
+            const executed = (executionsOf.get(write.effect) ?? []).length;
+            out.add(
+              'recorded',
+              `task ${task.id}: step ${write.step} records its ${write.tool} (${write.toolCallId}) ${String(result.status)}, but the ledger holds its effect under ${held.join(', ')} (executed ${executed} time${executed === 1 ? '' : 's'}): a write that happened is recorded ok, whatever its dependencies did on a re-run (A7, R2)`,
+              { taskId: task.id },
+            );
+          }
+        }
       }
     }
     for (const task of analysis.tasks.values()) {
