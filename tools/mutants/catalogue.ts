@@ -1227,6 +1227,37 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I11',
     blindSpot: 'configuration',
   },
+  // ---------------------------------------------------------------- deadlines inside the tool phase, graph re-runs (issue 35)
+  {
+    id: 'effect-deadline-not-rechecked',
+    description:
+      "A deadline checked before a write's preparations but not again right before its effect (as job runners that check a job's expiry when they fetch it and trust it through slow setup, and as this worker once did: a calibration seed found the heartbeat before an effect answered after the deadline): a deadline that passes during the ledger lookup or the fenced heartbeat lets the effect go out for a task that ends expired (Q14, A8). Only a deadline that falls inside those awaits shows it (scenario deadline-tool-phase, expire-at).",
+    file: 'src/worker/run.ts',
+    find: '    this.assertBeforeDeadline(`before effect ${call.tool}`);\n',
+    replace: '',
+    expectedInvariant: 'I8',
+    blindSpot: 'window',
+  },
+  {
+    id: 'deadline-checked-for-writes-only',
+    description:
+      "Expiry enforced for side effects only, reads judged harmless (a 'skip expired jobs' guard put around mutating calls only): past its deadline a run keeps starting read tools, spending quota and holding a slot for a customer who stopped waiting, though Q14 and A8 promise expiry before each tool call. Only a deadline that passes before a step of reads shows it (deadline-tool-phase's R).",
+    file: 'src/worker/run.ts',
+    find: '    this.assertBeforeDeadline(`before tool ${call.tool}`);\n',
+    replace: '    if (!tool.readOnly) this.assertBeforeDeadline(`before tool ${call.tool}`);\n',
+    expectedInvariant: 'I8',
+    blindSpot: 'window',
+  },
+  {
+    id: 'graph-recorded-write-needs-its-dependencies',
+    description:
+      "A re-run of a tool graph after a takeover settles a write the ledger already holds only when it has no dependencies (memoised step results replayed only on the branch the re-run takes, as durable-execution SDKs that key a step's memo by the path that reached it): when a dependency that succeeded the first time fails now, the update that really happened is recorded skipped, and the run reports a ticket update as never made (A7 with R2). Only a takeover from checkpoint A whose re-run diverges from the first run shows it.",
+    file: 'src/worker/tool-graph.ts',
+    find: '      if (options.recorded?.has(call.id) === true && stopError === undefined) {',
+    replace: '      if (options.recorded?.has(call.id) === true && stopError === undefined && (call.dependsOn ?? []).length === 0) {',
+    expectedInvariant: 'I8',
+    blindSpot: 'path',
+  },
   // ---------------------------------------------------------------- R8 graceful shutdown (faults/drain.ts, graceful-drain)
   {
     id: 'interrupt-by-task-id',
