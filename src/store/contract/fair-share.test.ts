@@ -1,0 +1,90 @@
+/**
+ * The store contract, fair share (A3): table `tenant_service` and `tasks.service_charged` — serviceOf,
+ * addService, tenantServices, serviceCharged, addServiceCharged — and tenantHasLive, each against every
+ * store kind (harness.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask } from './harness.ts';
+
+describe.each(STORE_KINDS)('fair share on %s', (kind) => {
+  const db = contractStore(kind);
+
+  describe('serviceOf', () => {
+    it('is 0 for a tenant never charged', async () => {
+      expect(await db.scratch((tx) => tx.serviceOf('nobody'))).toBe(0);
+    });
+  });
+
+  describe('addService', () => {
+    it("creates a tenant's service and adds to it (negative deltas too)", async () => {
+      const answer = await db.scratch(function* (tx) {
+        yield* tx.addService('acme', 10);
+        yield* tx.addService('acme', 5);
+        yield* tx.addService('acme', -3);
+        yield* tx.addService('globex', 1);
+        return [yield* tx.serviceOf('acme'), yield* tx.serviceOf('globex')];
+      });
+      expect(answer).toEqual([12, 1]);
+    });
+  });
+
+  describe('tenantServices', () => {
+    it('is [] when none, and every tenant with its service in tenant order', async () => {
+      const [empty, rows] = await db.scratch(function* (tx) {
+        const empty = yield* tx.tenantServices();
+        yield* tx.addService('b', 2);
+        yield* tx.addService('a', 1);
+        yield* tx.addService('B', 3);
+        return [empty, yield* tx.tenantServices()] as const;
+      });
+      expect(empty).toEqual([]);
+      expect(rows).toEqual([
+        { tenant: 'B', service: 3 },
+        { tenant: 'a', service: 1 },
+        { tenant: 'b', service: 2 },
+      ]);
+    });
+  });
+
+  describe('serviceCharged', () => {
+    it('is 0 for a new task and for a missing one', async () => {
+      const answer = await db.scratch(function* (tx) {
+        const id = yield* readyTask(tx);
+        return [yield* tx.serviceCharged(id), yield* tx.serviceCharged(99)];
+      });
+      expect(answer).toEqual([0, 0]);
+    });
+  });
+
+  describe('addServiceCharged', () => {
+    it("adds to one task's charge (negative deltas too) and leaves the others", async () => {
+      const answer = await db.scratch(function* (tx) {
+        const a = yield* readyTask(tx);
+        const b = yield* readyTask(tx);
+        yield* tx.addServiceCharged(a, 40);
+        yield* tx.addServiceCharged(a, -15);
+        yield* tx.addServiceCharged(99, 1);
+        return [yield* tx.serviceCharged(a), yield* tx.serviceCharged(b)];
+      });
+      expect(answer).toEqual([25, 0]);
+    });
+  });
+
+  describe('tenantHasLive', () => {
+    it('is true when the tenant has a ready, running or uncertain task other than the one named', async () => {
+      const answer = await db.scratch(function* (tx) {
+        const none = yield* tx.tenantHasLive('acme', 0);
+        const a = yield* readyTask(tx);
+        const onlySelf = yield* tx.tenantHasLive('acme', a);
+        const ready = yield* tx.tenantHasLive('acme', 0);
+        yield* claim(tx, a);
+        const running = yield* tx.tenantHasLive('acme', 0);
+        yield* makeUncertain(tx, a);
+        const uncertain = yield* tx.tenantHasLive('acme', 0);
+        yield* failedTask(tx, { tenant: 'ended' });
+        return { none, onlySelf, ready, running, uncertain, ended: yield* tx.tenantHasLive('ended', 0), otherTenant: yield* tx.tenantHasLive('globex', 0) };
+      });
+      expect(answer).toEqual({ none: false, onlySelf: false, ready: true, running: true, uncertain: true, ended: false, otherTenant: false });
+    });
+  });
+});
