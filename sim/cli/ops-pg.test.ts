@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POPULATED_CONFIG, populate, type Populated } from '../../src/ops/__test-helpers__/populated.ts';
+import { describeDb } from '../../src/ops/open.ts';
 import { dropSchema, freshSchemaName, PG_URL } from '../../src/store/__test-helpers__/pg-test-store.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
 import { openWorkQueue } from '../../src/work-queue.ts';
@@ -93,7 +94,8 @@ describe('the reads on PostgreSQL, with --json', () => {
     expect(body.totals).toEqual({ ready: 3, running: 1, uncertain: 1, deadLetters: 1, pausedTenants: 1 });
     expect((body.tenants as { tenant: string }[]).map(({ tenant }) => tenant)).toEqual(['acme', 'globex', 'initech']);
     expect((body.uncertain as { taskId: number }[]).map(({ taskId }) => taskId)).toEqual([ids.uncertain]);
-    expect(body.db).toBe(PG_URL);
+    // The URL as every message shows it: a password masked (the throwaway server has one).
+    expect(body.db).toBe(describeDb(PG_URL));
     const text = await cli(['status', '--db', PG_URL, '--schema', schema]);
     expect([text.code, text.stderr]).toEqual([EXIT_OK, '']);
     expect(text.stdout).toContain('ready 3, running 1, uncertain 1, dead letters 1, paused tenants 1');
@@ -229,7 +231,7 @@ describe('a PostgreSQL database with no queue in it', () => {
       const result = await cli([...argv, '--db', PG_URL, '--schema', schema]);
       expect([result.code, result.stdout], argv[0]).toEqual([66, '']);
       expect(result.stderr, argv[0]).toBe(
-        `leasehold ${argv[0]}: missing database: no Leasehold queue in ${PG_URL} (schema ${schema}): it has no queue tables; name the database and --schema your workers open (a look never creates one)`,
+        `leasehold ${argv[0]}: missing database: no Leasehold queue in ${describeDb(PG_URL)} (schema ${schema}): it has no queue tables; name the database and --schema your workers open (a look never creates one)`,
       );
     }
     const json = await cli(['status', '--db', PG_URL, '--schema', schema, '--json']);
@@ -252,7 +254,7 @@ describe('a PostgreSQL database with no queue in it', () => {
         expect([inSchema.code, inSchema.stdout, inSchema.stderr.split('\n').length], argv[0]).toEqual([66, '', 1]);
         const inDatabase = await cli([...argv, '--db', emptyDb]);
         expect([inDatabase.code, inDatabase.stdout], argv[0]).toEqual([66, '']);
-        expect(inDatabase.stderr, argv[0]).toBe(`leasehold ${argv[0]}: missing database: no Leasehold queue in ${emptyDb}: it has no queue tables; name the database and --schema your workers open (a look never creates one)`);
+        expect(inDatabase.stderr, argv[0]).toBe(`leasehold ${argv[0]}: missing database: no Leasehold queue in ${describeDb(emptyDb)}: it has no queue tables; name the database and --schema your workers open (a look never creates one)`);
       }
       expect(await sql(PG_URL, 'SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema])).toEqual([]);
       expect(await sql(emptyDb, "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')")).toEqual([]);
