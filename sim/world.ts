@@ -1,19 +1,12 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { EnqueueResult, WorkQueue } from '../src/queue/types.ts';
 import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
 import type { JsonValue } from './canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
-import { SqliteStore } from '../src/store/sqlite-store.ts';
 import type { Durability } from '../src/store/durability.ts';
-import { PgStore, type PgliteLike as PGlite } from '../src/store/pg-store.ts';
-import { openWorkQueue } from '../src/work-queue.ts';
+import type { PgliteLike as PGlite } from '../src/store/pg-store.ts';
 import type { RunOutcome } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
 import { recordedCall, type ActorQueue } from './actors/gated-queue.ts';
-import { freshMemoryDatabase } from './memory-image.ts';
 import { ExternalProvider } from './actors/provider.ts';
 // T2: types only. The agent mode's code reaches the world through the loaded module (SimAgent.runtime),
 // so a world of the built-in agent never loads src/worker/agent.ts (the coverage gate counts what it loads).
@@ -29,22 +22,17 @@ import { FaultController } from './faults/controller.ts';
 import type { FaultWorld, SchedulerHandle } from './faults/injector.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import { planOf } from './faults/index.ts';
-import { needsDisk } from './faults/restart.ts';
-import { needsFile } from './faults/busy.ts';
 import { RetryableStoreError } from '../src/queue/errors.ts';
-import { needsPowerLossTwin } from './faults/power-loss.ts';
-import { PowerLossTwin } from './store/power-loss.ts';
-import { Fleet, FLEET_DEFAULTS, type BaseStore, type FleetActor } from './store/fleet.ts';
-import { needsStorageFaults, StorageFaults } from './store/storage-faults.ts';
-import { applicablePlan, freshPglite, inapplicableFaults, type SimStore } from './store/pglite.ts';
+import type { FleetActor } from './store/fleet.ts';
+import { applicablePlan, inapplicableFaults, type SimStore } from './store/pglite.ts';
+import { DatabaseHost } from './world/database-host.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { drawArrivals, type Arrival } from './workload.ts';
 import { operatorTimes } from './workloads/client-swarm.ts';
 
-/** Where runs that restart the scheduler, or meet a competing writer, keep their database file: tmpfs when the machine has one. */
-const SIM_FILES = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+export { databaseNeeds, RESTART_ON_FILE, sqliteDatabaseFor } from './world/database-host.ts';
 
 /** Everything a finished run leaves for the checkers (S7): the history and the final database. */
 export interface WorldResult {
@@ -113,23 +101,6 @@ export type WorldStore = { kind: 'sqlite' } | { kind: 'pglite'; db: PGlite };
  * running the production worker runtime, a scripted model, simulated tools, an external provider and
  * a supervisor. Built from a scenario and one root seed; streams are forked per purpose (S2).
  */
-/** The share of restart seeds (without a power-loss or busy fault) that run on a real WAL file rather than an image in memory. */
-export const RESTART_ON_FILE = 0.125;
-
-/**
- * Where a SQLite run's database lives: a power loss needs the twin's real WAL file and a busy fault a
- * second connection on the file ('file'); a restart alone runs on an image in memory, serialized at the
- * close and opened again from it ('memory-image'), except a RESTART_ON_FILE share of those seeds (drawn
- * from a fork of its own, so no other draw moves), which keep a real file and SQLite's recovery on
- * reopen; anything else is plain memory.
- */
-export function sqliteDatabaseFor(plan: FaultPlan, random: SeededRandom, durability?: Durability): 'memory' | 'memory-image' | 'file' {
-  // A durability is what a commit survives on disk: only a file has one (the store leaves a database in memory alone).
-  if (durability !== undefined || needsFile(plan) || plan.timed.some((fault) => fault.kind === 'power-loss')) return 'file';
-  if (!needsDisk(plan)) return 'memory';
-  return random.fork('restart-file').chance(RESTART_ON_FILE) ? 'file' : 'memory-image';
-}
-
 export class World {
   readonly loop = new EventLoop();
   readonly history = new History(this.loop);
@@ -145,48 +116,23 @@ export class World {
   /** Q14: each enqueued task's deadline, for the expire-at fault (faults/expire-at.ts). */
   private readonly deadlines = new Map<number, number>();
   private readonly outcomes: WorldResult['outcomes'] = [];
-  private readonly directory: string | undefined;
-  /** Where the run's database lives (sqliteDatabaseFor): for reports and tests. */
-  readonly database: 'memory' | 'memory-image' | 'file' | 'pglite';
-  /** A restart seed on an image in memory instead of a file (see the constructor); `image` holds it while the scheduler is down. */
-  private readonly restartInMemory: boolean;
-  private image: Buffer | undefined;
-  private readonly dbPath: string;
+  /** The database and every fault beneath it (world/database-host.ts). */
+  private readonly host: DatabaseHost;
   /**
    * The scheduler's own queue: the world's look at the database (the end-of-run reads, the operator's
    * list), on a connection whose transactions never wait. Every actor has a queue of its own (connect).
    */
   private readonly queue: WorkQueue;
-  private readonly fleet: Fleet;
   private readonly own: ActorQueue;
   private readonly client: ActorQueue;
   private readonly operator: ActorQueue;
-  /** W1: stops the world's subscription to the base store's notices (renewed with each store it opens). */
-  private unwatchBase: (() => void) | undefined;
-  /** The database handle of a file-backed run, which the world opens and closes around the queue. */
-  private handle: Database.Database | undefined;
-  /** The world's database as every connection reaches it now: it changes across restarts and power losses. */
-  private store!: BaseStore;
-  /**
-   * A run with a power-loss fault keeps its database in the power-loss twin (sim/store/power-loss.ts),
-   * at the queue's default durability, and maps each commit the twin saw to the history invoke of the
-   * call that made it (`commitInvokes[commit.index]`), so a power-loss note can name the calls it undid.
-   */
-  private twin: PowerLossTwin | undefined;
-  private readonly commitInvokes: number[] = [];
-  /** How many unsynced commits a `keep: prefix` power loss keeps: its own stream, so other draws stay put. */
-  private keepRandom: SeededRandom | undefined;
-  /** The storage beneath the world's handle (store/storage-faults.ts): the disk-full and io-error faults act on it. */
-  private readonly storage = new StorageFaults();
   private readonly enqueuesByTenant = new Map<string, number>();
   /** A2: tenants the operator paused (faults/tenant-pause.ts) and has not resumed: resumed as the liveness phase begins. */
   private readonly pausedTenants = new Set<string>();
-  private down = false;
   private loopEvents = 0;
   private crash: unknown;
-  /** The PGlite database of a world on 'pglite', and the release of it once the run is over. */
+  /** The PGlite database of a world on 'pglite'. */
   private readonly pglite: PGlite | undefined;
-  private releasePglite: (() => void) | undefined;
   private readonly notApplicable: Record<string, number>;
   /** T2: the twins of the agent module's external systems, shared by every incarnation (a provider outlives its callers). */
   readonly twins: ExternalTwins | undefined;
@@ -218,22 +164,7 @@ export class World {
     // T2: the same draws; each task's input is then the agent's (its script removed, so no checker judges it against one).
     if (agent !== undefined) agent.runtime.agentArrivals(this.arrivals, agent, this.poisoned);
     this.twins = agent === undefined ? undefined : new agent.runtime.ExternalTwins(this.history, this.provider, Object.keys(agent.definition.externals), agent.twins);
-    // On PGlite the database outlives a restart in memory: no file is needed. On SQLite a power loss
-    // needs the twin's real WAL file and a busy fault a second connection on the file; a restart alone
-    // runs on an image in memory (serialized at the close, opened again from it: exactly what was
-    // committed), except in a sampled share of its seeds (RESTART_ON_FILE), which keep a real WAL file
-    // and SQLite's own recovery on reopen, so that path stays tested. A statement on a file costs about
-    // 1.9x one in memory.
-    this.database = this.pglite === undefined ? sqliteDatabaseFor(this.plan, this.random, scenario.durability) : 'pglite';
-    this.restartInMemory = this.database === 'memory-image';
-    this.directory = this.database === 'file' ? mkdtempSync(join(SIM_FILES, 'leasehold-sim-')) : undefined;
-    this.dbPath = this.directory === undefined ? ':memory:' : join(this.directory, 'queue.sqlite');
-    this.fleet = new Fleet(
-      { base: () => this.store, down: () => this.down, cursor: this.cursor, committed: (invoke) => this.noteCommits(invoke) },
-      this.random.fork('fleet'),
-      scenario.fleet ?? FLEET_DEFAULTS,
-    );
-    this.openStore();
+    this.host = new DatabaseHost({ scenario, plan: this.plan, random: this.random, loop: this.loop, history: this.history, ...(this.pglite === undefined ? {} : { pglite: this.pglite }) });
     if (this.pglite !== undefined) this.history.note('store', 'sim', { store: 'pglite', notApplicable: this.notApplicable });
     this.own = this.connect(this.process('scheduler'), false);
     this.queue = this.own.queue;
@@ -253,20 +184,16 @@ export class World {
     const world = this;
     const scheduler: SchedulerHandle = {
       get down() {
-        return world.down;
+        return world.host.down;
       },
-      onDisk: this.dbPath !== ':memory:' || this.pglite !== undefined || this.restartInMemory,
-      databaseFile: this.dbPath === ':memory:' ? undefined : this.dbPath,
-      ...(needsPowerLossTwin(this.plan) ? { powerLoss: (keep: 'none' | 'prefix', downMs: number) => this.powerLoss(keep, downMs) } : {}),
-      shutDown: async () => {
-        // Down first: a transaction that reaches the database while it closes meets a scheduler that is down.
-        this.down = true;
-        await this.closeQueue();
-      },
+      onDisk: this.host.onDisk,
+      databaseFile: this.host.databaseFile,
+      ...(this.host.powerLossTwin ? { powerLoss: (keep: 'none' | 'prefix', downMs: number) => this.powerLoss(keep, downMs) } : {}),
+      shutDown: () => this.host.shutDown(),
       reopen: () => this.reopen(),
       connect: (id) => this.connect(this.process(id)),
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
-      storage: this.storage,
+      storage: this.host.storage,
       ...(Object.keys(resolveConfig(this.scenario.queue).budgets).length > 0
         ? { budgetLevels: async () => (await this.queue.budgetLevels()).map(({ budget, scope, kind, level, limit, updatedAt }) => ({ budget, scope, kind, level, limit, updatedAt })) }
         : {}),
@@ -290,60 +217,6 @@ export class World {
     };
   }
 
-  /** Opens the world's database (or reopens it after a restart): every connection reaches it through `this.store`. */
-  private openStore(): void {
-    this.openBase();
-    // W1: the base store's claimable notices reach the actors that watch, through the fleet (sim/store/fleet.ts).
-    this.unwatchBase?.();
-    this.unwatchBase = this.store.watch?.(() => this.fleet.notice());
-  }
-
-  private openBase(): void {
-    // Busy timeout 0: SQLite's busy handler would sleep in real time inside the synchronous call, while the
-    // competing writer of a busy fault (faults/busy.ts) lets go only at a loop event. Each attempt meets
-    // SQLITE_BUSY at once, and the store's own bounded retries (Q18) run as in production.
-    // No watch of the file for other processes (W1): the world's notices reach its actors through the
-    // fleet alone, never from a real file-system event.
-    const storeOptions = { busyTimeoutMs: 0, busyRetries: resolveConfig(this.scenario.queue).busyRetries, watchOtherProcesses: false };
-    // A scenario's durability (scenario.durability) is given to the SQLite store as openWorkQueue would give it.
-    const durability = this.scenario.durability === undefined ? {} : { durability: this.scenario.durability };
-    if (this.pglite !== undefined) {
-      // The PostgreSQL store's production path (pg-store.ts) on PGlite: a restart closes this store and
-      // opens a new one on the same database, which keeps exactly what was committed.
-      this.store = PgStore.open(this.pglite, { busyRetries: storeOptions.busyRetries }, () => this.loop.clock.now());
-      return;
-    }
-    if (this.dbPath !== ':memory:' && needsPowerLossTwin(this.plan)) {
-      // A power loss must find what the disk was told to keep: the twin opens the file through the
-      // production path at the scenario's durability, by default the production default ('acknowledged'),
-      // never synchronous OFF. A restart (a process crash of the scheduler) reopens the queue on the
-      // twin's same connection.
-      this.twin ??= PowerLossTwin.open({ path: this.dbPath, at: () => this.loop.clock.now(), ...storeOptions, ...durability });
-      this.store = this.twin.store;
-      return;
-    }
-    let target: Database.Database;
-    if (this.dbPath === ':memory:') {
-      target = this.image === undefined ? freshMemoryDatabase() : new Database(this.image);
-      this.image = undefined;
-    } else {
-      // The simulated machine never loses power, so a commit needs no fsync: the file keeps WAL (as in
-      // production) but synchronous OFF. A restart closes and reopens it, keeping exactly what was
-      // committed, as before. The handle is the world's; the store adopts it (the production API).
-      // A scenario that states a durability runs at it: the store sets the handle's level (a handle
-      // given a durability takes it, as in production).
-      target = new Database(this.dbPath);
-      target.pragma('journal_mode = WAL');
-      if (this.scenario.durability === undefined) target.pragma('synchronous = OFF');
-    }
-    this.handle = target;
-    // The world opens the store itself, so each connection can read the event cursor at the instant its
-    // transaction committed (sim/store/fleet.ts); every queue runs on it through the production API.
-    // The storage gate (store/storage-faults.ts) wraps every write statement; a seed whose plan has no
-    // disk-full or io-error fault never uses it, so its handle goes to the store as it is.
-    this.store = SqliteStore.open(needsStorageFaults(this.plan) ? this.storage.attach(target) : target, { ...storeOptions, ...durability }, () => this.loop.clock.now());
-  }
-
   /**
    * A queue of its own for `actor` (a worker incarnation, the supervisor, the client, a fault's
    * sender), on a connection of its own to the world's database (sim/store/fleet.ts), with the core's
@@ -351,21 +224,12 @@ export class World {
    * connection's transactions never wait (the scheduler's own look, read after the loop has stopped).
    */
   private connect(actor: FleetActor, interleaves = true): ActorQueue {
-    const connection = this.fleet.connect(actor, interleaves);
-    const queue = openWorkQueue({ clock: this.loop.clock, random: this.random.fork('core').fork(actor.id), config: this.scenario.queue, db: connection });
-    return { queue, connection };
+    return this.host.connect(actor, interleaves);
   }
 
   /** An actor that never dies or freezes (the scheduler's own look, the client, the operator, the supervisor, a fault's sender), waiting on the loop. */
   private process(id: string): FleetActor {
     return { id, alive: () => true, waiter: this.loop.waiter };
-  }
-
-  /** A write of history call `invoke` ran: the twin's new commits, if any, are that call's (a power-loss note names them). */
-  private noteCommits(invoke: number | undefined): void {
-    const twin = this.twin;
-    if (twin === undefined) return;
-    for (let index = this.commitInvokes.length === 0 ? 1 : this.commitInvokes.length; index <= twin.commits.length; index++) this.commitInvokes[index] = invoke ?? -1;
   }
 
   /**
@@ -374,32 +238,9 @@ export class World {
    * back when the power does. The note names the commits the cut rolled back and the calls that made them.
    */
   private powerLoss(keep: 'none' | 'prefix', downMs: number): void {
-    const twin = this.twin;
-    if (twin === undefined || this.down) return;
-    const report = twin.powerLoss(keep === 'prefix' ? (this.keepRandom ??= this.random.fork('power-loss-keep')) : 0);
-    this.down = true;
-    this.store = twin.store;
-    const cursor = this.cursor();
-    const lost = report.lost.map((commit) => ({ commit: commit.index, operation: commit.operation, synchronous: commit.synchronous, invoke: this.commitInvokes[commit.index] ?? -1 }));
-    this.history.note('power-loss', 'host', { downMs, keep, synced: report.synced, kept: report.kept, cursor, lost });
+    if (!this.host.powerLoss(keep, downMs)) return;
     for (const worker of this.workers) this.kill(worker, 'power-loss', downMs, false);
     this.loop.after(downMs, () => this.reopen());
-  }
-
-  /**
-   * The event cursor now: the newest event id committed (each connection reads it when its transaction
-   * commits, sim/store/fleet.ts). Every store here knows it without a query: the world's store is the
-   * database's only writer, and tracks the newest event id it committed (read once when it opens).
-   */
-  private readonly cursor = (): number => this.store.committedEventCursor();
-
-  /** Closes the world's database: every queue on it stays, and meets a scheduler that is down until it reopens. */
-  private async closeQueue(): Promise<void> {
-    await this.store.close();
-    // A restart in memory keeps what was committed as the database's image, as a file would keep it.
-    if (this.restartInMemory && this.handle !== undefined && this.handle.open) this.image = this.handle.serialize();
-    this.handle?.close();
-    this.handle = undefined;
   }
 
   private makeWorker(index: number): SimWorker {
@@ -572,10 +413,17 @@ export class World {
   }
 
   private reopen(): void {
-    if (!this.down) return;
-    this.openStore();
-    this.down = false;
-    this.history.note('reopen', 'scheduler');
+    if (this.host.reopen()) this.history.note('reopen', 'scheduler');
+  }
+
+  /** True while the scheduler is down (a restart, a power loss): the database host says. */
+  private get down(): boolean {
+    return this.host.down;
+  }
+
+  /** Where the run's database lives (sqliteDatabaseFor): for reports and tests. */
+  get database(): DatabaseHost['database'] {
+    return this.host.database;
   }
 
   private fail(error: unknown): void {
@@ -766,7 +614,7 @@ export class World {
     const startMs = loop.now();
     try {
       // A fresh database for this world on the thread's PGlite, migrated as of now (SQLite's migrates at open: the same instant).
-      if (this.pglite !== undefined) this.releasePglite = await freshPglite(this.pglite, loop.clock.now());
+      await this.host.prepare();
       this.scheduleArrivals(startMs);
       this.scheduleOperator(startMs);
       this.scheduleMonitor(startMs);
@@ -858,7 +706,7 @@ export class World {
     };
     if (this.crash !== undefined) result.crash = this.crash;
     if (this.agent !== undefined && this.twins !== undefined) result.agent = { module: this.agent, twins: this.twins };
-    const durability = this.twin?.store.durability ?? (this.store instanceof SqliteStore ? this.store.durability : undefined);
+    const durability = this.host.durability();
     if (durability !== undefined) result.durability = durability;
     if (this.pglite !== undefined) {
       result.store = 'pglite';
@@ -868,10 +716,7 @@ export class World {
     // database too, so nondeterminism that reaches only stored data (an event time, a result) shows.
     const stored = { tasks: final.tasks, events: result.events, checkpoints: [...checkpoints].map(([id, checkpoint]) => [id, checkpoint ?? null]), holds: result.holds, deadLetters: result.deadLetters, effects: result.effects };
     this.history.note('final-database', 'sim', { sha256: sha256Hex(canonicalJson(stored)) });
-    await this.closeQueue();
-    this.releasePglite?.();
-    this.twin?.close();
-    if (this.directory !== undefined) rmSync(this.directory, { recursive: true, force: true });
+    await this.host.dispose();
     return result;
   }
 }

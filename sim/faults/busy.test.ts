@@ -11,7 +11,8 @@ import { SeededRandom } from '../random.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { World } from '../world.ts';
-import { BusyWindows, needsFile } from './busy.ts';
+import { BusyWindows } from './busy.ts';
+import { databaseNeeds } from '../world/database-host.ts';
 import { NO_RATES, type FaultPlan } from './plan.ts';
 
 const folders: string[] = [];
@@ -37,8 +38,8 @@ function setUp(busyRetries: number) {
 describe('the busy fault is a competing writer beneath the store (S4, Q18)', () => {
   it('needs a database file only for a plan with a busy fault', () => {
     const plan: FaultPlan = { timed: [], points: [], rates: { ...NO_RATES } };
-    expect(needsFile(plan)).toBe(false);
-    expect(needsFile({ ...plan, timed: [{ kind: 'busy', atMs: 0, durationMs: 1_000, probability: 0.3 }] })).toBe(true);
+    expect(databaseNeeds(plan).has('file')).toBe(false);
+    expect(databaseNeeds({ ...plan, timed: [{ kind: 'busy', atMs: 0, durationMs: 1_000, probability: 0.3 }] }).has('file')).toBe(true);
   });
 
   it.each([0, 3])('a write while the lock is held meets a BusyError from src/store after its %i retries, and nothing is written', async (busyRetries) => {

@@ -5,7 +5,6 @@ import type { History } from '../history.ts';
 import type { SeededRandom } from '../random.ts';
 import { nonNegative, part, probability } from '../schema-kit.ts';
 import type { TimedInjector } from './injector.ts';
-import type { FaultPlan } from './plan.ts';
 
 /**
  * S4 transient SQLITE_BUSY, beneath the core: for durationMs from atMs, a second connection on the
@@ -35,14 +34,11 @@ export type BusyFault = z.output<typeof busyFault>;
 
 export const busy: TimedInjector<BusyFault> = {
   kind: 'busy',
+  // The competing writer is a second connection on the database file.
+  needs: ['file'],
   swarm: ({ random, at }, plan) => void plan.timed.push({ kind: 'busy', atMs: at(), durationMs: random.int(1_000, 30_000), probability: random.float(0.05, 0.5) }),
   fire: (fault, run) => run.busy.open(fault),
 };
-
-/** A competing writer needs a second connection on the same database: a plan with a busy fault runs on a file. */
-export function needsFile(plan: FaultPlan): boolean {
-  return plan.timed.some((fault) => fault.kind === 'busy');
-}
 
 /** How long one burst holds the lock, in virtual ms: longer than a worker's busyWaitMs sometimes, so its retries can run out too. */
 const BURST_MS = { min: 20, max: 400 } as const;
@@ -70,7 +66,7 @@ export class BusyWindows {
 
   open(fault: BusyFault): void {
     this.history.note('sqlite-busy', 'faults', { durationMs: fault.durationMs, probability: fault.probability });
-    if (this.file === undefined) throw new Error('a busy fault needs the database on a file (faults/busy.ts needsFile)');
+    if (this.file === undefined) throw new Error('a busy fault needs the database on a file (its kind declares that it needs a file)');
     if (fault.probability <= 0 || fault.durationMs <= 0) return;
     this.cycle(this.loop.now() + fault.durationMs, fault.probability);
   }

@@ -24,6 +24,7 @@ export type DiskFullFault = z.output<typeof diskFullFault>;
 
 export const diskFull: TimedInjector<DiskFullFault> = {
   kind: 'disk-full',
+  needs: ['storage-gate'],
   swarm: ({ random, at }, plan) => void plan.timed.push({ kind: 'disk-full', atMs: at(), durationMs: random.int(500, 15_000) }),
   fire: (fault, run) => fillDisk(run, fault),
 };

@@ -124,8 +124,18 @@ export interface FaultProblem {
 }
 
 /** A fault that acts at a time: an entry of `plan.timed`. */
+/**
+ * What a fault kind needs of the database beneath the world (sim/world/database-host.ts): `disk`, what
+ * was committed survives the scheduler's restart; `file`, a real database file (a second connection on
+ * it, or a disk that can lose power); `power-loss-twin`, the twin that models what a power cut keeps;
+ * `storage-gate`, the gate every write statement passes, where a full disk or an I/O error strikes.
+ */
+export type DatabaseNeed = 'disk' | 'file' | 'power-loss-twin' | 'storage-gate';
+
 export interface TimedInjector<Fault extends { kind: string; atMs: number }> {
   readonly kind: Fault['kind'];
+  /** What a plan with a fault of this kind needs of the database (absent: nothing beyond the default, memory). */
+  readonly needs?: readonly DatabaseNeed[];
   /** How a swarm seed adds faults of this kind to its plan; absent: not a swarm kind. */
   readonly swarm?: (draw: SwarmDraw, plan: FaultPlan) => void;
   /** Checks a fault against a pool of `workerCount` workers. */

@@ -22,6 +22,7 @@ export type IoErrorFault = z.output<typeof ioErrorFault>;
 
 export const ioError: TimedInjector<IoErrorFault> = {
   kind: 'io-error',
+  needs: ['storage-gate'],
   swarm: ({ random, at }, plan) => {
     // A few errors a seed, each at a seeded statement of a seeded transaction.
     for (let count = random.int(1, 4); count > 0; count--) plan.timed.push({ kind: 'io-error', atMs: at(), skip: random.int(0, 40) });

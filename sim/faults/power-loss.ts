@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { nonNegative, oneOf, part } from '../schema-kit.ts';
-import type { FaultPlan } from './plan.ts';
 import type { FaultRun, TimedInjector } from './injector.ts';
 
 /**
@@ -32,16 +31,13 @@ export type PowerLossFault = z.output<typeof powerLossFault>;
 
 export const powerLoss: TimedInjector<PowerLossFault> = {
   kind: 'power-loss',
+  // The twin's real WAL file, which keeps what the disk was told to keep.
+  needs: ['file', 'disk', 'power-loss-twin'],
   swarm: ({ random, at }, plan) => {
     plan.timed.push({ kind: 'power-loss', atMs: at(), downMs: random.int(100, 3_000), keep: random.chance(0.5) ? 'prefix' : 'none' });
   },
   fire: (fault, run) => cutPower(run, fault),
 };
-
-/** A plan with a power loss runs its database through the power-loss twin, on a file. */
-export function needsPowerLossTwin(plan: FaultPlan): boolean {
-  return plan.timed.some((fault) => fault.kind === 'power-loss');
-}
 
 function cutPower({ world }: FaultRun, fault: PowerLossFault): void {
   const { scheduler } = world;

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { nonNegative, part } from '../schema-kit.ts';
-import type { FaultPlan } from './plan.ts';
 import type { FaultRun, SchedulerHandle, TimedInjector } from './injector.ts';
 
 /**
@@ -20,16 +19,13 @@ export type RestartFault = z.output<typeof restartFault>;
 
 export const restart: TimedInjector<RestartFault> = {
   kind: 'restart',
+  // What was committed must outlive the restart: an image in memory, a file, or PGlite.
+  needs: ['disk'],
   swarm: ({ random, at }, plan) => {
     for (let n = random.int(1, 2); n > 0; n--) plan.timed.push({ kind: 'restart', atMs: at(), downMs: random.int(100, 3_000) });
   },
   fire: (fault, run) => restartScheduler(run, fault.downMs),
 };
-
-/** A restart (or a power loss) must find state on disk: a plan with one runs on a database file, others in memory (much faster). */
-export function needsDisk(plan: FaultPlan): boolean {
-  return plan.timed.some((fault) => fault.kind === 'restart' || fault.kind === 'power-loss');
-}
 
 async function restartScheduler({ world }: FaultRun, downMs: number): Promise<void> {
   const scheduler: SchedulerHandle = world.scheduler;

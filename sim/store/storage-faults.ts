@@ -1,14 +1,8 @@
 import Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../src/store/sqlite-handle.ts';
-import type { FaultPlan } from '../faults/plan.ts';
 import type { History } from '../history.ts';
 
 /** SQLite's codes for storage that failed beneath the database (restated here: the simulator judges src/, it does not import its decisions). */
-/** Whether a plan has a fault that acts on the storage gate (disk-full, io-error): only then does the world attach it. */
-export function needsStorageFaults(plan: FaultPlan): boolean {
-  return plan.timed.some((fault) => fault.kind === 'disk-full' || fault.kind === 'io-error');
-}
-
 export function storageCode(error: unknown): 'disk_full' | 'io_error' | undefined {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (code === 'SQLITE_FULL') return 'disk_full';
