@@ -76,6 +76,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
         expect(await page.locator('table[data-table="paused"]').innerText()).toContain(HOSTILE);
         await page.goto(`${server.url}task/${ids.hostile}`);
         await loaded(page);
+        expect(await text(page, '#db')).toBe(`${store} (queue configuration: workers.json)`);
         expect(await text(page, 'dd[data-k="tenant"]')).toBe(HOSTILE);
         expect(await text(page, 'dd[data-k="error"]')).toBe(`business_error: ${HOSTILE}`);
         expect(await page.locator('table[data-table="events"]').innerText()).toContain('<script>');

@@ -11,7 +11,9 @@ function attribute(text: string): string {
 }
 
 /** The shell of every page: which page it is, the script reads from the location. */
-export function pageHtml(config: { actions: boolean; refreshMs: number }): string {
+export function pageHtml(config: { actions: boolean; refreshMs: number; db?: string; configuration?: string }): string {
+  // Which queue, and the configuration its actions run with, in the header of every page (an attribute the script puts in as text).
+  const where = config.db === undefined ? '' : `${config.db} (queue configuration: ${config.configuration ?? 'defaults'})`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -21,7 +23,7 @@ export function pageHtml(config: { actions: boolean; refreshMs: number }): strin
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
 </head>
-<body data-actions="${attribute(String(config.actions))}" data-refresh="${attribute(String(config.refreshMs))}">
+<body data-actions="${attribute(String(config.actions))}" data-refresh="${attribute(String(config.refreshMs))}" data-where="${attribute(where)}">
 <header>
   <a class="brand" href="/">Leasehold</a>
   <nav><a href="/">Overview</a> <a href="/dead-letters">Dead letters</a></nav>
@@ -292,11 +294,12 @@ export const APP_JS = `'use strict';
 
   function load() {
     clearTimeout(timer);
+    document.getElementById('db').textContent = body.dataset.where || '';
     var path = location.pathname;
     var taskMatch = /^\\/task\\/([^/]+)$/.exec(path);
     var work = taskMatch ? api('/api/task/' + taskMatch[1]).then(function (d) { render(taskPage(d, decodeURIComponent(taskMatch[1]))); })
       : path === '/dead-letters' ? api('/api/dead-letters').then(function (d) { render(deadLetters(d)); })
-      : api('/api/status').then(function (s) { document.getElementById('db').textContent = s.db + ' (queue configuration: ' + s.configuration + ')'; render(overview(s)); });
+      : api('/api/status').then(function (s) { render(overview(s)); });
     // allow-ambient: the browser's refresh timer, in the page's script; nothing of the queue reads it
     work.catch(function (error) { show(String(error.message || error), true); }).then(function () { timer = setTimeout(load, refreshMs); });
   }

@@ -61,7 +61,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export function createOpsHandler(options: OpsServerOptions): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
   const hosts = options.hosts === 'any' ? 'any' : new Set([...LOOPBACK_NAMES, ...(options.hosts ?? [])].map((name) => name.toLowerCase()));
-  const config = { actions: options.allowActions, refreshMs: options.refreshMs ?? 2_000, db: options.db };
+  const config = { actions: options.allowActions, refreshMs: options.refreshMs ?? 2_000, db: options.db, configuration: options.configuration ?? 'defaults' };
   return async (request, response) => {
     try {
       await route(request, response, options, hosts, config);
@@ -73,7 +73,7 @@ export function createOpsHandler(options: OpsServerOptions): (request: IncomingM
   };
 }
 
-type PageConfig = { actions: boolean; refreshMs: number; db: string };
+type PageConfig = { actions: boolean; refreshMs: number; db: string; configuration: string };
 
 async function route(request: IncomingMessage, response: ServerResponse, options: OpsServerOptions, hosts: ReadonlySet<string> | 'any', config: PageConfig): Promise<void> {
   // A request an http.Server hands over always has its url and method (only a client's request lacks them).
