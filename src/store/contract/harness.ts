@@ -14,10 +14,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll } from 'vitest';
+import { PgStore } from '../pg-store.ts';
 import { SqliteStore } from '../sqlite-store.ts';
 import type { HoldClosure, NewTask, Step, Store, StoreTx } from '../store.ts';
-import { freshPgliteStore, freshPgStore } from '../__test-helpers__/pg-test-store.ts';
+import { freshPgStore } from '../__test-helpers__/pg-test-store.ts';
 
 /** The kinds of store every contract case runs on. */
 export const STORE_KINDS = ['sqlite-memory', 'sqlite-file', 'postgres', 'pglite'] as const;
@@ -43,12 +45,27 @@ function openStore(kind: StoreKind, scratchDirs: string[]): Store {
     case 'sqlite-file': {
       const directory = mkdtempSync(join(tmpdir(), 'leasehold-store-contract-'));
       scratchDirs.push(directory);
-      return SqliteStore.open(join(directory, 'queue.sqlite'), { busyTimeoutMs: 1_000, busyRetries: 0 }, () => 0);
+      // Its watch hears this process's commits only: a file watcher's notices would come at times of their own.
+      return SqliteStore.open(join(directory, 'queue.sqlite'), { busyTimeoutMs: 1_000, busyRetries: 0, watchOtherProcesses: false }, () => 0);
     }
     case 'postgres':
+      // A fresh schema of the run's server (LEASEHOLD_PG_URL, or vitest's throwaway one), dropped on close.
       return freshPgStore({ busyRetries: 0 });
-    case 'pglite':
-      return freshPgliteStore({ busyRetries: 0 });
+    case 'pglite': {
+      // A database of this file's own (pg-test-store's shared one passes no watch through), closed with the store.
+      const database = new PGlite();
+      const inner = PgStore.open(database, { busyRetries: 0, schema: 'lh_contract' }, () => 0);
+      return {
+        kind: 'pglite',
+        write: (operation, readClock, body) => inner.write(operation, readClock, body),
+        read: (operation, body) => inner.read(operation, body),
+        watch: (listener) => inner.watch(listener),
+        async close() {
+          await inner.close();
+          await database.close();
+        },
+      };
+    }
   }
 }
 
