@@ -263,6 +263,16 @@ describe('a PostgreSQL database with no queue in it', () => {
     }
   });
 
+  it("another tool's schema_migrations (text versions, as Rails keeps) is exit 66 with one line, and is left as it was", async () => {
+    const schema = freshSchemaName();
+    schemas.push(schema);
+    await sql(PG_URL, `CREATE SCHEMA "${schema}"; CREATE TABLE "${schema}".schema_migrations (version varchar PRIMARY KEY); INSERT INTO "${schema}".schema_migrations VALUES ('20260101120000')`);
+    const result = await cli(['status', '--db', PG_URL, '--schema', schema]);
+    expect([result.code, result.stdout]).toEqual([66, '']);
+    expect(result.stderr).toMatch(/^leasehold status: cannot open: .* is not a Leasehold queue this version can open: .*\(SQLSTATE \w{5}\)$/);
+    expect(await sql(PG_URL, 'SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema])).toEqual([{ table_name: 'schema_migrations' }]);
+  });
+
   it('a server that does not answer is exit 69, a database that does not exist exit 66', async () => {
     const down = await cli(['status', '--db', 'postgres://postgres@127.0.0.1:1/test']);
     expect([down.code, down.stdout]).toEqual([69, '']);

@@ -326,6 +326,18 @@ describe('the operator commands: help, a missing database, the terminal', () => 
     expect(readFileSync(empty).length).toBe(0);
   });
 
+  it("a SQLite file with another tool's schema_migrations (text versions) is exit 66 and is left as it was", async () => {
+    const db = join(scratch, 'rails.sqlite');
+    const handle = new Database(db);
+    handle.exec("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY); INSERT INTO schema_migrations VALUES ('20260101120000')");
+    handle.close();
+    const result = await cli(['status', '--db', db]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([66, '', `leasehold status: cannot open: ${db} is not a Leasehold queue: its schema_migrations table is another tool's (version "20260101120000")`]);
+    const after = new Database(db, { readonly: true });
+    expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: 'schema_migrations' }]);
+    after.close();
+  });
+
   it('a queue at an older schema version is exit 66 and is not migrated', async () => {
     const db = queueFile();
     const handle = new Database(db);

@@ -90,8 +90,12 @@ function sqliteVersion(path: string): number | undefined {
     handle = new Database(path, { readonly: true, fileMustExist: true, timeout: 5_000 });
     const table = handle.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
     if (table === undefined) return undefined;
-    return (handle.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
+    const { v } = handle.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: unknown };
+    // Another tool's schema_migrations (Rails keeps text versions) is not a queue's.
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new OpsError('cannot_open', `${path} is not a Leasehold queue: its schema_migrations table is another tool's (version ${JSON.stringify(v)})`);
+    return v;
   } catch (error) {
+    if (error instanceof OpsError) throw error;
     const { code, message } = error as { code?: unknown; message?: unknown };
     if (code === 'SQLITE_BUSY') throw new OpsError('unreachable', `${path} is locked by another process: try again`, { cause: error });
     throw new OpsError('cannot_open', `${path} cannot be opened as a Leasehold queue: ${String(message ?? error)}${typeof code === 'string' ? ` (${code})` : ''}`, { cause: error });
@@ -122,7 +126,9 @@ async function postgresVersion(url: string, schema: string | undefined): Promise
     const refused = pgOpenErrorOf(where, error);
     if (refused !== undefined) throw new OpsError('cannot_open', refused.message, { cause: refused });
     if (connectionCodeOf(error) !== undefined) throw new OpsError('unreachable', `cannot reach ${where}: ${(error as Error).message}`, { cause: error });
-    throw error;
+    // Anything else the server said of these two reads (another tool's schema_migrations, whose version is not an integer): not a queue this version can open.
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    throw new OpsError('cannot_open', `${where} is not a Leasehold queue this version can open: ${String(message ?? error)}${typeof code === 'string' ? ` (SQLSTATE ${code})` : ''}`, { cause: error });
   } finally {
     await client.end().catch(() => undefined);
   }
