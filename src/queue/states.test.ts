@@ -72,10 +72,17 @@ describe('the state machine table', () => {
   });
 });
 
+/**
+ * The store contract suite's harness (store/contract/harness.ts) calls StoreTx methods directly,
+ * writeState and insertTask included, as a test of each statement must: test code, like the *.test.ts
+ * files left out below, not a writer of the queue's states.
+ */
+const TEST_ONLY_FOLDERS = new Set([join(SRC, 'store', 'contract')]);
+
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
     const path = join(directory, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
+    if (statSync(path).isDirectory()) return TEST_ONLY_FOLDERS.has(path) ? [] : sourceFiles(path);
     return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
   });
 }
