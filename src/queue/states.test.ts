@@ -73,7 +73,7 @@ describe('the state machine table', () => {
 });
 
 /**
- * The store contract suite's harness (store/contract/harness.ts) calls StoreTx methods directly,
+ * The store contract suite's harness (store/contract/__test-helpers__/harness.ts) calls StoreTx methods directly,
  * writeState and insertTask included, as a test of each statement must: test code, like the *.test.ts
  * files left out below, not a writer of the queue's states.
  */

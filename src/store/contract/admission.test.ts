@@ -1,11 +1,11 @@
 /**
  * The store contract, admission (A2): tables `tenant_pauses` and `admission_decisions` and the
  * `tasks.deferred` column — pausedTenants, pauseTenant, resumeTenant, setDeferred, deferTask,
- * insertAdmission, admissionDecisions — each against every store kind (harness.ts).
+ * insertAdmission, admissionDecisions — each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { AdmissionRow } from '../store.ts';
-import { AT, STORE_KINDS, claim, contractStore, readyTask } from './harness.ts';
+import { AT, STORE_KINDS, claim, contractStore, readyTask } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('admission on %s', (kind) => {
   const db = contractStore(kind);

@@ -1,11 +1,11 @@
 /**
  * The store contract, tables `budget_levels` and `reservations` (A1, I16): budgetLevel,
  * writeBudgetLevel, budgetLevels, insertReservation, addToReservation, setConsumed, heldReservations,
- * releaseReservation and reservations, each against every store kind (harness.ts).
+ * releaseReservation and reservations, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { NewReservation, ReservationRow } from '../store.ts';
-import { AT, STORE_KINDS, contractStore } from './harness.ts';
+import { AT, STORE_KINDS, contractStore } from './__test-helpers__/harness.ts';
 
 function reservation(overrides: Partial<NewReservation> = {}): NewReservation {
   return { taskId: 1, generation: 1, budget: 'tokens', scope: '', reserved: 10, baseline: 0, at: AT, ...overrides };

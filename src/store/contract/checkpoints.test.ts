@@ -1,10 +1,10 @@
 /**
  * The store contract, table `checkpoints` (R1, R2, R5): insertCheckpoint, lastCheckpoint,
- * lastCheckpointFlags and lastCheckpointUsage, each against every store kind (harness.ts).
+ * lastCheckpointFlags and lastCheckpointUsage, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { NewCheckpoint } from '../store.ts';
-import { AT, STORE_KINDS, contractStore } from './harness.ts';
+import { AT, STORE_KINDS, contractStore } from './__test-helpers__/harness.ts';
 
 function checkpoint(overrides: Partial<NewCheckpoint> = {}): NewCheckpoint {
   return { id: 1, generation: 1, kind: 'A', step: 1, state: '{"s":1}', usage: '{"tokens":1}', now: AT, eventSeq: 3, requeueSafe: 0, ...overrides };

@@ -1,10 +1,10 @@
 /**
  * The store contract, the claim's reads of `tasks` (Q4-Q7, A6): holding, overdueLeases, anyReady,
  * firstReadyTenant, nextReadyTenant, levelHead, readyHeads, levelNext, olderSessionHolders, sessionBusy
- * and candidateById, each against every store kind (harness.ts).
+ * and candidateById, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask, sortedBy } from './harness.ts';
+import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask, sortedBy } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
   const db = contractStore(kind);

@@ -1,9 +1,9 @@
 /**
  * The store contract, table `dead_letters` (R6, O1): insertDeadLetter, deadLetters, deadLetterTask and
- * resetForRedrive, each against every store kind (harness.ts).
+ * resetForRedrive, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AT, STORE_KINDS, contractStore, failedTask, readyTask } from './harness.ts';
+import { AT, STORE_KINDS, contractStore, failedTask, readyTask } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('dead letters on %s', (kind) => {
   const db = contractStore(kind);

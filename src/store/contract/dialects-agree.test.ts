@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { StoreTx } from '../store.ts';
-import { AT, STORE_KINDS, claim, contractStore, endByHolder, failedTask, makeUncertain, readyTask, sortedBy } from './harness.ts';
+import { AT, STORE_KINDS, claim, contractStore, endByHolder, failedTask, makeUncertain, readyTask, sortedBy } from './__test-helpers__/harness.ts';
 
 /** A history that leaves a row in most tables and a task in most states (every key given: the fixtures' own counter differs per run). */
 function* history(tx: StoreTx): Generator<unknown, void, unknown> {

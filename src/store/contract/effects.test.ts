@@ -1,10 +1,10 @@
 /**
  * The store contract, table `effects` (R3): insertEffect, effectByKey and effects, each against every
- * store kind (harness.ts).
+ * store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { NewEffect } from '../store.ts';
-import { AT, STORE_KINDS, contractStore } from './harness.ts';
+import { AT, STORE_KINDS, contractStore } from './__test-helpers__/harness.ts';
 
 function effect(overrides: Partial<NewEffect> = {}): NewEffect {
   return { requestKey: 'k1', id: 1, tenant: 'acme', action: 'send_email', generation: 1, result: '{"sent":true}', now: AT, ...overrides };

@@ -1,10 +1,10 @@
 /**
  * The store contract, tables `events` (Q15) and `rejections` (Q3, I4): insertEvent, eventsForTask,
  * allEvents, eventCursor, eventsSince, failureReasons, insertRejection and rejections, each against
- * every store kind (harness.ts).
+ * every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AT, STORE_KINDS, contractStore, readyTask } from './harness.ts';
+import { AT, STORE_KINDS, contractStore, readyTask } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('events on %s', (kind) => {
   const db = contractStore(kind);

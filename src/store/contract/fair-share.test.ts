@@ -1,10 +1,10 @@
 /**
  * The store contract, fair share (A3): table `tenant_service` and `tasks.service_charged` — serviceOf,
  * addService, tenantServices, serviceCharged, addServiceCharged — and tenantHasLive, each against every
- * store kind (harness.ts).
+ * store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask } from './harness.ts';
+import { STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('fair share on %s', (kind) => {
   const db = contractStore(kind);

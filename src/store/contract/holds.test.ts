@@ -1,10 +1,10 @@
 /**
  * The store contract, the hold of a task's credits (R4; columns of `tasks`) and the `credit_ledger`
  * table: closeHold, holds, staleHolds, insertCredit and creditLedger, each against every store kind
- * (harness.ts).
+ * (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AT, RELEASED, STORE_KINDS, claim, contractStore, makeUncertain, readyTask, sortedBy } from './harness.ts';
+import { AT, RELEASED, STORE_KINDS, claim, contractStore, makeUncertain, readyTask, sortedBy } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
   const db = contractStore(kind);

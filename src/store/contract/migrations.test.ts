@@ -1,11 +1,11 @@
 /**
  * The store contract, table `schema_migrations` (Q18): schemaMigrations, against every store kind
- * (harness.ts). Both dialects apply the same versions under the same names (their DDL differs).
+ * (__test-helpers__/harness.ts). Both dialects apply the same versions under the same names (their DDL differs).
  */
 import { describe, expect, it } from 'vitest';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from '../migrations.ts';
 import { PG_MIGRATIONS } from '../pg-migrations.ts';
-import { STORE_KINDS, contractStore } from './harness.ts';
+import { STORE_KINDS, contractStore } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('migrations on %s', (kind) => {
   const db = contractStore(kind);

@@ -1,10 +1,10 @@
 /**
  * The store contract, the control-plane signals (A5): table `signal_counters` (bumpSignal,
  * signalCounters) and the bounded reads of `tasks` that signals are made of (holdingSince, readyDepth,
- * oldestReady, oldestEligibleReady, recentTasks), each against every store kind (harness.ts).
+ * oldestReady, oldestEligibleReady, recentTasks), each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask, sortedBy } from './harness.ts';
+import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask, sortedBy } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('signals on %s', (kind) => {
   const db = contractStore(kind);

@@ -1,7 +1,7 @@
 /**
  * The store contract, the writes of `tasks.state` and of a lease holder (Q7-Q9, Q13): writeState (its
  * three kinds), completingRow, heartbeat, bumpEventSeqFenced, requestCancel, and the transaction's own
- * savepoint and markClaimable, each against every store kind (harness.ts).
+ * savepoint and markClaimable, each against every store kind (__test-helpers__/harness.ts).
  *
  * Differs by design: a claim's or a holder's state write that matches no row. SQLite answers it at once
  * (undefined); PostgreSQL sends it with the next round trip (pg-statements.ts deferOne) and answers the
@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvariantError } from '../../queue/errors.ts';
 import { RUN_SIGNAL } from '../statements.ts';
-import { AT, RELEASED, STORE_KINDS, claim, contractStore, endByHolder, makeUncertain, readyTask, settled } from './harness.ts';
+import { AT, RELEASED, STORE_KINDS, claim, contractStore, endByHolder, makeUncertain, readyTask, settled } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('state writes on %s', (kind) => {
   const db = contractStore(kind);

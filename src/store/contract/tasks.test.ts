@@ -1,11 +1,11 @@
 /**
  * The store contract, table `tasks` (issue 36 item 4): the reads of task rows, the insert (Q1, Q2) and
- * the live counter (Q3), each against every store kind (harness.ts). writeState has a file of its own
+ * the live counter (Q3), each against every store kind (__test-helpers__/harness.ts). writeState has a file of its own
  * (state-writes.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { TaskRow } from '../store.ts';
-import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, newTask, readyTask } from './harness.ts';
+import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, newTask, readyTask } from './__test-helpers__/harness.ts';
 
 /** The row insertTask stores for newTask(overrides) with id `id`: every column, NULLs where nothing was written. */
 function insertedRow(id: number, task: ReturnType<typeof newTask>): TaskRow {

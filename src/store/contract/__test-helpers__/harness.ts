@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll } from 'vitest';
-import { PgStore } from '../pg-store.ts';
-import { SqliteStore } from '../sqlite-store.ts';
-import type { HoldClosure, NewTask, Step, Store, StoreTx } from '../store.ts';
-import { freshPgStore } from '../__test-helpers__/pg-test-store.ts';
+import { PgStore } from '../../pg-store.ts';
+import { SqliteStore } from '../../sqlite-store.ts';
+import type { HoldClosure, NewTask, Step, Store, StoreTx } from '../../store.ts';
+import { freshPgStore } from '../../__test-helpers__/pg-test-store.ts';
 
 /** The kinds of store every contract case runs on. */
 export const STORE_KINDS = ['sqlite-memory', 'sqlite-file', 'postgres', 'pglite'] as const;
