@@ -22,6 +22,20 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
       ]);
     });
 
+    it('keeps text byte for byte when written with other statements in one round trip (quotes, backslashes, non-ASCII, JSON escapes)', async () => {
+      // On PostgreSQL insertEvent waits for the next statement and goes with it as EXECUTE ... with literals (pg-statements.ts batchText).
+      const texts = [`{"q":"it's"}`, '{"b":"back\\\\slash \\n"}', '{"u":"é 😀 \\u0000"}', "'); DROP TABLE events; --", '\\', "E'x'", ''];
+      const data = await db.scratch(function* (tx) {
+        for (const [i, text] of texts.entries()) {
+          yield* tx.insertEvent(1, i + 1, 'note', AT, text, i % 2 === 0 ? `w'${i}\\` : null, i);
+          yield* tx.bumpSignal(`note:${text}`, 1);
+        }
+        return { events: (yield* tx.eventsForTask(1)).map((event) => [event.data, event.worker_id]), signals: (yield* tx.signalCounters()).map((row) => row.name) };
+      });
+      expect(data.events).toEqual(texts.map((text, i) => [text, i % 2 === 0 ? `w'${i}\\` : null]));
+      expect([...data.signals].sort()).toEqual(texts.map((text) => `note:${text}`).sort());
+    });
+
     it('refuses a second event with the same (task, seq): the transaction fails', async () => {
       await expect(
         db.scratch(function* (tx) {

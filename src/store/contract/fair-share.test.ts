@@ -35,13 +35,18 @@ describe.each(STORE_KINDS)('fair share on %s', (kind) => {
         yield* tx.addService('b', 2);
         yield* tx.addService('a', 1);
         yield* tx.addService('B', 3);
+        yield* tx.addService('é', 4);
+        yield* tx.addService('z', 5);
         return [empty, yield* tx.tenantServices()] as const;
       });
       expect(empty).toEqual([]);
+      // Bytewise (UTF-8): SQLite's BINARY and PostgreSQL's COLLATE "C" put 'B' before 'a' and 'z' before 'é'.
       expect(rows).toEqual([
         { tenant: 'B', service: 3 },
         { tenant: 'a', service: 1 },
         { tenant: 'b', service: 2 },
+        { tenant: 'z', service: 5 },
+        { tenant: 'é', service: 4 },
       ]);
     });
   });

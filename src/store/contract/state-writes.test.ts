@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvariantError } from '../../queue/errors.ts';
 import { RUN_SIGNAL } from '../statements.ts';
-import { AT, RELEASED, STORE_KINDS, claim, contractStore, endByHolder, makeUncertain, readyTask, settled } from './__test-helpers__/harness.ts';
+import { AT, RELEASED, STORE_KINDS, claim, contractStore, endByHolder, makeUncertain, newTask, readyTask, settled } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('state writes on %s', (kind) => {
   const db = contractStore(kind);
@@ -287,19 +287,22 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
     it('leaves the transaction usable after a statement inside it failed (a refused insert)', async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { tenant: 'a' });
-        let failed = false;
+        let failure = '';
         try {
           yield* tx.savepoint(function* () {
+            yield* readyTask(tx, { tenant: 'inside' });
             // A priority outside 0..30 breaks the schema's CHECK.
-            yield* tx.insertTask({ ...(yield* tx.taskById(1))!, inputHash: 'x', inputJson: '{}', topic: 'bad', priority: 99, contextJson: null, needsJson: null, now: AT, holdCredits: 0, hold: null } as never);
+            yield* tx.insertTask(newTask({ tenant: 'bad', priority: 99 }));
             yield* tx.allTasks();
           });
-        } catch {
-          failed = true;
+        } catch (error) {
+          failure = String((error as Error).message);
         }
-        return { failed, tenants: (yield* tx.allTasks()).map((row) => row.tenant) };
+        yield* readyTask(tx, { tenant: 'after' });
+        return { failure, tenants: (yield* tx.allTasks()).map((row) => row.tenant) };
       });
-      expect(answer).toEqual({ failed: true, tenants: ['a'] });
+      expect(answer.failure).toMatch(/check/i);
+      expect(answer.tenants).toEqual(['a', 'after']);
     });
   });
 
