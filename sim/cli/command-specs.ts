@@ -214,7 +214,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   work: {
     name: 'work',
     summary: 'run a supervised fleet of worker processes on a real queue with your agent module (W3); SIGTERM or Ctrl-C drains it',
-    synopsis: '--db FILE|URL --agent MODULE [--processes N] [--slots N] [--drain-ms MS] [--schema NAME]',
+    synopsis: '--db FILE|URL --agent MODULE [--processes N] [--slots N] [--drain-ms MS] [--schema NAME] [--config FILE]',
     flags: [
       { name: 'db', kind: 'string', valueName: 'FILE|URL', example: 'queue.sqlite', help: 'the queue: a SQLite file (created if missing) or a postgres:// URL' },
       {
@@ -228,6 +228,13 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       { name: 'slots', kind: 'integer', valueName: 'N', example: '2', help: 'runs each process holds at once (default 1)' },
       { name: 'drain-ms', kind: 'integer', min: 0, valueName: 'MS', example: '30000', help: 'on SIGTERM, how long each process lets its runs finish before handing them back interrupted (R8; default 30000)' },
       { name: 'schema', kind: 'string', valueName: 'NAME', example: 'leasehold', help: 'PostgreSQL only: the schema the queue lives in' },
+      {
+        name: 'config',
+        kind: 'string',
+        valueName: 'FILE',
+        example: 'queue-config.json',
+        help: 'the queue configuration as a JSON object (leaseMs, maxAttempts, quotas, budgets...; default: the defaults); give the operator commands the same file',
+      },
     ],
     example: 'work --db queue.sqlite --agent agent.mjs --processes 4',
     requires: { flags: ['db', 'agent'] },

@@ -19,6 +19,13 @@ const AGENT = join(REPO, 'src', 'worker', '__test-helpers__', 'provider-agent.ts
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-work-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+/** A configuration file in the scratch folder; its path. */
+function configFile(name: string, text: string): string {
+  const file = join(scratch, name);
+  writeFileSync(file, text);
+  return file;
+}
+
 async function cli(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
@@ -37,6 +44,10 @@ describe('leasehold work: usage', () => {
     [['work', '--db', 'q.sqlite', '--agent', AGENT, '--drain-ms', 'soon'], /^leasehold: --drain-ms expects a whole number >= 0/],
     [['work', '--db', 'q.sqlite', '--agent', AGENT, '--schema', 'x'], /^leasehold: --schema is for a postgres:\/\/ database only/],
     [['work', '--db', 'q.sqlite', '--agent', AGENT, '--proceses', '2'], /^leasehold: unknown flag --proceses for work\. Did you mean --processes\?/],
+    [['work', '--db', 'q.sqlite', '--agent', AGENT, '--config', 'missing.json'], /^leasehold: --config: no configuration file at missing\.json\. Try: leasehold work/],
+    [['work', '--db', 'q.sqlite', '--agent', AGENT, '--config', configFile('bad-json.json', '{ leaseMs: 1')], /^leasehold: --config \S+bad-json\.json: not JSON/],
+    [['work', '--db', 'q.sqlite', '--agent', AGENT, '--config', configFile('list.json', '[1]')], /^leasehold: --config \S+list\.json: expected a JSON object of queue settings/],
+    [['work', '--db', 'q.sqlite', '--agent', AGENT, '--config', configFile('ratio.json', '{"leaseMs": 20000, "heartbeatMs": 10000}')], /^leasehold: --config \S+ratio\.json: .*leaseMs/],
   ])('%j exits 64 with one line', async (argv, stderr) => {
     const result = await cli(argv);
     expect(result.code).toBe(EXIT_USAGE);
@@ -81,6 +92,30 @@ describe('leasehold work: the process', () => {
       expect(stdout).toMatch(/^supervisor: SIGTERM: draining$/m);
       expect(stdout.match(/^supervisor: \S+ exited \(code 0\)$/gm)).toHaveLength(2);
       expect(stdout).toMatch(/^supervisor: stopped \(stopped\): 2 start\(s\), 0 restart\(s\)/m);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('runs its workers with the queue configuration of --config FILE: their claims take its lease', async () => {
+    const db = join(scratch, 'configured.sqlite');
+    const config = configFile('workers.json', JSON.stringify({ leaseMs: 90_000, heartbeatMs: 30_000 }));
+    const queue = openWorkQueue({ db, clock: new SystemClock() });
+    try {
+      for (let i = 0; i < 2; i++) await queue.enqueue({ tenant: 'acme', topic: `c${i}`, version: 1, priority: 1, input: { i } });
+      const run = start(['--db', db, '--agent', AGENT, '--processes', '1', '--drain-ms', '5000', '--config', config], { PROVIDER_DB: join(scratch, 'provider-configured.sqlite') });
+      const give = Date.now() + 120_000;
+      while ((await queue.snapshot()).countsByState.done < 2) {
+        if (Date.now() > give) throw new Error(`hang guard: ${JSON.stringify(run.output())}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(EXIT_OK);
+      for (const id of [1, 2]) {
+        const claimed = (await queue.events(id)).find((event) => event.type === 'claimed');
+        expect(claimed).toBeDefined();
+        expect((claimed!.data as { leaseUntil: number }).leaseUntil - claimed!.at).toBe(90_000);
+      }
     } finally {
       await queue.close();
     }

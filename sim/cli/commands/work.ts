@@ -10,7 +10,7 @@ import { UsageError } from '../usage-error.ts';
 const AGENT_EXTENSIONS = ['.mjs', '.js', '.cjs', '.ts', '.mts', '.cts'];
 
 /**
- * `leasehold work --db FILE|URL --agent MODULE [--processes N] [--slots N] [--drain-ms MS]` (SPEC W3):
+ * `leasehold work --db FILE|URL --agent MODULE [--processes N] [--slots N] [--drain-ms MS] [--config FILE]` (SPEC W3):
  * starts the Supervisor, which keeps N worker processes running the agent module over the queue,
  * restarts the ones that die and confirms the tasks of those it saw exit (Q11). It prints one line per
  * event on standard output and runs until SIGTERM or SIGINT, which drain the fleet (R8): exit 0 then.
@@ -30,11 +30,23 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   if (schema !== undefined && !/^postgres(ql)?:\/\//.test(db)) throw new UsageError('--schema is for a postgres:// database only', example);
   const { Supervisor } = await import('../../../src/worker/supervisor.ts');
   const { LeaseholdError } = await import('../../../src/queue/errors.ts');
+  // One configuration file for the fleet and for the operator commands that decide as it would
+  // (confirm-stopped, redrive: their --config FILE), read and validated the same way.
+  const { readOpsSettings } = await import('../../../src/ops/config-file.ts');
+  const configFile = args.string('config');
+  let config;
+  try {
+    config = configFile === undefined ? undefined : readOpsSettings(configFile, false)?.config;
+  } catch (error) {
+    if (error instanceof LeaseholdError) throw new UsageError(error.message, example);
+    throw error;
+  }
   let supervisor;
   try {
     supervisor = new Supervisor({
       db,
       agent,
+      ...(config === undefined ? {} : { config }),
       processes: args.integer('processes') ?? 2,
       slots: args.integer('slots') ?? 1,
       drainMs: args.integer('drain-ms') ?? 30_000,
