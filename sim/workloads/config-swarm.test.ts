@@ -131,4 +131,32 @@ describe('the configuration swarm (configSwarm)', () => {
       for (const claim of claims) expect((claim.data as { leaseUntil: number }).leaseUntil - claim.at).toBe(leaseMs);
     }
   });
+
+  it('with budgets, draws tenant- and globally-scoped rate, concurrency and total budgets with needs the queue admits, from a stream of its own (issue 35)', () => {
+    const withBudgets = spec({ configSwarm: { budgets: true } });
+    expect(withBudgets.configSwarm?.budgets).toBe(true);
+    const kinds = new Map<string, number>();
+    for (const seed of SEEDS) {
+      const { scenario, drawn } = scenarioForSeed(withBudgets, seed);
+      // Every other option is drawn as without budgets.
+      expect({ ...drawn!.queue, budgets: undefined }).toEqual({ ...draw(seed).queue, budgets: undefined });
+      const budgets = scenario.queue.budgets ?? {};
+      expect(Object.keys(budgets).length).toBeGreaterThan(0);
+      expect(Object.keys(scenario.workload.needs ?? {}).sort()).toEqual(Object.keys(budgets).sort());
+      expect(() => resolveConfig(scenario.queue)).not.toThrow();
+      for (const [name, budget] of Object.entries(budgets)) {
+        const need = scenario.workload.needs![name]!;
+        const key = `${budget.kind}/${budget.kind === 'total' ? budget.per : (budget.scope ?? 'global')}`;
+        kinds.set(key, (kinds.get(key) ?? 0) + 1);
+        expect(need, `${seed} ${name}`).toBeGreaterThan(0);
+        expect(need, `${seed} ${name}`).toBeLessThanOrEqual(budget.kind === 'rate' ? budget.capacity : budget.limit);
+      }
+    }
+    // Each kind at each scope, tenant scope the more often.
+    for (const key of ['rate/tenant', 'rate/global', 'concurrency/tenant', 'concurrency/global', 'total/run', 'total/session']) expect(kinds.get(key) ?? 0, key).toBeGreaterThan(10);
+    expect(kinds.get('rate/tenant')!).toBeGreaterThan(kinds.get('rate/global')!);
+    // Without the flag nothing is drawn: the scenario's own budgets and needs stay.
+    expect(scenarioForSeed(swarmed, '3').scenario.workload.needs).toEqual(swarmed.workload.needs);
+  });
 });
+

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_CONFIG, resolveConfig } from '../../src/queue/config.ts';
-import type { QueueConfig, Tier } from '../../src/queue/types.ts';
+import type { BudgetSpec, Needs, QueueConfig, Tier } from '../../src/queue/types.ts';
 import { SeededRandom, type Seed } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { WORKERS_DEFAULTS } from '../scenario-sections.ts';
-import { list, oneOf, probability, strict, withDefaults } from '../schema-kit.ts';
+import { flag, list, oneOf, probability, strict, withDefaults } from '../schema-kit.ts';
 
 /**
  * The configuration swarm (issue 15 item 3): per seed, the queue configuration and the worker options
@@ -61,6 +61,14 @@ export interface ConfigSwarmSpec {
   queue: QueueOption[];
   /** The worker options drawn per seed. */
   workers: WorkerOption[];
+  /**
+   * Issue 35 item 3: also draw named budgets (A1) with the needs of the drawn tasks, from the stream
+   * `config-swarm/budgets`: a rate bucket metered in tokens (every further model call of a run reserves
+   * again), a concurrency budget and a total per run or per session, each of scope tenant or global, so
+   * tenants' own buckets and semaphores stand at different levels at the same instant. Absent or false:
+   * none drawn (the scenario's own budgets, if any, stay).
+   */
+  budgets?: boolean;
 }
 
 export const CONFIG_SWARM_DEFAULTS = { allDefaultsProbability: 0.05, defaultProbability: 0.25, edgeProbability: 0.4 };
@@ -93,6 +101,10 @@ export const configSwarmSection = strict(
     keep: list(oneOf(optionNames, 'a queue or worker option'))
       .default(() => [])
       .meta({ description: 'Options the swarm never draws (they keep the file\'s value or the default).' }),
+
+    budgets: flag()
+      .optional()
+      .meta({ description: 'Also draw named budgets (a tenant- or globally-scoped token rate bucket, concurrency budget and run or session total) and the drawn tasks\' needs of them, per seed; default false.' }),
   },
   'Draw the queue configuration and worker options per seed from the valid space (defaults and edges included); options the file fixes stay fixed unless named in redraw.',
 ).optional();
@@ -104,6 +116,8 @@ export const configSwarmSchema = strict(
     ...commonFields,
     queue: list(oneOf(QUEUE_OPTIONS as unknown as [string, ...string[]], 'a queue option')),
     workers: list(oneOf(WORKER_OPTIONS as unknown as [string, ...string[]], 'a worker option')),
+
+    budgets: flag().optional(),
   },
   'The configuration swarm: the queue and worker options drawn per seed.',
 );
@@ -123,6 +137,7 @@ export function resolveConfigSwarm(section: ConfigSwarmSection, fixedQueue: read
     edgeProbability: section.edgeProbability,
     queue: QUEUE_OPTIONS.filter((option) => drawn(option, fixedQueue)),
     workers: WORKER_OPTIONS.filter((option) => drawn(option, statedWorkers)),
+    ...(section.budgets === true ? { budgets: true } : {}),
   };
 }
 
@@ -250,6 +265,49 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
  */
 export function scenarioForSeed(scenario: ScenarioSpec, seed: Seed): { scenario: ScenarioSpec; drawn?: DrawnConfig } {
   if (scenario.configSwarm === undefined) return { scenario };
-  const drawn = drawConfig(new SeededRandom(seed).fork('config-swarm'), scenario, scenario.configSwarm);
-  return { scenario: { ...scenario, queue: drawn.queue, workers: drawn.workers }, drawn };
+  const random = new SeededRandom(seed).fork('config-swarm');
+  const drawn = drawConfig(random, scenario, scenario.configSwarm);
+  if (scenario.configSwarm.budgets !== true) return { scenario: { ...scenario, queue: drawn.queue, workers: drawn.workers }, drawn };
+  // Drawn from a stream of its own, so every option above is drawn as it was without budgets.
+  const { budgets, needs } = drawBudgets(random.fork('budgets'));
+  drawn.queue = { ...drawn.queue, budgets: { ...drawn.queue.budgets, ...budgets } };
+  resolveConfig(drawn.queue);
+  const workload = { ...scenario.workload, needs: { ...scenario.workload.needs, ...needs } };
+  return { scenario: { ...scenario, queue: drawn.queue, workers: drawn.workers, workload }, drawn };
 }
+
+/**
+ * Issue 35 item 3: budgets of scope tenant beside global ones, drawn per seed, with what every drawn
+ * task needs of them (A1). Each budget is drawn with probability 0.8 (at least one always is):
+ * - swarm_tokens, a rate bucket metered in tokens: a claim reserves the need, and every further model
+ *   call of the run reserves again (src/worker/run.ts reserve), from its own tenant's bucket under scope
+ *   tenant; small capacities and slow refills empty a busy tenant's bucket while another's has room;
+ * - swarm_slots, a concurrency budget of 1 to 3 per tenant (or for everyone);
+ * - swarm_total, a total per run or per session, metered in model calls or tokens, at times below what a
+ *   run needs (the run, or the session's later versions, end budget_exhausted).
+ * Scope tenant three times in four. Needs stay within each budget's capacity, so enqueues are admitted.
+ */
+export function drawBudgets(random: SeededRandom): { budgets: Record<string, BudgetSpec>; needs: Needs } {
+  const budgets: Record<string, BudgetSpec> = {};
+  const needs: Needs = {};
+  const scope = () => (random.chance(0.75) ? 'tenant' : 'global');
+  const pick = [random.chance(0.8), random.chance(0.8), random.chance(0.8)];
+  if (!pick.some(Boolean)) pick[random.int(0, 2)] = true;
+  if (pick[0]) {
+    const capacity = random.int(2_000, 24_000);
+    budgets.swarm_tokens = { kind: 'rate', capacity, refill: random.int(Math.ceil(capacity / 4), capacity), periodMs: random.int(5_000, 60_000), scope: scope(), meter: 'tokens' };
+    needs.swarm_tokens = random.int(200, Math.min(capacity, 4_000));
+  }
+  if (pick[1]) {
+    budgets.swarm_slots = { kind: 'concurrency', limit: random.int(1, 3), scope: scope() };
+    needs.swarm_slots = 1;
+  }
+  if (pick[2]) {
+    const calls = random.chance(0.5);
+    const limit = calls ? random.int(2, 12) : random.int(2_000, 40_000);
+    budgets.swarm_total = { kind: 'total', limit, per: random.chance(0.5) ? 'run' : 'session', meter: calls ? 'modelCalls' : 'tokens' };
+    needs.swarm_total = calls ? 1 : random.int(100, Math.min(limit, 2_000));
+  }
+  return { budgets, needs };
+}
+

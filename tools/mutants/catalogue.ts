@@ -1258,6 +1258,16 @@ export const SABOTAGES: readonly Sabotage[] = [
     expectedInvariant: 'I8',
     blindSpot: 'path',
   },
+  {
+    id: 'reserve-scope-lost',
+    description:
+      "A further reservation planned without the task's tenant (a partition key lost on the continuation path, as rate limiters that key the first acquire by group but a renewal or a second acquire by the queue): every run's later model calls draw a tenant-scoped bucket's one shared row instead of their own tenant's, so one tenant's flood starves the others' runs mid-way and the stored levels no longer match each tenant's own grants (A1). Only tenant-scoped metered budgets on the path of a further reservation show it (tenant-scoped-budgets, and config-swarm's drawn budgets).",
+    file: 'src/queue/admission-api.ts',
+    find: '  const plan = yield* planGrants(context.config, tx, task, needs, at);',
+    replace: "  const plan = yield* planGrants(context.config, tx, { ...task, tenant: '' }, needs, at);",
+    expectedInvariant: 'I15',
+    blindSpot: 'configuration',
+  },
   // ---------------------------------------------------------------- R8 graceful shutdown (faults/drain.ts, graceful-drain)
   {
     id: 'interrupt-by-task-id',
