@@ -1,12 +1,11 @@
 import type { EnqueueResult, WorkQueue } from '../src/queue/types.ts';
 import { canonicalJson, sha256Hex } from '../src/canonical-json.ts';
-import type { JsonValue } from './canonical-json.ts';
 import { resolveConfig } from '../src/queue/config.ts';
 import type { Durability } from '../src/store/durability.ts';
 import type { PgliteLike as PGlite } from '../src/store/pg-store.ts';
-import type { RunOutcome } from '../src/worker/types.ts';
+import type { Model, RunOutcome, Tool } from '../src/worker/types.ts';
 import type { Incarnation } from './actors/incarnation.ts';
-import { recordedCall, type ActorQueue } from './actors/gated-queue.ts';
+import type { ActorQueue } from './actors/gated-queue.ts';
 import { ExternalProvider } from './actors/provider.ts';
 // T2: types only. The agent mode's code reaches the world through the loaded module (SimAgent.runtime),
 // so a world of the built-in agent never loads src/worker/agent.ts (the coverage gate counts what it loads).
@@ -22,15 +21,15 @@ import { FaultController } from './faults/controller.ts';
 import type { FaultWorld, SchedulerHandle } from './faults/injector.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import { planOf } from './faults/index.ts';
-import { RetryableStoreError } from '../src/queue/errors.ts';
 import type { FleetActor } from './store/fleet.ts';
 import { applicablePlan, inapplicableFaults, type SimStore } from './store/pglite.ts';
+import { Clients } from './world/clients.ts';
 import { DatabaseHost } from './world/database-host.ts';
+import { runPhases } from './world/phases.ts';
 import { History } from './history.ts';
 import { SeededRandom, type Seed } from './random.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { drawArrivals, type Arrival } from './workload.ts';
-import { operatorTimes } from './workloads/client-swarm.ts';
 
 export { databaseNeeds, RESTART_ON_FILE, sqliteDatabaseFor } from './world/database-host.ts';
 
@@ -92,6 +91,12 @@ export interface WorldResult {
   durability?: Durability;
 }
 
+/** What a worker slot's incarnations run: a model and tools, made for each incarnation. */
+interface SlotAgent {
+  model(incarnation: Incarnation): Model;
+  tools(incarnation: Incarnation): Tool[];
+}
+
 /** Where a world keeps its database: SQLite (the default), or the PostgreSQL store on the thread's PGlite database. */
 export type WorldStore = { kind: 'sqlite' } | { kind: 'pglite'; db: PGlite };
 
@@ -112,7 +117,6 @@ export class World {
   private readonly faults: FaultController;
   private readonly supervisor: Supervisor;
   private readonly incarnations = new Map<string, Incarnation>();
-  private readonly enqueued: WorldResult['enqueued'] = [];
   /** Q14: each enqueued task's deadline, for the expire-at fault (faults/expire-at.ts). */
   private readonly deadlines = new Map<number, number>();
   private readonly outcomes: WorldResult['outcomes'] = [];
@@ -124,11 +128,8 @@ export class World {
    */
   private readonly queue: WorkQueue;
   private readonly own: ActorQueue;
-  private readonly client: ActorQueue;
-  private readonly operator: ActorQueue;
-  private readonly enqueuesByTenant = new Map<string, number>();
-  /** A2: tenants the operator paused (faults/tenant-pause.ts) and has not resumed: resumed as the liveness phase begins. */
-  private readonly pausedTenants = new Set<string>();
+  /** The client, the operator and the monitor (world/clients.ts). */
+  private readonly clients: Clients;
   private loopEvents = 0;
   private crash: unknown;
   /** The PGlite database of a world on 'pglite'. */
@@ -168,8 +169,18 @@ export class World {
     if (this.pglite !== undefined) this.history.note('store', 'sim', { store: 'pglite', notApplicable: this.notApplicable });
     this.own = this.connect(this.process('scheduler'), false);
     this.queue = this.own.queue;
-    this.client = this.connect(this.process('client'));
-    this.operator = this.connect(this.process('operator'));
+    this.clients = new Clients({
+      loop: this.loop,
+      history: this.history,
+      scenario,
+      random: this.random,
+      down: () => this.down,
+      connect: (id, interleaves) => this.connect(this.process(id), interleaves),
+      accepted: (request, taskId) => {
+        if (this.agent?.runtime.poisoned(this.poisoned, request) === true) this.poisonedTasks.add(taskId);
+        if (request.deadline !== undefined) this.deadlines.set(taskId, request.deadline);
+      },
+    });
     this.faults = new FaultController(this.plan, this.faultWorld(), this.random);
     const supervisor = this.connect(this.process('supervisor'));
     this.supervisor = new Supervisor(this.loop, this.history, supervisor, () => this.incarnations, scenario.supervisor, () => !this.down, {
@@ -210,9 +221,9 @@ export class World {
       deadlineOf: (taskId) => this.deadlines.get(taskId),
       deliver: (index, task) => this.workers[index]?.deliver(task),
       // A cancel-at fault's cancel runs outside a loop callback: an error it does not expect ends the run as a harness crash.
-      cancel: (taskId) => void this.cancel(taskId, 'operator').catch((error: unknown) => this.fail(error)),
-      pauseTenant: (tenant, reason) => void this.tenantAction('pauseTenant', [tenant, reason]).catch((error: unknown) => this.fail(error)),
-      resumeTenant: (tenant) => void this.tenantAction('resumeTenant', [tenant]).catch((error: unknown) => this.fail(error)),
+      cancel: (taskId) => void this.clients.cancel(taskId, 'operator').catch((error: unknown) => this.fail(error)),
+      pauseTenant: (tenant, reason) => void this.clients.tenantAction('pauseTenant', [tenant, reason]).catch((error: unknown) => this.fail(error)),
+      resumeTenant: (tenant) => void this.clients.tenantAction('resumeTenant', [tenant]).catch((error: unknown) => this.fail(error)),
       scheduler,
     };
   }
@@ -243,17 +254,34 @@ export class World {
     this.loop.after(downMs, () => this.reopen());
   }
 
+  /**
+   * A worker slot: the production worker runtime (actors/sim-worker.ts) whose incarnations share their
+   * queue, kill points, outcomes and retry streams (workerProcess), and run the slot's agent: the
+   * built-in scripted model and simulated tools, or (T2) the team's module.
+   */
   private makeWorker(index: number): SimWorker {
-    if (this.agent !== undefined) return this.makeAgentWorker(index, this.agent, this.twins as ExternalTwins);
     const { scenario, loop, history } = this;
-    const latency = this.random.fork(`latency-w${index}`);
-    const toolRandom = this.random.fork(`tools-w${index}`);
+    const agent = this.agent === undefined ? this.builtInAgent(index) : this.moduleAgent(index, this.agent, this.twins as ExternalTwins);
     return new SimWorker(index, {
       loop,
       history,
       ...scenario.workers,
       makeModel: (incarnation) => {
         this.incarnations.set(incarnation.id, incarnation);
+        return agent.model(incarnation);
+      },
+      makeTools: (incarnation) => agent.tools(incarnation),
+      ...this.workerProcess(),
+    });
+  }
+
+  /** The built-in agent of a worker slot: a scripted model and simulated tools per incarnation, on the slot's latency and tool streams. */
+  private builtInAgent(index: number): SlotAgent {
+    const { scenario, loop } = this;
+    const latency = this.random.fork(`latency-w${index}`);
+    const toolRandom = this.random.fork(`tools-w${index}`);
+    return {
+      model: (incarnation) => {
         const model = new ScriptedModel(loop.waiter, latency, scenario.model.latencyMs);
         return {
           decide: async (request) => {
@@ -266,7 +294,7 @@ export class World {
           },
         };
       },
-      makeTools: (incarnation) =>
+      tools: (incarnation) =>
         simulatedTools({
           waiter: loop.waiter,
           random: toolRandom,
@@ -280,16 +308,15 @@ export class World {
             afterEffect: () => this.faults.atPoint('after_effect', incarnation, true),
           },
         }),
-      ...this.workerProcess(),
-    });
+    };
   }
 
   /**
-   * T2: a worker slot that runs the team's agent: each incarnation builds the module's model and tools
-   * (actors/agent-world.ts) on the virtual clock, a stream of its own and twins of its externals; the
-   * rest (its queue, kill points, outcomes, supervisor) is the built-in worker's.
+   * T2: the agent of a worker slot that runs the team's module: each incarnation builds the module's
+   * model and tools (actors/agent-world.ts) on the virtual clock, a stream of its own and twins of its
+   * externals.
    */
-  private makeAgentWorker(index: number, agent: SimAgent, twins: ExternalTwins): SimWorker {
+  private moduleAgent(index: number, agent: SimAgent, twins: ExternalTwins): SlotAgent {
     const { scenario, loop, history } = this;
     const parts = new Map<string, AgentParts>();
     const latency = this.random.fork(`latency-w${index}`);
@@ -320,17 +347,7 @@ export class World {
       }
       return made;
     };
-    return new SimWorker(index, {
-      loop,
-      history,
-      ...scenario.workers,
-      makeModel: (incarnation) => {
-        this.incarnations.set(incarnation.id, incarnation);
-        return partsOf(incarnation).model;
-      },
-      makeTools: (incarnation) => [...partsOf(incarnation).tools],
-      ...this.workerProcess(),
-    });
+    return { model: (incarnation) => partsOf(incarnation).model, tools: (incarnation) => [...partsOf(incarnation).tools] };
   }
 
   /** What every worker slot's incarnations share, built-in or agent: their queue, kill points, outcomes and retry streams. */
@@ -431,222 +448,39 @@ export class World {
     this.loop.stop();
   }
 
-  private scheduleArrivals(startMs: number): void {
-    for (const arrival of this.arrivals) {
-      this.loop.schedule(startMs + arrival.atMs, () => this.enqueue(arrival, startMs));
-    }
-  }
-
-  private async enqueue(arrival: Arrival, startMs: number, attempt = 0): Promise<void> {
-    const request = arrival.deadlineMs === undefined ? arrival.request : { ...arrival.request, deadline: startMs + arrival.deadlineMs };
-    const invoke = this.history.invoke('client', 'enqueue', { data: { tenant: request.tenant, topic: request.topic, version: request.version } });
-    if (this.down) {
-      // The client retries an enqueue the scheduler could not take; nothing is lost (I11).
-      this.history.fail(invoke, 'unavailable');
-      this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
-      return;
-    }
-    let answer: { result: EnqueueResult; ev: number };
-    try {
-      answer = await recordedCall(this.client.connection, invoke, () => this.client.queue.enqueue(request));
-    } catch (error) {
-      if (!this.busyFailed(invoke, error)) throw error;
-      this.loop.after(500 * (attempt + 1), () => this.enqueue(arrival, startMs, attempt + 1));
-      return;
-    }
-    const { result, ev } = answer;
-    this.enqueued.push({ arrival, result });
-    if (result.ok && request.deadline !== undefined) this.deadlines.set(result.taskId, request.deadline);
-    if (result.ok && this.agent?.runtime.poisoned(this.poisoned, request) === true) this.poisonedTasks.add(result.taskId);
-    if (result.ok) this.history.ok(invoke, { taskId: result.taskId, data: { outcome: result.status, ev } });
-    else this.history.fail(invoke, result.error, { data: { ev } });
-    if (result.ok) await this.readAsTenant(request.tenant);
-    if (result.ok && arrival.cancelAtMs !== undefined) {
-      const taskId = result.taskId;
-      this.loop.schedule(Math.max(this.loop.now(), startMs + arrival.cancelAtMs), () => this.cancel(taskId));
-    }
-  }
-
-  /**
-   * The client swarm's operator (workloads/client-swarm.ts): at each of its times it reads the
-   * uncertain tasks and, with its probability, cancels one of them (Q13), from its own stream.
-   */
-  private scheduleOperator(startMs: number): void {
-    const swarm = this.scenario.workload.clientSwarm;
-    if (swarm === undefined) return;
-    const random = this.random.fork('workload').fork('client-swarm').fork('operator');
-    for (const atMs of operatorTimes(swarm)) {
-      this.loop.schedule(startMs + atMs, async () => {
-        if (this.down) return;
-        let uncertain: Awaited<ReturnType<WorkQueue['tasksInState']>>;
-        try {
-          uncertain = await this.operator.queue.tasksInState('uncertain');
-        } catch (error) {
-          // Its look waited at BEGIN (sim/store/fleet.ts) and met a scheduler gone down, or a busy database: no cancel this time.
-          if (error instanceof RetryableStoreError) return;
-          throw error;
-        }
-        if (uncertain.length > 0 && random.chance(swarm.operatorCancelProbability)) await this.cancel(random.pick(uncertain).id, 'operator');
-      });
-    }
-  }
-
-  /**
-   * A5, I22: the monitor (the scenario's `monitor` section) reads queue.signals() every everyMs of the
-   * safety phase on its own connection, recorded as its `signals` call with the answer and the event
-   * cursor the read ran at, so I22 can recompute every signal from the log at that instant. While the
-   * scheduler is down, or the database is busy, a read is skipped (recorded failed).
-   */
-  private scheduleMonitor(startMs: number): void {
-    const monitor = this.scenario.monitor;
-    if (monitor === undefined) return;
-    const { queue, connection } = this.connect(this.process('monitor'), false);
-    for (let atMs = monitor.offsetMs; atMs < this.scenario.phases.safetyMs; atMs += monitor.everyMs) {
-      this.loop.schedule(startMs + atMs, async () => {
-        const invoke = this.history.invoke('monitor', 'signals');
-        if (this.down) {
-          this.history.fail(invoke, 'unavailable');
-          return;
-        }
-        try {
-          const { result, ev } = await recordedCall(connection, invoke, () => queue.signals());
-          this.history.ok(invoke, { data: { signals: result as unknown as JsonValue, ev } });
-        } catch (error) {
-          if (!this.busyFailed(invoke, error)) throw error;
-        }
-      });
-    }
-  }
-
-  /**
-   * A client's call met a database that stayed busy past the store's retries (a BusyError, Q18: a
-   * competing writer held the lock, faults/busy.ts): recorded as the call's failure, and true, so the
-   * client tries again. Anything else is not for the client to handle.
-   */
-  private busyFailed(invoke: number, error: unknown): boolean {
-    if (!(error instanceof RetryableStoreError)) return false;
-    this.history.fail(invoke, error.code);
-    return true;
-  }
-
-  /** The client (or the operator) cancels a task (Q13); while the scheduler is down, or the database stays busy, it tries again. */
-  private async cancel(taskId: number, actor = 'client'): Promise<void> {
-    const invoke = this.history.invoke(actor, 'cancel', { taskId });
-    if (this.down) {
-      this.history.fail(invoke, 'unavailable');
-      this.loop.after(1_000, () => this.cancel(taskId, actor));
-      return;
-    }
-    let answer: { result: Awaited<ReturnType<WorkQueue['cancel']>>; ev: number };
-    try {
-      const { queue, connection } = actor === 'operator' ? this.operator : this.client;
-      answer = await recordedCall(connection, invoke, () => queue.cancel(taskId));
-    } catch (error) {
-      if (!this.busyFailed(invoke, error)) throw error;
-      this.loop.after(1_000, () => this.cancel(taskId, actor));
-      return;
-    }
-    const { result, ev } = answer;
-    if (result.ok) this.history.ok(invoke, { data: { outcome: result.state, ev } });
-    else this.history.fail(invoke, result.error, { data: { ev } });
-  }
-
-  /**
-   * A2: the operator pauses or resumes a tenant (faults/tenant-pause.ts), recorded as its `pauseTenant`
-   * (args [tenant, reason]) or `resumeTenant` (args [tenant]) call; while the scheduler is down, or the
-   * database stays busy, it tries again.
-   */
-  private async tenantAction(op: 'pauseTenant' | 'resumeTenant', args: [string, string] | [string], retry = false): Promise<void> {
-    const [tenant] = args;
-    // A pause still being retried when its tenant was resumed since (by a later resume, or as the liveness phase began) is dropped.
-    if (retry && op === 'pauseTenant' && !this.pausedTenants.has(tenant)) return;
-    if (op === 'pauseTenant') this.pausedTenants.add(tenant);
-    else this.pausedTenants.delete(tenant);
-    const invoke = this.history.invoke('operator', op, { data: { tenant, args } });
-    if (this.down) {
-      this.history.fail(invoke, 'unavailable', { data: { tenant, args } });
-      this.loop.after(1_000, () => this.tenantAction(op, args, true));
-      return;
-    }
-    let answer: { result: { ok: boolean; changed?: boolean }; ev: number };
-    try {
-      const { queue, connection } = this.operator;
-      answer = await recordedCall(connection, invoke, () => (op === 'pauseTenant' ? queue.pauseTenant(tenant, args[1]!) : queue.resumeTenant(tenant)));
-    } catch (error) {
-      if (!this.busyFailed(invoke, error)) throw error;
-      this.loop.after(1_000, () => this.tenantAction(op, args, true));
-      return;
-    }
-    const { result, ev } = answer;
-    if (result.ok) this.history.ok(invoke, { data: { tenant, args, ev, changed: result.changed === true } });
-    else this.history.fail(invoke, 'refused', { data: { tenant, args, ev } });
-  }
-
-  /**
-   * The tenant's own client reads its task list (Q19) after its 1st, 2nd, 4th, 8th, ... accepted
-   * enqueue: I13 checks that a tenant read sees only that tenant's rows. The history keeps which
-   * tenants the rows named, not the rows.
-   */
-  private async readAsTenant(tenant: string): Promise<void> {
-    const count = (this.enqueuesByTenant.get(tenant) ?? 0) + 1;
-    this.enqueuesByTenant.set(tenant, count);
-    if ((count & (count - 1)) !== 0) return;
-    const invoke = this.history.invoke('client', 'list-tenant', { data: { tenant } });
-    let rows: Awaited<ReturnType<WorkQueue['listForTenant']>>;
-    try {
-      rows = await this.client.queue.listForTenant(tenant);
-    } catch (error) {
-      if (!this.busyFailed(invoke, error)) throw error;
-      return;
-    }
-    const tenants = [...new Set(rows.map((row) => row.tenant))].sort();
-    this.history.ok(invoke, { data: { tenant, rows: rows.length, tenants } });
-  }
-
   private async isDrained(): Promise<boolean> {
-    if (this.down || this.enqueued.length < this.arrivals.length) return false;
+    if (this.down || this.clients.enqueued.length < this.arrivals.length) return false;
     return (await this.queue.liveCount()) === 0;
   }
 
-  /** Safety phase with faults, then the liveness phase (S5): faults stop, everyone recovers, it must drain. */
+  /** Safety phase with faults, then the liveness phase (S5, world/phases.ts): faults stop, everyone recovers, it must drain. */
   async run(): Promise<WorldResult> {
     const { loop, scenario } = this;
     const startMs = loop.now();
     try {
-      // A fresh database for this world on the thread's PGlite, migrated as of now (SQLite's migrates at open: the same instant).
-      await this.host.prepare();
-      this.scheduleArrivals(startMs);
-      this.scheduleOperator(startMs);
-      this.scheduleMonitor(startMs);
-      this.faults.schedule(startMs);
-      this.supervisor.start((error) => this.fail(error));
-      for (const worker of this.workers) worker.start();
-      // The safety phase ends at its bound, or earlier once everything that arrived is terminal:
-      // faults left in the plan would only hit idle workers.
-      let drainedEarly = false;
-      void (async () => {
-        while (!drainedEarly && this.crash === undefined && loop.now() < startMs + scenario.phases.safetyMs) {
-          await loop.sleep(1_000);
-          if ((await this.isDrained())) drainedEarly = true;
-        }
-        if (drainedEarly) loop.stop();
-      })();
-      this.loopEvents += (await loop.run({ untilMs: startMs + scenario.phases.safetyMs })).events;
-      drainedEarly = true;
-      const safetyEndMs = loop.now();
-      if (this.crash === undefined) this.beginLiveness();
-      let drained = false;
-      const watch = async () => {
-        while (!drained && this.crash === undefined) {
-          await loop.sleep(1_000);
-          drained = await this.isDrained();
-        }
-        loop.stop();
-      };
-      if (this.crash === undefined) {
-        void watch();
-        this.loopEvents += (await loop.run({ untilMs: safetyEndMs + scenario.phases.livenessMs })).events;
-      }
+      const { safetyEndMs, drained } = await runPhases(
+        {
+          loop,
+          phases: scenario.phases,
+          // A fresh database for this world on the thread's PGlite, migrated as of now (SQLite's migrates at open: the same instant).
+          prepare: () => this.host.prepare(),
+          start: () => {
+            this.clients.scheduleArrivals(this.arrivals, startMs);
+            this.clients.scheduleOperator(startMs);
+            this.clients.scheduleMonitor(startMs);
+            this.faults.schedule(startMs);
+            this.supervisor.start((error) => this.fail(error));
+            for (const worker of this.workers) worker.start();
+          },
+          isDrained: () => this.isDrained(),
+          crashed: () => this.crash !== undefined,
+          beginLiveness: () => this.beginLiveness(),
+          ran: (events) => {
+            this.loopEvents += events;
+          },
+        },
+        startMs,
+      );
       return this.finish(startMs, safetyEndMs, drained);
     } catch (error) {
       this.crash ??= error;
@@ -659,7 +493,7 @@ export class World {
     // Faults stop, and a scheduler a restart left down comes back (faults/restart.ts).
     this.faults.stop();
     // A2: the operator resumes every tenant it left paused, so their work drains (faults/tenant-pause.ts).
-    for (const tenant of [...this.pausedTenants].sort()) void this.tenantAction('resumeTenant', [tenant]).catch((error: unknown) => this.fail(error));
+    for (const tenant of this.clients.stillPaused()) void this.clients.tenantAction('resumeTenant', [tenant]).catch((error: unknown) => this.fail(error));
     for (const worker of this.workers) {
       if (worker.current?.state === 'paused') worker.resume();
       else if (worker.current?.state === 'dead') this.revive(worker);
@@ -679,7 +513,7 @@ export class World {
       seed: this.random.seed,
       plan: this.plan,
       arrivals: this.arrivals,
-      enqueued: this.enqueued,
+      enqueued: this.clients.enqueued,
       history: this.history,
       provider: this.provider,
       final,
