@@ -18,7 +18,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll } from 'vitest';
 import { PgStore } from '../../pg-store.ts';
 import { SqliteStore } from '../../sqlite-store.ts';
-import type { HoldClosure, NewTask, Step, Store, StoreTx } from '../../store.ts';
+import type { HoldClosure, NewTask, Step, Store, StoreTx, TransactionBody } from '../../store.ts';
 import { freshPgStore } from '../../__test-helpers__/pg-test-store.ts';
 
 /** The kinds of store every contract case runs on. */
@@ -28,8 +28,8 @@ export type StoreKind = (typeof STORE_KINDS)[number];
 /** The transaction time every scratch and commit body is given (a store never reads a clock of its own). */
 export const AT = 1_700_000_000_000;
 
-/** A body over one transaction, as the queue writes them. */
-export type Body<T> = (tx: StoreTx, at: number) => Step<T>;
+/** A body over one transaction, as the queue writes them, with what it reads first if it says so. */
+export type Body<T> = TransactionBody<T>;
 
 /** Thrown at the end of a scratch body so that its transaction rolls back; carries the body's answer out. */
 class Rollback<T> extends Error {
@@ -110,9 +110,11 @@ export function contractStore(kind: StoreKind): ContractStore {
     postgres: kind === 'postgres' || kind === 'pglite',
     async scratch<T>(body: Body<T>): Promise<T> {
       try {
-        await opened().write('contract:scratch', () => AT, function* (tx, at) {
+        const rolledBack = function* (tx: StoreTx, at: number): Step<never> {
           throw new Rollback(yield* body(tx, at));
-        });
+        };
+        // What the body says it reads first (store.ts ReadsFirst) goes with it.
+        await opened().write('contract:scratch', () => AT, body.readsFirst === undefined ? rolledBack : Object.assign(rolledBack, { readsFirst: body.readsFirst }));
       } catch (error) {
         if (error instanceof Rollback) return error.value as T;
         throw error;
