@@ -145,8 +145,13 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
         yield* claim(tx, other);
         yield* makeUncertain(tx, other);
         const expired = yield* tx.writeState({ kind: 'other', id: other, from: 'uncertain', generation: 1, to: 'expired', outcome: null, finishedAt: AT + 2, keepLease: false, hold: RELEASED });
-        return { cancelled, expired, rows: yield* tx.allTasks() };
+        return { cancelled, expired, rows: yield* tx.allTasks(), holds: yield* tx.holds() };
       });
+      // The hold closes at the move's finishedAt, with the closure given.
+      expect(answer.holds.map((hold) => [hold.task_id, hold.state, hold.charged_credits, hold.reason, hold.closed_at])).toEqual([
+        [1, 'released', 0, 'no_checkpoint', AT + 1],
+        [2, 'released', 0, 'no_checkpoint', AT + 2],
+      ]);
       expect(answer.cancelled).toBe(2);
       expect(answer.expired).toBe(4);
       expect(answer.rows.map((row) => [row.state, row.outcome, row.finished_at, row.lease_until, row.hold_state])).toEqual([
