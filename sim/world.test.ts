@@ -171,3 +171,43 @@ describe('where a run keeps its database', () => {
     }
   });
 });
+
+describe('a scheduler restart restarts its processes (issue 35, 5b)', () => {
+  it('kills every live worker process as the scheduler goes down and starts each again, a new incarnation with a queue of its own, when it reopens', async () => {
+    const result = await new World(catalogueScenario('scheduler-restart'), '1').run();
+    expect(result.crash).toBeUndefined();
+    expect(judge(result).verdict).toBe('pass');
+    const entries = result.history.entries();
+    const notes = entries.filter((entry) => entry.type === 'note');
+    const restarts = notes.filter((entry) => entry.kind === 'restart');
+    expect(restarts.length).toBeGreaterThan(0);
+    for (const restart of restarts) {
+      const reopen = notes.find((entry) => entry.kind === 'reopen' && entry.index > restart.index)!;
+      expect(reopen).toBeDefined();
+      // Between the restart and its reopen: the workers' processes died with the scheduler.
+      const killed = notes.filter((entry) => entry.kind === 'kill' && entry.index > restart.index && entry.index < reopen.index && (entry.data as { reason?: string }).reason === 'scheduler-restart');
+      expect(killed.length).toBeGreaterThan(0);
+      for (const kill of killed) {
+        const slot = kill.actor.split('#')[0]!;
+        // Right after the reopen each comes back as a new incarnation of its slot, which calls the queue it opened.
+        const revive = notes.find((entry) => entry.kind === 'revive' && entry.actor === slot && entry.index > reopen.index);
+        expect(revive, `${kill.actor} revived after the reopen at ${reopen.index}`).toBeDefined();
+        expect(revive!.timeMs).toBe(reopen.timeMs);
+        const next = entries.find((entry) => entry.type === 'invoke' && entry.index > revive!.index && entry.actor.startsWith(`${slot}#`));
+        if (next !== undefined) expect(next.actor).not.toBe(kill.actor);
+      }
+    }
+  });
+
+  it('leaves the worker processes alive through a restart without processes', async () => {
+    const restart = catalogueScenario('scheduler-restart');
+    const plan = planOf(restart, new SeededRandom('1'));
+    const without: FaultPlan = { ...plan, timed: plan.timed.map((fault) => (fault.kind === 'restart' ? { kind: 'restart', atMs: fault.atMs, downMs: fault.downMs } : fault)) };
+    expect(plan.timed.filter((fault) => fault.kind === 'restart' && fault.processes === true).length).toBe(5);
+    const result = await new World(restart, '1', without).run();
+    expect(result.crash).toBeUndefined();
+    const notes = result.history.entries().filter((entry) => entry.type === 'note');
+    expect(notes.filter((entry) => entry.kind === 'restart').length).toBeGreaterThan(0);
+    expect(notes.filter((entry) => entry.kind === 'kill' && (entry.data as { reason?: string }).reason === 'scheduler-restart')).toEqual([]);
+  });
+});

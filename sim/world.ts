@@ -131,6 +131,8 @@ export class World {
   /** The client, the operator and the monitor (world/clients.ts). */
   private readonly clients: Clients;
   private loopEvents = 0;
+  /** Worker slots whose process a scheduler restart took down: started again when the scheduler reopens. */
+  private readonly restarting = new Set<SimWorker>();
   private crash: unknown;
   /** The PGlite database of a world on 'pglite'. */
   private readonly pglite: PGlite | undefined;
@@ -200,7 +202,7 @@ export class World {
       onDisk: this.host.onDisk,
       databaseFile: this.host.databaseFile,
       ...(this.host.powerLossTwin ? { powerLoss: (keep: 'none' | 'prefix', downMs: number) => this.powerLoss(keep, downMs) } : {}),
-      shutDown: () => this.host.shutDown(),
+      shutDown: (processes) => this.restartScheduler(processes === true),
       reopen: () => this.reopen(),
       connect: (id) => this.connect(this.process(id)),
       leaseMs: resolveConfig(this.scenario.queue).leaseMs,
@@ -430,7 +432,24 @@ export class World {
   }
 
   private reopen(): void {
-    if (this.host.reopen()) this.history.note('reopen', 'scheduler');
+    if (!this.host.reopen()) return;
+    this.history.note('reopen', 'scheduler');
+    // Issue 35 (5b): the processes a scheduler restart took down start again with it, each a new incarnation that opens its own queue.
+    for (const worker of this.restarting) this.revive(worker);
+    this.restarting.clear();
+  }
+
+  /**
+   * S4 scheduler restart (faults/restart.ts): the database closes. With `processes` (issue 35, 5b) the
+   * machine's scheduler restarts with its processes: every worker process dies with it (a SIGKILL: no
+   * drain, no terminal write), and when the scheduler reopens each starts again as a new incarnation
+   * that opens its queue afresh, so what a process does when it opens its queue runs at a restart too,
+   * not only for a process that died on its own. The supervisor, the clients and the monitor are not
+   * the scheduler's processes.
+   */
+  private async restartScheduler(processes: boolean): Promise<void> {
+    if (processes) for (const worker of this.workers) if (worker.kill('scheduler-restart') !== undefined) this.restarting.add(worker);
+    await this.host.shutDown();
   }
 
   /** True while the scheduler is down (a restart, a power loss): the database host says. */

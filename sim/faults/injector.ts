@@ -60,8 +60,11 @@ export interface SchedulerHandle {
   readonly databaseFile?: string | undefined;
   /** Whether its database is a file, whose committed state a reopen finds again (an in-memory one is not restarted). */
   readonly onDisk: boolean;
-  /** Closes the queue and its database; `down` is true once it has closed. */
-  shutDown(): Promise<void>;
+  /**
+   * Closes the queue and its database; `down` is true once it has closed. `processes`: the worker
+   * processes go down with it, and start again, each opening its queue afresh, when it reopens.
+   */
+  shutDown(processes?: boolean): Promise<void>;
   /** Opens the queue again from the file, with only committed state (no-op unless down). */
   reopen(): void;
   /** A queue of its own, on a connection of its own (sim/store/fleet.ts), for an actor of the faults such as the stale writer. */

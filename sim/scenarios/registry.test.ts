@@ -59,12 +59,15 @@ describe('the catalogue (scenarios/*.json)', () => {
   // sleep, claimable commits wake idle workers through the fleet's notices (late or lost by the seed), a
   // run retries store trouble with jittered backoff from its own seeded stream for as long as it lasts,
   // waits that lose a race are cancelled (the loop no longer fires them), and fair share's idle clamp counts
-  // tenants being served. Each still passes. A change here means the simulation changed:
+  // tenants being served. Mixed 2 and 7 when a scheduler restart could take the worker processes with it
+  // (issue 35, 5b: the swarm draws processes: true for half its restarts, from a fork of its own so no other
+  // draw moved; seed 2's first restart and seed 7's second do, so every live worker dies with the scheduler
+  // and starts again, a new incarnation opening its queue, when it reopens). Each still passes. A change here means the simulation changed:
   // say why in the commit.
   it.each([
     ['mixed', '1', '7659b1e2455421d6939507c25bb963dfc089c54d748ebe7fd9151b1ece09eb07'],
-    ['mixed', '2', '1e26bf8b547c10c0734d6b6909ac59ebf64e9905d93bc004e75ba39621115a65'],
-    ['mixed', '7', '0b4846073072db520162ac395b0b6397106a11ce8ffd81f6e698ccf099b404b2'],
+    ['mixed', '2', '37e507ac0d8cf74a9d21adb5917c0cb5727f56e5c8407d1edb6fc289aa8ec7f2'],
+    ['mixed', '7', '4955d384a64a4f213dc4cf1fb317001eb7b7fe02563a6a2ebadbb5a9141e28e6'],
     ['kill-takeover', '1', '2d37c3f6147aba55579f88e3c6d85c94fe8744273578bc15181c2da1bb7a5d9e'],
     ['zombie-pause', '1', '245ddf0f44cc4fc041b469cfbfafaaf7f672bc50ca97e21eddcf0b5c578ae743'],
     ['zombie-pause', '2', 'b74a3e90b34baba5a9c65764be62d764420b3e8365091de9b4c95ca22a62e1a9'],
