@@ -230,8 +230,9 @@ describe('run() and check(): the CLI as a library (T1)', () => {
 describe('an agent module through check(), run() and the CLI (T2 wired through T1)', () => {
   const buggy = 'examples/ticket-agent/buggy.ts';
   const correct = 'examples/ticket-agent/correct.ts';
-  // A seed of the module's own scenario at which the keyless e-mail tool sends one e-mail twice (found by `leasehold check --agent buggy.ts --seed a1`).
-  const seed = '44719774481849';
+  // A seed of the module's own scenario at which the keyless e-mail tool sends one e-mail twice (found by `leasehold check --agent buggy.ts --seed a1`;
+  // found again when the swarm's restarts began taking the worker processes with them, issue 35 5b: 44719774481849 no longer repeats one).
+  const seed = '36475330821743';
 
   it('run({ agent }) runs the module under its own scenario, resolves to what `run --agent --json` prints, and its replay line reruns it', async () => {
     const result = await run({ agent: buggy, seed });
