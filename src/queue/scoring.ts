@@ -2,8 +2,9 @@ import type { QueueConfig } from './types.ts';
 
 /**
  * Q4: a base priority is an integer in this range, from trusted rules. The one place the range is
- * written: enqueue's validation, the claim's walk over a tenant's levels, the stores' level seeks and
- * the schema's CHECK (checked against this in migrations.test.ts) all read it from here.
+ * written: enqueue's validation, the claim's walk over a tenant's levels and the stores' level seeks read
+ * it from here; the migrations keep their literal CHECK, which src/store/derived-predicates.test.ts
+ * holds to it.
  */
 export const PRIORITY_RANGE = { min: 0, max: 30 } as const;
 
@@ -17,8 +18,8 @@ export function priorityCheckSql(column = 'priority'): string {
  * gives no negative aging. The claim (claim.ts) computes every candidate's score with this function
  * after the store's index seeks found the level heads. The one other place the formula is evaluated is
  * SQL: the PostgreSQL store's read-ahead hint (ReadsFirst.claim) orders the heads by `scoreSql`, written
- * here beside it and checked against it (scoring.test.ts); the hint only chooses which head's row is
- * read ahead, never the claim. The simulator's I5 checker judges each claim with the same formula
+ * here beside it and checked against it on PGlite (src/store/score-sql.test.ts); the hint only chooses
+ * which head's row is read ahead, never the claim. The simulator's I5 checker judges each claim with the same formula
  * written again from the SPEC (sim/checkers/spec-formulas.ts, on purpose not this file), over the whole
  * ready set, so both this function and the claim's pruned walk are tested against the plain definition.
  */
