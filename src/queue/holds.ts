@@ -5,7 +5,7 @@ import { InvariantError } from './errors.ts';
  * opens with the task at enqueue (`held`, when the task carries one) and closes exactly once, settled
  * with the usage its checkpoints recorded or released when the run never checkpointed; a closed hold
  * never changes again. The schema's CHECK on `hold_state` and every statement's open/closed predicate
- * are built from this table (the migrations' text is checked against it in migrations.test.ts), as the
+ * are built from this table (the migrations' literal text is held to it by src/store/derived-predicates.test.ts), as the
  * task's own predicates are built from states.ts.
  */
 export type HoldState = 'held' | 'settled' | 'released';

@@ -176,7 +176,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // derives from the state machine: a row the table forbids (a running task without a worker or a
     // lease, an uncertain one without a generation, an ended one that still holds its credits) cannot
     // be stored, so a half-done transition cannot be committed. The text is pinned by a test
-    // (migrations.test.ts): a change to the state machine's rules needs a new migration, not an edit here.
+    // (src/queue/states.test.ts): a change to the state machine's rules needs a new migration, not an edit here.
     sql: `
       CREATE TABLE tasks_v5 (
         id INTEGER PRIMARY KEY,
