@@ -28,9 +28,6 @@ export const HOLD_STATES: readonly HoldState[] = ['held', 'settled', 'released']
 /** The one state a hold can leave: the hold is open. */
 export const HOLD_OPEN: HoldState = onlyOpenState();
 
-/** The states a hold ends in: no edge leaves them. */
-export const HOLD_CLOSED_STATES: readonly HoldState[] = HOLD_STATES.filter((state) => !HOLD_EDGES.some((edge) => edge.from === state));
-
 /** SQL: the hold is open. */
 export const HOLD_IS_OPEN_SQL = `hold_state = '${HOLD_OPEN}'`;
 /** SQL: the task carries no open hold (none at all, or one already closed). */
