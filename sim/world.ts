@@ -357,7 +357,6 @@ export class World {
     const { loop } = this;
     return {
       queueHooks: (incarnation) => ({
-        unavailable: () => this.down,
         after: (op, args, result) => this.faults.afterQueueCall(incarnation, op, args, result),
       }),
       connect: (incarnation) =>

@@ -1,4 +1,3 @@
-import { BusyError } from '../../src/queue/errors.ts';
 import type { WorkQueue } from '../../src/queue/types.ts';
 import type { History, OperationFields } from '../history.ts';
 import type { Connection } from '../store/fleet.ts';
@@ -9,12 +8,6 @@ const WRITES = new Set(['claim', 'heartbeat', 'complete', 'fail', 'appendEvent',
 const RECORDED = new Set([...WRITES, 'lastCheckpoint', 'get', 'effectResult']);
 
 export interface QueueFaultHooks {
-  /**
-   * True while the scheduler is down (a restart): the call cannot reach it and fails at once, recorded
-   * db_busy as a client of a closed database sees it. Not the busy fault: that is a real competing
-   * writer beneath the store (faults/busy.ts), whose SQLITE_BUSY the store's own retries meet.
-   */
-  unavailable(op: string, write: boolean): boolean;
   /** Called after a call returned, to fire kill points such as 'after_terminal_write'. */
   after(op: string, args: readonly unknown[], result: unknown): void;
 }
@@ -28,7 +21,10 @@ export interface ActorQueue {
 /**
  * The queue as one worker incarnation sees it: its own queue on its own connection (the fleet), every
  * call recorded in the history (invoke, then ok or fail with its reason: a BusyError the store gave up
- * with is recorded by its code, db_busy), calls to a scheduler that is down failing at once.
+ * with is recorded by its code, db_busy). Nothing here knows whether the scheduler is up: a call made
+ * while it is down goes to the queue like any other, and its transaction meets the downtime at its BEGIN
+ * beneath it (sim/store/fleet.ts), failing as against a closed database; what the worker does with that
+ * (its store retries, its backoff) is the production code's, as it would be in production.
  */
 export function gatedQueue(own: ActorQueue, incarnation: Incarnation, history: History, hooks: QueueFaultHooks): WorkQueue {
   const queue = own.queue as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
@@ -41,10 +37,6 @@ export function gatedQueue(own: ActorQueue, incarnation: Incarnation, history: H
         if (!RECORDED.has(name)) return queue[name]!(...args);
         const fields = fieldsOf(name, args);
         const invoke = history.invoke(incarnation.id, name, fields);
-        if (hooks.unavailable(name, WRITES.has(name))) {
-          history.fail(invoke, 'db_busy');
-          return Promise.reject(new BusyError(name, 1));
-        }
         const pending = recordedCall(own.connection, invoke, () => queue[name]!(...args), typeof args[0] === 'number' ? args[0] : undefined);
         return pending.then(
           ({ result, ev }) => {

@@ -139,7 +139,7 @@ export class StaleWriter {
     this.history.note('stale-write', 'faults', { taskId, workerId, generation });
     // Recorded like any worker's calls, under the worker id the queue knew: `ev` cursors and all.
     const sender = new Incarnation(workerId, -1);
-    const queue = gatedQueue(this.own, sender, this.history, { unavailable: () => !this.up(), after: () => {} });
+    const queue = gatedQueue(this.own, sender, this.history, { after: () => {} });
     let last: Awaited<ReturnType<typeof this.own.queue.lastCheckpoint>>;
     try {
       last = await this.own.queue.lastCheckpoint(taskId);

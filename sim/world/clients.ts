@@ -50,15 +50,18 @@ export class Clients {
   }
 
   /**
-   * One recorded call (history `invoke`) of an actor that needs the scheduler. While the scheduler is
-   * down the call cannot reach it: recorded failed `unavailable` (with `unavailableFields`). A call that
-   * met a database busy past the store's retries (a RetryableStoreError, Q18: a competing writer held
-   * the lock, faults/busy.ts) is recorded failed with its code. Either way, with `again`, it is tried
-   * again that much later. Anything else is not for the actor to handle. Otherwise `answered` gets the
-   * result and the event cursor its transaction committed at, in the same tick the call answered.
+   * One call of an actor that needs the scheduler, recorded as history `invoke` (or, with `invoke`
+   * undefined, a look the history does not keep: the operator's read of the uncertain tasks). While the
+   * scheduler is down the call cannot reach it: recorded failed `unavailable` (with `unavailableFields`).
+   * A call that met a database busy past the store's retries (a RetryableStoreError, Q18: a competing
+   * writer held the lock, faults/busy.ts), or whose transaction waited at its BEGIN and met a scheduler
+   * gone down meanwhile (sim/store/fleet.ts), is recorded failed with its code. Either way, with `again`,
+   * it is tried again that much later. Anything else is not for the actor to handle. Otherwise
+   * `answered` gets the result and the event cursor its transaction committed at, in the same tick the
+   * call answered.
    */
   private async callWhileUp<T>(
-    invoke: number,
+    invoke: number | undefined,
     { queue, connection }: ActorQueue,
     call: (queue: WorkQueue) => Promise<T>,
     answered: (answer: { result: T; ev: number }) => void | Promise<void>,
@@ -67,16 +70,16 @@ export class Clients {
   ): Promise<void> {
     const { history, loop } = this.world;
     if (this.world.down()) {
-      history.fail(invoke, 'unavailable', unavailableFields);
+      if (invoke !== undefined) history.fail(invoke, 'unavailable', unavailableFields);
       if (again !== undefined) loop.after(again.afterMs, again.retry);
       return;
     }
     let answer: { result: T; ev: number };
     try {
-      answer = await recordedCall(connection, invoke, () => call(queue));
+      answer = invoke === undefined ? { result: await call(queue), ev: connection.cursorNow() } : await recordedCall(connection, invoke, () => call(queue));
     } catch (error) {
       if (!(error instanceof RetryableStoreError)) throw error;
-      history.fail(invoke, error.code);
+      if (invoke !== undefined) history.fail(invoke, error.code);
       if (again !== undefined) loop.after(again.afterMs, again.retry);
       return;
     }
@@ -123,18 +126,17 @@ export class Clients {
     if (swarm === undefined) return;
     const random = this.world.random.fork('workload').fork('client-swarm').fork('operator');
     for (const atMs of operatorTimes(swarm)) {
-      this.world.loop.schedule(startMs + atMs, async () => {
-        if (this.world.down()) return;
-        let uncertain: Awaited<ReturnType<WorkQueue['tasksInState']>>;
-        try {
-          uncertain = await this.operator.queue.tasksInState('uncertain');
-        } catch (error) {
-          // Its look waited at BEGIN (sim/store/fleet.ts) and met a scheduler gone down, or a busy database: no cancel this time.
-          if (error instanceof RetryableStoreError) return;
-          throw error;
-        }
-        if (uncertain.length > 0 && random.chance(swarm.operatorCancelProbability)) await this.cancel(random.pick(uncertain).id, 'operator');
-      });
+      // Its look is not recorded; while the scheduler is down, or when the look meets a busy database, there is no cancel this time.
+      this.world.loop.schedule(startMs + atMs, () =>
+        this.callWhileUp(
+          undefined,
+          this.operator,
+          (queue) => queue.tasksInState('uncertain'),
+          async ({ result: uncertain }) => {
+            if (uncertain.length > 0 && random.chance(swarm.operatorCancelProbability)) await this.cancel(random.pick(uncertain).id, 'operator');
+          },
+        ),
+      );
     }
   }
 
@@ -220,16 +222,15 @@ export class Clients {
     this.enqueuesByTenant.set(tenant, count);
     if ((count & (count - 1)) !== 0) return;
     const invoke = history.invoke('client', 'list-tenant', { data: { tenant } });
-    let rows: Awaited<ReturnType<WorkQueue['listForTenant']>>;
-    try {
-      rows = await this.client.queue.listForTenant(tenant);
-    } catch (error) {
-      // A database that stayed busy past the store's retries: recorded failed with its code; the next read is another enqueue away.
-      if (!(error instanceof RetryableStoreError)) throw error;
-      history.fail(invoke, error.code);
-      return;
-    }
-    const tenants = [...new Set(rows.map((row) => row.tenant))].sort();
-    history.ok(invoke, { data: { tenant, rows: rows.length, tenants } });
+    // Not tried again: the next read is another enqueue away.
+    await this.callWhileUp(
+      invoke,
+      this.client,
+      (queue) => queue.listForTenant(tenant),
+      ({ result: rows }) => {
+        const tenants = [...new Set(rows.map((row) => row.tenant))].sort();
+        history.ok(invoke, { data: { tenant, rows: rows.length, tenants } });
+      },
+    );
   }
 }

@@ -116,7 +116,7 @@ export class RealRun {
       incarnation = new Incarnation(workerId, Number(/^w(\d+)/.exec(workerId)?.[1] ?? 0));
       this.incarnations.set(workerId, incarnation);
     }
-    return gatedQueue({ queue: this.queue, connection: this.connection }, incarnation, this.history, { unavailable: () => false, after: () => {} });
+    return gatedQueue({ queue: this.queue, connection: this.connection }, incarnation, this.history, { after: () => {} });
   }
 
   /** The client's enqueue, recorded as `World.enqueue` records it. */
