@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { utimesSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
 /** How long after a notice the counter is read again while it has not moved (1 + 2 + ... + 32 ms). */
@@ -11,6 +11,10 @@ const RECHECKS_MS = [1, 2, 4, 8, 16, 32];
  * process enqueued within a few milliseconds, where the counter's own poll (Worker, changeCheckMs) takes
  * up to its interval. The WAL is written before its commit is visible to readers, so a notice whose
  * counter has not moved yet is read again a few times over the next 63 ms.
+ *
+ * A writer can say when its commit is visible: walSignal, below, which a Leasehold store calls after
+ * each commit that made a task claimable, so a watcher learns of it at once instead of at its next
+ * recheck (the WAL notice alone comes before the writer's sync, which can take milliseconds).
  *
  * A production adapter (it watches a real file and keeps real timers); the simulator has no file to
  * watch and delivers its notices through the virtual loop (sim/store/fleet.ts). It watches the folder,
@@ -68,4 +72,23 @@ export class WalWatcher {
     }, delayMs);
     this.rechecking.unref?.();
   }
+}
+
+/**
+ * W1 across processes, the writer's side: after a commit that made a task claimable, the store sets the
+ * WAL file's times (utimes), which the kernel reports to every WalWatcher of the database's folder as
+ * a change of the WAL, now that the commit is visible. SQLite reads neither time. A WAL that is not
+ * there (no connection open in WAL mode) or cannot be touched (a read-only folder, another owner)
+ * costs nothing: the watchers' rechecks and the counter's poll still find the commit.
+ */
+export function walSignal(databasePath: string): () => void {
+  const wal = `${databasePath}-wal`;
+  return () => {
+    try {
+      const seconds = Date.now() / 1000; // allow-ambient: production adapter, the WAL's times the signal sets
+      utimesSync(wal, seconds, seconds);
+    } catch {
+      // Nothing to touch: the watchers' own rechecks remain.
+    }
+  };
 }

@@ -52,9 +52,10 @@ export interface SqliteStoreOptions {
    */
   durability?: Durability;
   /**
-   * W1: whether `watch` also watches the file for other processes' commits (adapters/wal-watch.ts;
-   * default true). The simulator says false: its actors share one connection, and a real file-system
-   * notice must never reach its virtual loop.
+   * W1: whether `watch` also watches the file for other processes' commits, and whether this store
+   * signals its own claimable commits to their watchers (adapters/wal-watch.ts; default true). The
+   * simulator says false: its actors share one connection, and a real file-system notice must never
+   * reach its virtual loop.
    */
   watchOtherProcesses?: boolean;
 }
@@ -86,6 +87,12 @@ export class SqliteStore implements Store {
   private readonly foreign = privateNoticeBoard();
   /** 'loading' while its module is imported: it is loaded on the first watch, so a process that never watches (the simulator) never loads it. */
   private walWatcher: WalWatcher | 'loading' | undefined;
+  /**
+   * W1 across processes: tells other processes' watchers that a claimable commit is visible
+   * (adapters/wal-watch.ts walSignal). Loaded when a file database opens; a commit made before it is
+   * loaded is still found by their rechecks.
+   */
+  private walSignal: (() => void) | undefined;
 
   private constructor(
     readonly db: DatabaseHandle,
@@ -107,6 +114,15 @@ export class SqliteStore implements Store {
       this.switchTo = { FULL: db.prepare('PRAGMA synchronous = FULL'), NORMAL: db.prepare('PRAGMA synchronous = NORMAL') };
       this.level = synchronousFor(durability, 'claim');
       db.pragma(`synchronous = ${this.level}`);
+    }
+    if (!db.memory && options.watchOtherProcesses !== false) {
+      const path = resolve(db.name);
+      void import('../adapters/wal-watch.ts').then(
+        ({ walSignal }) => {
+          if (!this.closed) this.walSignal = walSignal(path);
+        },
+        () => undefined,
+      );
     }
   }
 
@@ -159,7 +175,10 @@ export class SqliteStore implements Store {
         const inserted = this.statements.lastEventId;
         if (inserted !== undefined && inserted > this.cursor) this.cursor = inserted;
         // W1: after the commit, never before it: a worker woken now must find the task committed.
-        if (this.statements.claimable) this.notices.publish();
+        if (this.statements.claimable) {
+          this.notices.publish();
+          this.walSignal?.();
+        }
         return result;
       } catch (error) {
         if (!isBusy(error)) throw typedStorageError(operation, error);
