@@ -62,12 +62,15 @@ describe('the catalogue (scenarios/*.json)', () => {
   // tenants being served. Mixed 2 and 7 when a scheduler restart could take the worker processes with it
   // (issue 35, 5b: the swarm draws processes: true for half its restarts, from a fork of its own so no other
   // draw moved; seed 2's first restart and seed 7's second do, so every live worker dies with the scheduler
-  // and starts again, a new incarnation opening its queue, when it reopens). Each still passes. A change here means the simulation changed:
-  // say why in the commit.
+  // and starts again, a new incarnation opening its queue, when it reopens). Mixed 2 and 7 when the scheduler's downtime came to be met
+  // only beneath the queue, at the fleet's BEGIN (issue 33): a worker's call made while the scheduler is down no longer fails in the
+  // turn it is made but draws its wait at BEGIN like any transaction and fails there (seed 2's claims in its second restart are
+  // recorded in another order; seed 7's appendEvent in its first restart fails 28 ms later, so its backoff retries move). Each still
+  // passes. A change here means the simulation changed: say why in the commit.
   it.each([
     ['mixed', '1', '7659b1e2455421d6939507c25bb963dfc089c54d748ebe7fd9151b1ece09eb07'],
-    ['mixed', '2', '37e507ac0d8cf74a9d21adb5917c0cb5727f56e5c8407d1edb6fc289aa8ec7f2'],
-    ['mixed', '7', '4955d384a64a4f213dc4cf1fb317001eb7b7fe02563a6a2ebadbb5a9141e28e6'],
+    ['mixed', '2', 'cbe4e62cd0617704425f9d23ad73f0a96689b45125111ec2bd2382cdc347f2cb'],
+    ['mixed', '7', 'edce185670497784aa96fc4cb6f57eec3d80f78ae8dc831ab54c5b7963a09961'],
     ['kill-takeover', '1', '2d37c3f6147aba55579f88e3c6d85c94fe8744273578bc15181c2da1bb7a5d9e'],
     ['zombie-pause', '1', '245ddf0f44cc4fc041b469cfbfafaaf7f672bc50ca97e21eddcf0b5c578ae743'],
     ['zombie-pause', '2', 'b74a3e90b34baba5a9c65764be62d764420b3e8365091de9b4c95ca22a62e1a9'],
