@@ -26,25 +26,8 @@
  */
 import type { Waiter } from '../../src/ports.ts';
 import { BusyError } from '../../src/queue/errors.ts';
-import type { SqliteStore } from '../../src/store/sqlite-store.ts';
-import type { PgStore } from '../../src/store/pg-store.ts';
-import type { Step, Store, StoreTx, TransactionBody } from '../../src/store/store.ts';
+import type { SeamedStore, Step, Store, StoreTx, TransactionBody } from '../../src/store/store.ts';
 import type { SeededRandom } from '../random.ts';
-
-/** A synchronous store: a SQLite transaction runs to its end inside the call. */
-export type SyncBaseStore = Store & Pick<SqliteStore, 'writeNow' | 'readNow' | 'committedEventCursor'>;
-
-/**
- * The world's database as the fleet reaches it: the store in force now (it changes across restarts).
- * SQLite's runs each transaction synchronously; the PostgreSQL store on PGlite (sim/store/pglite.ts)
- * asynchronously, one transaction at a time in the order they began, and tells the event cursor at
- * its commit.
- */
-export type BaseStore = SyncBaseStore | PgStore;
-
-function isSync(store: BaseStore): store is SyncBaseStore {
-  return typeof (store as SyncBaseStore).writeNow === 'function';
-}
 
 export interface FleetSpec {
   /**
@@ -73,8 +56,16 @@ export const FLEET_DEFAULTS: FleetSpec = { interleave: 0.25, maxWaitMs: 400 };
 /** Notices of a scenario that says nothing: one in ten is lost, the rest arrive within 20 ms. */
 export const NOTICE_DEFAULTS = { noticeLoss: 0.1, noticeDelayMaxMs: 20 };
 
+/** @internal */
 export interface FleetWorld {
-  base(): BaseStore;
+  /**
+   * The world's database as the fleet reaches it: the store in force now (it changes across restarts),
+   * with its simulator's seams (src/store/store.ts SimulationSeams). SQLite's runs each transaction
+   * synchronously (`seams: 'synchronous'`); the PostgreSQL store on PGlite (sim/store/pglite.ts)
+   * asynchronously, one transaction at a time in the order they began, and tells the event cursor at
+   * its commit (`seams: 'asynchronous'`).
+   */
+  base(): SeamedStore;
   /** True while the scheduler is down (a restart, a power loss): a transaction that reaches it fails as against a closed database. */
   down(): boolean;
   /** The event cursor now. */
@@ -101,8 +92,11 @@ export interface FleetActor {
 
 const NEVER = new Promise<never>(() => {});
 
-/** One transaction on the base store: run synchronously (SQLite), or begun and awaited (PostgreSQL), which calls `settled` with the cursor at its commit. */
-type Run<T> = (base: BaseStore, settled: ((cursor: number) => void) | undefined) => T | Promise<T>;
+/** One transaction on the base store: run synchronously (SQLite), or begun and awaited (PostgreSQL), which calls `atCommit` with the cursor at its commit. */
+type Run<T> = (base: SeamedStore, atCommit: (cursor: number) => void) => T | Promise<T>;
+
+/** The cursor at commit of a transaction no recorded call took: nobody asks for it. */
+const UNTAGGED = (): void => {};
 
 /**
  * The wait a transaction draws, if any: half of the waits only let what is due at this instant run
@@ -128,6 +122,7 @@ export class Fleet {
   private readonly watches: Watch[] = [];
   private readonly notices: SeededRandom;
 
+  /** @internal */
   constructor(
     private readonly world: FleetWorld,
     private readonly random: SeededRandom,
@@ -185,6 +180,7 @@ export class Connection implements Store {
   private tag: { invoke: number; taskId: number | undefined } | undefined;
   private readonly cursors = new Map<number, number>();
 
+  /** @internal */
   constructor(
     private readonly world: FleetWorld,
     readonly actor: FleetActor,
@@ -223,13 +219,13 @@ export class Connection implements Store {
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
     return this.transaction(
       operation,
-      (base, settled) => (isSync(base) ? base.writeNow(operation, readClock, body) : base.write(operation, readClock, body, settled)),
+      (base, atCommit) => (base.seams === 'synchronous' ? base.writeNow(operation, readClock, body) : base.writeAtCommit(operation, readClock, body, atCommit)),
       true,
     );
   }
 
   read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
-    return this.transaction(operation, (base, settled) => (isSync(base) ? base.readNow(operation, body) : base.read(operation, body, settled)), false);
+    return this.transaction(operation, (base, atCommit) => (base.seams === 'synchronous' ? base.readNow(operation, body) : base.readAtCommit(operation, body, atCommit)), false);
   }
 
   /** The world closes the database itself; an actor's queue closing leaves it to the others. */
@@ -252,11 +248,11 @@ export class Connection implements Store {
     if (this.actor.boundary?.(operation, tag?.taskId) === true) return NEVER;
     if (this.world.down()) return Promise.reject(new BusyError(operation, 1));
     const base = this.world.base();
-    if (!isSync(base)) {
+    if (base.seams === 'asynchronous') {
       // The PostgreSQL store: the transaction begins now (in call order behind the ones before it) and
       // the store tells the cursor at its COMMIT, before any later transaction ran.
-      const settled = invoke === undefined ? undefined : (cursor: number) => this.cursors.set(invoke, cursor);
-      const pending = run(base, settled) as Promise<T>;
+      const atCommit = invoke === undefined ? UNTAGGED : (cursor: number): void => void this.cursors.set(invoke, cursor);
+      const pending = run(base, atCommit) as Promise<T>;
       if (!writing) return pending;
       return pending.then(
         (result) => {
@@ -271,7 +267,7 @@ export class Connection implements Store {
     }
     let result: T;
     try {
-      result = run(base, undefined) as T;
+      result = run(base, UNTAGGED) as T;
     } catch (error) {
       if (writing) this.world.committed(invoke);
       return Promise.reject(error);

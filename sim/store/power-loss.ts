@@ -355,6 +355,8 @@ export class PowerLossTwin {
  */
 export class PowerLossStore implements Store {
   readonly kind = 'sqlite';
+  /** The simulator's seams of the SQLite store beneath (store.ts SynchronousSeams). @internal */
+  readonly seams = 'synchronous';
   private alive = true;
 
   constructor(
@@ -380,6 +382,7 @@ export class PowerLossStore implements Store {
     }
   }
 
+  /** SqliteStore.writeNow, with the commit noted by the twin. @internal */
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
     this.requireAlive(operation);
     const result = this.inner.writeNow(operation, readClock, body);
@@ -395,12 +398,13 @@ export class PowerLossStore implements Store {
     }
   }
 
+  /** SqliteStore.readNow. @internal */
   readNow<T>(operation: string, body: (tx: StoreTx) => Step<T>): T {
     this.requireAlive(operation);
     return this.inner.readNow(operation, body);
   }
 
-  /** The newest event id committed in this power cycle's store (SqliteStore.committedEventCursor). */
+  /** The newest event id committed in this power cycle's store (SqliteStore.committedEventCursor). @internal */
   committedEventCursor(): number {
     return this.inner.committedEventCursor();
   }

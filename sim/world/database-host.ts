@@ -6,6 +6,7 @@ import { resolveConfig } from '../../src/queue/config.ts';
 import type { Durability } from '../../src/store/durability.ts';
 import { PgStore, type PgliteLike as PGlite } from '../../src/store/pg-store.ts';
 import { SqliteStore } from '../../src/store/sqlite-store.ts';
+import type { SeamedStore } from '../../src/store/store.ts';
 import { openWorkQueue } from '../../src/work-queue.ts';
 import type { ActorQueue } from '../actors/gated-queue.ts';
 import type { EventLoop } from '../event-loop.ts';
@@ -16,7 +17,7 @@ import type { History } from '../history.ts';
 import { freshMemoryDatabase } from '../memory-image.ts';
 import type { SeededRandom } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
-import { Fleet, FLEET_DEFAULTS, type BaseStore, type FleetActor } from '../store/fleet.ts';
+import { Fleet, FLEET_DEFAULTS, type FleetActor } from '../store/fleet.ts';
 import { freshPglite } from '../store/pglite.ts';
 import { PowerLossTwin } from '../store/power-loss.ts';
 import { StorageFaults } from '../store/storage-faults.ts';
@@ -90,7 +91,7 @@ export class DatabaseHost {
   /** The database handle of a file-backed run, which the host opens and closes around the store. */
   private handle: Database.Database | undefined;
   /** The database as every connection reaches it now: it changes across restarts and power losses. */
-  private store!: BaseStore;
+  private store!: SeamedStore;
   /**
    * A run with a power-loss fault keeps its database in the power-loss twin (sim/store/power-loss.ts),
    * at the queue's default durability, and maps each commit the twin saw to the history invoke of the
@@ -211,7 +212,8 @@ export class DatabaseHost {
   /**
    * The event cursor now: the newest event id committed (each connection reads it when its transaction
    * commits, sim/store/fleet.ts). Every store here knows it without a query: the host's store is the
-   * database's only writer, and tracks the newest event id it committed (read once when it opens).
+   * database's only writer, and tracks the newest event id it committed (read once when it opens): the
+   * seam CommitCursorSeam of src/store/store.ts.
    */
   private readonly cursor = (): number => this.store.committedEventCursor();
 

@@ -427,6 +427,8 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export class PgStore implements Store {
   readonly kind: 'postgres' | 'pglite';
+  /** The simulator's seams (store.ts AsynchronousSeams): writeAtCommit, readAtCommit, committedEventCursor. @internal */
+  readonly seams = 'asynchronous';
   private readonly lockKey: number;
   /** SET LOCAL search_path for a connection passed in (a pool this store creates sets it per connection). */
   private readonly setPath: string;
@@ -511,7 +513,7 @@ export class PgStore implements Store {
   /**
    * The newest event id committed through this store (and, on open, found in the database): the event
    * cursor after its last commit, known without a query. Exact while this store is the queue's only
-   * writer (the simulator's PGlite world); with other writers it may lag theirs.
+   * writer (the simulator's PGlite world); with other writers it may lag theirs. @internal
    */
   committedEventCursor(): number {
     return this.cursor;
@@ -590,10 +592,19 @@ export class PgStore implements Store {
   /**
    * One process's writes are taken in call order (each starts once the one before it has settled), as
    * SQLite's are: the advisory lock serialises them anyway, and its waiters are not served in the order
-   * the calls were made. Writers of other processes and hosts queue on the lock itself. `settled`, if
-   * given, is told the event cursor the moment the transaction committed (before any later one ran).
+   * the calls were made. Writers of other processes and hosts queue on the lock itself.
    */
-  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>, settled?: (cursor: number) => void): Promise<T> {
+  write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T> {
+    return this.writeAtCommit(operation, readClock, body, undefined);
+  }
+
+  /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
+  read<T>(operation: string, body: (tx: StoreTx) => Step<T>): Promise<T> {
+    return this.readAtCommit(operation, body, undefined);
+  }
+
+  /** `write`, telling `atCommit` (if given) the event cursor the moment it committed, before any later transaction ran. @internal */
+  writeAtCommit<T>(operation: string, readClock: () => number, body: TransactionBody<T>, atCommit: ((cursor: number) => void) | undefined): Promise<T> {
     const run = () =>
       this.transaction(
         operation,
@@ -606,7 +617,7 @@ export class PgStore implements Store {
           const at = readClock();
           return { at, body: (tx: StoreTx) => body(tx, at) };
         },
-        settled,
+        atCommit,
         // What the body reads first (the holder's row of its task, or a claim's holders and heads) goes in
         // the same first round trip, after the lock; the clock read just before it picks a claim's likely row.
         body.readsFirst,
@@ -617,9 +628,9 @@ export class PgStore implements Store {
     return next;
   }
 
-  /** A read sees every write this store was asked for before it (it starts once they have settled), and waits for no later one. */
-  read<T>(operation: string, body: (tx: StoreTx) => Step<T>, settled?: (cursor: number) => void): Promise<T> {
-    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, () => ({ at: undefined, body }), settled);
+  /** `read`, telling `atCommit` (if given) the event cursor once the read's transaction ended. @internal */
+  readAtCommit<T>(operation: string, body: (tx: StoreTx) => Step<T>, atCommit: ((cursor: number) => void) | undefined): Promise<T> {
+    const run = () => this.transaction(operation, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${this.setPath}`, () => ({ at: undefined, body }), atCommit);
     return this.lastWrite.then(run, run);
   }
 

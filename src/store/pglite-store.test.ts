@@ -30,7 +30,7 @@ describe('the PostgreSQL store on PGlite', () => {
     expect(enqueued.ok).toBe(true);
     const cursors: number[] = [];
     const seen = (cursor: number) => cursors.push(cursor);
-    const max = await store.read('max', maxEventId, seen);
+    const max = await store.readAtCommit('max', maxEventId, seen);
     expect(typeof max).toBe('number');
     expect(max).toBeGreaterThan(0);
     expect(store.committedEventCursor()).toBe(max);

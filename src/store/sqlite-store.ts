@@ -71,6 +71,8 @@ type Level = 'FULL' | 'NORMAL';
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
+  /** The simulator's seams (store.ts SynchronousSeams): writeNow, readNow, committedEventCursor. @internal */
+  readonly seams = 'synchronous';
   private readonly statements: SqliteStatements;
   /** The newest event id this store knows committed: read on open, then kept by every commit that inserted one. */
   private cursor = 0;
@@ -164,7 +166,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. */
+  /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. A simulator's seam. @internal */
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
     if (this.durability !== undefined) this.syncFor(this.durability, operation);
     for (let attempt = 1; ; attempt++) {
@@ -190,7 +192,7 @@ export class SqliteStore implements Store {
   /**
    * The newest event id committed through this store (and, on open, found in the file): the event
    * cursor after its last commit, known without a query. Exact while this store is the database's only
-   * writer (the simulator's world); another process's commits on the same file are not seen here.
+   * writer (the simulator's world); another process's commits on the same file are not seen here. @internal
    */
   committedEventCursor(): number {
     return this.cursor;
@@ -259,7 +261,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The same, synchronously (an observer that must read at an exact instant, like the simulator's history). */
+  /** The same, synchronously (an observer that must read at an exact instant, like the simulator's history). @internal */
   readNow<T>(operation: string, body: (tx: StoreTx) => Step<T>): T {
     for (let attempt = 1; ; attempt++) {
       try {

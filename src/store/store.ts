@@ -569,6 +569,89 @@ export interface Store {
   close(): Promise<void>;
 }
 
+// ---- the simulator's seams
+
+/**
+ * What the deterministic simulator needs of a store beyond `Store`, declared so that it reaches them
+ * through a type (sim/store/fleet.ts, sim/world/database-host.ts) rather than by casting or by looking
+ * for a method. A store of this package offers one of the two forms, told apart by `seams`: SqliteStore
+ * (and the simulator's power-loss store over it) the synchronous one, PgStore the asynchronous one.
+ *
+ * Production code never calls a seam: the queue, the worker, the Supervisor and the CLI reach a store
+ * through `Store` alone, and a store need not offer these at all. They are internal: the build leaves
+ * them out of the published declarations (tsconfig.build.json: stripInternal), so no user code can
+ * come to depend on them. src/store/seams.test.ts holds every store kind to them.
+ *
+ * @internal
+ */
+export type SimulationSeams = SynchronousSeams | AsynchronousSeams;
+
+/**
+ * A store together with its simulator's seams: what the simulator's world holds as its database.
+ *
+ * @internal
+ */
+export type SeamedStore = Store & SimulationSeams;
+
+/**
+ * The seam both forms share: the event cursor as of the last commit, known without a query.
+ *
+ * @internal
+ */
+export interface CommitCursorSeam {
+  /**
+   * The newest event id committed through this store, read from the database when it opened: the
+   * event cursor after its last commit. The simulator stamps each recorded call with the cursor its
+   * transaction committed at (its history entry's `ev`) and reads it at a power loss.
+   *
+   * It moves only when a transaction that inserted an event commits, to that transaction's newest
+   * event id: never while a transaction runs, never for a transaction rolled back, never for an event
+   * inserted in a savepoint that was rolled back to, never backwards. Exact while this store is the
+   * database's only writer (the simulator's world); another connection's commits are not seen here.
+   */
+  committedEventCursor(): number;
+}
+
+/**
+ * The seams of a store whose transactions run to their end inside the call (better-sqlite3).
+ *
+ * @internal
+ */
+export interface SynchronousSeams extends CommitCursorSeam {
+  readonly seams: 'synchronous';
+  /**
+   * `Store.write`, synchronously: the transaction has committed (or rolled back) by the time the call
+   * returns, with the same retries and typed errors, thrown instead of rejected. The simulator's fleet
+   * runs a transaction this way inside the loop event that begins it, so the virtual clock cannot move
+   * under it and no other transaction can run between its BEGIN and its COMMIT; the committed cursor
+   * read right after the call is this transaction's.
+   */
+  writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T;
+  /**
+   * `Store.read`, synchronously: the answer as of the last commit, at the instant of the call. The
+   * simulator's observers read this way at an exact instant of the virtual clock.
+   */
+  readNow<T>(operation: string, body: (tx: StoreTx) => Step<T>): T;
+}
+
+/**
+ * The seams of a store whose transactions yield to a driver (pg, PGlite).
+ *
+ * @internal
+ */
+export interface AsynchronousSeams extends CommitCursorSeam {
+  readonly seams: 'asynchronous';
+  /**
+   * `Store.write`, telling `atCommit` the committed event cursor the moment the transaction is known
+   * committed: before the returned promise settles and before any later transaction of this store
+   * begins, so the cursor it gets is this transaction's, whatever runs after it (the promise's own
+   * callbacks run later). Called once for a transaction that commits, never for one that fails.
+   */
+  writeAtCommit<T>(operation: string, readClock: () => number, body: TransactionBody<T>, atCommit: (cursor: number) => void): Promise<T>;
+  /** `Store.read`, telling `atCommit` the committed event cursor once the read's transaction has ended, as `writeAtCommit` does. */
+  readAtCommit<T>(operation: string, body: (tx: StoreTx) => Step<T>, atCommit: (cursor: number) => void): Promise<T>;
+}
+
 /**
  * Runs a body whose statements all complete synchronously: a synchronous driver's statements never
  * yield, so one `next()` finishes the body. A yield here would mean an asynchronous statement reached a
