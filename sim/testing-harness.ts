@@ -22,6 +22,7 @@ import { rootSeed, type RootSeed } from './check/seeds.ts';
 import { DEFAULT_SHRINK_MS, DEFAULT_SHRINK_RUNS, defaultInvariant, shrinkCase, type ShrinkOutcome } from './check/shrink.ts';
 import type { ScenarioTally } from './check/tally.ts';
 import type { CoverageOutcome } from './check/coverage.ts';
+import type { BailSummary } from './check/bail.ts';
 import { versions, type Versions } from './check/versions.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { commandLine } from './cli/shell-quote.ts';
@@ -184,6 +185,11 @@ export interface CheckOptions {
   /** Share of each scenario's seeds spent on guided children (`--explore`), above 0 and below 1; not with `budget`. */
   explore?: number;
   /**
+   * Stop handing out seeds after the first failing one (`--bail`): the seeds already running finish, the
+   * rest are not run, and `bail` in the result counts them; coverage is not judged on a check that stopped.
+   */
+  bail?: boolean;
+  /**
    * A team's agent module (`.ts`, `.mts` or `.mjs`; default export `defineAgent(...)`) every world runs
    * instead of the built-in scripted model and tools (`leasehold check --agent FILE`); without `scenarios`,
    * the module's own `scenario` export runs (else the catalogue's default). A module that cannot be loaded
@@ -201,6 +207,9 @@ export type CheckVerdict = 'pass' | 'safety' | 'nondeterminism' | 'liveness' | '
 
 /** One failing seed of a check, as summary.json lists it (the record `leasehold merge` reads too). */
 export type CheckFailure = FailureRecord;
+
+/** What a check with `bail` did, as summary.json's `bail` says it: whether it stopped, after which seed, and how many seeds it did not run. */
+export type CheckBail = BailSummary;
 
 /** summary.json of `leasehold check --out DIR` (format leasehold-check-summary/1). */
 export interface CheckSummary {
@@ -230,6 +239,8 @@ export interface CheckSummary {
   runs: { scenario: string; index: number; seed: string; verdict: Verdict; traceHash: string; elapsedMs: number; crash?: string }[];
   pairs?: unknown;
   explore?: unknown;
+  /** Without `bail`: null. With it: whether the check stopped after a failure, after which seed, and the seeds it did not run. */
+  bail: CheckBail | null;
 }
 
 /** What `check()` resolves to: summary.json's content, the verdict its exit code means, and where summary.json was written (with `out`). */
@@ -271,6 +282,8 @@ export async function check(options: CheckOptions = {}): Promise<CheckResult> {
   const junit = optionalString(options.junit, 'junit');
   if (options.report !== undefined && typeof options.report !== 'boolean') throw new InputError('report', `expected a boolean, got ${typeof options.report}`);
   const report = options.report === true;
+  if (options.bail !== undefined && typeof options.bail !== 'boolean') throw new InputError('bail', `expected a boolean, got ${typeof options.bail}`);
+  const bail = options.bail === true;
   if (report && out === undefined) throw new InputError('report', 'writes its reports under out, and no out was given');
   const progress = progressSink(options.progress);
   const output = outputOf(options.output);
@@ -292,6 +305,7 @@ export async function check(options: CheckOptions = {}): Promise<CheckResult> {
     root.seed,
     ...(shard === undefined ? [] : ['--shard', `${shard.index}/${shard.count}`]),
     ...(explore === undefined ? [] : ['--explore', String(explore)]),
+    ...(bail ? ['--bail'] : []),
     ...(store === 'sqlite' ? [] : ['--store', store]),
     ...(agent === undefined ? [] : ['--agent', options.agent as string]),
   ]);
@@ -315,6 +329,7 @@ export async function check(options: CheckOptions = {}): Promise<CheckResult> {
         outDir: summaryDir,
         ...(report ? { report } : {}),
         ...(explore === undefined ? {} : { explore }),
+        ...(bail ? { bail } : {}),
         reproduce,
         ...(store === 'sqlite' ? {} : { store }),
         ...(agent === undefined ? {} : { agent: agent.path }),

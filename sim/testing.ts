@@ -34,6 +34,7 @@ export type {
   CheckResult,
   CheckSummary,
   CheckFailure,
+  CheckBail,
   CheckVerdict,
   ProgressOption,
   ShrinkOptions,

@@ -12,6 +12,8 @@ export interface JunitInput {
   /** The database the worlds ran on (a property of every suite), and the scenarios it could not run (each a skipped testcase). */
   store?: string;
   skipped?: readonly { scenario: string; reason: string }[];
+  /** --bail: per scenario, the seeds a check that stopped after its first failure did not run (each scenario's are one skipped testcase). */
+  notRun?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -55,7 +57,16 @@ export function junitXml(input: JunitInput): string {
     lines.push(`    <testcase classname="leasehold.check.${escape(skip.scenario)}" name="on ${escape(input.store ?? 'sqlite')}" time="0.000">\n      <skipped message="${escape(skip.reason)}"/>\n    </testcase>`);
     suites.set(skip.scenario, lines);
   }
-  const skippedOf = (scenario: string) => (input.skipped ?? []).filter((skip) => skip.scenario === scenario).length;
+  for (const [scenario, seeds] of Object.entries(input.notRun ?? {})) {
+    if (seeds <= 0) continue;
+    const count = counts.get(scenario) ?? { tests: 0, failures: 0, errors: 0, seconds: 0 };
+    count.tests++;
+    counts.set(scenario, count);
+    const lines = suites.get(scenario) ?? [];
+    lines.push(`    <testcase classname="leasehold.check.${escape(scenario)}" name="${seeds} seed(s) not run" time="0.000">\n      <skipped message="not run: the check stopped after its first failure (--bail)"/>\n    </testcase>`);
+    suites.set(scenario, lines);
+  }
+  const skippedOf = (scenario: string) => (input.skipped ?? []).filter((skip) => skip.scenario === scenario).length + ((input.notRun?.[scenario] ?? 0) > 0 ? 1 : 0);
   const storeProperty = input.store === undefined ? [] : [`    <properties><property name="store" value="${escape(input.store)}"/></properties>`];
   const totals = [...counts.values()].reduce((sum, c) => ({ tests: sum.tests + c.tests, failures: sum.failures + c.failures, errors: sum.errors + c.errors, seconds: sum.seconds + c.seconds }), { tests: 0, failures: 0, errors: 0, seconds: 0 });
   const harness = input.harnessError === undefined ? [] : [

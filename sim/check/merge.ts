@@ -5,7 +5,8 @@ import { UsageError } from '../cli/usage-error.ts';
 import type { Verdict, Violation } from '../report-types.ts';
 import { judgeCoverage, type CoverageOutcome } from './coverage.ts';
 import { junitXml } from './junit.ts';
-import { checkExitCode, verdictLine } from './report.ts';
+import { checkExitCode, stoppedSuffix, verdictLine } from './report.ts';
+import { bailLine, type BailSummary } from './bail.ts';
 import { summaryTable, coverageLine } from './summary.ts';
 import { totalOf, type ScenarioTally, type Tally } from './tally.ts';
 import type { JobResult } from './types.ts';
@@ -70,6 +71,8 @@ export interface CheckSummary {
   failures: FailureRecord[];
   harnessCrash: string | null;
   runs?: RunRecord[];
+  /** --bail (absent in summaries written before it, null without it). */
+  bail?: BailSummary | null;
 }
 
 export interface MergedShard {
@@ -92,6 +95,8 @@ export interface MergeOutcome {
   exitCode: number;
   /** The slowest shard's wall time: how long the sharded check took. */
   wallMs: number;
+  /** When a shard ran with --bail: the shards' seeds not run, summed (stopped when any shard stopped); else null. */
+  bail: BailSummary | null;
 }
 
 const TRY = 'leasehold merge shard-1 shard-2 shard-3 shard-4';
@@ -160,7 +165,10 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
   const harnessCrashes = ordered.map(({ summary }) => summary.harnessCrash).filter((crash): crash is string => crash !== null);
   const store = first.store ?? 'sqlite';
   const total = totalOf(rows);
-  const coverage = judgeCoverage(rows, total.marks, store);
+  const bail = mergedBail(ordered);
+  const judged = judgeCoverage(rows, total.marks, store);
+  // A shard that stopped after its first failure did not run all its seeds: coverage is not judged (as the shard did not).
+  const coverage: CoverageOutcome = bail?.stopped === true ? { enforced: false, required: judged.required, reason: `a shard stopped after its first failure (--bail) with ${bail.seedsNotRun} of ${bail.seedsPlanned} seeds not run` } : judged;
   const exitCode = checkExitCode(total, coverage, harnessCrashes.length > 0);
   const notApplicable = { seeds: 0, faults: {} as Record<string, number> };
   for (const { summary } of ordered) {
@@ -180,7 +188,28 @@ export function mergeSummaries(shards: readonly MergedShard[]): MergeOutcome {
     harnessCrashes,
     exitCode,
     wallMs: Math.max(...ordered.map(({ summary }) => summary.wallMs)),
+    bail,
   };
+}
+
+/** The shards' --bail records folded into one: null when no shard ran with --bail; a shard without it planned the seeds it ran. */
+function mergedBail(shards: readonly MergedShard[]): BailSummary | null {
+  if (shards.every(({ summary }) => summary.bail === undefined || summary.bail === null)) return null;
+  const merged: BailSummary = { stopped: false, after: null, seedsPlanned: 0, seedsNotRun: 0, notRunByScenario: {}, repeatsNotRun: 0 };
+  for (const { summary } of shards) {
+    const bail = summary.bail;
+    if (bail === undefined || bail === null) {
+      merged.seedsPlanned += totalOf(summary.scenarios).seeds;
+      continue;
+    }
+    merged.stopped ||= bail.stopped;
+    merged.after ??= bail.after;
+    merged.seedsPlanned += bail.seedsPlanned;
+    merged.seedsNotRun += bail.seedsNotRun;
+    merged.repeatsNotRun += bail.repeatsNotRun;
+    for (const [scenario, seeds] of Object.entries(bail.notRunByScenario)) merged.notRunByScenario[scenario] = (merged.notRunByScenario[scenario] ?? 0) + seeds;
+  }
+  return merged;
 }
 
 /** The merged check as the lines `check` prints at its end. */
@@ -199,7 +228,9 @@ export function mergeLines(merged: MergeOutcome): string[] {
     lines.push(`  replay: ${failure.replay}`);
   }
   if (merged.failures.length > 20) lines.push(`... ${merged.failures.length - 20} more failing seeds in the merged summary.json`);
-  lines.push(`result: ${verdictLine(merged.exitCode, totalOf(merged.rows), merged.coverage, merged.harnessCrashes.length > 0)}`);
+  const stopped = bailLine(merged.bail);
+  if (stopped !== undefined) lines.push(stopped);
+  lines.push(`result: ${verdictLine(merged.exitCode, totalOf(merged.rows), merged.coverage, merged.harnessCrashes.length > 0)}${stoppedSuffix(merged.bail)}`);
   return lines;
 }
 
@@ -228,6 +259,7 @@ export function mergedSummaryJson(merged: MergeOutcome): unknown {
     unseed: { checked: merged.unseedChecked, mismatches: merged.mismatches },
     failures: merged.failures,
     harnessCrash: merged.harnessCrashes.length === 0 ? null : merged.harnessCrashes.join('\n'),
+    bail: merged.bail,
     runs: merged.runs,
   };
 }
@@ -247,7 +279,7 @@ export function mergedJunit(merged: MergeOutcome): string {
   }));
   const mismatches = merged.mismatches.map((mismatch) => ({ first: results.find((result) => result.job.scenario === mismatch.scenario && result.job.seed === mismatch.seed)!, hashA: mismatch.hashA, hashB: mismatch.hashB })).filter((mismatch) => mismatch.first !== undefined);
   const replayOf = (result: JobResult) => failures.get(`${result.job.scenario}\u0000${result.job.seed}`)?.replay ?? `leasehold replay --scenario ${result.job.scenario} --seed ${result.job.seed}`;
-  return junitXml({ results, mismatches, replayOf, ...(merged.harnessCrashes.length === 0 ? {} : { harnessError: merged.harnessCrashes.join('\n') }) });
+  return junitXml({ results, mismatches, replayOf, ...(merged.harnessCrashes.length === 0 ? {} : { harnessError: merged.harnessCrashes.join('\n') }), ...(merged.bail === null ? {} : { notRun: merged.bail.notRunByScenario }) });
 }
 
 /** The merged catalogue index (index.md): per scenario its counts, and each shard's own report where it wrote one. */
@@ -266,6 +298,8 @@ export function mergedCatalogueMarkdown(merged: MergeOutcome): string {
     lines.push(`| ${row.scenario} | ${row.seeds} | ${row.pass} | ${row.safety} | ${row.liveness} | ${row.nondeterminism} | ${reports.join(' ') || '-'} |`);
   }
   lines.push('', coverageLine(merged.coverage), '');
+  const stopped = bailLine(merged.bail);
+  if (stopped !== undefined) lines.push(stopped, '');
   if (merged.failures.length > 0) {
     lines.push('## Failing seeds', '');
     for (const failure of merged.failures) lines.push(`- ${failure.scenario} seed ${failure.seed} (${failure.verdict}): \`${failure.replay}\``);

@@ -17,6 +17,11 @@ export interface PoolOptions {
   agent?: string;
   /** Called for each result as it arrives (progress, early failure lines). */
   onResult(result: JobResult): void;
+  /**
+   * --bail: called after onResult; once it says true, no further job is handed out. The jobs already
+   * running finish and are reported; the rest are returned, unrun, in `notRun`.
+   */
+  stopWhen?(result: JobResult): boolean;
 }
 
 /** A thread that died: a harness crash (S9, exit 3), with the job it was running when it did. */
@@ -30,12 +35,16 @@ export interface PoolOutcome {
   /** In the order they arrived; sort by job id for a stable report. */
   results: JobResult[];
   death?: ThreadDeath;
+  /** Set when stopWhen stopped the pool: the result that stopped it, and the jobs never handed out, in queue order. */
+  stopped?: { by: JobResult; notRun: Job[] };
 }
 
 /**
  * Runs jobs on worker threads, one job per thread at a time, handing the next job to whichever thread
  * finishes first. A thread that dies stops the whole pool: the remaining seeds would be judged by a
- * harness that is known to be broken, so the run ends at once with exit 3 instead.
+ * harness that is known to be broken, so the run ends at once with exit 3 instead. With stopWhen
+ * (--bail) the pool stops handing out jobs after the first result it picks, lets the running ones
+ * finish, and returns the rest unrun.
  */
 export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<PoolOutcome> {
   return new Promise((resolve) => {
@@ -43,12 +52,13 @@ export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<Poo
     const queue = [...jobs];
     const inFlight = new Map<Worker, Job | undefined>();
     let finished = false;
+    let stopped: PoolOutcome['stopped'];
 
     const finish = (death?: ThreadDeath) => {
       if (finished) return;
       finished = true;
       const stopping = [...inFlight.keys()].map((worker) => worker.terminate());
-      void Promise.allSettled(stopping).then(() => resolve(death === undefined ? { results } : { results, death }));
+      void Promise.allSettled(stopping).then(() => resolve({ results, ...(death === undefined ? {} : { death }), ...(stopped === undefined ? {} : { stopped }) }));
     };
     const feed = (worker: Worker) => {
       const job = queue.shift();
@@ -72,6 +82,8 @@ export function runPool(jobs: readonly Job[], options: PoolOptions): Promise<Poo
         if (finished || message.type !== 'result') return;
         results.push(message.result);
         options.onResult(message.result);
+        // Jobs leave the queue in order, so every job planned before the one that stopped the pool has run or is running.
+        if (stopped === undefined && options.stopWhen?.(message.result) === true) stopped = { by: message.result, notRun: queue.splice(0) };
         feed(worker);
       });
       const died = (error: string) => {

@@ -9,6 +9,7 @@ import { totalOf, type ScenarioTally, type Tally } from './tally.ts';
 import type { CheckRequest, JobResult, WrittenFailure } from './types.ts';
 import { versions } from './versions.ts';
 import type { SimStore } from '../store/pglite.ts';
+import { bailLine, bailSummary, type BailOutcome } from './bail.ts';
 
 /** Everything a finished check knows, for the printed summary and summary.json. */
 export interface CheckOutcome {
@@ -28,6 +29,8 @@ export interface CheckOutcome {
   store?: SimStore;
   skipped?: { scenario: string; reason: string }[];
   notApplicable?: { seeds: number; faults: Record<string, number> };
+  /** --bail: whether the check stopped after a failure, and what it left unrun (absent without --bail). */
+  bail?: BailOutcome;
 }
 
 /** The end of a check's output: the table, the unseed and coverage lines, failures with their replay line, the result. */
@@ -37,12 +40,20 @@ export function printSummary(outcome: CheckOutcome, out: (text: string) => void)
   for (const line of summaryTable(counted, wallMs)) out(line);
   out(`wall time ${duration(wallMs / 1000)} on ${outcome.threadsUsed} thread(s); seeds/s per scenario is per thread, the total is wall-clock`);
   for (const line of storeLines(outcome)) out(line);
-  out(unseedLine(request, counted, death !== undefined));
+  out(unseedLine(request, counted, death !== undefined, outcome.bail));
   out(coverageLine(coverage));
   if (outcome.pairs !== undefined) out(pairCoverageLine('marks and pairs', outcome.pairs));
   if (outcome.explore !== undefined) for (const line of exploreLines(outcome.explore)) out(line);
   reportFailures(request, counted, written, death, out);
-  out(`result: ${verdictLine(outcome.exitCode, totalOf(counted.scenarios), coverage, death !== undefined)}`);
+  const stopped = bailLine(outcome.bail);
+  if (stopped !== undefined) out(stopped);
+  out(`result: ${verdictLine(outcome.exitCode, totalOf(counted.scenarios), coverage, death !== undefined)}${stoppedSuffix(outcome.bail)}`);
+}
+
+/** The end of the result line of a check that stopped early: it names what it did not run. */
+export function stoppedSuffix(bail: { seedsNotRun: number; seedsPlanned: number; after?: unknown } | null | undefined): string {
+  if (bail === undefined || bail === null || bail.after === undefined || bail.after === null) return '';
+  return `; stopped after the first failure: ${bail.seedsNotRun} of ${bail.seedsPlanned} seeds not run`;
 }
 
 /** Per scenario: what the plain part reached, and with the children; then the first picks (all are in summary.json). */
@@ -108,9 +119,12 @@ export function deathLine(death: ThreadDeath): string {
   return `worker thread ${death.threadIndex} died ${job}: ${death.error}`;
 }
 
-function unseedLine(request: CheckRequest, counted: Tally, cutShort: boolean): string {
+function unseedLine(request: CheckRequest, counted: Tally, cutShort: boolean, bail: BailOutcome | undefined): string {
   if (request.unseedRate <= 0) return 'unseed check: off (--unseed-rate 0)';
   if (cutShort && counted.mismatches.length === 0) return `unseed check (S6): cut short by the harness crash (${counted.unseedChecked} seed(s) compared)`;
+  if (bail !== undefined && bail.repeatsNotRun > 0 && counted.mismatches.length === 0) {
+    return `unseed check (S6): cut short by --bail (${counted.unseedChecked} seed(s) run twice, every trace hash equal; ${bail.repeatsNotRun} repeat(s) not run)`;
+  }
   if (counted.mismatches.length === 0) return `unseed check (S6): ${counted.unseedChecked} seed(s) run twice, every trace hash equal`;
   return `unseed check (S6): ${counted.mismatches.length} of ${counted.unseedChecked} seed(s) run twice gave two different trace hashes`;
 }
@@ -191,6 +205,8 @@ export function summaryJson(outcome: CheckOutcome): unknown {
       replay: replayOf(result),
     })),
     harnessCrash: death === undefined ? null : deathLine(death),
+    // --bail: null without it; else whether the check stopped, after which seed, and how many seeds it did not run.
+    bail: bailSummary(outcome.bail),
     // Every first run, so `leasehold merge` can rebuild one JUnit report and one verdict from shards.
     runs: counted.runs.map((result) => ({ scenario: result.job.scenario, index: result.job.index, seed: result.job.seed, verdict: result.verdict, traceHash: result.traceHash, elapsedMs: Math.round(result.elapsedMs), ...(result.crash === undefined ? {} : { crash: result.crash.split('\n')[0] }) })),
     ...(outcome.pairs === undefined ? {} : { pairs: outcome.pairs }),

@@ -12,6 +12,7 @@ import { planJobs, withRepeats, type Job } from './seeds.ts';
 import { tally, totalOf, type Tally } from './tally.ts';
 import { seedsOf, type CheckRequest, type JobResult, type WrittenFailure } from './types.ts';
 import { budgetPhrase, YIELD_FILE } from './budget.ts';
+import { bailedCoverage, countNotRun, failureDetector, type BailOutcome } from './bail.ts';
 import { versions } from './versions.ts';
 import { wallClockMs } from './wall-clock.ts';
 import { storeSkipReason } from '../store/pglite.ts';
@@ -55,6 +56,9 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
 
   const started = wallClockMs();
   let failureLines = 0;
+  // --bail: one detector over both phases (a repeat of a plain seed may arrive after its first run).
+  const stopWhen = request.bail === true ? failureDetector() : undefined;
+  const bail: BailOutcome | undefined = request.bail === true ? { seedsPlanned: firstRuns.length, seedsNotRun: 0, notRunByScenario: {}, repeatsNotRun: 0 } : undefined;
   // --report: the threads digest every first run, folded here per scenario as results arrive.
   const aggregators = request.report === true ? new Map(names.map((name) => [name, new ReportAggregator()])) : undefined;
   const runPhase = async (phaseJobs: readonly Job[]) => {
@@ -65,6 +69,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
       ...(store === 'sqlite' ? {} : { store }),
       ...(agent === undefined ? {} : { agent: agent.path }),
       ...(aggregators === undefined ? {} : { digest: digestRequest([(request.shard?.index ?? 1) - 1]) }),
+      ...(stopWhen === undefined ? {} : { stopWhen }),
       onResult: (result) => {
         const aggregator = aggregators?.get(result.job.scenario);
         if (aggregator !== undefined) foldResult(aggregator, result);
@@ -73,22 +78,40 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
         if (failed && failureLines++ < FAILURE_LINES_MAX) progress.note(`FAIL ${result.job.scenario} seed ${result.job.seed}: ${shortReason(result)}`);
       },
     });
+    if (outcome.stopped !== undefined && bail !== undefined) {
+      bail.after = outcome.stopped.by;
+      countNotRun(bail, outcome.stopped.notRun);
+      progress.note(`stopping after the first failure (--bail): ${outcome.stopped.notRun.filter((job) => !job.repeat).length} seed(s) not run`);
+    }
     progress.finish();
     return outcome;
   };
   const pooled = await runPhase(jobs);
   let explored: ExploreOutcome | undefined;
-  if (split !== undefined && pooled.death === undefined) {
-    const children = exploreJobs(request, names, split, pooled.results, jobs.length);
-    const second = await runPhase(withRepeats(children.jobs, request.unseedRate).map((job, offset) => ({ ...job, id: jobs.length + offset })));
-    pooled.results.push(...second.results);
-    if (second.death !== undefined) pooled.death = second.death;
-    explored = exploreOutcome(request.explore as number, split, children.picks, names, pooled.results);
+  if (split !== undefined) {
+    if (pooled.death === undefined && pooled.stopped === undefined) {
+      const children = exploreJobs(request, names, split, pooled.results, jobs.length);
+      if (bail !== undefined) bail.seedsPlanned += children.jobs.length;
+      const second = await runPhase(withRepeats(children.jobs, request.unseedRate).map((job, offset) => ({ ...job, id: jobs.length + offset })));
+      pooled.results.push(...second.results);
+      if (second.death !== undefined) pooled.death = second.death;
+      if (second.stopped !== undefined) pooled.stopped = second.stopped;
+      explored = exploreOutcome(request.explore as number, split, children.picks, names, pooled.results);
+    } else if (bail !== undefined && pooled.stopped !== undefined) {
+      // Stopped among the plain seeds: the guided children were never planned; each scenario's share of them is not run.
+      const childrenPerScenario = ownedExploreIndexes(request, split).length;
+      bail.seedsPlanned += childrenPerScenario * names.length;
+      for (const name of names) {
+        bail.seedsNotRun += childrenPerScenario;
+        if (childrenPerScenario > 0) bail.notRunByScenario[name] = (bail.notRunByScenario[name] ?? 0) + childrenPerScenario;
+      }
+    }
   }
 
   const counted = tally(names, pooled.results);
   // The required marks were measured with the built-in scripted agent; a team's agent is not held to them.
-  const coverage = agent === undefined ? judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks, store) : agentCoverage();
+  // A check that stopped early (--bail) did not run the seeds the marks are measured over: not judged, and it says so.
+  const coverage = bailedCoverage(agent === undefined ? judgeCoverage(counted.scenarios, totalOf(counted.scenarios).marks, store) : agentCoverage(), bail);
   const outcome: CheckOutcome = {
     request,
     counted,
@@ -103,12 +126,14 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
     store,
     skipped,
     notApplicable: notApplicableOf(pooled.results),
+    ...(bail === undefined ? {} : { bail }),
   };
   printSummary(outcome, (text) => io.out(text));
   if (request.junitPath !== undefined) {
     const replayOf = (result: JobResult) => replayCommand(request, outcome.written, result);
     const harness = pooled.death === undefined ? {} : { harnessError: deathLine(pooled.death) };
-    writeFile(request.junitPath, junitXml({ results: pooled.results, mismatches: counted.mismatches, replayOf, ...harness, store, skipped }));
+    const notRun = bail === undefined ? {} : { notRun: bail.notRunByScenario };
+    writeFile(request.junitPath, junitXml({ results: pooled.results, mismatches: counted.mismatches, replayOf, ...harness, store, skipped, ...notRun }));
     io.out(`junit: ${request.junitPath}`);
   }
   if (request.outDir !== undefined) {
@@ -125,8 +150,7 @@ export async function runCheck(request: CheckRequest, io: CheckIo): Promise<numb
  * owns (the same partition as planJobs), planned from the scenario's plain runs.
  */
 function exploreJobs(request: CheckRequest, names: readonly string[], split: { plain: number; explore: number }, results: readonly JobResult[], firstId: number): { jobs: Job[]; picks: ExplorePick[] } {
-  const shard = request.shard ?? { index: 1, count: 1 };
-  const owned = Array.from({ length: split.explore }, (_, k) => split.plain + k).filter((index) => index % shard.count === shard.index - 1);
+  const owned = ownedExploreIndexes(request, split);
   const jobs: Job[] = [];
   const picks: ExplorePick[] = [];
   for (const scenario of names) {
@@ -135,6 +159,12 @@ function exploreJobs(request: CheckRequest, names: readonly string[], split: { p
     picks.push(...planned.picks);
   }
   return { jobs, picks };
+}
+
+/** The seed indexes of the guided children this shard owns (the same partition as planJobs). */
+function ownedExploreIndexes(request: CheckRequest, split: { plain: number; explore: number }): number[] {
+  const shard = request.shard ?? { index: 1, count: 1 };
+  return Array.from({ length: split.explore }, (_, k) => split.plain + k).filter((index) => index % shard.count === shard.index - 1);
 }
 
 /** The faults the store could not run, summed over the first runs: how many seeds drew any, and how many of each kind. */
@@ -168,6 +198,7 @@ function header(request: CheckRequest, runs: number, repeats: number, io: CheckI
   io.out(`root seed: ${root.seed} (${from}); seed i of scenario X = first 48 bits of sha256(["leasehold-check/1", root, X, i]), in decimal`);
   io.out(`store: ${request.store === 'pglite' ? "pglite (the PostgreSQL store's own SQL, in-process on PGlite)" : 'sqlite'}`);
   if (request.agent !== undefined) io.out(`agent: ${request.agent} (the team's model and tools, against twins of its external systems)`);
+  if (request.bail === true) io.out('bail: stops handing out seeds after the first failing one (--bail); the seeds already running finish, the rest are not run and are counted');
   io.out(`rerun: ${request.reproduce}`);
 }
 

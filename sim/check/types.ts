@@ -68,6 +68,11 @@ export interface CheckRequest {
   report?: boolean;
   /** --explore: the share of each scenario's seeds spent on guided children (sim/check/explore.ts). */
   explore?: number;
+  /**
+   * --bail: stop handing out seeds after the first failing one (a violation, a failed expectation, a
+   * crash or two trace hashes for one seed); the seeds already running finish, the rest are not run.
+   */
+  bail?: boolean;
   /** The command line that reruns exactly this check. */
   reproduce: string;
   /** --store: the database the worlds run on (default sqlite; pglite: the PostgreSQL store's SQL on PGlite). */

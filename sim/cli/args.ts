@@ -115,7 +115,7 @@ export function commandSpec(word: string): CommandSpec {
 }
 
 export function parseFlags(spec: CommandSpec, words: readonly string[]): ParsedArgs {
-  const options = Object.fromEntries(spec.flags.map((flag) => [flag.name, { type: flag.kind === 'boolean' ? 'boolean' : 'string' } as const]));
+  const options = Object.fromEntries(spec.flags.flatMap((flag) => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, { type: flag.kind === 'boolean' ? 'boolean' : 'string' } as const])));
   const { tokens } = parseArgs({ args: [...words], options, strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, FlagValue[]>();
   const positionals: string[] = [];
@@ -124,7 +124,7 @@ export function parseFlags(spec: CommandSpec, words: readonly string[]): ParsedA
       if (positionals.length >= (spec.positional?.max ?? 0)) raise(`unexpected argument '${token.value}' for ${spec.name}`, `leasehold ${spec.example}`);
       positionals.push(token.value);
     } else if (token.kind === 'option') {
-      const flag = spec.flags.find((candidate) => `--${candidate.name}` === token.rawName);
+      const flag = spec.flags.find((candidate) => `--${candidate.name}` === token.rawName || (candidate.aliases ?? []).some((alias) => `--${alias}` === token.rawName));
       // The word as typed (`-seeds` reaches here as the short flags -s -e -e -d -s), up to its `=`.
       if (flag === undefined) throw unknownFlag(spec, (words[token.index] as string).split('=')[0] as string);
       const given = values.get(flag.name) ?? [];

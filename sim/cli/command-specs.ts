@@ -21,6 +21,8 @@ export interface FlagSpec {
   min?: number;
   /** A flag this one cannot be given with: a "Try:" hint for this one leaves it out of the example. */
   excludes?: string;
+  /** Other names the flag answers to (`--fail-fast` for `--bail`), without the dashes; read under `name`. */
+  aliases?: readonly string[];
   help: string;
 }
 
@@ -87,7 +89,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   check: {
     name: 'check',
     summary: 'check every invariant over many seeds of the catalogue (the CI gate)',
-    synopsis: '[--scenario NAME|FILE]... [--agent FILE] [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--explore FRACTION] [--store STORE]',
+    synopsis: '[--scenario NAME|FILE]... [--agent FILE] [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N] [--junit FILE] [--out DIR] [--bail] [--explore FRACTION] [--store STORE]',
     flags: [
       scenarioFlag(true),
       { ...agentFlag, help: `${agentFlag.help}; without --scenario, the module's own scenario export (else mixed)` },
@@ -110,6 +112,12 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
         name: 'report',
         kind: 'boolean',
         help: 'also write a report per scenario (DIR/<scenario>/index.html, report.md, report.json) from the seeds run, and a catalogue index DIR/index.html; needs --out',
+      },
+      {
+        name: 'bail',
+        kind: 'boolean',
+        aliases: ['fail-fast'],
+        help: 'stop after the first failing seed (a violation, a failed expectation, nondeterminism): no further seed is started, the seeds already running finish, and the summary says how many seeds were not run; coverage is not judged on a check that stopped; the exit code is that of the failure',
       },
       {
         name: 'unseed-rate',

@@ -40,7 +40,8 @@ export function commandHelp(spec: CommandSpec): string {
 }
 
 function flagLabel(flag: FlagSpec): string {
-  return flag.kind === 'boolean' ? `--${flag.name}` : `--${flag.name} ${flag.valueName ?? 'VALUE'}`;
+  const names = [flag.name, ...(flag.aliases ?? [])].map((name) => `--${name}`).join(', ');
+  return flag.kind === 'boolean' ? names : `${names} ${flag.valueName ?? 'VALUE'}`;
 }
 
 function flagHelp(flag: FlagSpec): string {

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { budgetPhrase } from '../check/budget.ts';
+import { bailLine } from '../check/bail.ts';
 import { replayFileCommand } from '../check/counterexample.ts';
 import type { CheckOutcome } from '../check/report.ts';
 import { totalOf } from '../check/tally.ts';
@@ -82,8 +83,10 @@ function coverageText(outcome: CheckOutcome): string {
 function provenanceRows(outcome: CheckOutcome): [string, string][] {
   const { request } = outcome;
   const v = readVersions();
+  const stopped = bailLine(outcome.bail);
   return [
     ['result', resultLine(outcome)],
+    ...(stopped === undefined ? [] : [['stopped early', stopped] as [string, string]]),
     ['coverage (S8)', coverageText(outcome)],
     ['git commit', request.git.commit === undefined ? 'none (not a git checkout)' : `${request.git.commit}${request.git.dirty ? ' (with uncommitted changes)' : ''}`],
     ['root seed', `${request.root.seed} (${request.root.source}); ${budgetPhrase(request.seedsPerScenario, request.split)}${request.shard === undefined ? '' : `, shard ${request.shard.index}/${request.shard.count}`}`],

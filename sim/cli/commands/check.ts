@@ -17,7 +17,7 @@ export { DEFAULT_FAILURES_DIR, DEFAULT_SEEDS, DEFAULT_UNSEED_RATE };
 
 /**
  * `leasehold check [--scenario NAME|FILE]... [--seeds N | --budget N] [--seed S] [--jobs J] [--shard K/N]
- * [--junit FILE] [--out DIR] [--unseed-rate RATE]`: the CI gate. A front over `check()` of
+ * [--junit FILE] [--out DIR] [--unseed-rate RATE] [--bail]`: the CI gate. A front over `check()` of
  * leasehold/testing (sim/testing-harness.ts), which runs N seeds of each scenario, or a budget split by
  * what each finds (the default; check/budget.ts), of the given scenarios (default: the whole catalogue)
  * on worker threads, checks every invariant, reruns a sample of seeds to compare trace hashes, checks
@@ -42,6 +42,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
   const seed = args.string('seed');
   const jobs = args.integer('jobs');
   const agent = args.string('agent');
+  const bail = args.boolean('bail');
   const options: CheckOptions = {
     ...(scenarioArguments.length === 0 ? {} : { scenarios: scenarioArguments }),
     ...(seedsFlag === undefined ? {} : { seeds: seedsFlag }),
@@ -55,6 +56,7 @@ export async function execute(args: ParsedArgs, context: CommandContext): Promis
     ...(report ? { report } : {}),
     unseedRate: unseedRate(args.string('unseed-rate')),
     ...(explore === undefined ? {} : { explore }),
+    ...(bail ? { bail } : {}),
     ...(agent === undefined ? {} : { agent }),
     output: context,
     // A terminal gets the redrawn bar on stderr; anything else, plain lines among the command's own.
