@@ -8,17 +8,30 @@
  * 2. applies the sabotage's find-and-replace; a find that does not occur exactly once is reported
  *    STALE and counts as not caught;
  * 3. runs the gate there as it runs by default, `node tools/leasehold.js check --budget N --seed ROOT
- *    --out DIR --jobs J`: N = 100 (`leasehold check`'s default) unless --seeds says otherwise, split
+ *    --out DIR --jobs J --bail`: N = 100 (`leasehold check`'s default) unless --seeds says otherwise, split
  *    across scenarios by what each finds (sim/check/budget.ts); --even runs `--seeds N` instead. To save
  *    time it first runs a smaller prefix of the same seeds (--stages, default 10, `--seeds 10`): seeds are
  *    numbered, and every scenario's share of the split is at least N/2 seeds, so a failure among the first
  *    10 is one the full run would find too (a stage above N/2 is dropped, as it could credit a seed the
  *    split does not run), and only a sabotage that survives the prefix pays for the full budget. Missing coverage
- *    (exit 4) is only believed from the full budget, as the gate only enforces it there;
+ *    (exit 4) is only believed from the full budget, as the gate only enforces it there. Both stages run
+ *    with --bail: one failing seed is enough to call a sabotage caught, so the check stops handing out
+ *    seeds at the first one, and a stage that catches costs its first failure instead of its budget (a
+ *    stage that finds nothing runs every seed, and its coverage is judged as without --bail). The control
+ *    run (no sabotage) runs without --bail: it must pass every seed, and if it does not, all of its
+ *    failures are worth seeing;
  * 4. reads check's exit code, summary.json and counterexample files: caught or not, which invariants
  *    the lowest failing seed violated, how many seeds it took (the failing seed's index + 1), and the
  *    counterexample's size (faults in its plan, tasks submitted), shrunk in the sabotaged copy by
  *    tools/mutants/shrink.ts (smaller workload, fewer faults) within a small budget.
+ *
+ *    "The lowest failing seed" is the lowest among the seeds that ran, index-major (seed #0 of every
+ *    scenario, then #1, ...; at one index, in catalogue order), which is the order the check plans,
+ *    hands out and reports its seeds in. With --bail that is the same seed a full run reports first:
+ *    the check hands seeds out in that order, so every seed before the one that stopped it has run, and
+ *    only the seeds in flight beside it (one per other thread) and the unseed repeats (run last) may
+ *    differ. What --bail does change is what the other failing seeds show: "expected invariant seen"
+ *    (yes rather than yes*) looks at the failing seeds that ran, and fewer run.
  *
  * It prints a table and writes DIR/mutants.json and DIR/table.md (default DIR: reports/mutants). It exits
  * 0 only if every sabotage was caught; 1 if one was not (or was STALE, or its check timed out: INCONCLUSIVE); 3 if the unsabotaged control
@@ -83,6 +96,10 @@ interface CheckSummary {
   unseed: { mismatches: { scenario: string; seed: string }[] };
   failures: { scenario: string; seed: string; verdict: string; violations: { invariant: string; kind: string; message: string }[] }[];
   harnessCrash: string | null;
+  /** Every first run that ran, in the order the check planned them (index-major, catalogue order at one index). */
+  runs?: { scenario: string; index: number; seed: string }[];
+  /** --bail: whether the check stopped at a failure, and how many seeds it did not run. */
+  bail?: { stopped: boolean; seedsPlanned: number; seedsNotRun: number } | null;
 }
 
 interface CounterexampleFile {
@@ -273,13 +290,19 @@ function runProcess(args: string[], cwd: string, logPath: string, timeoutMs: num
   });
 }
 
-async function runCheck(directory: string, out: string, seeds: number, options: Options): Promise<StageResult> {
+/** The command line of one check of a copy: the full stage as --budget N (or --seeds N with --even), a prefix as --seeds S. */
+export function checkArguments(directory: string, stageOut: string, seeds: number, options: Pick<Options, 'seeds' | 'even' | 'root' | 'jobs'>, bail: boolean): string[] {
+  const flag = seeds === options.seeds && !options.even ? '--budget' : '--seeds';
+  return [join(directory, 'tools', 'leasehold.js'), 'check', flag, String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs), ...(bail ? ['--bail'] : [])];
+}
+
+/** One check of a copy; `bail` for a sabotage's stages (one failing seed settles it), not for the control run. */
+async function runCheck(directory: string, out: string, seeds: number, options: Options, bail: boolean): Promise<StageResult> {
   const stageOut = join(out, `check-${seeds}`);
   mkdirSync(stageOut, { recursive: true });
   const started = wallClockMs();
   const log = join(stageOut, 'check.log');
-  const flag = seeds === options.seeds && !options.even ? '--budget' : '--seeds';
-  const args = [join(directory, 'tools', 'leasehold.js'), 'check', flag, String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs)];
+  const args = checkArguments(directory, stageOut, seeds, options, bail);
   const { exitCode, timedOut } = await runProcess(args, directory, log, options.timeoutMs);
   const summaryPath = join(stageOut, 'summary.json');
   const summary = existsSync(summaryPath) ? (JSON.parse(readFileSync(summaryPath, 'utf8')) as CheckSummary) : undefined;
@@ -294,12 +317,15 @@ async function runCheck(directory: string, out: string, seeds: number, options: 
 
 // ------------------------------------------------------------------------------------------- judging
 
-const SCENARIO_ORDER = ['mixed', 'kill-takeover', 'zombie-pause', 'poison-task'];
-
-/** The failing seed with the lowest index (ties: catalogue order), which the gate reports first. */
-function lowestFailure(stage: StageResult): CounterexampleFile | undefined {
-  const order = (scenario: string) => (SCENARIO_ORDER.indexOf(scenario) + 1 || SCENARIO_ORDER.length + 1);
-  return [...stage.counterexamples].sort((a, b) => a.check.seedIndex - b.check.seedIndex || order(a.scenario) - order(b.scenario))[0];
+/**
+ * The failing seed with the lowest index (ties: catalogue order), which the gate reports first: the
+ * first in the check's own plan order, read from summary.json's runs (the order it planned and ran them
+ * in). The counterexample files cover the first 20 failing seeds in that order, so the first is among them.
+ */
+export function lowestFailure(stage: Pick<StageResult, 'counterexamples' | 'summary'>): CounterexampleFile | undefined {
+  const planned = new Map((stage.summary?.runs ?? []).map((run, position) => [`${run.scenario}\u0000${run.seed}`, position]));
+  const order = (file: CounterexampleFile) => planned.get(`${file.scenario}\u0000${file.seed}`) ?? Number.MAX_SAFE_INTEGER;
+  return [...stage.counterexamples].sort((a, b) => a.check.seedIndex - b.check.seedIndex || order(a) - order(b) || (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0))[0];
 }
 
 function invariantsOf(file: CounterexampleFile): string[] {
@@ -360,11 +386,12 @@ async function runSabotage(entry: Sabotage, pristine: string, base: string, opti
     const budgets = [...options.stages, options.seeds];
     let stage: StageResult | undefined;
     for (const seeds of budgets) {
-      stage = await runCheck(directory, out, seeds, options);
+      stage = await runCheck(directory, out, seeds, options, true);
       outcome.seedsRun = seeds;
       outcome.exitCode = stage.exitCode;
       const final = seeds === options.seeds;
-      say(`${entry.id}: ${seeds} seeds -> ${stage.timedOut ? 'timed out' : `exit ${String(stage.exitCode)}`} (${Math.round(stage.wallMs / 1000)} s)`);
+      const bailed = stage.summary?.bail?.stopped === true ? `, stopped at the first failure: ${stage.summary.bail.seedsNotRun} of ${stage.summary.bail.seedsPlanned} seeds not run` : '';
+      say(`${entry.id}: ${seeds} seeds -> ${stage.timedOut ? 'timed out' : `exit ${String(stage.exitCode)}`} (${Math.round(stage.wallMs / 1000)} s${bailed})`);
       if (stage.timedOut) break;
       if (stage.exitCode === 1 || stage.exitCode === 2 || stage.exitCode === 3) break;
       if (stage.exitCode === 4 && final) break;
@@ -461,7 +488,8 @@ function legend(): string[] {
     'caught: yes = the gate went red and the expected invariant was among the violations; yes* = red, but caught by another invariant',
     '        (or only by missing coverage / a crash); MISSED = green within the budget; STALE = the find text no longer matches src/;',
     '        INCONCLUSIVE = the check timed out (--timeout-min), which proves nothing: counted as not caught.',
-    'seeds: index + 1 of the lowest failing seed (the gate checks seed indexes 0..N-1 of every scenario).',
+    'seeds: index + 1 of the lowest failing seed (the gate checks seed indexes 0..N-1 of every scenario); each sabotaged check stops at its',
+    '       first failing seed (--bail), so this is the first failing seed a full run reports, and yes/yes* judges the failing seeds that ran.',
     'counterexample: faults in its plan / tasks in its queue, as the gate wrote it; shrunk: after tools/mutants/shrink.ts (~ = budget ran out).',
   ];
 }
@@ -473,7 +501,8 @@ function markdown(outcomes: readonly MutantOutcome[], options: Options, control:
     '# Sabotage catalogue: `npm run mutants`',
     '',
     `root seed ${options.root}, budget ${options.even ? `${options.seeds} seeds per scenario` : `--budget ${options.seeds} (split by what each scenario finds)`} (stages: ${[...options.stages, options.seeds].join(', ')}), ${options.jobs} thread(s) per check, ${options.parallel} at once`,
-    control === undefined ? 'control: not run' : `control (no sabotage, ${control.seeds} seeds): exit ${String(control.exitCode)}`,
+    control === undefined ? 'control: not run' : `control (no sabotage, ${control.seeds} seeds, every seed run): exit ${String(control.exitCode)}`,
+    'each sabotaged check stops at its first failing seed (leasehold check --bail)',
     '',
     toMd(rows[0]!),
     `|${rows[0]!.split(/ {2,}/).map(() => '---').join('|')}|`,
@@ -541,7 +570,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (options.control) {
       const seeds = options.stages[0] ?? options.seeds;
       const directory = copyOf(pristine, join(base, 'control'));
-      control = await runCheck(directory, join(options.out, 'control'), seeds, { ...options, jobs: Math.min(MAX_PARALLEL, options.parallel * options.jobs) });
+      control = await runCheck(directory, join(options.out, 'control'), seeds, { ...options, jobs: Math.min(MAX_PARALLEL, options.parallel * options.jobs) }, false);
       say(`control (no sabotage): ${seeds} seeds -> exit ${String(control.exitCode)} (${Math.round(control.wallMs / 1000)} s)`);
       if (control.exitCode !== 0) {
         say(`the unsabotaged tree already fails the gate (see ${control.log}): a sabotage verdict would mean nothing`);
