@@ -10,7 +10,6 @@ import type {
   CheckpointRow,
   CompletingRow,
   CreditRow,
-  DeadLetterRow,
   EffectRow,
   EventRow,
   Fence,
@@ -24,7 +23,6 @@ import type {
   NewEffect,
   NewReservation,
   NewTask,
-  RedrivableRow,
   PauseRow,
   RejectionRow,
   ReservationRow,
@@ -36,6 +34,9 @@ import type {
   TaskRow,
 } from './store.ts';
 import { RUN_SIGNAL } from './statements.ts';
+import { OPERATIONS, type OperationName } from './sql/index.ts';
+import { installOperations, type SqlRunner } from './sql/runner.ts';
+import { declaredStatementNames, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
 
 /**
  * PostgreSQL's statements of the store interface: statements.ts translated with the same filters, the
@@ -422,24 +423,8 @@ export const SQL = {
                  ON CONFLICT (request_key) DO NOTHING`,
   effects: 'SELECT request_key, task_id, tenant, action, generation, at FROM effects ORDER BY at, request_key',
 
-  // ---- dead letters (R6): INSERT OR REPLACE is an upsert of every column
-  insertDeadLetter: `INSERT INTO dead_letters (task_id, tenant, topic, version, reason, reasons, at)
-                     SELECT id, tenant, topic, version, $2::text, $3::text, $4::bigint FROM tasks WHERE id = $1
-                     ON CONFLICT (task_id) DO UPDATE SET tenant = excluded.tenant, topic = excluded.topic, version = excluded.version,
-                       reason = excluded.reason, reasons = excluded.reasons, at = excluded.at`,
-  trimDeadLetters: `DELETE FROM dead_letters WHERE task_id NOT IN
-                      (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT $1)`,
-  deadLetters: 'SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC',
-  // O1: a redrive reads the task with its dead letter, and starts it afresh.
-  deadLetterTask: `SELECT t.id, t.tenant, t.topic, t.version, t.state, t.generation, t.hold_state, t.attempts, t.deliveries, d.reason, d.reasons
-                   FROM tasks t JOIN dead_letters d ON d.task_id = t.id WHERE t.id = $1 AND t.state = 'failed'`,
-  resetForRedrive: `UPDATE tasks SET attempts = 0, deliveries = 0, first_claimed_at = NULL, not_before = $2,
-                      error_class = NULL, error_message = NULL WHERE id = $1`,
-  deleteDeadLetter: 'DELETE FROM dead_letters WHERE task_id = $1',
   creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
-  failureReasons: `SELECT type, data FROM events WHERE task_id = $1
-                   AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`,
 
   // ---- budgets and reservations (A1)
   budgetLevel: 'SELECT budget, scope, level, updated_at FROM budget_levels WHERE budget = $1 AND scope = $2',
@@ -510,8 +495,41 @@ export const READS: ReadonlySet<StatementName> = new Set(
 
 type Row = Record<string, unknown>;
 
-/** The statements of the store interface over one connection (one transaction's worth). */
-export class PgStatements implements StoreTx {
+/** A statement as PgStatements sends it: its prepared name, its text, and whether it only reads (it keeps what was read ahead). */
+interface PgStatement {
+  readonly name: string;
+  readonly text: string;
+  readonly reads: boolean;
+}
+
+/** The statements of SQL above, as sent. */
+const WRITTEN_HERE = Object.fromEntries(
+  (Object.keys(SQL) as StatementName[]).map((name) => [name, { name: `leasehold_${name}`, text: SQL[name], reads: READS.has(name) }]),
+) as Record<StatementName, PgStatement>;
+
+// A statement of SQL above and one of the catalogue (sql/) must not share a prepared statement's name.
+for (const name of Object.keys(SQL)) {
+  if (declaredStatementNames().has(name.toLowerCase())) throw new StatementError(name, 'declared in the catalogue (sql/) and in pg-statements.ts');
+}
+
+/** The catalogue's statements as sent, by their index (made on first use). */
+const declaredForms: PgStatement[] = [];
+function formOf(declared: Declared<string, unknown>): PgStatement {
+  return (declaredForms[declared.index] ??= { name: `leasehold_${declared.name}`, text: declared.postgres.text, reads: !declared.writes });
+}
+
+/** A declared statement's values, in the order of its `$n` (sql/statement.ts). */
+function valuesOf(declared: Declared<string, unknown>, params: Readonly<Record<string, unknown>>): unknown[] {
+  return declared.postgres.order.map((name) => params[name]);
+}
+
+/**
+ * The statements of the store interface over one connection (one transaction's worth): the catalogue's
+ * operations (sql/index.ts, installed below) over its generic runner (run, send), and the methods not
+ * moved there yet.
+ */
+export interface PgStatements extends Pick<StoreTx, OperationName> {}
+export class PgStatements implements StoreTx, SqlRunner {
   /**
    * The id of the newest event this transaction inserted (and kept: an insert inside a savepoint rolled
    * back to is forgotten), or undefined: after COMMIT the store knows the event cursor without a query.
@@ -578,18 +596,57 @@ export class PgStatements implements StoreTx {
     this.claimable = true;
   }
 
+  /**
+   * The generic runner (sql/runner.ts): any declared statement, in one round trip with the writes
+   * pending before it; a read that was read ahead (under its name and values) is answered from that.
+   */
+  run<K extends string, R>(declared: Declared<K, R>, params: Params<K>): Step<R>;
+  run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
+  *run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
+    const values = valuesOf(declared, params);
+    let answer: unknown;
+    const known = declared.writes || this.ahead.size === 0 ? undefined : this.recall(declared.name, values);
+    if (known !== undefined) answer = known.answer;
+    else {
+      const result = yield* this.q(formOf(declared), values);
+      switch (declared.result) {
+        case 'rows':
+          answer = result.rows;
+          break;
+        case 'one':
+          answer = result.rows[0];
+          break;
+        case 'pluck': {
+          const row = result.rows[0];
+          answer = row === undefined ? undefined : Object.values(row)[0];
+          break;
+        }
+        case 'changes':
+          answer = result.rowCount ?? 0;
+          break;
+      }
+    }
+    return map === undefined ? (answer as R) : map(answer as R);
+  }
+
+  /** A write whose answer nobody waits for: pending until the next round trip or COMMIT (defer). */
+  send<K extends string>(declared: Write<K>, params: Params<K>): void {
+    this.defer(formOf(declared), valuesOf(declared, params));
+  }
+
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
-  private *q(name: StatementName, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {
-    return (yield* this.together([[name, values]]))[0]!;
+  private *q(statement: StatementName | PgStatement, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {
+    return (yield* this.together([[statement, values]]))[0]!;
   }
 
   /** Several statements in one round trip (after the pending writes); their results in order. */
-  private *together(statements: readonly (readonly [StatementName, readonly unknown[]])[]): Generator<Promise<unknown>, PgResult[], unknown> {
-    if (statements.some(([name]) => !READS.has(name))) {
+  private *together(statements: readonly (readonly [StatementName | PgStatement, readonly unknown[]])[]): Generator<Promise<unknown>, PgResult[], unknown> {
+    const forms = statements.map(([statement]) => (typeof statement === 'string' ? WRITTEN_HERE[statement] : statement));
+    if (forms.some((form) => !form.reads)) {
       this.ahead.clear();
       this.wrote = true;
     }
-    const configs = statements.map(([name, values]) => ({ name: `leasehold_${name}`, text: SQL[name], values: [...values] }));
+    const configs = forms.map((form, i) => ({ name: form.name, text: form.text, values: [...statements[i]![1]] }));
     if (this.pending.length === 0 && configs.length === 1) return [(yield this.runner.query(configs[0]!)) as PgResult];
     const writes = this.takePending();
     let results: PgResult[];
@@ -602,7 +659,7 @@ export class PgStatements implements StoreTx {
     return results.slice(writes.length);
   }
 
-  private static aheadKey(name: StatementName, values: readonly unknown[]): string {
+  private static aheadKey(name: string, values: readonly unknown[]): string {
     return `${name}\u0000${JSON.stringify(values)}`;
   }
 
@@ -694,7 +751,7 @@ export class PgStatements implements StoreTx {
   }
 
   /** A read's answer if it was read ahead and nothing was written since: `{ answer }`, else undefined. */
-  private recall<T>(name: StatementName, values: readonly unknown[]): { answer: T } | undefined {
+  private recall<T>(name: string, values: readonly unknown[]): { answer: T } | undefined {
     const key = PgStatements.aheadKey(name, values);
     if (!this.ahead.has(key)) return undefined;
     const answer = this.ahead.get(key) as T;
@@ -703,10 +760,11 @@ export class PgStatements implements StoreTx {
   }
 
   /** A write whose result the body does not need now: sent with the next statement or with COMMIT. */
-  private defer(name: StatementName, values: unknown[], settled?: (result: PgResult) => void): void {
+  private defer(statement: StatementName | PgStatement, values: unknown[], settled?: (result: PgResult) => void): void {
     this.ahead.clear();
     this.wrote = true;
-    this.pending.push({ config: { name: `leasehold_${name}`, text: SQL[name], values }, ...(settled === undefined ? {} : { settled }) });
+    const form = typeof statement === 'string' ? WRITTEN_HERE[statement] : statement;
+    this.pending.push({ config: { name: form.name, text: form.text, values }, ...(settled === undefined ? {} : { settled }) });
   }
 
   /**
@@ -1105,23 +1163,6 @@ export class PgStatements implements StoreTx {
   *effects(): Step<Omit<EffectRow, 'result'>[]> {
     return yield* this.rows<Omit<EffectRow, 'result'>>('effects');
   }
-  *failureReasons(id: number): Step<{ type: string; data: string }[]> {
-    return yield* this.rows<{ type: string; data: string }>('failureReasons', [id]);
-  }
-  *insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
-    this.defer('insertDeadLetter', [id, reason, reasonsJson, at]);
-    this.defer('trimDeadLetters', [keep]);
-  }
-  *deadLetters(): Step<DeadLetterRow[]> {
-    return yield* this.rows<DeadLetterRow>('deadLetters');
-  }
-  *deadLetterTask(id: number): Step<RedrivableRow | undefined> {
-    return yield* this.first<RedrivableRow>('deadLetterTask', [id]);
-  }
-  *resetForRedrive(id: number, at: number): Step<void> {
-    this.defer('resetForRedrive', [id, at]);
-    this.defer('deleteDeadLetter', [id]);
-  }
   *budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
     return yield* this.first<BudgetLevelRow>('budgetLevel', [budget, scope]);
   }
@@ -1226,3 +1267,5 @@ export class PgStatements implements StoreTx {
 
 /** Whether a value is a plain row (for tests). */
 export type PgRow = Row;
+
+installOperations(PgStatements.prototype, OPERATIONS);

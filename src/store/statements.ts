@@ -3,6 +3,9 @@ import type { TaskState } from '../queue/types.ts';
 import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
 import { PRIORITY_RANGE } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
+import { OPERATIONS, type OperationName } from './sql/index.ts';
+import { installOperations, type SqlRunner } from './sql/runner.ts';
+import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
   AdmissionRow,
   BudgetLevelRow,
@@ -14,7 +17,6 @@ import type {
   CheckpointRow,
   CompletingRow,
   CreditRow,
-  DeadLetterRow,
   MigrationRow,
   EffectRow,
   EventRow,
@@ -27,7 +29,6 @@ import type {
   NewCheckpoint,
   NewEffect,
   NewTask,
-  RedrivableRow,
   RejectionRow,
   StateWrite,
   Step,
@@ -237,22 +238,8 @@ function prepare(db: Database) {
                      ON CONFLICT (request_key) DO NOTHING`),
     effects: p('SELECT request_key, task_id, tenant, action, generation, at FROM effects ORDER BY at, request_key'),
 
-    // ---- dead letters (R6)
-    insertDeadLetter: p(`INSERT OR REPLACE INTO dead_letters (task_id, tenant, topic, version, reason, reasons, at)
-                         SELECT id, tenant, topic, version, :reason, :reasons, :now FROM tasks WHERE id = :id`),
-    trimDeadLetters: p(`DELETE FROM dead_letters WHERE task_id NOT IN
-                          (SELECT task_id FROM dead_letters ORDER BY at DESC, task_id DESC LIMIT :keep)`),
-    deadLetters: p('SELECT * FROM dead_letters ORDER BY at DESC, task_id DESC'),
-    // O1: a redrive reads the task with its dead letter, and starts it afresh.
-    deadLetterTask: p(`SELECT t.id, t.tenant, t.topic, t.version, t.state, t.generation, t.hold_state, t.attempts, t.deliveries, d.reason, d.reasons
-                       FROM tasks t JOIN dead_letters d ON d.task_id = t.id WHERE t.id = ? AND t.state = 'failed'`),
-    resetForRedrive: p(`UPDATE tasks SET attempts = 0, deliveries = 0, first_claimed_at = NULL, not_before = :at,
-                          error_class = NULL, error_message = NULL WHERE id = :id`),
-    deleteDeadLetter: p('DELETE FROM dead_letters WHERE task_id = ?'),
     creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
-    failureReasons: p(`SELECT type, data FROM events WHERE task_id = ?
-                       AND type IN ('retry_scheduled', 'lease_expired', 'stop_confirmed', 'failed', 'expired') ORDER BY seq`),
 
     // ---- budgets and reservations (A1)
     budgetLevel: p('SELECT budget, scope, level, updated_at FROM budget_levels WHERE budget = ? AND scope = ?'),
@@ -339,9 +326,15 @@ function done<T>(value: T): Step<T> {
   return finished as Step<T>;
 }
 
-/** The statements of the store interface over one better-sqlite3 connection. */
-export class SqliteStatements implements StoreTx {
+/**
+ * The statements of the store interface over one better-sqlite3 connection: the catalogue's operations
+ * (sql/index.ts, installed below) over its generic runner (run, send), and the methods not moved there yet.
+ */
+export interface SqliteStatements extends Pick<StoreTx, OperationName> {}
+export class SqliteStatements implements StoreTx, SqlRunner {
   private readonly s: Prepared;
+  /** The catalogue's statements this connection has prepared, by their index (each on its first use). */
+  private readonly prepared: (Statement | undefined)[] = [];
   /**
    * The id of the newest event the transaction in progress inserted (and kept: one inside a savepoint
    * rolled back to is forgotten), or undefined; the store reads and resets it around each transaction.
@@ -356,6 +349,46 @@ export class SqliteStatements implements StoreTx {
 
   markClaimable(): void {
     this.claimable = true;
+  }
+
+  /** A declared statement, prepared on this connection on its first use. */
+  private statement(declared: Declared<string, unknown>): Statement {
+    let statement = this.prepared[declared.index];
+    if (statement === undefined) {
+      statement = this.db.prepare(declared.sqlite);
+      if (declared.result === 'pluck') statement = statement.pluck();
+      this.prepared[declared.index] = statement;
+    }
+    return statement;
+  }
+
+  /** The generic runner (sql/runner.ts): any declared statement, at once; its answer as a finished step. */
+  run<K extends string, R>(declared: Declared<K, R>, params: Params<K>): Step<R>;
+  run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
+  run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
+    const statement = this.statement(declared);
+    // better-sqlite3 refuses a parameters object for a statement that has none.
+    const none = declared.params.length === 0;
+    let answer: unknown;
+    switch (declared.result) {
+      case 'rows':
+        answer = none ? statement.all() : statement.all(params);
+        break;
+      case 'one':
+      case 'pluck':
+        answer = none ? statement.get() : statement.get(params);
+        break;
+      case 'changes':
+        answer = (none ? statement.run() : statement.run(params)).changes;
+        break;
+    }
+    return done(map === undefined ? (answer as R) : map(answer as R));
+  }
+
+  /** A write whose answer nobody waits for: run now (SQLite pays no round trip). */
+  send<K extends string>(declared: Write<K>, params: Params<K>): void {
+    if (declared.params.length === 0) this.statement(declared).run();
+    else this.statement(declared).run(params);
   }
 
   *savepoint<T>(body: () => Step<T>): Step<T> {
@@ -596,26 +629,6 @@ export class SqliteStatements implements StoreTx {
   effects(): Step<Omit<EffectRow, 'result'>[]> {
     return done(this.s.effects.all() as Omit<EffectRow, 'result'>[]);
   }
-  failureReasons(id: number): Step<{ type: string; data: string }[]> {
-    return done(this.s.failureReasons.all(id) as { type: string; data: string }[]);
-  }
-  insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void> {
-    this.s.insertDeadLetter.run({ id, reason, reasons: reasonsJson, now: at });
-    this.s.trimDeadLetters.run({ keep });
-    return done(undefined);
-  }
-  deadLetters(): Step<DeadLetterRow[]> {
-    return done(this.s.deadLetters.all() as DeadLetterRow[]);
-  }
-  deadLetterTask(id: number): Step<RedrivableRow | undefined> {
-    return done(this.s.deadLetterTask.get(id) as RedrivableRow | undefined);
-  }
-  resetForRedrive(id: number, at: number): Step<void> {
-    this.s.resetForRedrive.run({ id, at });
-    this.s.deleteDeadLetter.run(id);
-    return done(undefined);
-  }
-
   budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
     return done(this.s.budgetLevel.get(budget, scope) as BudgetLevelRow | undefined);
   }
@@ -720,3 +733,5 @@ export class SqliteStatements implements StoreTx {
     return done(this.s.schemaMigrations.all() as MigrationRow[]);
   }
 }
+
+installOperations(SqliteStatements.prototype, OPERATIONS);

@@ -1,0 +1,13 @@
+/**
+ * The statement catalogue (issue 36 item 1): each table or concern declares its statements once, for
+ * both dialects (statement.ts), and writes its StoreTx methods once, over the generic runner
+ * (runner.ts). Both stores' statement classes take every operation here as their own.
+ */
+import { deadLetterOperations } from './dead-letters.ts';
+
+export const OPERATIONS = {
+  ...deadLetterOperations,
+};
+
+/** The StoreTx methods the catalogue writes (the statement classes write the rest themselves, for now). */
+export type OperationName = keyof typeof OPERATIONS;

@@ -1,0 +1,46 @@
+/**
+ * How the store's operations run declared statements (statement.ts) without knowing the dialect: a
+ * StoreTx method of a table file is written once, over `SqlRunner`, and both stores' statement classes
+ * take it as their own (installOperations). SqliteStatements runs a statement at once and answers with a
+ * finished step; PgStatements yields the statement's round trip (with the writes waiting before it), or
+ * answers from what was read ahead.
+ */
+import type { Step, StoreTx } from '../store.ts';
+import type { Params, Statement, Write } from './statement.ts';
+
+/** The generic runner of one dialect: executes any declared statement in the transaction in progress. */
+export interface SqlRunner {
+  /** Runs the statement and answers in its result shape, or as `map` makes of it. */
+  run<K extends string, R>(statement: Statement<K, R>, params: Params<K>): Step<R>;
+  run<K extends string, R, M>(statement: Statement<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
+  /**
+   * A write whose answer nobody waits for. SQLite runs it now; PostgreSQL sends it with the
+   * transaction's next round trip or its COMMIT, and a failure surfaces there. It yields nothing.
+   */
+  send<K extends string>(statement: Write<K>, params: Params<K>): void;
+}
+
+/** The StoreTx methods `M`, written over a runner: each with StoreTx's own signature. */
+export type Operations<M extends keyof StoreTx> = {
+  [N in M]: StoreTx[N] extends (...args: infer A) => infer R ? (this: SqlRunner, ...args: A) => R : never;
+};
+
+/** A step that is already finished with no answer: what an operation that only sent its writes returns. */
+export const NOTHING: Step<void> = {
+  next: () => ({ done: true, value: undefined }),
+  [Symbol.iterator]() {
+    return NOTHING;
+  },
+};
+
+/**
+ * Makes `operations` methods of a statement class (its prototype), as if written in it: the class
+ * declares them by merging `Pick<StoreTx, ...>` into its interface. A name the class defines already is
+ * an error: an operation moves into a table file, it is not written twice.
+ */
+export function installOperations(prototype: object, operations: Readonly<Record<string, unknown>>): void {
+  for (const [name, method] of Object.entries(operations)) {
+    if (Object.prototype.hasOwnProperty.call(prototype, name)) throw new TypeError(`${name} is defined by the statement class and by a table file`);
+    Object.defineProperty(prototype, name, { value: method, writable: true, configurable: true, enumerable: false });
+  }
+}
