@@ -26,14 +26,14 @@ import type {
   PauseRow,
   RejectionRow,
   ReservationRow,
-  SignalCounterRow,
   StateWrite,
   Step,
   ReadsFirst,
   StoreTx,
   TaskRow,
 } from './store.ts';
-import { RUN_SIGNAL } from './statements.ts';
+import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
+import { HOLDING_ORDER } from './sql/common.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import { declaredStatementNames, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
@@ -174,8 +174,6 @@ const CANDIDATE_NAMES = CANDIDATE_COLUMNS.split(', ');
 const COMPLETING_COLUMNS =
   'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
 const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
-/** The order of the holding index (tenant, lease_until, state, generation, worker_id, hold_state, then the row): SQLite's walk of it. */
-const HOLDING_ORDER = 'tenant, lease_until, state, generation, worker_id, hold_state NULLS FIRST, id';
 const EVENT_COLUMNS = 'id, task_id, seq, type, at, data, worker_id, generation';
 /** What a holder's call reads ahead with its row: newerVersionExists and lastCheckpointUsage of it. */
 const COMPLETING_AHEAD = `EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
@@ -460,21 +458,6 @@ export const SQL = {
   insertAdmission: `INSERT INTO admission_decisions (id, at, action, reason, tenant, task_id, retry_at, budget)
                     VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM admission_decisions), $1, $2, $3, $4, $5, $6, $7)`,
   admissionDecisions: 'SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id',
-
-  // ---- control-plane signals (A5)
-  bumpSignal: `INSERT INTO signal_counters (name, value) VALUES ($1, $2)
-               ON CONFLICT (name) DO UPDATE SET value = signal_counters.value + excluded.value`,
-  signalCounters: 'SELECT name, value FROM signal_counters ORDER BY name',
-  holdingSince: `SELECT id, tenant, state, worker_id, generation, claimed_at, lease_until FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`,
-  readyDepth: `SELECT tenant, priority, COUNT(*) AS n FROM tasks WHERE state = 'ready' GROUP BY tenant, priority ORDER BY tenant, priority DESC`,
-  oldestReady: `SELECT tenant, id, enqueued_at FROM (
-                  SELECT tenant, id, enqueued_at, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY enqueued_at, id) AS k
-                  FROM tasks WHERE state = 'ready') AS heads WHERE k = 1 ORDER BY tenant`,
-  oldestEligibleReady: `SELECT id, enqueued_at FROM tasks
-                        WHERE state = 'ready' AND tenant = $1 AND not_before <= $2 AND (deadline IS NULL OR deadline > $2)
-                        ORDER BY enqueued_at, id LIMIT 1`,
-  recentTasks: `SELECT id, enqueued_at, first_claimed_at, claimed_at, finished_at FROM tasks
-                ORDER BY enqueued_at DESC, id DESC LIMIT $1`,
 
   // ---- the event log (Q15)
   insertEvent: `INSERT INTO events (id, task_id, seq, type, at, data, worker_id, generation)
@@ -986,7 +969,7 @@ export class PgStatements implements StoreTx, SqlRunner {
       const values = [change.id, change.workerId, change.generation, change.leaseUntil, change.now, change.eventSeq, change.previousGeneration];
       this.deferOne('claimTask', values, `task ${change.id}'s claim`);
       // A5: every claim is a RUN decision, counted in the claim's own transaction.
-      yield* this.bumpSignal(RUN_SIGNAL, 1);
+      this.send(signalBump, { name: RUN_SIGNAL, delta: 1 });
       return change.eventSeq;
     }
     if (change.kind === 'holder') {
@@ -1121,7 +1104,7 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
     this.defer('insertRejection', [tenant, topic, version, reason, at]);
-    yield* this.bumpSignal(`rejection:${reason}`, 1);
+    this.send(signalBump, { name: `rejection:${reason}`, delta: 1 });
   }
   *rejections(): Step<RejectionRow[]> {
     return yield* this.rows<RejectionRow>('rejections');
@@ -1231,31 +1214,10 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *insertAdmission(row: AdmissionRow): Step<void> {
     this.defer('insertAdmission', [row.at, row.action, row.reason, row.tenant, row.task_id, row.retry_at, row.budget]);
-    yield* this.bumpSignal(`decision:${row.action}:${row.reason}`, 1);
+    this.send(signalBump, { name: `decision:${row.action}:${row.reason}`, delta: 1 });
   }
   *admissionDecisions(): Step<AdmissionRow[]> {
     return yield* this.rows<AdmissionRow>('admissionDecisions');
-  }
-  *bumpSignal(name: string, delta: number): Step<void> {
-    this.defer('bumpSignal', [name, delta]);
-  }
-  *signalCounters(): Step<SignalCounterRow[]> {
-    return yield* this.rows<SignalCounterRow>('signalCounters');
-  }
-  *holdingSince(): Step<{ id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]> {
-    return yield* this.rows('holdingSince');
-  }
-  *readyDepth(): Step<{ tenant: string; priority: number; n: number }[]> {
-    return yield* this.rows<{ tenant: string; priority: number; n: number }>('readyDepth');
-  }
-  *oldestReady(): Step<{ tenant: string; id: number; enqueued_at: number }[]> {
-    return yield* this.rows<{ tenant: string; id: number; enqueued_at: number }>('oldestReady');
-  }
-  *oldestEligibleReady(tenant: string, now: number): Step<{ id: number; enqueued_at: number } | undefined> {
-    return yield* this.first<{ id: number; enqueued_at: number }>('oldestEligibleReady', [tenant, now]);
-  }
-  *recentTasks(limit: number): Step<{ id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]> {
-    return yield* this.rows('recentTasks', [limit]);
   }
   *creditLedger(): Step<CreditRow[]> {
     return yield* this.rows<CreditRow>('creditLedger');

@@ -4,6 +4,7 @@ import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.t
 import { PRIORITY_RANGE } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
+import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
@@ -11,7 +12,6 @@ import type {
   BudgetLevelRow,
   NewReservation,
   PauseRow,
-  SignalCounterRow,
   ReservationRow,
   CandidateRow,
   CheckpointRow,
@@ -48,9 +48,6 @@ const OCCUPYING = OCCUPYING_SQL;
 
 /** The highest base priority (Q4), where a walk over a tenant's levels starts. */
 const TOP_LEVEL = PRIORITY_RANGE.max;
-
-/** A5: the signal counter of RUN decisions (claims); admission rows record no RUN, so it is counted here. */
-export const RUN_SIGNAL = 'decision:RUN:admitted';
 
 /**
  * Hot statements name their columns: better-sqlite3 builds one JavaScript object per row, and with all
@@ -277,23 +274,6 @@ function prepare(db: Database) {
                         VALUES (:at, :action, :reason, :tenant, :task_id, :retry_at, :budget)`),
     admissionDecisions: p('SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id'),
 
-    // ---- control-plane signals (A5)
-    bumpSignal: p(`INSERT INTO signal_counters (name, value) VALUES (?, ?)
-                   ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`),
-    signalCounters: p('SELECT name, value FROM signal_counters ORDER BY name'),
-    holdingSince: p(`SELECT id, tenant, state, worker_id, generation, claimed_at, lease_until FROM tasks WHERE ${OCCUPYING}`),
-    readyDepth: p(`SELECT tenant, priority, COUNT(*) AS n FROM tasks WHERE state = 'ready' GROUP BY tenant, priority ORDER BY tenant, priority DESC`),
-    // The ready index's order within a tenant is (priority DESC, enqueued_at, id): the oldest of a tenant
-    // is the smallest (enqueued_at, id) over its priority levels; read as the MIN per level, then per tenant.
-    oldestReady: p(`SELECT tenant, id, enqueued_at FROM (
-                      SELECT tenant, id, enqueued_at, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY enqueued_at, id) AS k
-                      FROM tasks WHERE state = 'ready') WHERE k = 1 ORDER BY tenant`),
-    oldestEligibleReady: p(`SELECT id, enqueued_at FROM tasks INDEXED BY tasks_ready
-                            WHERE state = 'ready' AND tenant = :tenant AND not_before <= :now AND (deadline IS NULL OR deadline > :now)
-                            ORDER BY enqueued_at, id LIMIT 1`),
-    recentTasks: p(`SELECT id, enqueued_at, first_claimed_at, claimed_at, finished_at FROM tasks INDEXED BY tasks_enqueued_at
-                    ORDER BY enqueued_at DESC, id DESC LIMIT ?`),
-
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
     rollbackToSavepoint: p('ROLLBACK TO leasehold_step'),
@@ -474,7 +454,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
       const { kind: _kind, ...parameters } = change;
       if (s.claimTask.run(parameters).changes !== 1) return undefined;
       // A5: every claim is a RUN decision, counted in the claim's own transaction.
-      s.bumpSignal.run(RUN_SIGNAL, 1);
+      this.send(signalBump, { name: RUN_SIGNAL, delta: 1 });
       return change.eventSeq;
     }
     if (change.kind === 'holder') {
@@ -589,7 +569,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
     this.s.insertRejection.run(tenant, topic, version, reason, at);
-    this.s.bumpSignal.run(`rejection:${reason}`, 1);
+    this.send(signalBump, { name: `rejection:${reason}`, delta: 1 });
     return done(undefined);
   }
   rejections(): Step<RejectionRow[]> {
@@ -697,30 +677,8 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   insertAdmission(row: AdmissionRow): Step<void> {
     this.s.insertAdmission.run(row);
-    this.s.bumpSignal.run(`decision:${row.action}:${row.reason}`, 1);
+    this.send(signalBump, { name: `decision:${row.action}:${row.reason}`, delta: 1 });
     return done(undefined);
-  }
-  bumpSignal(name: string, delta: number): Step<void> {
-    this.s.bumpSignal.run(name, delta);
-    return done(undefined);
-  }
-  signalCounters(): Step<SignalCounterRow[]> {
-    return done(this.s.signalCounters.all() as SignalCounterRow[]);
-  }
-  holdingSince(): Step<{ id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]> {
-    return done(this.s.holdingSince.all() as { id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]);
-  }
-  readyDepth(): Step<{ tenant: string; priority: number; n: number }[]> {
-    return done(this.s.readyDepth.all() as { tenant: string; priority: number; n: number }[]);
-  }
-  oldestReady(): Step<{ tenant: string; id: number; enqueued_at: number }[]> {
-    return done(this.s.oldestReady.all() as { tenant: string; id: number; enqueued_at: number }[]);
-  }
-  oldestEligibleReady(tenant: string, now: number): Step<{ id: number; enqueued_at: number } | undefined> {
-    return done(this.s.oldestEligibleReady.get({ tenant, now }) as { id: number; enqueued_at: number } | undefined);
-  }
-  recentTasks(limit: number): Step<{ id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]> {
-    return done(this.s.recentTasks.all(limit) as { id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]);
   }
   admissionDecisions(): Step<AdmissionRow[]> {
     return done(this.s.admissionDecisions.all() as AdmissionRow[]);

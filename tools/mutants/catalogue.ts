@@ -200,6 +200,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     file: 'src/store/statements.ts',
     find: 'const OCCUPYING = OCCUPYING_SQL;',
     replace: "const OCCUPYING = `state IN ('running')`;",
+    also: [{ file: 'src/store/sql/signals.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" }],
     expectedInvariant: 'I3',
   },
   {

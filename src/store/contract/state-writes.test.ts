@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvariantError } from '../../queue/errors.ts';
-import { RUN_SIGNAL } from '../statements.ts';
+import { RUN_SIGNAL } from '../sql/signals.ts';
 import { AT, RELEASED, STORE_KINDS, claim, contractStore, endByHolder, makeUncertain, newTask, readyTask, settled } from './__test-helpers__/harness.ts';
 
 describe.each(STORE_KINDS)('state writes on %s', (kind) => {

@@ -4,9 +4,11 @@
  * (runner.ts). Both stores' statement classes take every operation here as their own.
  */
 import { deadLetterOperations } from './dead-letters.ts';
+import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
   ...deadLetterOperations,
+  ...signalOperations,
 };
 
 /** The StoreTx methods the catalogue writes (the statement classes write the rest themselves, for now). */
