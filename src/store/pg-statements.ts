@@ -10,7 +10,6 @@ import type {
   CheckpointRow,
   CompletingRow,
   CreditRow,
-  EffectRow,
   EventRow,
   Fence,
   HoldClosure,
@@ -20,7 +19,6 @@ import type {
   MigrationRow,
   MovableRow,
   NewCheckpoint,
-  NewEffect,
   NewReservation,
   NewTask,
   PauseRow,
@@ -413,13 +411,6 @@ export const SQL = {
   staleHolds: `SELECT id AS task_id, state, lease_until FROM tasks
                WHERE ${OCCUPYING} AND state = 'uncertain' AND ${HOLD_IS_OPEN_SQL} AND lease_until <= $1
                ORDER BY ${HOLDING_ORDER}`,
-
-  // ---- the effect ledger (R3)
-  effectByKey: 'SELECT * FROM effects WHERE request_key = $1',
-  insertEffect: `INSERT INTO effects (request_key, task_id, tenant, action, generation, result, at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)
-                 ON CONFLICT (request_key) DO NOTHING`,
-  effects: 'SELECT request_key, task_id, tenant, action, generation, at FROM effects ORDER BY at, request_key',
 
   creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
@@ -1135,16 +1126,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
     return yield* this.rows<{ task_id: number; state: TaskState }>('staleHolds', [cutoff]);
-  }
-  *effectByKey(requestKey: string): Step<EffectRow | undefined> {
-    return yield* this.first<EffectRow>('effectByKey', [requestKey]);
-  }
-  *insertEffect(effect: NewEffect): Step<boolean> {
-    const e = effect;
-    return yield* this.changed('insertEffect', [e.requestKey, e.id, e.tenant, e.action, e.generation, e.result, e.now]);
-  }
-  *effects(): Step<Omit<EffectRow, 'result'>[]> {
-    return yield* this.rows<Omit<EffectRow, 'result'>>('effects');
   }
   *budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
     return yield* this.first<BudgetLevelRow>('budgetLevel', [budget, scope]);

@@ -18,7 +18,6 @@ import type {
   CompletingRow,
   CreditRow,
   MigrationRow,
-  EffectRow,
   EventRow,
   Fence,
   HoldClosure,
@@ -27,7 +26,6 @@ import type {
   LevelHeadRow,
   MovableRow,
   NewCheckpoint,
-  NewEffect,
   NewTask,
   RejectionRow,
   StateWrite,
@@ -227,13 +225,6 @@ function prepare(db: Database) {
     // live run; they are found through tasks_holding.
     staleHolds: p(`SELECT id AS task_id, state, lease_until FROM tasks
                    WHERE ${OCCUPYING} AND state = 'uncertain' AND ${HOLD_IS_OPEN_SQL} AND lease_until <= :cutoff`),
-
-    // ---- the effect ledger (R3)
-    effectByKey: p('SELECT * FROM effects WHERE request_key = ?'),
-    insertEffect: p(`INSERT INTO effects (request_key, task_id, tenant, action, generation, result, at)
-                     VALUES (:requestKey, :id, :tenant, :action, :generation, :result, :now)
-                     ON CONFLICT (request_key) DO NOTHING`),
-    effects: p('SELECT request_key, task_id, tenant, action, generation, at FROM effects ORDER BY at, request_key'),
 
     creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
@@ -599,15 +590,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
     return done(this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[]);
-  }
-  effectByKey(requestKey: string): Step<EffectRow | undefined> {
-    return done(this.s.effectByKey.get(requestKey) as EffectRow | undefined);
-  }
-  insertEffect(effect: NewEffect): Step<boolean> {
-    return done(this.s.insertEffect.run(effect).changes === 1);
-  }
-  effects(): Step<Omit<EffectRow, 'result'>[]> {
-    return done(this.s.effects.all() as Omit<EffectRow, 'result'>[]);
   }
   budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
     return done(this.s.budgetLevel.get(budget, scope) as BudgetLevelRow | undefined);

@@ -4,10 +4,12 @@
  * (runner.ts). Both stores' statement classes take every operation here as their own.
  */
 import { deadLetterOperations } from './dead-letters.ts';
+import { effectOperations } from './effects.ts';
 import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
   ...deadLetterOperations,
+  ...effectOperations,
   ...signalOperations,
 };
 
