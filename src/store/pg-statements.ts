@@ -7,7 +7,6 @@ import type {
   AdmissionRow,
   BudgetLevelRow,
   CandidateRow,
-  CheckpointRow,
   CompletingRow,
   CreditRow,
   EventRow,
@@ -18,7 +17,6 @@ import type {
   LevelHeadRow,
   MigrationRow,
   MovableRow,
-  NewCheckpoint,
   NewReservation,
   NewTask,
   PauseRow,
@@ -31,6 +29,7 @@ import type {
   TaskRow,
 } from './store.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
+import { checkpointLastUsage } from './sql/checkpoints.ts';
 import { HOLDING_ORDER } from './sql/common.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
@@ -391,15 +390,6 @@ export const SQL = {
                   WHERE id = $1 AND ${OCCUPYING} AND cancel_requested = 0
                   RETURNING event_seq`,
 
-  // ---- checkpoints (R1, R2)
-  insertCheckpoint: `INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq, requeue_safe)
-                     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = $1),
-                             $2, $3, $4, $5, $6, $7, $8, $9)
-                     RETURNING seq`,
-  lastCheckpoint: 'SELECT * FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
-  lastCheckpointFlags: 'SELECT kind, requeue_safe FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
-  lastCheckpointUsage: 'SELECT usage FROM checkpoints WHERE task_id = $1 ORDER BY seq DESC LIMIT 1',
-
   // ---- holds and settlement (R4)
   closeHold: `UPDATE tasks SET ${closeHold(2, '$6')} WHERE id = $1 AND ${HOLD_IS_OPEN_SQL} RETURNING tenant`,
   insertCredit: `INSERT INTO credit_ledger (id, task_id, tenant, kind, credits, at)
@@ -720,7 +710,7 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
 
   /** Keeps a read's answer for its call to come (see `ahead`). */
-  private remember(name: StatementName, values: readonly unknown[], answer: unknown): void {
+  private remember(name: string, values: readonly unknown[], answer: unknown): void {
     this.ahead.set(PgStatements.aheadKey(name, values), answer);
   }
 
@@ -1062,7 +1052,7 @@ export class PgStatements implements StoreTx, SqlRunner {
     if (row === undefined) return undefined;
     const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
     this.remember('newerVersionExists', [completing.tenant, completing.topic, completing.version], newer);
-    this.remember('lastCheckpointUsage', [completing.id], usage ?? undefined);
+    this.remember(checkpointLastUsage.name, [completing.id], usage ?? undefined);
     return completing;
   }
   *heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
@@ -1099,21 +1089,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *rejections(): Step<RejectionRow[]> {
     return yield* this.rows<RejectionRow>('rejections');
-  }
-  *insertCheckpoint(checkpoint: NewCheckpoint): Step<number> {
-    const c = checkpoint;
-    return (yield* this.pluck<number>('insertCheckpoint', [c.id, c.generation, c.kind, c.step, c.state, c.usage, c.now, c.eventSeq, c.requeueSafe])) as number;
-  }
-  *lastCheckpoint(id: number): Step<CheckpointRow | undefined> {
-    return yield* this.first<CheckpointRow>('lastCheckpoint', [id]);
-  }
-  *lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined> {
-    return yield* this.first<{ kind: 'A' | 'B'; requeue_safe: number }>('lastCheckpointFlags', [id]);
-  }
-  *lastCheckpointUsage(id: number): Step<string | undefined> {
-    const known = this.recall<string | undefined>('lastCheckpointUsage', [id]);
-    if (known !== undefined) return known.answer;
-    return yield* this.pluck<string>('lastCheckpointUsage', [id]);
   }
   *closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
     return yield* this.pluck<string>('closeHold', [id, ...holdValues(hold), at]);

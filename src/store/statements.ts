@@ -14,7 +14,6 @@ import type {
   PauseRow,
   ReservationRow,
   CandidateRow,
-  CheckpointRow,
   CompletingRow,
   CreditRow,
   MigrationRow,
@@ -25,7 +24,6 @@ import type {
   HoldingRow,
   LevelHeadRow,
   MovableRow,
-  NewCheckpoint,
   NewTask,
   RejectionRow,
   StateWrite,
@@ -205,18 +203,9 @@ function prepare(db: Database) {
                       WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0
                       RETURNING event_seq`, 'pluck'),
 
-    // ---- checkpoints (R1, R2)
-    insertCheckpoint: p(`INSERT INTO checkpoints (task_id, seq, generation, kind, step, state, usage, at, event_seq, requeue_safe)
-                         VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = :id),
-                                 :generation, :kind, :step, :state, :usage, :now, :eventSeq, :requeueSafe)
-                         RETURNING seq`, 'pluck'),
-    lastCheckpoint: p('SELECT * FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
-    lastCheckpointFlags: p('SELECT kind, requeue_safe FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1'),
-
     // ---- holds and settlement (R4)
     closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND ${HOLD_IS_OPEN_SQL} RETURNING tenant`, 'pluck'),
     insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
-    lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1', 'pluck'),
     holds: p(`SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
                 hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
                 enqueued_at AS held_at, hold_closed_at AS closed_at
@@ -565,18 +554,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   rejections(): Step<RejectionRow[]> {
     return done(this.s.rejections.all() as RejectionRow[]);
-  }
-  insertCheckpoint(checkpoint: NewCheckpoint): Step<number> {
-    return done(this.s.insertCheckpoint.get(checkpoint) as number);
-  }
-  lastCheckpoint(id: number): Step<CheckpointRow | undefined> {
-    return done(this.s.lastCheckpoint.get(id) as CheckpointRow | undefined);
-  }
-  lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined> {
-    return done(this.s.lastCheckpointFlags.get(id) as { kind: 'A' | 'B'; requeue_safe: number } | undefined);
-  }
-  lastCheckpointUsage(id: number): Step<string | undefined> {
-    return done(this.s.lastCheckpointUsage.get(id) as string | undefined);
   }
   closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
     return done(this.s.closeHold.get({ id, ...holdParameters(hold), now: at }) as string | undefined);

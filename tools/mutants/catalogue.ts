@@ -336,9 +336,9 @@ export const SABOTAGES: readonly Sabotage[] = [
   {
     id: 'settle-first-checkpoint',
     description: "Settlement reads a stale usage row: the charge is computed from the run's first checkpoint (ORDER BY seq) instead of its last, so a run is under-charged.",
-    file: 'src/store/statements.ts',
-    find: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq DESC LIMIT 1', 'pluck'),",
-    replace: "lastCheckpointUsage: p('SELECT usage FROM checkpoints WHERE task_id = ? ORDER BY seq LIMIT 1', 'pluck'),",
+    file: 'src/store/sql/checkpoints.ts',
+    find: "pluck<string>('SELECT usage FROM checkpoints WHERE task_id = :task_id ORDER BY seq DESC LIMIT 1');",
+    replace: "pluck<string>('SELECT usage FROM checkpoints WHERE task_id = :task_id ORDER BY seq LIMIT 1');",
     expectedInvariant: 'I7',
   },
   {
