@@ -5,7 +5,6 @@ import { PRIORITY_RANGE, scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
   AdmissionRow,
-  BudgetLevelRow,
   CandidateRow,
   CompletingRow,
   CreditRow,
@@ -17,11 +16,9 @@ import type {
   LevelHeadRow,
   MigrationRow,
   MovableRow,
-  NewReservation,
   NewTask,
   PauseRow,
   RejectionRow,
-  ReservationRow,
   StateWrite,
   Step,
   ReadsFirst,
@@ -404,21 +401,6 @@ export const SQL = {
 
   creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
-
-  // ---- budgets and reservations (A1)
-  budgetLevel: 'SELECT budget, scope, level, updated_at FROM budget_levels WHERE budget = $1 AND scope = $2',
-  writeBudgetLevel: `INSERT INTO budget_levels (budget, scope, level, updated_at) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (budget, scope) DO UPDATE SET level = excluded.level, updated_at = excluded.updated_at`,
-  budgetLevels: 'SELECT budget, scope, level, updated_at FROM budget_levels ORDER BY budget, scope',
-  insertReservation: `INSERT INTO reservations (task_id, generation, budget, scope, reserved, baseline, reserved_at)
-                      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-  addToReservation: `UPDATE reservations SET reserved = reserved + $1
-                     WHERE task_id = $2 AND generation = $3 AND budget = $4 AND released IS NULL`,
-  setConsumed: 'UPDATE reservations SET consumed = $1 WHERE task_id = $2 AND generation = $3 AND budget = $4 AND released IS NULL',
-  heldReservations: 'SELECT * FROM reservations WHERE task_id = $1 AND released IS NULL ORDER BY generation, budget',
-  releaseReservation: `UPDATE reservations SET released = $1, consumed = $2, released_at = $3
-                       WHERE task_id = $4 AND generation = $5 AND budget = $6 AND released IS NULL`,
-  reservations: 'SELECT * FROM reservations ORDER BY task_id, generation, budget',
 
   // ---- fair share (A3)
   serviceOf: 'SELECT service FROM tenant_service WHERE tenant = $1',
@@ -1101,34 +1083,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
     return yield* this.rows<{ task_id: number; state: TaskState }>('staleHolds', [cutoff]);
-  }
-  *budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
-    return yield* this.first<BudgetLevelRow>('budgetLevel', [budget, scope]);
-  }
-  *writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void> {
-    this.defer('writeBudgetLevel', [budget, scope, level, updatedAt]);
-  }
-  *budgetLevels(): Step<BudgetLevelRow[]> {
-    return yield* this.rows<BudgetLevelRow>('budgetLevels');
-  }
-  *insertReservation(reservation: NewReservation): Step<void> {
-    const r = reservation;
-    this.defer('insertReservation', [r.taskId, r.generation, r.budget, r.scope, r.reserved, r.baseline, r.at]);
-  }
-  *addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean> {
-    return yield* this.changed('addToReservation', [units, taskId, generation, budget]);
-  }
-  *setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void> {
-    this.defer('setConsumed', [consumed, taskId, generation, budget]);
-  }
-  *heldReservations(taskId: number): Step<ReservationRow[]> {
-    return yield* this.rows<ReservationRow>('heldReservations', [taskId]);
-  }
-  *releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean> {
-    return yield* this.changed('releaseReservation', [released, consumed, at, taskId, generation, budget]);
-  }
-  *reservations(): Step<ReservationRow[]> {
-    return yield* this.rows<ReservationRow>('reservations');
   }
   *serviceOf(tenant: string): Step<number> {
     return (yield* this.pluck<number>('serviceOf', [tenant])) ?? 0;

@@ -9,10 +9,7 @@ import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
   AdmissionRow,
-  BudgetLevelRow,
-  NewReservation,
   PauseRow,
-  ReservationRow,
   CandidateRow,
   CompletingRow,
   CreditRow,
@@ -217,21 +214,6 @@ function prepare(db: Database) {
 
     creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
-
-    // ---- budgets and reservations (A1)
-    budgetLevel: p('SELECT budget, scope, level, updated_at FROM budget_levels WHERE budget = ? AND scope = ?'),
-    writeBudgetLevel: p(`INSERT INTO budget_levels (budget, scope, level, updated_at) VALUES (?, ?, ?, ?)
-                         ON CONFLICT (budget, scope) DO UPDATE SET level = excluded.level, updated_at = excluded.updated_at`),
-    budgetLevels: p('SELECT budget, scope, level, updated_at FROM budget_levels ORDER BY budget, scope'),
-    insertReservation: p(`INSERT INTO reservations (task_id, generation, budget, scope, reserved, baseline, reserved_at)
-                          VALUES (:taskId, :generation, :budget, :scope, :reserved, :baseline, :at)`),
-    addToReservation: p(`UPDATE reservations SET reserved = reserved + ?
-                         WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),
-    setConsumed: p('UPDATE reservations SET consumed = ? WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL'),
-    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),
-    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?
-                           WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),
-    reservations: p('SELECT * FROM reservations ORDER BY task_id, generation, budget'),
 
     // ---- fair share (A3)
     serviceOf: p('SELECT service FROM tenant_service WHERE tenant = ?', 'pluck'),
@@ -567,36 +549,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
     return done(this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[]);
-  }
-  budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined> {
-    return done(this.s.budgetLevel.get(budget, scope) as BudgetLevelRow | undefined);
-  }
-  writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void> {
-    this.s.writeBudgetLevel.run(budget, scope, level, updatedAt);
-    return done(undefined);
-  }
-  budgetLevels(): Step<BudgetLevelRow[]> {
-    return done(this.s.budgetLevels.all() as BudgetLevelRow[]);
-  }
-  insertReservation(reservation: NewReservation): Step<void> {
-    this.s.insertReservation.run(reservation);
-    return done(undefined);
-  }
-  addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean> {
-    return done(this.s.addToReservation.run(units, taskId, generation, budget).changes === 1);
-  }
-  setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void> {
-    this.s.setConsumed.run(consumed, taskId, generation, budget);
-    return done(undefined);
-  }
-  heldReservations(taskId: number): Step<ReservationRow[]> {
-    return done(this.s.heldReservations.all(taskId) as ReservationRow[]);
-  }
-  releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean> {
-    return done(this.s.releaseReservation.run(released, consumed, at, taskId, generation, budget).changes === 1);
-  }
-  reservations(): Step<ReservationRow[]> {
-    return done(this.s.reservations.all() as ReservationRow[]);
   }
   serviceOf(tenant: string): Step<number> {
     return done((this.s.serviceOf.get(tenant) as number | undefined) ?? 0);

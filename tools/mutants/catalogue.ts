@@ -965,17 +965,22 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'reservation-released-twice',
     description:
       'Reservations released twice: the release does not check that the row is still held (no released IS NULL), so every later end of an attempt of the task gives back the units of the earlier attempts again, and the budget holds more than it was ever given.',
-    file: 'src/store/statements.ts',
-    find: lines(
-      "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),",
-      '    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?',
-      '                           WHERE task_id = ? AND generation = ? AND budget = ? AND released IS NULL`),',
-    ),
-    replace: lines(
-      "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? ORDER BY generation, budget'),",
-      '    releaseReservation: p(`UPDATE reservations SET released = ?, consumed = ?, released_at = ?',
-      '                           WHERE task_id = ? AND generation = ? AND budget = ?`),',
-    ),
+    file: 'src/store/sql/budgets.ts',
+    find: "  'SELECT * FROM reservations WHERE task_id = :task_id AND released IS NULL ORDER BY generation, budget',",
+    replace: "  'SELECT * FROM reservations WHERE task_id = :task_id ORDER BY generation, budget',",
+    also: [
+      {
+        file: 'src/store/sql/budgets.ts',
+        find: lines(
+          '  `UPDATE reservations SET released = :released, consumed = :consumed, released_at = :released_at',
+          '   WHERE task_id = :task_id AND generation = :generation AND budget = :budget AND released IS NULL`,',
+        ),
+        replace: lines(
+          '  `UPDATE reservations SET released = :released, consumed = :consumed, released_at = :released_at',
+          '   WHERE task_id = :task_id AND generation = :generation AND budget = :budget`,',
+        ),
+      },
+    ],
     expectedInvariant: 'I16',
     blindSpot: 'path',
   },
@@ -993,9 +998,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'reservations-window-of-one',
     description:
       "Held units read over a positional window: the release reads the task's reservations with LIMIT 1, so a task that needs two budgets gives back the first and keeps the other for ever.",
-    file: 'src/store/statements.ts',
-    find: "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget'),",
-    replace: "    heldReservations: p('SELECT * FROM reservations WHERE task_id = ? AND released IS NULL ORDER BY generation, budget LIMIT 1'),",
+    file: 'src/store/sql/budgets.ts',
+    find: "  'SELECT * FROM reservations WHERE task_id = :task_id AND released IS NULL ORDER BY generation, budget',",
+    replace: "  'SELECT * FROM reservations WHERE task_id = :task_id AND released IS NULL ORDER BY generation, budget LIMIT 1',",
     expectedInvariant: 'I16',
   },
 

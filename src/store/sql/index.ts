@@ -3,12 +3,14 @@
  * both dialects (statement.ts), and writes its StoreTx methods once, over the generic runner
  * (runner.ts). Both stores' statement classes take every operation here as their own.
  */
+import { budgetOperations } from './budgets.ts';
 import { checkpointOperations } from './checkpoints.ts';
 import { deadLetterOperations } from './dead-letters.ts';
 import { effectOperations } from './effects.ts';
 import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
+  ...budgetOperations,
   ...checkpointOperations,
   ...deadLetterOperations,
   ...effectOperations,
