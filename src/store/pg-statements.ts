@@ -402,16 +402,6 @@ export const SQL = {
   creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
 
-  // ---- fair share (A3)
-  serviceOf: 'SELECT service FROM tenant_service WHERE tenant = $1',
-  addService: `INSERT INTO tenant_service (tenant, service) VALUES ($1, $2)
-               ON CONFLICT (tenant) DO UPDATE SET service = tenant_service.service + excluded.service`,
-  serviceCharged: 'SELECT service_charged FROM tasks WHERE id = $1',
-  addServiceCharged: 'UPDATE tasks SET service_charged = service_charged + $1 WHERE id = $2',
-  tenantHasLive: `SELECT (EXISTS (SELECT 1 FROM tasks WHERE tenant = $1 AND state = 'ready' AND id <> $2)
-                      OR EXISTS (SELECT 1 FROM tasks WHERE tenant = $1 AND ${OCCUPYING} AND id <> $2))::int4 AS v`,
-  tenantServices: 'SELECT tenant, service FROM tenant_service ORDER BY tenant',
-
   // ---- admission (A2)
   pausedTenants: 'SELECT tenant, reason, at FROM tenant_pauses ORDER BY tenant',
   pauseTenant: 'INSERT INTO tenant_pauses (tenant, reason, at) VALUES ($1, $2, $3) ON CONFLICT (tenant) DO NOTHING',
@@ -1083,24 +1073,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
     return yield* this.rows<{ task_id: number; state: TaskState }>('staleHolds', [cutoff]);
-  }
-  *serviceOf(tenant: string): Step<number> {
-    return (yield* this.pluck<number>('serviceOf', [tenant])) ?? 0;
-  }
-  *addService(tenant: string, delta: number): Step<void> {
-    this.defer('addService', [tenant, delta]);
-  }
-  *serviceCharged(id: number): Step<number> {
-    return (yield* this.pluck<number>('serviceCharged', [id])) ?? 0;
-  }
-  *addServiceCharged(id: number, delta: number): Step<void> {
-    this.defer('addServiceCharged', [delta, id]);
-  }
-  *tenantHasLive(tenant: string, exceptId: number): Step<boolean> {
-    return (yield* this.pluck<number>('tenantHasLive', [tenant, exceptId])) === 1;
-  }
-  *tenantServices(): Step<{ tenant: string; service: number }[]> {
-    return yield* this.rows<{ tenant: string; service: number }>('tenantServices');
   }
   *pausedTenants(): Step<PauseRow[]> {
     if (this.enqueueBase !== undefined) return this.enqueueBase.paused;

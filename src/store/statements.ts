@@ -215,16 +215,6 @@ function prepare(db: Database) {
     creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
 
-    // ---- fair share (A3)
-    serviceOf: p('SELECT service FROM tenant_service WHERE tenant = ?', 'pluck'),
-    addService: p(`INSERT INTO tenant_service (tenant, service) VALUES (?, ?)
-                   ON CONFLICT (tenant) DO UPDATE SET service = service + excluded.service`),
-    serviceCharged: p('SELECT service_charged FROM tasks WHERE id = ?', 'pluck'),
-    addServiceCharged: p('UPDATE tasks SET service_charged = service_charged + ? WHERE id = ?'),
-    tenantHasLive: p(`SELECT EXISTS (SELECT 1 FROM tasks WHERE tenant = :tenant AND state = 'ready' AND id <> :id)
-                          OR EXISTS (SELECT 1 FROM tasks WHERE tenant = :tenant AND ${OCCUPYING} AND id <> :id)`, 'pluck'),
-    tenantServices: p('SELECT tenant, service FROM tenant_service ORDER BY tenant'),
-
     // ---- admission (A2)
     pausedTenants: p('SELECT tenant, reason, at FROM tenant_pauses ORDER BY tenant'),
     pauseTenant: p('INSERT INTO tenant_pauses (tenant, reason, at) VALUES (?, ?, ?) ON CONFLICT (tenant) DO NOTHING'),
@@ -549,26 +539,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
     return done(this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[]);
-  }
-  serviceOf(tenant: string): Step<number> {
-    return done((this.s.serviceOf.get(tenant) as number | undefined) ?? 0);
-  }
-  addService(tenant: string, delta: number): Step<void> {
-    this.s.addService.run(tenant, delta);
-    return done(undefined);
-  }
-  serviceCharged(id: number): Step<number> {
-    return done((this.s.serviceCharged.get(id) as number | undefined) ?? 0);
-  }
-  addServiceCharged(id: number, delta: number): Step<void> {
-    this.s.addServiceCharged.run(delta, id);
-    return done(undefined);
-  }
-  tenantHasLive(tenant: string, exceptId: number): Step<boolean> {
-    return done(this.s.tenantHasLive.get({ tenant, id: exceptId }) === 1);
-  }
-  tenantServices(): Step<{ tenant: string; service: number }[]> {
-    return done(this.s.tenantServices.all() as { tenant: string; service: number }[]);
   }
   pausedTenants(): Step<PauseRow[]> {
     return done(this.s.pausedTenants.all() as PauseRow[]);

@@ -200,7 +200,10 @@ export const SABOTAGES: readonly Sabotage[] = [
     file: 'src/store/statements.ts',
     find: 'const OCCUPYING = OCCUPYING_SQL;',
     replace: "const OCCUPYING = `state IN ('running')`;",
-    also: [{ file: 'src/store/sql/signals.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" }],
+    also: [
+      { file: 'src/store/sql/signals.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
+      { file: 'src/store/sql/fair-share.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
+    ],
     expectedInvariant: 'I3',
   },
   {

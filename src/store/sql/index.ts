@@ -7,6 +7,7 @@ import { budgetOperations } from './budgets.ts';
 import { checkpointOperations } from './checkpoints.ts';
 import { deadLetterOperations } from './dead-letters.ts';
 import { effectOperations } from './effects.ts';
+import { fairShareOperations } from './fair-share.ts';
 import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
@@ -14,6 +15,7 @@ export const OPERATIONS = {
   ...checkpointOperations,
   ...deadLetterOperations,
   ...effectOperations,
+  ...fairShareOperations,
   ...signalOperations,
 };
 
