@@ -235,16 +235,22 @@ export function scenarioOf(name: string, p: ScenarioParameters, plan: FaultPlan)
     queue,
     workers: { ...mixed.workers, count: p.workers, slots: p.slots },
     workload: {
-      ...structuredClone(mixed.workload),
-      tenants: TENANTS.slice(0, p.tenants),
-      topics: p.topics,
-      newVersionProbability: p.newVersionPercent / 100,
-      writeProbability: p.writePercent / 100,
-      steps: [1, p.stepsMax],
-      priorities: [low, high],
-      arrivalWindowMs: Math.floor((p.safetyMs * p.arrivalPercent) / 100),
-      ...(Object.keys(needs).length > 0 ? { needs } : {}),
-      ...(p.criticalPercent > 0 ? { criticalProbability: p.criticalPercent / 100 } : {}),
+      // mixed's topics part with the drawn sizes; its other parts (the client swarm) as they are.
+      parts: mixed.workload.parts.map((item) =>
+        item.kind !== 'topics'
+          ? structuredClone(item)
+          : {
+              ...structuredClone(item),
+              tenants: TENANTS.slice(0, p.tenants),
+              count: p.topics,
+              newVersionProbability: p.newVersionPercent / 100,
+              priorities: [low, high] as [number, number],
+              arrivalWindowMs: Math.floor((p.safetyMs * p.arrivalPercent) / 100),
+              ...(Object.keys(needs).length > 0 ? { needs } : {}),
+              ...(p.criticalPercent > 0 ? { criticalProbability: p.criticalPercent / 100 } : {}),
+            },
+      ),
+      scripts: { ...structuredClone(mixed.workload.scripts), writeProbability: p.writePercent / 100, steps: [1, p.stepsMax] },
     },
     faults: { plan: structuredClone(plan) },
     phases: { safetyMs: p.safetyMs, livenessMs: mixed.phases.livenessMs },

@@ -13,6 +13,7 @@ import { validatePlan, validateScenario } from '../sim/check/scenario-file.ts';
 import type { Checker } from '../sim/checkers/types.ts';
 import { faultCount } from '../sim/faults/plan.ts';
 import { World } from '../sim/world.ts';
+import { drawnPartOf } from '../sim/workloads/index.ts';
 import { BALANCED_FAULTS, CRASH_HEAVY_FAULTS, simulationCaseArbitrary, type SimulationCase } from './arbitraries.ts';
 import { casesFor, DEFAULT_TOTAL_RUNS, plannedRuns } from './budget.ts';
 import { counterexampleId, type PropertyCounterexample } from './counterexample.ts';
@@ -40,7 +41,7 @@ describe('the arbitraries', () => {
     );
     const [smallest] = result.counterexample as [SimulationCase];
     expect(faultCount(smallest.plan)).toBe(0);
-    expect(smallest.scenario.workload.topics).toBe(1);
+    expect(drawnPartOf(smallest.scenario.workload)).toMatchObject({ kind: 'topics', count: 1 });
     expect(smallest.scenario.workers.count).toBe(1);
   });
 });

@@ -7,6 +7,7 @@ import { fc, test } from '@fast-check/vitest';
 import { checkDeterminism } from '../sim/checkers/i14-determinism.ts';
 import type { Checker } from '../sim/checkers/types.ts';
 import { faultCount } from '../sim/faults/plan.ts';
+import { drawnPartOf, workloadTenants } from '../sim/workloads/index.ts';
 import type { Verdict, Violation } from '../sim/report-types.ts';
 import { World, type WorldResult } from '../sim/world.ts';
 import type { SimulationCase } from './arbitraries.ts';
@@ -146,10 +147,10 @@ function describeCase(simulation: SimulationCase): string {
   const kinds = [...plan.timed.map((fault) => `${fault.kind}@${fault.atMs}ms`), ...plan.points.map((fault) => `${fault.kind} ${fault.point} #${fault.occurrence}`)];
   const rates = Object.entries(plan.rates).filter(([, rate]) => rate > 0);
   kinds.push(...rates.map(([name, rate]) => `${name}=${rate}`));
-  const workload = scenario.workload;
+  const drawn = drawnPartOf(scenario.workload);
   return (
     `${faultCount(plan)} fault(s)${kinds.length === 0 ? '' : ` (${kinds.join(', ')})`}; ` +
-    `${workload.topics} topic(s) over ${workload.tenants.length} tenant(s), ${scenario.workers.count} worker(s) x ${scenario.workers.slots} slot(s); seed ${JSON.stringify(seed)}`
+    `${drawn?.kind === 'topics' ? drawn.count : 0} topic(s) over ${workloadTenants(scenario.workload).length} tenant(s), ${scenario.workers.count} worker(s) x ${scenario.workers.slots} slot(s); seed ${JSON.stringify(seed)}`
   );
 }
 

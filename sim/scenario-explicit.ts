@@ -3,57 +3,45 @@ import { faultPlanSchema, type FaultPlan } from './faults/plan.ts';
 import { FAULT_SOURCES, timedFaultProblems } from './faults/index.ts';
 import { perRoundProblems, perRoundSchema } from './faults/rounds.ts';
 import { swarmSpecSchema, SWARM_KINDS, type SwarmKind } from './faults/swarm.ts';
-import type { ExplicitTask, FloodSpec, ScenarioSpec, WorkloadSpec } from './scenario.ts';
+import type { ExplicitTask, FloodSpec, ScenarioSpec, ScriptDrawing, WorkloadSpec } from './scenario.ts';
 import { durabilityField, expectField, headerFields, modelLatency, phasesFields, queueSchema, supervisorFields, monitorFields, fleetFields, toolsFields, workersFields } from './scenario-sections.ts';
 import { PROCESS_CRASH_POWER_LOSS } from './scenario-sections.ts';
-import { list, nonNegative, oneOf, probability, range, strict, text, TIERS } from './schema-kit.ts';
-import { clientSwarmSchema } from './workloads/client-swarm.ts';
+import { probability, range, strict } from './schema-kit.ts';
 import { configSwarmSchema } from './workloads/config-swarm.ts';
 import { floodSpecSchema } from './workloads/flood.ts';
-import { roundsSchema } from './workloads/rounds.ts';
 import { scriptSchema } from './workloads/script.ts';
 import { explicitTaskSchema } from './workloads/tasks.ts';
 import { graphDrawingSchema } from './workloads/graph-draw.ts';
-import { needsSchema } from './workloads/admission.ts';
+import { workloadListProblems, workloadPartsSchema } from './workloads/index.ts';
+import { flatWorkloadSchema, isFlatWorkload, upgradeFlatWorkload, type FlatWorkload } from './workloads/legacy.ts';
 
 /**
  * The explicit form of a scenario: a ScenarioSpec written out whole, a `workload` object and a
  * `faults` object of exactly one of plan, swarm or perRound. It is what `leasehold check` records in a
- * counterexample file, what a test writes out from a catalogue scenario, and how scenario files were
- * written before they listed parts; it is read as it is, every field stated, and its errors name its
- * own paths (`workload.tasks[2].priority`). New files list parts (sim/scenario-schema.ts).
+ * counterexample file and what a test writes out from a catalogue scenario; it is read as it is, every
+ * section stated, and its errors name its own paths (`workload.parts[1].tasks[2].priority`). Its
+ * workload keeps the typed parts of a scenario file (`parts`, read by the same part schemas, so one
+ * schema serves both forms) and how the model draws each task's script (`scripts`, every field stated).
+ *
+ * A workload object without `parts` is the form before parts (one object of exclusive modes,
+ * workloads/legacy.ts), as explicit files and counterexamples were written before: it is read as it
+ * was and turned into the parts that draw the same arrivals. New files list parts (sim/scenario-schema.ts).
  */
-const workloadSchema = strict({
-  tenants: list(text(), 1),
-  topics: nonNegative(),
-  newVersionProbability: probability(),
-  priorities: range(0, 30),
-  arrivalWindowMs: nonNegative(),
-  writeProbability: probability(),
-  steps: range(1),
-  callsPerStep: range(0),
-  tokensPerCall: range(0),
-  tiers: list(oneOf(TIERS), 1),
-  poisonProbability: probability().optional(),
-  graphs: graphDrawingSchema.optional(),
-  script: scriptSchema.optional(),
-  rounds: roundsSchema.optional(),
-  poisonTasks: nonNegative().optional(),
-  tasks: list(explicitTaskSchema).optional(),
-  floods: list(floodSpecSchema).optional(),
-  clientSwarm: clientSwarmSchema.optional(),
-  needs: needsSchema.optional(),
-  criticalProbability: probability().optional(),
-}).superRefine((workload, context) => {
-  if (workload.poisonTasks !== undefined) {
-    if (workload.rounds === undefined) context.addIssue({ code: 'custom', path: ['poisonTasks'], message: 'needs a rounds workload (workload.rounds)' });
-    else if (workload.poisonTasks > workload.rounds.count * workload.rounds.tasksPerRound) {
-      context.addIssue({ code: 'custom', path: ['poisonTasks'], message: `exceeds the ${workload.rounds.count * workload.rounds.tasksPerRound} tasks of the rounds` });
-    }
-  }
-  if (workload.topics === 0 && workload.rounds === undefined && (workload.tasks ?? []).length === 0 && (workload.floods ?? []).length === 0) {
-    context.addIssue({ code: 'custom', message: 'has no tasks: give topics above 0, rounds, tasks or floods' });
-  }
+const scriptsSchema = strict(
+  {
+    writeProbability: probability(),
+    steps: range(1),
+    callsPerStep: range(0),
+    tokensPerCall: range(0),
+    poisonProbability: probability().optional(),
+    graphs: graphDrawingSchema.optional(),
+    script: scriptSchema.optional(),
+  },
+  "How the model draws each task's script: a scenario file's model section without its latency.",
+);
+
+const workloadSchema = strict({ parts: workloadPartsSchema, scripts: scriptsSchema }, 'The workload: its typed parts, and how the model draws each task\'s script.').superRefine((workload, context) => {
+  for (const problem of workloadListProblems(workload.parts, 'workload.parts')) context.addIssue({ code: 'custom', message: problem.message, path: ['parts', ...problem.path] });
 });
 
 const faultsSchema = strict(
@@ -74,12 +62,12 @@ const faultsSchema = strict(
   ),
 );
 
-const explicitObject = strict({
+/** Every section but the workload: the same in the explicit form and in the form before parts. */
+const sections = {
   ...headerFields,
   queue: queueSchema,
   workers: strict(workersFields),
   configSwarm: configSwarmSchema.optional(),
-  workload: workloadSchema,
   model: strict({ latencyMs: modelLatency }),
   tools: strict(toolsFields),
   supervisor: strict(supervisorFields),
@@ -89,14 +77,33 @@ const explicitObject = strict({
   faults: faultsSchema,
   phases: strict(phasesFields),
   expect: expectField,
-});
+};
+
+const explicitObject = strict({ ...sections, workload: workloadSchema });
+const flatObject = strict({ ...sections, workload: flatWorkloadSchema });
 
 type ExplicitValue = z.output<typeof explicitObject>;
+type FlatValue = z.output<typeof flatObject>;
+
+const checked = <T extends z.ZodType>(schema: T) =>
+  schema.check(z.superRefine((value, context) => crossCheck(value as ExplicitValue | FlatValue, context), { when: (payload) => payload.issues.length === 0 }));
 
 /** The explicit form: the shape, then the checks that span fields. */
-export const explicitScenarioSchema = explicitObject.check(z.superRefine((value, context) => crossCheck(value, context), { when: (payload) => payload.issues.length === 0 }));
+export const explicitScenarioSchema = checked(explicitObject);
+/** The explicit form before parts (a flat workload object), read as it was. */
+export const flatScenarioSchema = checked(flatObject);
 
-function crossCheck(value: ExplicitValue, context: z.core.$RefinementCtx<unknown>): void {
+/** A file in the explicit form whose workload is in the form before parts (an object without `parts`). */
+export function isFlatForm(value: unknown): boolean {
+  return isFlatWorkload((value as { workload?: unknown } | null)?.workload);
+}
+
+/** Whether a workload of either form arrives in rounds. */
+function hasRounds(workload: ExplicitValue['workload'] | FlatValue['workload']): boolean {
+  return 'parts' in workload ? workload.parts.some((item) => item.kind === 'rounds') : workload.rounds !== undefined;
+}
+
+function crossCheck(value: ExplicitValue | FlatValue, context: z.core.$RefinementCtx<unknown>): void {
   const { faults } = value;
   if (value.durability === 'process_crash') {
     const timed = (faults.plan as FaultPlan | undefined)?.timed.some((fault) => fault.kind === 'power-loss') === true;
@@ -109,17 +116,20 @@ function crossCheck(value: ExplicitValue, context: z.core.$RefinementCtx<unknown
     });
   }
   if (faults.perRound !== undefined) {
-    if (value.workload.rounds === undefined) context.addIssue({ code: 'custom', path: ['faults', 'perRound'], message: 'needs a rounds workload (workload.rounds)' });
+    if (!hasRounds(value.workload)) {
+      const where = 'parts' in value.workload ? 'a rounds part in workload.parts' : 'workload.rounds';
+      context.addIssue({ code: 'custom', path: ['faults', 'perRound'], message: `needs a rounds workload (${where})` });
+    }
     for (const { section, message } of perRoundProblems(faults.perRound, { modelMs: value.model.latencyMs, toolMs: value.tools.latencyMs })) {
       context.addIssue({ code: 'custom', path: [section, 'latencyMs'], message });
     }
   }
 }
 
-/** The spec a validated explicit file holds: the fields for people dropped. */
-export function explicitToSpec(value: ExplicitValue): ScenarioSpec {
-  const { $schema: _schema, notes: _notes, ...spec } = value;
-  return spec as ScenarioSpec;
+/** The spec a validated explicit file holds: the fields for people dropped, a workload in the form before parts turned into parts. */
+export function explicitToSpec(value: ExplicitValue | FlatValue): ScenarioSpec {
+  const { $schema: _schema, notes: _notes, workload, ...spec } = value;
+  return { ...spec, workload: 'parts' in workload ? (workload as WorkloadSpec) : upgradeFlatWorkload(workload as FlatWorkload) } as ScenarioSpec;
 }
 
 /**
@@ -130,9 +140,11 @@ type Missing<Type, Schema> = Exclude<keyof Type, keyof Schema>;
 export const SCHEMA_COVERS_SCENARIO_SPEC: [
   Missing<ScenarioSpec, ExplicitValue>,
   Missing<WorkloadSpec, ExplicitValue['workload']>,
+  Missing<ScriptDrawing, ExplicitValue['workload']['scripts']>,
+  Missing<FlatWorkload, FlatValue['workload']>,
   Missing<ExplicitTask, z.output<typeof explicitTaskSchema>>,
   Missing<FloodSpec, z.output<typeof floodSpecSchema>>,
   Exclude<SwarmKind, (typeof SWARM_KINDS)[number]>,
-] extends [never, never, never, never, never]
+] extends [never, never, never, never, never, never, never]
   ? true
   : false = true;

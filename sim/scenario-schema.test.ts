@@ -6,8 +6,13 @@ import { emptyPlan } from './faults/plan.ts';
 import type { ScenarioSpec } from './scenario.ts';
 import { formatPath, parseFaultPlan, parseScenarioFile, SCHEMA_COVERS_SCENARIO_SPEC, scenarioJsonSchema } from './scenario-schema.ts';
 import { CATALOGUE_DIR, catalogueScenario, listScenarios } from './scenarios/registry.ts';
+import { drawnPartOf, explicitTasksOf, floodsOf, roundsPartOf, workloadTenants } from './workloads/index.ts';
+import { drawArrivals } from './workload.ts';
+import { SeededRandom } from './random.ts';
 
 const mixed = () => structuredClone(catalogueScenario('mixed')) as unknown as Record<string, unknown>;
+/** A counterexample file written before workloads kept their parts (sim/workloads/legacy.test.ts replays it). */
+const legacyTopics = JSON.parse(readFileSync(join(import.meta.dirname, 'workloads', '__test-helpers__', 'fixtures', 'legacy-topics-2.json'), 'utf8')) as { scenarioSpec: unknown };
 /** A scenario file of parts: the sections at their defaults. */
 const parts = (): Record<string, any> => ({ name: 'probe', workload: [{ kind: 'topics' }] });
 
@@ -65,10 +70,18 @@ describe('the scenario file schema', () => {
     expect(parsed.ok ? '' : parsed.problems[0]!.problem).toMatch(/^unknown field \(did you mean tenant\?\); known: kind, tenant, topicPrefix, /);
     // The explicit form the same way.
     const explicit = mixed();
-    const workload = explicit.workload as Record<string, unknown>;
+    const scripts = (explicit.workload as { scripts: Record<string, unknown> }).scripts;
+    scripts.step = scripts.steps;
+    delete scripts.steps;
+    const typed = parseScenarioFile(explicit);
+    expect(typed.ok ? [] : typed.problems.map((problem) => problem.field)).toEqual(['workload.scripts.step', 'workload.scripts.steps']);
+    expect(typed.ok ? '' : typed.problems[0]!.problem).toMatch(/^unknown field \(did you mean steps\?\); known: writeProbability, steps, /);
+    // And the explicit form before parts, whose workload is one flat object.
+    const flat = structuredClone(legacyTopics.scenarioSpec) as Record<string, unknown>;
+    const workload = flat.workload as Record<string, unknown>;
     workload.tenant = workload.tenants;
     delete workload.tenants;
-    const old = parseScenarioFile(explicit);
+    const old = parseScenarioFile(flat);
     expect(old.ok ? [] : old.problems.map((problem) => problem.field)).toEqual(['workload.tenant', 'workload.tenants']);
     expect(old.ok ? '' : old.problems[0]!.problem).toMatch(/^unknown field \(did you mean tenants\?\); known: tenants, topics, /);
   });
@@ -139,20 +152,12 @@ describe('parts resolve into the scenario the runner takes', () => {
       phases: { safetyMs: 150_000, livenessMs: 1_800_000 },
     });
     expect(spec.workload).toEqual({
-      tenants: ['acme', 'globex', 'initech'],
-      topics: 20,
-      newVersionProbability: 0.2,
-      priorities: [0, 30],
-      arrivalWindowMs: 60_000,
-      writeProbability: 0.8,
-      steps: [1, 4],
-      callsPerStep: [1, 3],
-      tokensPerCall: [200, 2_000],
-      tiers: ['standard'],
+      parts: [{ kind: 'topics', count: 20, tenants: ['acme', 'globex', 'initech'], newVersionProbability: 0.2, priorities: [0, 30], arrivalWindowMs: 60_000, tiers: ['standard'] }],
+      scripts: { writeProbability: 0.8, steps: [1, 4], callsPerStep: [1, 3], tokensPerCall: [200, 2_000] },
     });
   });
 
-  it("gives each task its part's defaults (context field by field), and a flood its own tiers", () => {
+  it("keeps the parts as the file lists them, gives each task its part's defaults (context field by field), and a flood its own tiers", () => {
     const spec = specOf({
       name: 'probe',
       workload: [
@@ -162,26 +167,33 @@ describe('parts resolve into the scenario the runner takes', () => {
         { kind: 'flood', tenant: 'acme', topicPrefix: 'hot', everyMs: 1_000, untilMs: 2_000, count: 2, tiers: ['long'] },
       ],
     });
-    expect(spec.workload.tasks).toEqual([
-      { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' }, topic: 'a', label: 'a', priority: 1, tier: 'standard' },
-      { tenant: 'globex', atMs: 0, context: { brand: 'b', stage: 't' }, topic: 'b', label: 'b', priority: 2, tier: 'standard' },
+    expect(spec.workload.parts.map((item) => item.kind)).toEqual(['topics', 'tasks', 'flood', 'flood']);
+    expect(spec.workload.parts[1]).toEqual({ kind: 'tasks', defaults: { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' } }, tasks: [{ topic: 'a', priority: 1 }, { topic: 'b', priority: 2, atMs: 0, tenant: 'globex', context: { stage: 't' } }] });
+    expect(explicitTasksOf(spec.workload)).toEqual([
+      { tenant: 'acme', atMs: 500, context: { brand: 'b', stage: 's' }, topic: 'a', label: 'a', priority: 1 },
+      { tenant: 'globex', atMs: 0, context: { brand: 'b', stage: 't' }, topic: 'b', label: 'b', priority: 2 },
     ]);
-    expect(spec.workload.floods).toEqual([
-      { tenant: 'bulk', topicPrefix: 'bulk', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000, tiers: ['standard'] },
-      { tenant: 'acme', topicPrefix: 'hot', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000, count: 2 },
+    expect(floodsOf(spec.workload)).toEqual([
+      { kind: 'flood', tenant: 'bulk', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000 },
+      { kind: 'flood', tenant: 'acme', topicPrefix: 'hot', priority: [0, 30], everyMs: 1_000, fromMs: 0, untilMs: 2_000, count: 2, tiers: ['long'] },
     ]);
-    expect(spec.workload).toMatchObject({ topics: 2, tiers: ['long'] });
+    expect(drawnPartOf(spec.workload)).toMatchObject({ kind: 'topics', count: 2, tiers: ['long'] });
+    // A task and a flood draw the standard tier unless they say otherwise, whatever tiers the topics part draws from.
+    const arrivals = drawArrivals(new SeededRandom('tiers').fork('workload'), spec.workload);
+    const tierOf = (topic: string) => arrivals.find((arrival) => arrival.request.topic === topic)?.request.tier;
+    expect([tierOf('a'), tierOf('b'), tierOf('bulk-1'), tierOf('hot-1')]).toEqual(['standard', 'standard', 'standard', 'long']);
+    expect(workloadTenants(spec.workload)).toEqual(['acme', 'globex', 'initech']);
     // Without a topics or rounds part, the tenants are the ones the tasks and floods name.
-    expect(specOf({ name: 'probe', workload: [{ kind: 'flood', tenant: 'bulk', everyMs: 1_000, untilMs: 2_000 }, { kind: 'tasks', tasks: [{ tenant: 'acme', topic: 't', priority: 0 }] }] }).workload).toMatchObject({ tenants: ['acme', 'bulk'], topics: 0 });
+    expect(workloadTenants(specOf({ name: 'probe', workload: [{ kind: 'flood', tenant: 'bulk', everyMs: 1_000, untilMs: 2_000 }, { kind: 'tasks', tasks: [{ tenant: 'acme', topic: 't', priority: 0 }] }] }).workload)).toEqual(['acme', 'bulk']);
   });
 
   it('puts rounds, their poison tasks and the stub model where the runner reads them', () => {
     const script = { steps: [{ calls: [{ tool: 'search_kb', args: { ref: 'x' } }] }], answer: { summary: 'done' } };
     const spec = specOf({ name: 'probe', model: { latencyMs: [2_000, 2_000], script }, workload: [{ kind: 'rounds', count: 3, everyMs: 60_000, poisonTasks: 1 }] });
     expect(spec.model).toEqual({ latencyMs: [2_000, 2_000] });
-    expect(spec.workload).toMatchObject({ rounds: { count: 3, everyMs: 60_000, tasksPerRound: 3 }, poisonTasks: 1, topics: 0 });
-    expect(spec.workload.script).toEqual({ steps: [{ calls: [{ tool: 'search_kb', args: { ref: 'x' } }], inputTokens: 800, outputTokens: 200 }], answer: { status: 'needs_human', summary: 'done' }, finalTokens: { inputTokens: 600, outputTokens: 150 } });
-    expect(spec.workload).not.toHaveProperty('poisonProbability');
+    expect(roundsPartOf(spec.workload)).toMatchObject({ count: 3, everyMs: 60_000, tasksPerRound: 3, poisonTasks: 1 });
+    expect(spec.workload.scripts.script).toEqual({ steps: [{ calls: [{ tool: 'search_kb', args: { ref: 'x' } }], inputTokens: 800, outputTokens: 200 }], answer: { status: 'needs_human', summary: 'done' }, finalTokens: { inputTokens: 600, outputTokens: 150 } });
+    expect(spec.workload.scripts).not.toHaveProperty('poisonProbability');
   });
 
   it('makes one plan of the explicit fault parts, in file order, and keeps a drawn source alone', () => {

@@ -3,7 +3,7 @@ import { faultListProblems, faultPartsSchema, planProblems, resolveFaults, timed
 import { faultPlanSchema, type FaultPlan } from './faults/plan.ts';
 import { perRoundProblems } from './faults/rounds.ts';
 import type { ScenarioSpec } from './scenario.ts';
-import { explicitScenarioSchema, explicitToSpec } from './scenario-explicit.ts';
+import { explicitScenarioSchema, explicitToSpec, flatScenarioSchema, isFlatForm } from './scenario-explicit.ts';
 import {
   durabilityField,
   PROCESS_CRASH_POWER_LOSS,
@@ -28,7 +28,7 @@ import {
 import { strict } from './schema-kit.ts';
 import { defaultExpectation, describeIssues, formatPath, joinField, type ScenarioProblem } from './schema-errors.ts';
 import { configSwarmSection, resolveConfigSwarm } from './workloads/config-swarm.ts';
-import { resolveWorkload, workloadListProblems, workloadPartsSchema } from './workloads/index.ts';
+import { workloadListProblems, workloadPartsSchema, type ScriptDrawing } from './workloads/index.ts';
 
 export { SCHEMA_COVERS_SCENARIO_SPEC } from './scenario-explicit.ts';
 export { formatPath, type ScenarioProblem } from './schema-errors.ts';
@@ -43,7 +43,8 @@ export { faultPlanSchema, planProblems };
  * field carries the words of what it expects: `workload[1].tasks[2].priority: expected an integer from
  * 0 to 30, got 31`. The checks that span parts (one drawn workload, a per-round fault needs rounds,
  * worker indexes, faults within the safety phase) run once the shape is right; then the parts resolve
- * into the ScenarioSpec the runner takes. `leasehold scenarios --schema` prints this as a JSON Schema.
+ * into the ScenarioSpec the runner takes, whose workload keeps the parts as they are, typed, with the
+ * model's script drawing beside them. `leasehold scenarios --schema` prints this as a JSON Schema.
  *
  * A file whose `workload` is an object is the explicit form (sim/scenario-explicit.ts), read as it is.
  */
@@ -120,14 +121,19 @@ function needsProblems(value: PartsValue, context: Context): void {
 
 /** The ScenarioSpec a validated parts file resolves to; `raw` is the file as read (which worker options it states). */
 function resolveSpec(value: PartsValue, raw: unknown): ScenarioSpec {
-  const { latencyMs, ...drawing } = value.model;
+  const { latencyMs, ...model } = value.model;
+  // Present only when given: a poison probability costs a draw per script, even at 0, and a graph step draws of the script's stream.
+  const scripts: ScriptDrawing = { writeProbability: model.writeProbability, steps: model.steps, callsPerStep: model.callsPerStep, tokensPerCall: model.tokensPerCall };
+  if (model.poisonProbability !== undefined) scripts.poisonProbability = model.poisonProbability;
+  if (model.graphs !== undefined) scripts.graphs = model.graphs;
+  if (model.script !== undefined) scripts.script = model.script;
   const spec: ScenarioSpec = {
     name: value.name,
     description: value.description,
     source: value.source,
     queue: value.queue as ScenarioSpec['queue'],
     workers: value.workers,
-    workload: resolveWorkload(value.workload, drawing),
+    workload: { parts: value.workload, scripts },
     model: { latencyMs },
     tools: value.tools,
     supervisor: value.supervisor,
@@ -155,7 +161,7 @@ function isExplicit(value: unknown): boolean {
 /** Validates a parsed scenario file: the spec, or every problem found (the first is the one to fix first). */
 export function parseScenarioFile(value: unknown): { ok: true; spec: ScenarioSpec } | { ok: false; problems: ScenarioProblem[] } {
   if (isExplicit(value)) {
-    const result = explicitScenarioSchema.safeParse(value, { error: defaultExpectation });
+    const result = (isFlatForm(value) ? flatScenarioSchema : explicitScenarioSchema).safeParse(value, { error: defaultExpectation });
     if (result.success) return { ok: true, spec: explicitToSpec(result.data) };
     const problems = ranked(result.error.issues, value);
     const first = problems.findIndex(isMissingSection);

@@ -1,17 +1,13 @@
 import type { FleetSpec } from './store/fleet.ts';
-import type { ErrorClass, QueueConfig, Tier } from '../src/queue/types.ts';
+import type { ErrorClass, QueueConfig } from '../src/queue/types.ts';
 import type { Durability } from '../src/store/durability.ts';
-import type { TaskScript } from './actors/scripted-model.ts';
 import type { ExpectationSpec } from './expectations/types.ts';
 import type { FaultPlan } from './faults/plan.ts';
 import type { RoundFaultSpec } from './faults/rounds.ts';
 import type { SwarmSpec } from './faults/swarm.ts';
-import type { ClientSwarmSpec } from './workloads/client-swarm.ts';
 import type { ConfigSwarmSpec } from './workloads/config-swarm.ts';
-import type { ExplicitTask } from './workloads/tasks.ts';
-import type { GraphDrawing } from './workloads/graph-draw.ts';
-import type { FloodSpec } from './workloads/flood.ts';
-import type { RoundsSpec } from './workloads/rounds.ts';
+import type { ScriptDrawing } from './workloads/draw.ts';
+import type { WorkloadPart } from './workloads/index.ts';
 
 export type { ClientSwarmSpec } from './workloads/client-swarm.ts';
 export type { ConfigSwarmSpec } from './workloads/config-swarm.ts';
@@ -19,6 +15,8 @@ export type { ExplicitTask } from './workloads/tasks.ts';
 export type { FloodSpec } from './workloads/flood.ts';
 export type { GraphDrawing } from './workloads/graph-draw.ts';
 export type { RoundsSpec } from './workloads/rounds.ts';
+export type { ScriptDrawing } from './workloads/draw.ts';
+export type { ClientSwarmPart, FloodPart, RoundsPart, TasksPart, TopicsPart, WorkloadPart } from './workloads/index.ts';
 export type { SwarmKind, SwarmSpec } from './faults/swarm.ts';
 
 /**
@@ -27,52 +25,15 @@ export type { SwarmKind, SwarmSpec } from './faults/swarm.ts';
  * with defaults (sim/workloads/, sim/faults/) and sim/scenario-schema.ts resolves it into this; this
  * same value, written out whole, is what a counterexample file records and is read back as it is (the
  * explicit form, sim/scenario-explicit.ts).
+ *
+ * The workload stays in its typed parts, as the file lists them, each with its defaults filled in: a
+ * topics or a rounds part that draws arrivals, tasks and flood parts beside it, a client swarm over them
+ * (sim/workloads/index.ts reads them: drawnPartOf, explicitTasksOf, floodsOf, clientSwarmOf), and how
+ * the model draws each task's script (the file's `model` section, less its latency).
  */
 export interface WorkloadSpec {
-  tenants: string[];
-  /** Topics to create; each topic starts at version 1. */
-  topics: number;
-  /** Probability that a topic later receives a newer version (Q2). */
-  newVersionProbability: number;
-  priorities: [number, number];
-  /** Arrivals are spread uniformly over this window from the start. */
-  arrivalWindowMs: number;
-  /** Probability that a task's script includes a write effect. */
-  writeProbability: number;
-  steps: [number, number];
-  callsPerStep: [number, number];
-  tokensPerCall: [number, number];
-  tiers: Tier[];
-  /** Probability that a task is poison: its worker dies at its first model call, every time. */
-  poisonProbability?: number;
-  /**
-   * A7: drawn steps as tool-call graphs (workloads/graph-draw.ts); absent: every drawn step is plain
-   * reads (callsPerStep) and nothing is drawn for graphs. Not used with a stub `script`.
-   */
-  graphs?: GraphDrawing;
-  /**
-   * A stub model (seed 002): every task runs this one script, with fixed steps and usage, instead of
-   * a drawn one; steps, callsPerStep, tokensPerCall and writeProbability are then not used.
-   */
-  script?: TaskScript;
-  /**
-   * Arrivals in rounds instead of topics spread over a window: tasksPerRound tasks arrive together at
-   * the start of each round, everyMs apart, each on its own topic; topics, newVersionProbability and
-   * arrivalWindowMs are then not used.
-   */
-  rounds?: RoundsSpec;
-  /** Rounds only: exactly this many tasks, chosen per seed, are poison (R6). */
-  poisonTasks?: number;
-  /** A1: units of the queue's named budgets every drawn task (topics or rounds) needs, passed to enqueue. */
-  needs?: Record<string, number>;
-  /** A2: probability that a drawn task is critical work, drawn per task from the stream `workload/critical`. */
-  criticalProbability?: number;
-  /** Tasks written out one by one, added to whatever else the workload draws. */
-  tasks?: ExplicitTask[];
-  /** Continuous arrival processes (a flood of high-priority work, one tenant filling its budget). */
-  floods?: FloodSpec[];
-  /** A misbehaving client over all the other arrivals: resends, conflicts, cancels, out-of-order versions, bursts. */
-  clientSwarm?: ClientSwarmSpec;
+  parts: WorkloadPart[];
+  scripts: ScriptDrawing;
 }
 
 export interface ScenarioSpec {

@@ -12,6 +12,7 @@ import { catalogueScenario } from './scenarios/registry.ts';
 import { check, DEFAULT_SCENARIO, findScenario, listScenarios, readScenarioFile, run, runScenario, ScenarioFileError, scenarioJsonSchema, shrink, validateScenario, type CheckResult } from './testing.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
 import { join } from 'node:path';
+import { withTasks, withTopics } from './workloads/__test-helpers__/parts.ts';
 
 describe('leasehold/testing', () => {
   it('runs a catalogue scenario by name and seed, as the simulator does (the same trace hash)', async () => {
@@ -84,7 +85,7 @@ async function cli(argv: string[]) {
 /** mixed's shape with four topics, one explicit kill and no rates: a run that takes a blink and passes. */
 function tiny(name: string, change: (spec: ScenarioSpec) => void = () => {}): ScenarioSpec {
   const mixed = findScenario('mixed') as ScenarioSpec;
-  const spec: ScenarioSpec = structuredClone({ ...mixed, name, workload: { ...mixed.workload, topics: 4 }, faults: { plan: { ...emptyPlan(), timed: [{ kind: 'kill', atMs: 5_000, worker: 1, reviveAfterMs: 1_000 }] } } });
+  const spec: ScenarioSpec = structuredClone({ ...mixed, name, workload: withTopics(mixed.workload, 4), faults: { plan: { ...emptyPlan(), timed: [{ kind: 'kill', atMs: 5_000, worker: 1, reviveAfterMs: 1_000 }] } } });
   change(spec);
   return spec;
 }
@@ -92,7 +93,7 @@ function tiny(name: string, change: (spec: ScenarioSpec) => void = () => {}): Sc
 /** Fails on sound code: a task L is expected to end failed, and it ends done (expect:final-state, safety). */
 function impossible(name: string): ScenarioSpec {
   return tiny(name, (spec) => {
-    spec.workload.tasks = [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }];
+    spec.workload = withTasks(spec.workload, [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }]);
     spec.expect = [{ kind: 'final-state', task: 'L', state: 'failed' }];
   });
 }
@@ -206,7 +207,7 @@ describe('run() and check(): the CLI as a library (T1)', () => {
       [check({ scenarios: ['mixed', 'no-such'] }), 'InputError', 'scenarios[1]'],
       [check({ scenarios: [join(scratch, 'absent.json')] }), 'InputError', 'scenarios[0]'],
       [check({ scenarios: [{ name: 'x' } as never] }), 'ScenarioFileError', 'workload'],
-      [check({ scenarios: [tiny('twin'), tiny('twin', (spec) => (spec.workload.topics = 5))] }), 'InputError', 'scenarios[1]'],
+      [check({ scenarios: [tiny('twin'), tiny('twin', (spec) => (spec.workload = withTopics(spec.workload, 5)))] }), 'InputError', 'scenarios[1]'],
       [check({ shard: '3/2' }), 'InputError', 'shard'],
       [check({ shard: { index: 1 } as never }), 'InputError', 'shard'],
       [check({ unseedRate: 2 }), 'InputError', 'unseedRate'],

@@ -8,10 +8,10 @@ import { planOf } from './faults/index.ts';
 import { SeededRandom } from './random.ts';
 import { judge } from './run-scenario.ts';
 import { sqliteDatabaseFor, World, type WorldResult } from './world.ts';
+import { topicsOnly, without } from './workloads/__test-helpers__/parts.ts';
 
 // mixed without its client swarm: these probes count every arrival and call.
-const { clientSwarm: _swarm, ...mixedWorkload } = catalogueScenario('mixed').workload;
-const mixed = { ...catalogueScenario('mixed'), workload: mixedWorkload };
+const mixed = { ...catalogueScenario('mixed'), workload: without(catalogueScenario('mixed').workload, 'client-swarm') };
 
 /** One tenant, one topic whose script has two steps and a write effect: a run with every kind of await. */
 function probe(plan: FaultPlan, overrides: Partial<ScenarioSpec> = {}): ScenarioSpec {
@@ -20,7 +20,7 @@ function probe(plan: FaultPlan, overrides: Partial<ScenarioSpec> = {}): Scenario
     name: 'probe',
     workers: { ...mixed.workers, count: 2 },
     queue: { globalLimit: 2, perTenantLimit: 2 },
-    workload: { ...mixed.workload, tenants: ['acme'], topics: 1, newVersionProbability: 0, writeProbability: 1, steps: [2, 2], callsPerStep: [1, 1], arrivalWindowMs: 0 },
+    workload: topicsOnly(mixed.workload, { tenants: ['acme'], count: 1, newVersionProbability: 0, arrivalWindowMs: 0 }, { writeProbability: 1, steps: [2, 2], callsPerStep: [1, 1] }),
     faults: { plan },
     phases: { safetyMs: 240_000, livenessMs: 600_000 },
     ...overrides,

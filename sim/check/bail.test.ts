@@ -13,6 +13,7 @@ import { findScenario } from '../scenarios/registry.ts';
 import { check } from '../testing-harness.ts';
 import { failureDetector } from './bail.ts';
 import type { JobResult } from './types.ts';
+import { withTasks, withTopics } from '../workloads/__test-helpers__/parts.ts';
 
 /**
  * `leasehold check --bail` (alias --fail-fast): after the first failing seed no further seed starts, the
@@ -32,7 +33,7 @@ function tiny(name: string, fails: boolean): ScenarioSpec {
   return structuredClone({
     ...mixed,
     name,
-    workload: { ...mixed.workload, topics: 4, tasks: [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }] },
+    workload: withTasks(withTopics(mixed.workload, 4), [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }]),
     faults: { plan: emptyPlan() },
     expect: fails ? [{ kind: 'final-state', task: 'L', state: 'failed' }] : [],
   });

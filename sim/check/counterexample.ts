@@ -8,6 +8,7 @@ import type { GitState } from './git.ts';
 import { ScenarioFileError } from './scenario-file.ts';
 import type { RootSeed } from './seeds.ts';
 import type { Versions } from './versions.ts';
+import { FlatWorkloadError, upgradeRecordedSpec } from '../workloads/legacy.ts';
 
 export const COUNTEREXAMPLE_FORMAT = 'leasehold-counterexample/1';
 
@@ -99,6 +100,13 @@ export function readCounterexample(path: string): Counterexample {
   if (typeof spec.name !== 'string' || spec.name === '') throw new ScenarioFileError('scenarioSpec.name', 'expected a non-empty string');
   for (const field of ['queue', 'workers', 'workload', 'faults', 'phases'] as const) {
     if (typeof spec[field] !== 'object' || spec[field] === null) throw new ScenarioFileError(`scenarioSpec.${field}`, 'expected an object');
+  }
+  // A file written before the workload kept its typed parts records one flat object: read as the parts it stands for.
+  try {
+    file.scenarioSpec = upgradeRecordedSpec(spec as ScenarioSpec);
+  } catch (error) {
+    if (error instanceof FlatWorkloadError) throw new ScenarioFileError(`scenarioSpec.workload.${error.field}`, error.problem);
+    throw error;
   }
   if (file.plan !== undefined) {
     const plan = file.plan as Partial<FaultPlan> | null;

@@ -9,6 +9,9 @@ import { readScenarioFile, ScenarioFileError, validateScenario } from './scenari
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-scenario-file-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const mixed = () => structuredClone(findScenario('mixed')) as unknown as Record<string, unknown>;
+/** mixed's shape as a counterexample recorded it before workloads kept their parts (four topics, a task L, a client swarm, one kill). */
+const flatMixed = (): Record<string, any> =>
+  (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'workloads', '__test-helpers__', 'fixtures', 'legacy-topics-2.json'), 'utf8')) as { scenarioSpec: Record<string, any> }).scenarioSpec;
 
 function problemOf(value: unknown): { field: string; problem: string } | undefined {
   try {
@@ -84,20 +87,42 @@ describe('scenario files', () => {
     expect(found?.problem).toMatch(problem);
   });
 
-  // The explicit form (a workload object, as counterexamples record a scenario and files were written
-  // before parts) is read as it is; its errors name its own paths.
+  // The explicit form (a workload object, as counterexamples record a scenario) is read as it is; its
+  // errors name its own paths.
   it.each([
     ['a missing section', (s: Record<string, any>) => delete s.phases, 'phases', /^is required \(expected an object\): a workload object is the explicit form, which states every section; a scenario file lists parts instead/],
     ['a typo inside a section', (s: Record<string, any>) => (s.workload.tenant = ['a']), 'workload.tenant', /unknown field/],
-    ['an explicit task priority out of range', (s: Record<string, any>) => (s.workload.tasks = [task(), task(), { ...task(), priority: 31 }]), 'workload.tasks[2].priority', /^expected an integer from 0 to 30, got 31$/],
-    ['poison tasks without rounds', (s: Record<string, any>) => (s.workload.poisonTasks = 1), 'workload.poisonTasks', /needs a rounds workload/],
-    ['a workload with no tasks at all', (s: Record<string, any>) => (s.workload.topics = 0), 'workload', /has no tasks/],
+    ['an explicit task priority out of range', (s: Record<string, any>) => s.workload.parts.push({ kind: 'tasks', tasks: [task(), task(), { ...task(), priority: 31 }] }), 'workload.parts[2].tasks[2].priority', /^expected an integer from 0 to 30, got 31$/],
+    ['two parts that draw arrivals', (s: Record<string, any>) => s.workload.parts.push({ kind: 'rounds', count: 1, everyMs: 1_000 }), 'workload.parts[2].kind', /one topics or rounds part, and workload\.parts\[0\] is one/],
+    ['a script drawing without its steps', (s: Record<string, any>) => delete s.workload.scripts.steps, 'workload.scripts.steps', /is required/],
     ['both plan and swarm', (s: Record<string, any>) => (s.faults = { swarm: { kinds: [], quietProbability: 0 }, plan: {} }), 'faults', /exactly one/],
     ['a fault after the safety phase', (s: Record<string, any>) => (s.faults = { plan: { timed: [{ kind: 'restart', atMs: 150_000, downMs: 1 }], points: [], rates: zeroRates() } }), 'faults.plan.timed[0].atMs', /below phases\.safetyMs \(150000\)/],
     ['a kill of a worker that does not exist', (s: Record<string, any>) => (s.faults = { plan: { timed: [{ kind: 'kill', atMs: 1, worker: 9, reviveAfterMs: 1 }], points: [], rates: zeroRates() } }), 'faults.plan.timed[0].worker', /one of the 4 workers \(0\.\.3\), got 9/],
     ['per-round faults without rounds', (s: Record<string, any>) => (s.faults = structuredClone(findScenario('kill-takeover')!.faults)), 'faults.perRound', /needs a rounds workload/],
   ])('in the explicit form, names the field at fault for %s', (_label, spoil, field, problem) => {
     const spec = mixed() as Record<string, any>;
+    spoil(spec);
+    const found = problemOf(spec);
+    expect(found?.field).toBe(field);
+    expect(found?.problem).toMatch(problem);
+  });
+
+  // The explicit form before parts, whose workload is one flat object (as files were written before
+  // workloads kept their parts), is read as it was, and its errors name its own paths too.
+  it.each([
+    ['a typo inside the workload', (s: Record<string, any>) => (s.workload.tenant = ['a']), 'workload.tenant', /unknown field \(did you mean tenants\?\)/],
+    ['an explicit task priority out of range', (s: Record<string, any>) => (s.workload.tasks = [task(), task(), { ...task(), priority: 31 }]), 'workload.tasks[2].priority', /^expected an integer from 0 to 30, got 31$/],
+    ['poison tasks without rounds', (s: Record<string, any>) => (s.workload.poisonTasks = 1), 'workload.poisonTasks', /needs a rounds workload/],
+    ['a workload with no tasks at all', (s: Record<string, any>) => ((s.workload.topics = 0), delete s.workload.tasks), 'workload', /has no tasks/],
+    ['per-round faults without rounds', (s: Record<string, any>) => (s.faults = structuredClone(findScenario('kill-takeover')!.faults)), 'faults.perRound', /needs a rounds workload \(workload\.rounds\)/],
+    [
+      'a client swarm without topics whose tenants parts cannot give',
+      (s: Record<string, any>) => ((s.workload.topics = 0), (s.workload.tenants = ['acme', 'zeta'])),
+      'workload.tenants',
+      /^a client swarm without topics or rounds draws its new requests from the tenants its tasks and floods name \(acme\)/,
+    ],
+  ])('in the explicit form before parts, names the field at fault for %s', (_label, spoil, field, problem) => {
+    const spec = flatMixed();
     spoil(spec);
     const found = problemOf(spec);
     expect(found?.field).toBe(field);

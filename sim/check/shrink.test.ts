@@ -8,6 +8,8 @@ import type { ScenarioSpec } from '../scenario.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { readCounterexample } from './counterexample.ts';
 import { defaultInvariant, planOf, shrinkCase, smallerSizes, type ShrunkCounterexample } from './shrink.ts';
+import { drawnPartOf } from '../workloads/index.ts';
+import { withTasks, withTopics } from '../workloads/__test-helpers__/parts.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-shrink-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -22,7 +24,7 @@ function expectsTheImpossible(topics = 8): ScenarioSpec {
   return {
     ...mixed,
     name: 'expects-the-impossible',
-    workload: { ...mixed.workload, topics, tasks: [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }] },
+    workload: withTasks(withTopics(mixed.workload, topics), [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }]),
     expect: [{ kind: 'final-state', task: 'L', state: 'failed' }],
   };
 }
@@ -56,7 +58,9 @@ describe('shrink (sim/check/shrink.ts)', () => {
 
     const file = readCounterexample(out) as ShrunkCounterexample;
     expect(file.shrunk).toMatchObject({ invariant: 'expect:final-state', before: outcome.before, after: outcome.after, from: null });
-    expect(file.scenarioSpec.workload.topics).toBe(1);
+    // The shrunk file keeps the workload's typed parts: the topics part drew one topic.
+    expect(file.scenarioSpec.workload.parts.map((item) => item.kind)).toEqual(['topics', 'client-swarm', 'tasks']);
+    expect(drawnPartOf(file.scenarioSpec.workload)).toMatchObject({ kind: 'topics', count: 1 });
     const replayed = await simulate({ scenario: file.scenarioSpec, seed: file.seed, ...(file.plan === undefined ? {} : { plan: file.plan }) });
     expect(replayed.report.traceHash).toBe(file.traceHash);
     expect(replayed.report.violations.map((violation) => violation.invariant)).toContain('expect:final-state');

@@ -5,8 +5,8 @@
  * mutation runner (tools/mutants/shrink.ts) all run this.
  *
  * A candidate is kept while a run of it still has a violation of the invariant ('harness' for a crash).
- * First the workload gets smaller (fewer topics, or fewer rounds and tasks per round: arrivals are drawn
- * in order, so a smaller workload is a prefix of the larger one's), then the fault plan loses faults,
+ * First the workload gets smaller (a topics part's topics, or a rounds part's rounds and tasks per round:
+ * arrivals are drawn in order, so a smaller workload is a prefix of the larger one's), then the fault plan loses faults,
  * halves first and then one at a time (a rate counts as one fault and is set to 0). The budget (runs and
  * wall time) bounds the work; what is left when it runs out is written as it is, and the outcome says the
  * budget ran out. The case written is run once more after the search, outside the budget, so the trace
@@ -19,6 +19,7 @@ import type { Verdict, Violation } from '../report-types.ts';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import type { SimStore } from '../store/pglite.ts';
+import { workloadKnobs as partKnobs } from '../workloads/index.ts';
 import { COUNTEREXAMPLE_FORMAT, replayFileCommand, type Counterexample } from './counterexample.ts';
 import { gitState } from './git.ts';
 import { versions } from './versions.ts';
@@ -218,16 +219,9 @@ interface Knob {
   valid(spec: ScenarioSpec): boolean;
 }
 
+/** The workload's typed parts say what can get smaller (sim/workloads/index.ts workloadKnobs). */
 function workloadKnobs(spec: ScenarioSpec): Knob[] {
-  if (spec.workload.rounds === undefined) {
-    return [{ name: 'topics', get: (s) => s.workload.topics, set: (s, v) => void (s.workload.topics = v), valid: () => true }];
-  }
-  // The poison tasks must fit in the rounds.
-  const valid = (s: ScenarioSpec) => s.workload.rounds!.count * s.workload.rounds!.tasksPerRound >= (s.workload.poisonTasks ?? 0);
-  return [
-    { name: 'rounds', get: (s) => s.workload.rounds!.count, set: (s, v) => void (s.workload.rounds!.count = v), valid },
-    { name: 'tasks per round', get: (s) => s.workload.rounds!.tasksPerRound, set: (s, v) => void (s.workload.rounds!.tasksPerRound = v), valid },
-  ];
+  return partKnobs(spec.workload).map((knob) => ({ name: knob.name, get: (s) => knob.get(s.workload), set: (s, v) => knob.set(s.workload, v), valid: (s) => knob.valid(s.workload) }));
 }
 
 /** 1, 2, 3, 5, 8, ... below `current`, smallest first. */

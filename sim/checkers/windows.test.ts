@@ -3,9 +3,9 @@ import { NO_RATES, type FaultPlan } from '../faults/plan.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { World } from '../world.ts';
 import { ALL_PATH_PAIRS, ALL_WINDOWS, windowTally } from './windows.ts';
+import { topicsOnly } from '../workloads/__test-helpers__/parts.ts';
 
 const mixed = catalogueScenario('mixed');
-const { clientSwarm: _swarm, ...workload } = mixed.workload;
 
 /** One tenant, two topics of two steps with a write each: every kind of await, under one plan. */
 function probe(plan: FaultPlan) {
@@ -14,7 +14,7 @@ function probe(plan: FaultPlan) {
     name: 'windows-probe',
     workers: { ...mixed.workers, count: 2 },
     queue: { globalLimit: 2, perTenantLimit: 2 },
-    workload: { ...workload, tenants: ['acme'], topics: 2, newVersionProbability: 0, writeProbability: 1, steps: [2, 2] as [number, number], callsPerStep: [1, 1] as [number, number], arrivalWindowMs: 0 },
+    workload: topicsOnly(mixed.workload, { tenants: ['acme'], count: 2, newVersionProbability: 0, arrivalWindowMs: 0 }, { writeProbability: 1, steps: [2, 2], callsPerStep: [1, 1] }),
     faults: { plan },
     fleet: { interleave: 0, maxWaitMs: 0 },
     phases: { safetyMs: 240_000, livenessMs: 600_000 },

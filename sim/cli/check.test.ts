@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ScenarioSpec } from '../scenario.ts';
 import { findScenario } from '../scenarios/registry.ts';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
+import { withTasks, withTopics } from '../workloads/__test-helpers__/parts.ts';
 
 /**
  * `leasehold check` and `leasehold replay` as real processes, through both ways of starting the CLI
@@ -39,7 +40,7 @@ function tinyScenarioFile(name: string): string {
   if (mixed === undefined) throw new Error('the catalogue has no mixed scenario');
   const plan = { timed: [{ kind: 'kill', atMs: 5_000, worker: 1, reviveAfterMs: 1_000 }], points: [], rates: { slowToolProbability: 0, hungToolProbability: 0, lostResponseProbability: 0, duplicateDeliveryProbability: 0, toolErrorProbability: 0 } };
   const path = join(scratch, `${name}.json`);
-  writeFileSync(path, JSON.stringify({ ...mixed, name, workload: { ...mixed.workload, topics: 4 }, faults: { plan } }));
+  writeFileSync(path, JSON.stringify({ ...mixed, name, workload: withTopics(mixed.workload, 4), faults: { plan } }));
   return path;
 }
 
@@ -84,7 +85,7 @@ describe('leasehold check and replay as processes', () => {
       [['check', '--scenario', 'mixd', '--seeds', '1'], /^leasehold: unknown scenario 'mixd' \(catalogue: mixed.*\)\. Did you mean mixed\? Try: leasehold check --scenario mixed\n$/],
       [['check', '--seeds', '1', '--unseed-rate', '150%'], /^leasehold: --unseed-rate expects a share.* Try: /],
       [['check', '--scenario', badFile, '--seeds', '1'], /^leasehold: bad scenario file .*bad\.json: workers\.count: expected an integer >= 1, got 0\. Try: /],
-      [['run', '--scenario', spoiled('bad-task', (spec) => (spec.workload.tasks = [task(1), task(2), task(31)])), '--seed', '1'], /^leasehold: bad scenario file .*bad-task\.json: workload\.tasks\[2\]\.priority: expected an integer from 0 to 30, got 31\. Try: leasehold run --seed 1 --scenario mixed\n$/],
+      [['run', '--scenario', spoiled('bad-task', (spec) => (spec.workload = withTasks(spec.workload, [task(1), task(2), task(31)]))), '--seed', '1'], /^leasehold: bad scenario file .*bad-task\.json: workload\.parts\[2\]\.tasks\[2\]\.priority: expected an integer from 0 to 30, got 31\. Try: leasehold run --seed 1 --scenario mixed\n$/],
       [['check', '--scenario', spoiled('typo', (spec) => Object.assign(spec, { workerz: 2 })), '--seeds', '1'], /^leasehold: bad scenario file .*typo\.json: workerz: unknown field \(did you mean workers\?\); known: .*\. Try: /],
       [['run', '--scenario', spoiled('unknown-kind', (spec) => (spec.expect = [{ kind: 'meteor' }])), '--seed', '1'], /^leasehold: bad scenario file .*unknown-kind\.json: expect\[0\]\.kind: unknown expectation kind "meteor"; expected one of "final-state".*\. Try: /],
       [['replay', join(scratch, 'missing.json')], /^leasehold: bad counterexample file .*missing\.json: cannot be read \(ENOENT\)\. Try: /],

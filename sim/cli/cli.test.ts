@@ -17,6 +17,7 @@ import { COMMAND_LOADERS, loadCommand, runCli, runCommand, toRun } from './dispa
 import { EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE, exitCodeForVerdict } from './exit-codes.ts';
 import { UsageError } from './usage-error.ts';
 import { MissingDependencyError } from '../../src/queue/errors.ts';
+import { withTasks, withTopics } from '../workloads/__test-helpers__/parts.ts';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-cli-test-'));
@@ -48,7 +49,7 @@ function scenarioFile(name: string, change: (spec: ScenarioSpec) => void): strin
   const spec: ScenarioSpec = {
     ...mixed,
     name,
-    workload: { ...mixed.workload, topics: 0, tasks: [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }, { atMs: 0, tenant: 'acme', topic: 'report', priority: 1 }] },
+    workload: withTasks(withTopics(mixed.workload, 0), [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }, { atMs: 0, tenant: 'acme', topic: 'report', priority: 1 }]),
     faults: { plan: emptyPlan() },
   };
   change(spec);

@@ -10,6 +10,7 @@ import { findScenario } from '../scenarios/registry.ts';
 import { SABOTAGES, type Sabotage } from '../../tools/mutants/catalogue.ts';
 import { copyOf, plantSabotage, snapshot } from '../../tools/mutants/copy.ts';
 import { EXIT_COVERAGE, EXIT_HARNESS, EXIT_LIVENESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE } from './exit-codes.ts';
+import { editTopics, withTopics } from '../workloads/__test-helpers__/parts.ts';
 
 /**
  * S9 end to end: each exit code of `leasehold check` is read from a real `node tools/leasehold.js check`
@@ -97,7 +98,7 @@ const ONE_TIMED_KILL = { plan: { timed: [{ kind: 'kill' as const, atMs: 5_000, w
 /** mixed with four topics and `faults` instead of the swarm, written to `directory`; returns its path. */
 function mixedFile(directory: string, name: string, faults: ScenarioSpec['faults'], change: (spec: ScenarioSpec) => void = () => {}): string {
   const spec = structuredClone(findScenario('mixed')) as ScenarioSpec;
-  Object.assign(spec, { name, workload: { ...spec.workload, topics: 4 }, faults });
+  Object.assign(spec, { name, workload: withTopics(spec.workload, 4), faults });
   change(spec);
   mkdirSync(directory, { recursive: true });
   const path = join(directory, `${name}.json`);
@@ -195,7 +196,7 @@ describe('leasehold check exit codes (S9), each from a real run', { timeout: 300
     const copy = project('liveness-scenario');
     const out = join(scratch, 'liveness-scenario', 'out');
     const scenario = mixedFile(join(scratch, 'liveness-scenario'), 'too-short', { plan: { timed: [], points: [], rates: NO_RATES } }, (spec) => {
-      spec.workload.arrivalWindowMs = 0;
+      spec.workload = editTopics(spec.workload, { arrivalWindowMs: 0 });
       spec.model = { latencyMs: [10_000, 10_000] };
       spec.phases = { safetyMs: 5_000, livenessMs: 5_000 };
     });

@@ -9,6 +9,7 @@ import { catalogueScenario } from '../scenarios/registry.ts';
 import { run, shrunkPath } from '../testing-harness.ts';
 import { runCli } from './dispatch.ts';
 import { EXIT_HARNESS, EXIT_OK, EXIT_SAFETY, EXIT_USAGE } from './exit-codes.ts';
+import { withTasks, withTopics } from '../workloads/__test-helpers__/parts.ts';
 
 /**
  * `leasehold shrink FILE.json` (T4) on a real failing counterexample, and `leasehold replay` of what it
@@ -30,7 +31,7 @@ function impossible(): ScenarioSpec {
   return {
     ...mixed,
     name: 'expects-the-impossible',
-    workload: { ...mixed.workload, topics: 8, tasks: [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }] },
+    workload: withTasks(withTopics(mixed.workload, 8), [{ atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' }]),
     expect: [{ kind: 'final-state', task: 'L', state: 'failed' }],
   };
 }

@@ -19,6 +19,7 @@ import { scoresAtClaim } from './scores-at-claim.ts';
 import { staleWrite } from './stale-write.ts';
 import { taskPath } from './task-path.ts';
 import type { ExpectationKind } from './types.ts';
+import { mapTasks } from '../workloads/__test-helpers__/parts.ts';
 
 /**
  * The expectation kinds the seed 000 / 003 catalogue scenarios use. Each is shown to hold on a run
@@ -44,10 +45,7 @@ const unpaidJoins = () =>
   run('group-meal, unpaid at the paid stage', () =>
     scenario('group-meal', (spec) => ({
       ...spec,
-      workload: {
-        ...spec.workload,
-        tasks: spec.workload.tasks!.map((task) => (task.label === 'store-19/no-ticket-printed' ? { ...task, context: { ...task.context, stage: 'after_payment' } } : task)),
-      },
+      workload: mapTasks(spec.workload, (task) => (task.label === 'store-19/no-ticket-printed' ? { ...task, context: { ...task.context, stage: 'after_payment' } } : task)),
     })),
   );
 const agingTable = () => run('aging-table', () => scenario('aging-table'));
@@ -68,7 +66,7 @@ const lateV3 = () =>
   run('supersede-stale-input, v3 after v2 ran', () =>
     scenario('supersede-stale-input', (spec) => ({
       ...spec,
-      workload: { ...spec.workload, tasks: spec.workload.tasks!.map((task) => (task.label === 'v3' ? { ...task, atMs: 90_000 } : task)) },
+      workload: mapTasks(spec.workload, (task) => (task.label === 'v3' ? { ...task, atMs: 90_000 } : task)),
     })),
   );
 const queueFull = () => run('queue-full', () => scenario('queue-full'));

@@ -5,24 +5,27 @@ import type { ScenarioSpec } from '../scenario.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { expectationSchema } from './index.ts';
 
-// mixed without its client swarm: these tests list every arrival.
-const { clientSwarm: _swarm, ...mixedWorkload } = catalogueScenario('mixed').workload;
-const mixed = { ...catalogueScenario('mixed'), workload: mixedWorkload };
+const mixed = catalogueScenario('mixed');
 
 /** Two explicit tasks and a flood, no faults: small enough to read, big enough to check. */
 function scenario(expectations: ScenarioSpec['expect']): ScenarioSpec {
   return {
     ...mixed,
     name: 'explicit-test',
+    // mixed's script drawing without its topics and client swarm: these tests list every arrival.
     workload: {
-      ...mixed.workload,
-      topics: 0,
-      tasks: [
-        { atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' },
-        { atMs: 0, tenant: 'acme', topic: 'report', priority: 1, version: 1, resendAtMs: [2_000], conflictAtMs: [3_000] },
-        { atMs: 5_000, tenant: 'acme', topic: 'report', priority: 1, version: 2, label: 'report-v2', deadlineAfterMs: 600_000 },
+      parts: [
+        {
+          kind: 'tasks',
+          tasks: [
+            { atMs: 0, tenant: 'acme', topic: 'lunch', priority: 30, label: 'L' },
+            { atMs: 0, tenant: 'acme', topic: 'report', priority: 1, version: 1, resendAtMs: [2_000], conflictAtMs: [3_000] },
+            { atMs: 5_000, tenant: 'acme', topic: 'report', priority: 1, version: 2, label: 'report-v2', deadlineAfterMs: 600_000 },
+          ],
+        },
+        { kind: 'flood', tenant: 'globex', topicPrefix: 'flood', priority: [10, 20], everyMs: 1_000, fromMs: 0, untilMs: 3_000, count: 2, tiers: ['standard', 'standard', 'long'] },
       ],
-      floods: [{ tenant: 'globex', topicPrefix: 'flood', priority: [10, 20], everyMs: 1_000, fromMs: 0, untilMs: 3_000, count: 2 }],
+      scripts: mixed.workload.scripts,
     },
     faults: { plan: emptyPlan() },
     expect: expectations,

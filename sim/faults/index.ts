@@ -4,6 +4,7 @@ import { clockJumpAt, clockJumpAtFault } from './clock-jump-at.ts';
 import { z } from 'zod';
 import type { SeededRandom } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
+import { roundsPartOf } from '../workloads/index.ts';
 import { list, part } from '../schema-kit.ts';
 import { busy, busyFault } from './busy.ts';
 import { clockJump, clockJumpFault } from './clock-jump.ts';
@@ -119,11 +120,12 @@ export function resolveFaults(parts: readonly FaultPart[]): ScenarioSpec['faults
 
 /** The plan one seed of a scenario runs: its explicit plan, or the one this seed draws (a swarm, or one fault per round). */
 export function planOf(scenario: ScenarioSpec, random: SeededRandom): FaultPlan {
-  const { faults, workload } = scenario;
+  const { faults } = scenario;
   if ('plan' in faults) return structuredClone(faults.plan);
   if ('swarm' in faults) return drawSwarmPlan(random.fork('swarm'), faults.swarm, scenario.workers.count, scenario.phases.safetyMs);
-  if (workload.rounds === undefined) throw new RangeError(`scenario ${scenario.name}: per-round faults need a rounds workload`);
-  return drawRoundPlan(random.fork('round-faults'), faults.perRound, workload.rounds, { modelMs: scenario.model.latencyMs, toolMs: scenario.tools.latencyMs });
+  const rounds = roundsPartOf(scenario.workload);
+  if (rounds === undefined) throw new RangeError(`scenario ${scenario.name}: per-round faults need a rounds workload`);
+  return drawRoundPlan(random.fork('round-faults'), faults.perRound, rounds, { modelMs: scenario.model.latencyMs, toolMs: scenario.tools.latencyMs });
 }
 
 /** Problems of the parts as a list (paths inside `faults`): a drawn source not alone, a rate given twice. */

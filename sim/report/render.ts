@@ -11,6 +11,7 @@ import { formatCount } from './axes.ts';
 import type { TenantCharts } from './tenant-series.ts';
 import { toolGraphMarkdown, toolGraphSvg } from './tool-graphs.ts';
 import { own } from '../own.ts';
+import { drawnPartOf, explicitTasksOf, floodsOf, workloadTenants } from '../workloads/index.ts';
 
 /**
  * report.md and index.html of one scenario, from its report.json value. Both show the same sections in
@@ -23,7 +24,7 @@ export function scenarioFacts(spec: ScenarioSpec): [string, string][] {
   const facts: [string, string][] = [
     ['source', spec.source],
     ['workers', `${workers.count} worker(s) x ${workers.slots} slot(s), at most ${workers.maxSteps} steps per run, tool timeout ${formatMs(workers.toolTimeoutMs)}`],
-    ['tenants', workload.tenants.join(', ')],
+    ['tenants', workloadTenants(workload).join(', ')],
   ];
   if (spec.configSwarm !== undefined) {
     const swarm = spec.configSwarm;
@@ -33,15 +34,20 @@ export function scenarioFacts(spec: ScenarioSpec): [string, string][] {
     ]);
   }
   const arrivals: string[] = [];
-  if (workload.rounds !== undefined) arrivals.push(`${workload.rounds.count} round(s) of ${workload.rounds.tasksPerRound} task(s), every ${formatMs(workload.rounds.everyMs)}`);
-  else if (workload.topics > 0) arrivals.push(`${workload.topics} topic(s) over ${formatMs(workload.arrivalWindowMs)}, newer version with p=${workload.newVersionProbability}`);
-  if (workload.tasks !== undefined && workload.tasks.length > 0) arrivals.push(`${workload.tasks.length} explicit task(s) (${workload.tasks.map((task) => task.label ?? task.topic).slice(0, 8).join(', ')}${workload.tasks.length > 8 ? ', ...' : ''})`);
-  for (const flood of workload.floods ?? []) {
+  const drawn = drawnPartOf(workload);
+  if (drawn?.kind === 'rounds') arrivals.push(`${drawn.count} round(s) of ${drawn.tasksPerRound} task(s), every ${formatMs(drawn.everyMs)}`);
+  else if (drawn?.kind === 'topics') arrivals.push(`${drawn.count} topic(s) over ${formatMs(drawn.arrivalWindowMs)}, newer version with p=${drawn.newVersionProbability}`);
+  const tasks = explicitTasksOf(workload);
+  if (tasks.length > 0) arrivals.push(`${tasks.length} explicit task(s) (${tasks.map((task) => task.label ?? task.topic).slice(0, 8).join(', ')}${tasks.length > 8 ? ', ...' : ''})`);
+  for (const flood of floodsOf(workload)) {
     arrivals.push(`flood: ${flood.count ?? 1} ${flood.tenant} task(s) every ${formatMs(flood.everyMs)} from ${formatMs(flood.fromMs)} to ${formatMs(flood.untilMs)}, priority ${flood.priority[0]}-${flood.priority[1]}`);
   }
   facts.push(['workload', arrivals.join('; ') || 'none']);
-  facts.push(['priorities', `${workload.priorities[0]}-${workload.priorities[1]}`]);
-  if (workload.poisonProbability !== undefined || workload.poisonTasks !== undefined) facts.push(['poison', workload.poisonTasks !== undefined ? `${workload.poisonTasks} task(s)` : `p=${workload.poisonProbability}`]);
+  const priorities = drawn?.priorities ?? [0, 30];
+  facts.push(['priorities', `${priorities[0]}-${priorities[1]}`]);
+  const poisonTasks = drawn?.kind === 'rounds' && drawn.poisonTasks > 0 ? drawn.poisonTasks : undefined;
+  const { poisonProbability } = workload.scripts;
+  if (poisonProbability !== undefined || poisonTasks !== undefined) facts.push(['poison', poisonTasks !== undefined ? `${poisonTasks} task(s)` : `p=${poisonProbability}`]);
   const faultText =
     'plan' in faults
       ? `explicit plan: ${faults.plan.timed.length} timed fault(s), ${faults.plan.points.length} point fault(s)`

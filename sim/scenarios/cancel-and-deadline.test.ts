@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { simulate } from '../run-scenario.ts';
 import type { ExplicitTask, ScenarioSpec } from '../scenario.ts';
 import { catalogueScenario } from './registry.ts';
+import { mapTasks } from '../workloads/__test-helpers__/parts.ts';
 
 const scenario = catalogueScenario('cancel-and-deadline');
 
 function withTask(label: string, change: (task: ExplicitTask) => ExplicitTask): ScenarioSpec {
   const copy = structuredClone(scenario);
-  copy.workload.tasks = copy.workload.tasks!.map((task) => (task.label === label ? change(task) : task));
+  copy.workload = mapTasks(copy.workload, (task) => (task.label === label ? change(task) : task));
   return copy;
 }
 

@@ -16,6 +16,7 @@ import type { ExpectationKind } from '../expectations/types.ts';
 import { simulate } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import type { WorldResult } from '../world.ts';
+import { without } from '../workloads/__test-helpers__/parts.ts';
 
 /**
  * The seed 003 / 004 catalogue scenarios about load and outages (starvation-flood, tenant-flood,
@@ -80,7 +81,7 @@ describe('starvation under a flood: max-wait and aging-overtake', () => {
 
   it('without the flood the low-priority tasks start at once: max-wait holds, aging-overtake says aging decided nothing', async () => {
     const spec = load('starvation-flood');
-    const { world } = await simulate({ scenario: { ...spec, workload: { ...spec.workload, floods: [] } }, seed: '1' });
+    const { world } = await simulate({ scenario: { ...spec, workload: without(spec.workload, 'flood') }, seed: '1' });
     const selection = { labels: ['L0', 'L10', 'L20'], minTasks: 3 };
     expect(check(maxWait, { tasks: selection, agingSlackMs: 90_000 }, world)).toEqual([]);
     expect(check(maxWait, { tasks: selection, maxMs: 5_000 }, world)).toEqual([]);

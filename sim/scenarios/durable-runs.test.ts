@@ -9,15 +9,16 @@ import { judge } from '../run-scenario.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { World, type WorldResult } from '../world.ts';
 import { catalogueScenario } from './registry.ts';
+import { roundsPartOf } from '../workloads/index.ts';
 
 const killTakeover = catalogueScenario('kill-takeover');
 const zombiePause = catalogueScenario('zombie-pause');
 const poisonTask = catalogueScenario('poison-task');
-const KILL_TAKEOVER_ROUNDS = killTakeover.workload.rounds!;
-const ZOMBIE_PAUSE_ROUNDS = zombiePause.workload.rounds!;
-const POISON_TASK_ROUNDS = poisonTask.workload.rounds!;
+const KILL_TAKEOVER_ROUNDS = roundsPartOf(killTakeover.workload)!;
+const ZOMBIE_PAUSE_ROUNDS = roundsPartOf(zombiePause.workload)!;
+const POISON_TASK_ROUNDS = roundsPartOf(poisonTask.workload)!;
 /** Seed 002's stub model, which every task of the three scenarios runs, and its one write: the order confirmation. */
-const ORDER_SCRIPT = killTakeover.workload.script!;
+const ORDER_SCRIPT = killTakeover.workload.scripts.script!;
 const ORDER_ACTION = 'confirm_order';
 
 /**

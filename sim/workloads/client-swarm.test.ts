@@ -3,6 +3,7 @@ import { SeededRandom } from '../random.ts';
 import { parseScenarioFile } from '../scenario-schema.ts';
 import { drawArrivals, type Arrival } from '../workload.ts';
 import { CLIENT_SWARM_DEFAULTS } from './client-swarm.ts';
+import { clientSwarmOf } from './index.ts';
 
 function spec(workload: unknown[]) {
   const parsed = parseScenarioFile({ name: 'swarm-test', description: 'd', source: 'seed 000', workload });
@@ -15,8 +16,8 @@ const withoutCancel = ({ cancelAtMs: _cancel, ...rest }: Arrival) => rest;
 
 describe('the client-swarm workload part', () => {
   it('takes its defaults, and refuses a second client-swarm part', () => {
-    expect(spec([{ kind: 'topics' }, { kind: 'client-swarm' }]).workload.clientSwarm).toEqual(CLIENT_SWARM_DEFAULTS);
-    expect(spec([{ kind: 'topics' }, { kind: 'client-swarm', cancelProbability: 1 }]).workload.clientSwarm?.cancelProbability).toBe(1);
+    expect(clientSwarmOf(spec([{ kind: 'topics' }, { kind: 'client-swarm' }]).workload)).toEqual(CLIENT_SWARM_DEFAULTS);
+    expect(clientSwarmOf(spec([{ kind: 'topics' }, { kind: 'client-swarm', cancelProbability: 1 }]).workload)?.cancelProbability).toBe(1);
     const twice = parseScenarioFile({ name: 'x', description: 'd', source: 'seed 000', workload: [{ kind: 'topics' }, { kind: 'client-swarm' }, { kind: 'client-swarm' }] });
     expect(twice.ok ? [] : twice.problems).toEqual([{ field: 'workload[2].kind', problem: 'a scenario has at most one client-swarm part, and workload[1] is one' }]);
   });

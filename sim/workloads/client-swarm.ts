@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 import type { EnqueueRequest } from '../../src/queue/types.ts';
 import type { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
 import { nonNegative, part, positive, probability, range, strict, withDefaults } from '../schema-kit.ts';
-import { drawRequest, type Arrival } from './draw.ts';
+import { drawRequest, type Arrival, type RequestDrawing } from './draw.ts';
 
 /**
  * The client swarm: a misbehaving client over the tasks the other parts produce, drawn per seed from
@@ -77,7 +76,7 @@ const fields = {
   operatorCancelProbability: probability().meta({ description: 'Each time the operator finds uncertain tasks, it cancels one of them with this probability (Q13); default 0.3.' }),
 };
 
-/** The explicit form's `workload.clientSwarm`. */
+/** The explicit form's `workload.clientSwarm`, before parts (workloads/legacy.ts). */
 export const clientSwarmSchema = strict(fields, 'A misbehaving client over the other parts\' tasks: resends, conflicting resends, cancels, out-of-order versions, bursts.');
 
 export const clientSwarmPart = part(
@@ -87,9 +86,19 @@ export const clientSwarmPart = part(
 );
 export type ClientSwarmPart = z.output<typeof clientSwarmPart>;
 
-export function resolveClientSwarm(value: ClientSwarmPart): ClientSwarmSpec {
+/** The swarm a client-swarm part describes. */
+export function swarmOf(value: ClientSwarmPart): ClientSwarmSpec {
   const { kind: _kind, ...spec } = value;
   return spec;
+}
+
+/**
+ * What the swarm's new requests are drawn with (a newer version of a topic, a burst's new topic): the
+ * tenants, priorities and tiers of the part that draws the workload's arrivals, or, without one, the
+ * tenants of the other parts' tasks, priorities 0 to 30 and the standard tier (workloads/index.ts).
+ */
+export interface SwarmDrawing extends RequestDrawing {
+  tenants: readonly string[];
 }
 
 /** A moment of a task's life, as an offset from its arrival: soon, a little later, or long after. */
@@ -118,7 +127,7 @@ const keyOf = (request: EnqueueRequest) => JSON.stringify([request.tenant, reque
  * The other parts' arrivals with the swarm's added (and cancels attached to first arrivals), sorted by
  * time; at equal times the other parts' arrivals come first, then the swarm's in the order drawn.
  */
-export function clientSwarmArrivals(random: SeededRandom, spec: WorkloadSpec, swarm: ClientSwarmSpec, base: readonly Arrival[]): Arrival[] {
+export function clientSwarmArrivals(random: SeededRandom, spec: SwarmDrawing, swarm: ClientSwarmSpec, base: readonly Arrival[]): Arrival[] {
   const list = base.map((arrival) => ({ ...arrival }));
   const firsts = new Map<string, Arrival>();
   for (const arrival of list) if (!firsts.has(keyOf(arrival.request))) firsts.set(keyOf(arrival.request), arrival);

@@ -8,6 +8,7 @@ import { parseScenarioFile } from '../scenario-schema.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { World } from '../world.ts';
 import { drawConfig, QUEUE_OPTIONS, scenarioForSeed, WORKER_OPTIONS, type DrawnConfig } from './config-swarm.ts';
+import { drawnPartOf } from './index.ts';
 
 function spec(extra: Record<string, unknown>) {
   const parsed = parseScenarioFile({ name: 'config-swarm-test', workload: [{ kind: 'topics', tenants: ['acme', 'globex'] }], faults: [{ kind: 'swarm' }], ...extra });
@@ -142,10 +143,11 @@ describe('the configuration swarm (configSwarm)', () => {
       expect({ ...drawn!.queue, budgets: undefined }).toEqual({ ...draw(seed).queue, budgets: undefined });
       const budgets = scenario.queue.budgets ?? {};
       expect(Object.keys(budgets).length).toBeGreaterThan(0);
-      expect(Object.keys(scenario.workload.needs ?? {}).sort()).toEqual(Object.keys(budgets).sort());
+      const needs = drawnPartOf(scenario.workload)?.needs ?? {};
+      expect(Object.keys(needs).sort()).toEqual(Object.keys(budgets).sort());
       expect(() => resolveConfig(scenario.queue)).not.toThrow();
       for (const [name, budget] of Object.entries(budgets)) {
-        const need = scenario.workload.needs![name]!;
+        const need = needs[name]!;
         const key = `${budget.kind}/${budget.kind === 'total' ? budget.per : (budget.scope ?? 'global')}`;
         kinds.set(key, (kinds.get(key) ?? 0) + 1);
         expect(need, `${seed} ${name}`).toBeGreaterThan(0);
@@ -156,7 +158,7 @@ describe('the configuration swarm (configSwarm)', () => {
     for (const key of ['rate/tenant', 'rate/global', 'concurrency/tenant', 'concurrency/global', 'total/run', 'total/session']) expect(kinds.get(key) ?? 0, key).toBeGreaterThan(10);
     expect(kinds.get('rate/tenant')!).toBeGreaterThan(kinds.get('rate/global')!);
     // Without the flag nothing is drawn: the scenario's own budgets and needs stay.
-    expect(scenarioForSeed(swarmed, '3').scenario.workload.needs).toEqual(swarmed.workload.needs);
+    expect(scenarioForSeed(swarmed, '3').scenario.workload).toEqual(swarmed.workload);
   });
 });
 

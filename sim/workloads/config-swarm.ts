@@ -5,6 +5,7 @@ import { SeededRandom, type Seed } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import { WORKERS_DEFAULTS } from '../scenario-sections.ts';
 import { flag, list, oneOf, probability, strict, withDefaults } from '../schema-kit.ts';
+import { longestScript, workloadTenants } from './index.ts';
 
 /**
  * The configuration swarm (issue 15 item 3): per seed, the queue configuration and the worker options
@@ -191,10 +192,11 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   });
   drawQueue('capacity', (config) => ({ defaultOk: config.globalLimit <= DEFAULT_CONFIG.capacity, edges: [config.globalLimit], range: () => spread(config.globalLimit, Math.max(config.globalLimit, 200)) }));
   drawQueue('perTenantLimit', (config) => ({ defaultOk: true, edges: [1, config.globalLimit], range: () => spread(1, config.globalLimit) }));
+  const tenants = workloadTenants(scenario.workload);
   drawQueue('tenantLimits', (config) => ({
     defaultOk: true,
-    edges: [Object.fromEntries(scenario.workload.tenants.map((tenant) => [tenant, 1])), Object.fromEntries(scenario.workload.tenants.map((tenant) => [tenant, config.globalLimit]))],
-    range: () => Object.fromEntries(scenario.workload.tenants.filter(() => random.chance(0.5)).map((tenant) => [tenant, spread(1, config.globalLimit)])),
+    edges: [Object.fromEntries(tenants.map((tenant) => [tenant, 1])), Object.fromEntries(tenants.map((tenant) => [tenant, config.globalLimit]))],
+    range: () => Object.fromEntries(tenants.filter(() => random.chance(0.5)).map((tenant) => [tenant, spread(1, config.globalLimit)])),
   }));
 
   // Q9: the lease holds three heartbeats; the edge is exactly three.
@@ -230,7 +232,7 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   drawQueue('busyRetries', () => ({ defaultOk: true, edges: [0], range: () => spread(0, 6) }));
 
   const slowestTool = scenario.tools.latencyMs[1];
-  const longestScript = scenario.workload.script?.steps.length ?? scenario.workload.steps[1];
+  const longest = longestScript(scenario.workload.scripts);
   const drawWorker = (option: WorkerOption, edges: readonly number[], range: () => number) => {
     if (!drawing.has(option)) return;
     workers[option] = choose(option, { defaultOk: true, edges, range }) ?? WORKERS_DEFAULTS[option];
@@ -241,7 +243,7 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   drawWorker('toolTimeoutMs', [1, Math.max(1, slowestTool - 1), Math.max(1, slowestTool)], () => spread(500, 30_000));
   // The step limit at the longest script's length, either side of it (a run that reaches it ends
   // business_error, not retried); 1: every run of more than its first step.
-  drawWorker('maxSteps', [1, longestScript, longestScript + 1], () => spread(1, 16));
+  drawWorker('maxSteps', [1, longest, longest + 1], () => spread(1, 16));
   // Drawn after the worker options, so the draws of every option before it are what they were before it existed.
   drawQueue('criticalHeadroom', () => ({ defaultOk: true, edges: [0], range: () => spread(0, 20) }));
   drawQueue('sessionPolicy', () => ({ defaultOk: true, edges: ['versioned'] as const, range: () => random.pick(['serial', 'cancel_in_progress', 'versioned'] as const) }));
@@ -250,8 +252,8 @@ export function drawConfig(random: SeededRandom, scenario: ScenarioSpec, swarm: 
   drawQueue('fairness', () => ({ defaultOk: true, edges: ['fair_share'] as const, range: () => random.pick(['priority', 'fair_share'] as const) }));
   drawQueue('tenantWeights', () => ({
     defaultOk: true,
-    edges: [Object.fromEntries(scenario.workload.tenants.map((tenant, index) => [tenant, index === 0 ? 3 : 1]))],
-    range: () => Object.fromEntries(scenario.workload.tenants.filter(() => random.chance(0.5)).map((tenant) => [tenant, spread(1, 4)])),
+    edges: [Object.fromEntries(tenants.map((tenant, index) => [tenant, index === 0 ? 3 : 1]))],
+    range: () => Object.fromEntries(tenants.filter(() => random.chance(0.5)).map((tenant) => [tenant, spread(1, 4)])),
   }));
   drawQueue('stuckAfterMs', () => ({ defaultOk: true, edges: [1], range: () => spread(1_000, 1_200_000) }));
 
@@ -272,7 +274,8 @@ export function scenarioForSeed(scenario: ScenarioSpec, seed: Seed): { scenario:
   const { budgets, needs } = drawBudgets(random.fork('budgets'));
   drawn.queue = { ...drawn.queue, budgets: { ...drawn.queue.budgets, ...budgets } };
   resolveConfig(drawn.queue);
-  const workload = { ...scenario.workload, needs: { ...scenario.workload.needs, ...needs } };
+  // The drawn tasks (the topics or rounds part) need them; tasks and floods keep their own needs.
+  const workload = { ...scenario.workload, parts: scenario.workload.parts.map((item) => (item.kind === 'topics' || item.kind === 'rounds' ? { ...item, needs: { ...item.needs, ...needs } } : item)) };
   return { scenario: { ...scenario, queue: drawn.queue, workers: drawn.workers, workload }, drawn };
 }
 

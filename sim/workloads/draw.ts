@@ -1,9 +1,32 @@
-import type { EnqueueRequest } from '../../src/queue/types.ts';
+import type { EnqueueRequest, Tier } from '../../src/queue/types.ts';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import { READ_ONLY_TOOLS, WRITE_TOOLS } from '../actors/tools.ts';
 import type { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
-import { drawGraphCalls } from './graph-draw.ts';
+import { drawGraphCalls, type GraphDrawing } from './graph-draw.ts';
+
+/**
+ * How the model draws each task's script: a scenario file's `model` section without its latency, and
+ * the runner's `workload.scripts`. Every part that draws tasks draws their scripts from this.
+ */
+export interface ScriptDrawing {
+  writeProbability: number;
+  steps: [number, number];
+  callsPerStep: [number, number];
+  tokensPerCall: [number, number];
+  /** Probability that a task is poison: its worker dies at its first model call, every time (R6). Absent: nothing is drawn for it. */
+  poisonProbability?: number | undefined;
+  /** A7: drawn steps as tool-call graphs (graph-draw.ts); absent: every drawn step is plain reads and nothing is drawn for graphs. */
+  graphs?: GraphDrawing | undefined;
+  /** A stub model (seed 002): every task without a script of its own runs this one; the ranges above are then not used. */
+  script?: TaskScript | undefined;
+}
+
+/** What a drawn request takes from the part that draws it: the range of its priority, the tiers it picks from, and how its script is drawn. */
+export interface RequestDrawing {
+  priorities: readonly [number, number];
+  tiers: readonly Tier[];
+  scripts: ScriptDrawing;
+}
 
 /** One enqueue the client sends during a run. */
 export interface Arrival {
@@ -17,19 +40,20 @@ export interface Arrival {
   cancelAtMs?: number;
 }
 
-/** A drawn request: its priority and tier from the workload's ranges, its script drawn (or the stub model's). */
-export function drawRequest(random: SeededRandom, spec: WorkloadSpec, tenant: string, topic: string, version: number): EnqueueRequest {
+/** A drawn request: its priority and tier from the part's ranges, its script drawn (or the stub model's). */
+export function drawRequest(random: SeededRandom, drawing: RequestDrawing, tenant: string, topic: string, version: number): EnqueueRequest {
+  const { scripts } = drawing;
   return {
     tenant,
     topic,
     version,
-    priority: random.int(spec.priorities[0], spec.priorities[1]),
-    tier: random.pick(spec.tiers),
-    input: { script: spec.script === undefined ? drawScript(random, spec, `${tenant}/${topic}/v${version}`) : structuredClone(spec.script) },
+    priority: random.int(drawing.priorities[0], drawing.priorities[1]),
+    tier: random.pick(drawing.tiers),
+    input: { script: scripts.script === undefined ? drawScript(random, scripts, `${tenant}/${topic}/v${version}`) : structuredClone(scripts.script) },
   };
 }
 
-export function drawScript(random: SeededRandom, spec: WorkloadSpec, label: string): TaskScript {
+export function drawScript(random: SeededRandom, spec: ScriptDrawing, label: string): TaskScript {
   const stepCount = random.int(spec.steps[0], spec.steps[1]);
   const writeStep = random.chance(spec.writeProbability) ? random.int(0, stepCount - 1) : -1;
   const tokens = () => random.int(spec.tokensPerCall[0], spec.tokensPerCall[1]);

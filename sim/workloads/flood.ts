@@ -1,14 +1,15 @@
 import type { z } from 'zod';
 import type { Tier } from '../../src/queue/types.ts';
 import type { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
 import { list, nonNegative, oneOf, part, positive, range, strict, text, TIERS, withDefaults } from '../schema-kit.ts';
-import { drawRequest, type Arrival } from './draw.ts';
+import { drawRequest, type Arrival, type ScriptDrawing } from './draw.ts';
 import { admitted, criticalSchema, needsSchema, type Needs } from './admission.ts';
 
 /**
  * A flood: a continuous arrival process, `count` tasks every `everyMs` from `fromMs` until `untilMs`
  * (exclusive), each on its own topic (a flood of high-priority work, one tenant filling its budget).
+ * The flood part (`FloodPart`) is what a scenario holds; this is how the explicit form before parts
+ * wrote one (workloads/legacy.ts reads it).
  */
 export interface FloodSpec {
   tenant: string;
@@ -46,37 +47,31 @@ function windowProblems(flood: { fromMs: number; untilMs: number }, context: z.c
   if (flood.untilMs <= flood.fromMs) context.addIssue({ code: 'custom', path: ['untilMs'], message: `must be after fromMs (${flood.fromMs}), got ${flood.untilMs}` });
 }
 
-/** The explicit form's `workload.floods[]`. */
+/** The explicit form's `workload.floods[]`, before parts (workloads/legacy.ts). */
 export const floodSpecSchema = strict(floodFields, '`count` tasks arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic.').superRefine(windowProblems);
 
 export const floodPart = part(
   'flood',
-  { ...withDefaults(floodFields, { priority: [0, 30], fromMs: 0 }), topicPrefix: floodFields.topicPrefix.optional() },
+  { ...withDefaults(floodFields, { priority: [0, 30] as [number, number], fromMs: 0 }), topicPrefix: floodFields.topicPrefix.optional() },
   '`count` tasks of one tenant arrive every `everyMs` from `fromMs` until `untilMs` (exclusive), each on its own topic.',
 ).superRefine(windowProblems);
 export type FloodPart = z.output<typeof floodPart>;
 
-/** The flood as the runner takes it; `tiers` only when they differ from the workload's. */
-export function resolveFlood(value: FloodPart, workloadTiers: readonly Tier[]): FloodSpec {
-  const { kind: _kind, topicPrefix, count, tiers, needs, critical, ...rest } = value;
-  const flood: FloodSpec = { ...rest, topicPrefix: topicPrefix ?? value.tenant };
-  if (needs !== undefined) flood.needs = needs;
-  if (critical === true) flood.critical = true;
-  if (count !== undefined && count !== 1) flood.count = count;
-  const drawn = tiers ?? ['standard'];
-  if (drawn.join() !== workloadTiers.join()) flood.tiers = drawn;
-  return flood;
+/** The tiers a flood's tasks pick from: its own, or standard. */
+export function floodTiers(flood: Pick<FloodPart, 'tiers'>): Tier[] {
+  return flood.tiers ?? ['standard'];
 }
 
-export function floodArrivals(random: SeededRandom, spec: WorkloadSpec, floods: readonly FloodSpec[]): Arrival[] {
+export function floodArrivals(random: SeededRandom, scripts: ScriptDrawing, floods: readonly FloodPart[]): Arrival[] {
   const arrivals: Arrival[] = [];
   for (const flood of floods) {
     let n = 0;
-    const drawing: WorkloadSpec = { ...spec, priorities: flood.priority, ...(flood.tiers === undefined ? {} : { tiers: flood.tiers }) };
+    const drawing = { priorities: flood.priority, tiers: floodTiers(flood), scripts };
+    const topicPrefix = flood.topicPrefix ?? flood.tenant;
     for (let atMs = flood.fromMs; atMs < flood.untilMs; atMs += flood.everyMs) {
       for (let k = 0; k < (flood.count ?? 1); k++) {
         n++;
-        const topic = `${flood.topicPrefix}-${n}`;
+        const topic = `${topicPrefix}-${n}`;
         const request = admitted(drawRequest(random, drawing, flood.tenant, topic, 1), flood.needs, flood.critical);
         arrivals.push({ atMs, request, label: topic });
       }

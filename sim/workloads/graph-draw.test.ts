@@ -4,7 +4,7 @@ import type { ToolCall } from '../../src/worker/types.ts';
 import type { ScriptedCall } from '../actors/scripted-model.ts';
 import { READ_ONLY_TOOLS, WRITE_TOOLS } from '../actors/tools.ts';
 import { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
+import type { ScriptDrawing } from '../scenario.ts';
 import { drawScript } from './draw.ts';
 import { validateScenario } from '../check/scenario-file.ts';
 import { drawGraphCalls, GRAPH_DEFAULTS, type GraphDrawing } from './graph-draw.ts';
@@ -121,18 +121,7 @@ describe('drawGraphCalls', () => {
 });
 
 describe('drawScript with graphs', () => {
-  const spec: WorkloadSpec = {
-    tenants: ['acme'],
-    topics: 1,
-    newVersionProbability: 0,
-    priorities: [0, 30],
-    arrivalWindowMs: 0,
-    writeProbability: 0.8,
-    steps: [1, 4],
-    callsPerStep: [1, 3],
-    tokensPerCall: [200, 2_000],
-    tiers: ['standard'],
-  };
+  const spec: ScriptDrawing = { writeProbability: 0.8, steps: [1, 4], callsPerStep: [1, 3], tokensPerCall: [200, 2_000] };
 
   // That a script drawn without graphs costs exactly the draws it did before they existed is pinned by
   // the catalogue's trace hashes (sim/scenarios/registry.test.ts).
@@ -157,11 +146,11 @@ describe('drawScript with graphs', () => {
 describe('model.graphs in a scenario file', () => {
   const file = (graphs: unknown) => ({ name: 'g', workload: [{ kind: 'topics', count: 2 }], model: { graphs } });
 
-  it('resolves to workload.graphs with the defaults filled in, and reads back in the explicit form', () => {
+  it('resolves to workload.scripts.graphs with the defaults filled in, and reads back in the explicit form', () => {
     const spec = validateScenario(file({ probability: 0.9, cycleProbability: 0.1 }));
-    expect(spec.workload.graphs).toEqual({ ...GRAPH_DEFAULTS, probability: 0.9, cycleProbability: 0.1 });
-    expect(validateScenario(JSON.parse(JSON.stringify(spec))).workload.graphs).toEqual(spec.workload.graphs);
-    expect(validateScenario({ name: 'g', workload: [{ kind: 'topics', count: 2 }] }).workload.graphs).toBeUndefined();
+    expect(spec.workload.scripts.graphs).toEqual({ ...GRAPH_DEFAULTS, probability: 0.9, cycleProbability: 0.1 });
+    expect(validateScenario(JSON.parse(JSON.stringify(spec))).workload.scripts.graphs).toEqual(spec.workload.scripts.graphs);
+    expect(validateScenario({ name: 'g', workload: [{ kind: 'topics', count: 2 }] }).workload.scripts.graphs).toBeUndefined();
   });
 
   it('refuses a graph of fewer than 2 calls and an unknown field', () => {

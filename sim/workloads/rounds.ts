@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import type { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
 import { list, nonNegative, oneOf, part, positive, probability, range, strict, text, TIERS, withDefaults } from '../schema-kit.ts';
-import { drawRequest, type Arrival } from './draw.ts';
+import { drawRequest, type Arrival, type ScriptDrawing } from './draw.ts';
 import { needsSchema } from './admission.ts';
 import { TOPICS_DEFAULTS } from './topics.ts';
 
@@ -51,17 +50,18 @@ export const roundsPart = part(
 export type RoundsPart = z.output<typeof roundsPart>;
 
 /** The poison tasks, if any, are chosen from the whole run before anything else is drawn. */
-export function drawRounds(random: SeededRandom, spec: WorkloadSpec, rounds: RoundsSpec): Arrival[] {
+export function drawRounds(random: SeededRandom, rounds: RoundsPart, scripts: ScriptDrawing): Arrival[] {
   const total = rounds.count * rounds.tasksPerRound;
-  const poisonCount = spec.poisonTasks ?? 0;
+  const poisonCount = rounds.poisonTasks;
+  const drawing = { priorities: rounds.priorities, tiers: rounds.tiers, scripts };
   if (poisonCount > total) throw new RangeError(`poisonTasks ${poisonCount} exceeds the ${total} tasks of the rounds`);
   const poison = new Set(random.shuffle([...Array(total).keys()]).slice(0, poisonCount));
   const arrivals: Arrival[] = [];
   for (let round = 0; round < rounds.count; round++) {
     for (let index = 0; index < rounds.tasksPerRound; index++) {
       const number = round * rounds.tasksPerRound + index;
-      const tenant = spec.tenants[number % spec.tenants.length]!;
-      const request = drawRequest(random, spec, tenant, `round-${round + 1}-task-${index + 1}`, 1);
+      const tenant = rounds.tenants[number % rounds.tenants.length]!;
+      const request = drawRequest(random, drawing, tenant, `round-${round + 1}-task-${index + 1}`, 1);
       if (poison.has(number)) (request.input as { script: TaskScript }).script.poison = true;
       arrivals.push({ atMs: round * rounds.everyMs, request });
     }

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import type { EnqueueRequest, IncidentContext, Tier } from '../../src/queue/types.ts';
 import type { TaskScript } from '../actors/scripted-model.ts';
 import type { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
 import { flag, list, nonNegative, oneOf, part, positive, priority, strict, text, TIERS } from '../schema-kit.ts';
-import { drawScript, type Arrival } from './draw.ts';
+import { drawScript, type Arrival, type ScriptDrawing } from './draw.ts';
 import { scriptSchema } from './script.ts';
 import { admitted, criticalSchema, needsSchema, type Needs } from './admission.ts';
 
@@ -17,7 +16,7 @@ export interface ExplicitTask {
   /** Default 1. */
   version?: number;
   priority: number;
-  /** Default: the first of the workload's tiers. */
+  /** Default: standard. */
   tier?: Tier;
   /** The name expectations and reports use for this task, e.g. 'H1'; default: the topic. */
   label?: string;
@@ -134,14 +133,14 @@ export function resolveTasks(value: TasksPart): ExplicitTask[] {
 }
 
 /** Each task at its time, then its resends and conflicting resends; scripts drawn from the tasks' own stream when not given. */
-export function explicitArrivals(random: SeededRandom, spec: WorkloadSpec, tasks: readonly ExplicitTask[]): Arrival[] {
+export function explicitArrivals(random: SeededRandom, scripts: ScriptDrawing, tasks: readonly ExplicitTask[]): Arrival[] {
   const arrivals: Arrival[] = [];
   for (const task of tasks) {
     const version = task.version ?? 1;
     const label = task.label ?? task.topic;
-    const script = task.script !== undefined ? structuredClone(task.script) : spec.script !== undefined ? structuredClone(spec.script) : drawScript(random, spec, `${task.tenant}/${task.topic}/v${version}`);
+    const script = task.script !== undefined ? structuredClone(task.script) : scripts.script !== undefined ? structuredClone(scripts.script) : drawScript(random, scripts, `${task.tenant}/${task.topic}/v${version}`);
     if (task.poison === true) script.poison = true;
-    const request: EnqueueRequest = admitted({ tenant: task.tenant, topic: task.topic, version, priority: task.priority, tier: task.tier ?? spec.tiers[0], input: { script } }, task.needs, task.critical);
+    const request: EnqueueRequest = admitted({ tenant: task.tenant, topic: task.topic, version, priority: task.priority, tier: task.tier ?? 'standard', input: { script } }, task.needs, task.critical);
     if (task.context !== undefined) request.context = { ...task.context };
     const deadlineMs = task.deadlineAfterMs === undefined ? undefined : task.atMs + task.deadlineAfterMs;
     const arrival = (atMs: number): Arrival => (deadlineMs === undefined ? { atMs, request, label } : { atMs, request, label, deadlineMs });

@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import type { SeededRandom } from '../random.ts';
-import type { WorkloadSpec } from '../scenario.ts';
 import { list, oneOf, part, positive, probability, nonNegative, range, text, TIERS, withDefaults } from '../schema-kit.ts';
-import { drawRequest, type Arrival } from './draw.ts';
+import { drawRequest, type Arrival, type ScriptDrawing } from './draw.ts';
 import { needsSchema } from './admission.ts';
 
 /**
@@ -40,15 +39,16 @@ export const topicsPart = part(
 );
 export type TopicsPart = z.output<typeof topicsPart>;
 
-export function drawTopics(random: SeededRandom, spec: WorkloadSpec): Arrival[] {
+export function drawTopics(random: SeededRandom, part: TopicsPart, scripts: ScriptDrawing): Arrival[] {
   const arrivals: Arrival[] = [];
-  for (let topic = 1; topic <= spec.topics; topic++) {
-    const tenant = spec.tenants[(topic - 1) % spec.tenants.length]!;
-    const versions = random.chance(spec.newVersionProbability) ? 2 : 1;
-    let atMs = random.int(0, spec.arrivalWindowMs);
+  const drawing = { priorities: part.priorities, tiers: part.tiers, scripts };
+  for (let topic = 1; topic <= part.count; topic++) {
+    const tenant = part.tenants[(topic - 1) % part.tenants.length]!;
+    const versions = random.chance(part.newVersionProbability) ? 2 : 1;
+    let atMs = random.int(0, part.arrivalWindowMs);
     for (let version = 1; version <= versions; version++) {
-      arrivals.push({ atMs, request: drawRequest(random, spec, tenant, `topic-${topic}`, version) });
-      atMs += random.int(1_000, Math.max(1_000, Math.floor(spec.arrivalWindowMs / 2)));
+      arrivals.push({ atMs, request: drawRequest(random, drawing, tenant, `topic-${topic}`, version) });
+      atMs += random.int(1_000, Math.max(1_000, Math.floor(part.arrivalWindowMs / 2)));
     }
   }
   return arrivals.sort((a, b) => a.atMs - b.atMs);

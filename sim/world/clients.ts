@@ -8,6 +8,7 @@ import type { SeededRandom } from '../random.ts';
 import type { ScenarioSpec } from '../scenario.ts';
 import type { Arrival } from '../workload.ts';
 import { operatorTimes } from '../workloads/client-swarm.ts';
+import { clientSwarmOf } from '../workloads/index.ts';
 
 /** What the clients need of the world around them. */
 export interface ClientsWorld {
@@ -122,7 +123,7 @@ export class Clients {
    * uncertain tasks and, with its probability, cancels one of them (Q13), from its own stream.
    */
   scheduleOperator(startMs: number): void {
-    const swarm = this.world.scenario.workload.clientSwarm;
+    const swarm = clientSwarmOf(this.world.scenario.workload);
     if (swarm === undefined) return;
     const random = this.world.random.fork('workload').fork('client-swarm').fork('operator');
     for (const atMs of operatorTimes(swarm)) {
