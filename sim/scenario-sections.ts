@@ -170,8 +170,8 @@ export const modelLatency = range(0).meta({ description: 'A model call takes [mi
 
 /**
  * The parts form's model: its latency and what it decides, one stub script for every task (seed 002's
- * stub model) or a script drawn per task from these ranges. In the runner's WorkloadSpec these sit in
- * the workload, which draws the scripts.
+ * stub model) or a script drawn per task from these ranges. In the runner's WorkloadSpec all but the
+ * latency are `scripts`, beside the parts that draw the tasks.
  */
 export const modelFields = {
   latencyMs: modelLatency,

@@ -7,7 +7,7 @@ import { closestMatch } from './cli/suggest.ts';
  */
 
 export interface ScenarioProblem {
-  /** `workload.tasks[2].priority`; empty for the whole file. */
+  /** `workload[1].tasks[2].priority`; empty for the whole file. */
   field: string;
   /** `expected an integer from 0 to 30, got 31`. */
   problem: string;
@@ -107,7 +107,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
-/** `workload.tasks[2].priority` */
+/** `workload[1].tasks[2].priority` */
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const key of path) {

@@ -104,7 +104,7 @@ export const readScenarioFile: typeof Harness.readScenarioFile = harness.readSce
 /** The JSON Schema of the scenario file format (for editors and validators). */
 export const scenarioJsonSchema: typeof Harness.scenarioJsonSchema = harness.scenarioJsonSchema;
 
-/** A scenario that is not in the format: `file` (when known), `field` (the path, e.g. `workload.tasks[2].priority`), `problem`, and `more` problems after the first. */
+/** A scenario that is not in the format: `file` (when known), `field` (the path, e.g. `workload[1].tasks[2].priority`), `problem`, and `more` problems after the first. */
 export const ScenarioFileError: typeof Harness.ScenarioFileError = harness.ScenarioFileError;
 export type ScenarioFileError = Harness.ScenarioFileError;
 

@@ -23,7 +23,7 @@ const roundsFields = {
   tasksPerRound: positive().meta({ description: 'Tasks that arrive together at the start of each round; default 3.' }),
 };
 
-/** The explicit form's `workload.rounds`. */
+/** The explicit form's `workload.rounds`, before parts (workloads/legacy.ts). */
 export const roundsSchema = strict(roundsFields, 'Tasks arrive in rounds: tasksPerRound tasks together every everyMs.');
 
 export const roundsPart = part(

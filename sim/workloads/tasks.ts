@@ -87,7 +87,7 @@ function orderProblems(task: Partial<ExplicitTask> & { atMs: number }, context: 
   });
 }
 
-/** The explicit form's `workload.tasks[]`. */
+/** The explicit form's `workload.tasks[]`, before parts (workloads/legacy.ts). */
 export const explicitTaskSchema = strict(taskFields, 'One task of an explicit workload.').superRefine((task, context) => orderProblems(task, context));
 
 const partialTask = strict(
