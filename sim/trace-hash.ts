@@ -19,7 +19,10 @@ export class TraceHasher {
   /** The same bytes as addLine over lines[from..], in one update. */
   addLines(lines: readonly string[], from = 0): void {
     if (from >= lines.length) return;
-    this.hash.update(`${(from === 0 ? lines : lines.slice(from)).join('\n')}\n`);
+    // The joined text is hashed as it is, its newline after it: appending the newline to the text first
+    // would make a new string of the whole batch, which the hash would then copy once more.
+    this.hash.update((from === 0 ? lines : lines.slice(from)).join('\n'));
+    this.hash.update('\n');
   }
 
   digest(): string {

@@ -22,16 +22,39 @@ export class VirtualWaiter implements Waiter {
     const delayMs = Math.max(0, Math.ceil(ms));
     return new Promise((resolve) => {
       if (signal?.aborted === true) return resolve();
-      const onAbort = () => {
-        // The event leaves the loop's queue: an aborted wait fires nothing later (as clearTimeout).
-        event.cancel();
-        resolve();
-      };
-      const event = this.scheduler.after(delayMs, () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal === undefined) {
+        this.scheduler.after(delayMs, resolve);
+        return;
+      }
+      const wait = new AbortableWait(resolve, signal);
+      wait.event = this.scheduler.after(delayMs, () => wait.fire());
+      signal.addEventListener('abort', wait, { once: true });
     });
+  }
+}
+
+/**
+ * One sleep with a signal: the loop's event resolves it, or the signal's abort does and takes the event
+ * out of the loop's queue. A listener object (the DOM's handleEvent), so a sleep makes no named closure:
+ * under tsx every named function expression is also given its name at run time, once per sleep.
+ */
+class AbortableWait {
+  event: { cancel(): boolean } | undefined;
+
+  constructor(
+    private readonly resolve: () => void,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The wait's instant came. */
+  fire(): void {
+    this.signal.removeEventListener('abort', this);
+    this.resolve();
+  }
+
+  /** The signal aborted: the event leaves the loop's queue, so an aborted wait fires nothing later (as clearTimeout). */
+  handleEvent(): void {
+    this.event?.cancel();
+    this.resolve();
   }
 }
