@@ -43,6 +43,7 @@ export const i13Isolation: Checker = {
       if (own === undefined) continue;
       for (const field of TASK_REFERENCES) {
         const value = event.data[field];
+        if (value === undefined) continue;
         for (const id of Array.isArray(value) ? value : [value]) {
           const other = tenantOf(id);
           if (other !== undefined && other !== own) out.add('event', `task ${event.taskId} (${own}): ${event.type} event ${event.id} names task ${String(id)} of ${other}`, { taskId: event.taskId });

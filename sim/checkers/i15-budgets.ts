@@ -29,26 +29,35 @@ function unitsOf(value: unknown): [string, number][] {
   return Object.entries(value as Record<string, unknown>).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && Number.isFinite(entry[1]));
 }
 
-/** The moves of every event in commit order, for the budgets the run's config declares. */
-export function budgetSteps(world: WorldResult, analysis: Analysis = analyse(world)): BudgetStep[] {
+/**
+ * The moves of every event in commit order, for the budgets the run's config declares. Read once per
+ * run (I5 and I15 both replay them); the list is shared, so callers must not change it.
+ */
+export function budgetSteps(world: WorldResult, analysis: Analysis = analyse(world)): readonly BudgetStep[] {
+  const cached = stepsOf.get(analysis);
+  if (cached !== undefined && cached.world === world) return cached.steps;
   const { budgets } = analysis.config;
   const steps: BudgetStep[] = [];
   world.events.forEach((event, position) => {
     const task = analysis.tasks.get(event.taskId);
     if (task === undefined) return;
-    const add = (value: unknown, move: BudgetMove) => {
-      for (const [budget, units] of unitsOf(value)) {
-        const spec = Object.hasOwn(budgets, budget) ? budgets[budget] : undefined;
-        if (spec === undefined) continue;
-        if (move === 'return' && units === 0) continue;
-        steps.push({ position, event, budget, scope: specBudgetScope(spec, task), move, units });
-      }
-    };
-    if (event.type === 'claimed' || event.type === 'budget_reserved') add(event.data.reserved, 'grant');
-    if (event.type === 'checkpoint') add(event.data.overdraft, 'overdraft');
-    add(event.data.released, 'return');
+    if (event.type === 'claimed' || event.type === 'budget_reserved') addSteps(steps, budgets, position, event, task, event.data.reserved, 'grant');
+    if (event.type === 'checkpoint') addSteps(steps, budgets, position, event, task, event.data.overdraft, 'overdraft');
+    addSteps(steps, budgets, position, event, task, event.data.released, 'return');
   });
+  stepsOf.set(analysis, { world, steps });
   return steps;
+}
+
+const stepsOf = new WeakMap<Analysis, { world: WorldResult; steps: readonly BudgetStep[] }>();
+
+function addSteps(steps: BudgetStep[], budgets: Analysis['config']['budgets'], position: number, event: TaskEvent, task: { id: number; tenant: string; topic: string }, value: unknown, move: BudgetMove): void {
+  for (const [budget, units] of unitsOf(value)) {
+    const spec = Object.hasOwn(budgets, budget) ? budgets[budget] : undefined;
+    if (spec === undefined) continue;
+    if (move === 'return' && units === 0) continue;
+    steps.push({ position, event, budget, scope: specBudgetScope(spec, task), move, units });
+  }
 }
 
 export function bucketKey(budget: string, scope: string): string {

@@ -139,13 +139,20 @@ export const i19FairShare: Checker = {
     ready.clear();
     live.clear();
     /** Eligible at `at`: work whose backoff has passed, and a free place under the tenant's slot limit. */
-    const eligible = (tenant: string, at: number) =>
-      (occupied.get(tenant) ?? 0) < tenantLimit(config, tenant) && [...(readyTasks.get(tenant) ?? [])].some((id) => (notBefore.get(id) ?? 0) <= at);
+    const eligible = (tenant: string, at: number): boolean => {
+      if ((occupied.get(tenant) ?? 0) >= tenantLimit(config, tenant)) return false;
+      for (const id of readyTasks.get(tenant) ?? []) if ((notBefore.get(id) ?? 0) <= at) return true;
+      return false;
+    };
     steps.forEach((step, index) => {
       step();
       const event = world.events[index]!;
-      const backlogged = [...ready].filter(([tenant, n]) => n > 0 && eligible(tenant, event.at)).map(([t]) => t).sort();
-      for (const key of [...since.keys()]) {
+      // Read in place, once per event: no copy of the books or of a tenant's ready tasks.
+      const backlogged: string[] = [];
+      for (const [tenant, n] of ready) if (n > 0 && eligible(tenant, event.at)) backlogged.push(tenant);
+      backlogged.sort();
+      // Deleting the entry being visited is safe in a Map's iteration; the others are all still visited.
+      for (const key of since.keys()) {
         const [a, b] = key.split('\u0000') as [string, string];
         if (!backlogged.includes(a) || !backlogged.includes(b)) since.delete(key);
       }

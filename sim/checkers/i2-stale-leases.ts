@@ -125,7 +125,8 @@ function checkHolderWrite(analysis: Analysis, entry: OkEntry | FailEntry, out: V
   if (taskId === undefined || generation === undefined || ev === undefined) return;
   const caller = { workerId: entry.actor, generation };
   const before = analysis.cursorBefore[entry.invokeIndex] ?? 0;
-  const written = eventsBetween(analysis, taskId, before, ev).filter((event) => sameHolder(authorOf(event), caller));
+  // sameHolder(authorOf(event), caller), without an object per event: the caller's worker and generation are known.
+  const written = eventsBetween(analysis, taskId, before, ev).filter((event) => event.workerId === caller.workerId && event.generation === caller.generation);
   if (entry.type === 'fail') {
     // An event of the same holder that a concurrent successful write of it committed (its window holds
     // the event: the drain's interrupt and the run's own write racing, R8) is that write's, not the refused one's.

@@ -195,12 +195,19 @@ function pausedAt(context: Context, cursor: number, strict: boolean): Set<string
  */
 function admissionWalk(context: Context, candidates: readonly Candidate[], at: number, paused: ReadonlySet<string>): { winner?: Candidate; waited: Set<number>; unbounded: boolean } {
   const { budgets, sessionPolicy } = context.analysis.config;
-  const ordered = candidates.filter((candidate) => !paused.has(candidate.track.tenant)).sort((a, b) => specOrder(key(a), key(b)));
+  const open: { candidate: Candidate; order: ReturnType<typeof key> }[] = [];
+  for (const candidate of candidates) if (!paused.has(candidate.track.tenant)) open.push({ candidate, order: key(candidate) });
+  // Most walks end at their first task: it is found alone, and the rest are sorted only when the walk
+  // goes on past it. specOrder is a strict order (ids differ), so the walk visits the same tasks in the
+  // same order as over the whole list sorted at once.
+  moveBestFirst(open);
   const heldBack = new Set<string>();
   const blocked = new Set<string>();
   const waited = new Set<number>();
   let skips = 0;
-  for (const candidate of ordered) {
+  for (let index = 0; index < open.length; index++) {
+    if (index === 1) sortFrom(open, 1);
+    const { candidate } = open[index]!;
     const { track } = candidate;
     if (blocked.has(track.tenant)) {
       waited.add(track.id);
@@ -232,6 +239,21 @@ function admissionWalk(context: Context, candidates: readonly Candidate[], at: n
     blocked.add(track.tenant);
   }
   return { waited, unbounded: false };
+}
+
+type Keyed = { candidate: Candidate; order: ReturnType<typeof key> };
+
+/** Swaps the first candidate in specOrder to the front. */
+function moveBestFirst(keyed: Keyed[]): void {
+  let best = 0;
+  for (let index = 1; index < keyed.length; index++) if (specOrder(keyed[index]!.order, keyed[best]!.order) < 0) best = index;
+  if (best !== 0) [keyed[0], keyed[best]] = [keyed[best]!, keyed[0]!];
+}
+
+/** Sorts keyed[from..] in specOrder, in place. */
+function sortFrom(keyed: Keyed[], from: number): void {
+  const rest = keyed.slice(from).sort((a, b) => specOrder(a.order, b.order));
+  for (let index = 0; index < rest.length; index++) keyed[from + index] = rest[index]!;
 }
 
 function apply(context: Context, event: TaskEvent, position: number): void {

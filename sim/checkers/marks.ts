@@ -208,6 +208,16 @@ const COUNTED_NOTES: Partial<Record<string, Mark>> = {
  * faults really fired. Every mark in ALL_MARKS is present, with 0 when it was not reached.
  */
 export function coverageMarks(world: WorldResult): Record<string, number> {
+  // Counted once per run: the judge asks for them, and so does every `mark` expectation of the scenario.
+  // Each caller gets its own copy, in the same key order.
+  let counted = countedMarks.get(world);
+  if (counted === undefined) countedMarks.set(world, (counted = countMarks(world)));
+  return { ...counted };
+}
+
+const countedMarks = new WeakMap<WorldResult, Readonly<Record<string, number>>>();
+
+function countMarks(world: WorldResult): Record<string, number> {
   const marks: Record<string, number> = Object.fromEntries(ALL_MARKS.map((mark) => [mark, 0]));
   const bump = (mark: Mark | undefined, by = 1) => {
     if (mark !== undefined) marks[mark] = (marks[mark] ?? 0) + by;

@@ -206,19 +206,42 @@ export function specRequestKey(runId: number, action: string, payload: unknown):
  * A value with no JSON form (a non-finite number, a function) has no canonical form and is refused.
  */
 export function specCanonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(specCanonicalJson).join(',')}]`;
+  // Written into one list of pieces and joined once: the judge compares and hashes these texts, and a
+  // text built by concatenation is a tree of pieces that each comparison would walk again.
+  const parts: string[] = [];
+  writeCanonical(value, parts);
+  return parts.join('');
+}
+
+function writeCanonical(value: unknown, parts: string[]): void {
+  if (Array.isArray(value)) {
+    parts.push('[');
+    for (let index = 0; index < value.length; index++) {
+      if (index > 0) parts.push(',');
+      // A hole of a sparse array leaves its place empty ([1,,2]), as joining the mapped items did.
+      if (index in value) writeCanonical(value[index], parts);
+    }
+    parts.push(']');
+    return;
+  }
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
-    const members = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${specCanonicalJson(record[key])}`);
-    return `{${members.join(',')}}`;
+    parts.push('{');
+    let first = true;
+    for (const key of Object.keys(record).sort()) {
+      const member = record[key];
+      if (member === undefined) continue;
+      parts.push(first ? '' : ',', JSON.stringify(key), ':');
+      first = false;
+      writeCanonical(member, parts);
+    }
+    parts.push('}');
+    return;
   }
   if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`no canonical JSON for ${value}`);
   const text = typeof value === 'bigint' ? undefined : JSON.stringify(value);
   if (text === undefined) throw new TypeError(`no canonical JSON for a ${typeof value}`);
-  return text;
+  parts.push(text);
 }
 
 /**

@@ -218,16 +218,16 @@ export function stateAt(analysis: Analysis, taskId: number, cursor: number): { s
 
 /** The task's events committed by one call: ids in (before, after]. */
 export function eventsBetween(analysis: Analysis, taskId: number, before: number, after: number): TaskEvent[] {
-  return [...window(analysis.eventsByTask.get(taskId) ?? [], before, after)];
+  return window(analysis.eventsByTask.get(taskId) ?? [], before, after);
 }
 
 /** All events with ids in (before, after], in commit order, found by binary search. */
-export function eventsInWindow(world: WorldResult, before: number, after: number): Generator<TaskEvent> {
+export function eventsInWindow(world: WorldResult, before: number, after: number): TaskEvent[] {
   return window(world.events, before, after);
 }
 
-/** Events of a list sorted by id with ids in (before, after]: a binary search for the start. */
-function* window(events: readonly TaskEvent[], before: number, after: number): Generator<TaskEvent> {
+/** Events of a list sorted by id with ids in (before, after]: a binary search for the start, then a copy of the run. */
+function window(events: readonly TaskEvent[], before: number, after: number): TaskEvent[] {
   let low = 0;
   let high = events.length;
   while (low < high) {
@@ -235,7 +235,9 @@ function* window(events: readonly TaskEvent[], before: number, after: number): G
     if (events[middle]!.id <= before) low = middle + 1;
     else high = middle;
   }
-  for (let i = low; i < events.length && events[i]!.id <= after; i++) yield events[i]!;
+  let end = low;
+  while (end < events.length && events[end]!.id <= after) end++;
+  return events.slice(low, end);
 }
 
 /** The wall-clock time the core read at a history entry: the timeline plus the clock jumps so far. */
