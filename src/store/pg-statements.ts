@@ -7,11 +7,9 @@ import type {
   AdmissionRow,
   CandidateRow,
   CompletingRow,
-  CreditRow,
   EventRow,
   Fence,
   HoldClosure,
-  HoldRow,
   HoldingRow,
   LevelHeadRow,
   MigrationRow,
@@ -387,19 +385,6 @@ export const SQL = {
                   WHERE id = $1 AND ${OCCUPYING} AND cancel_requested = 0
                   RETURNING event_seq`,
 
-  // ---- holds and settlement (R4)
-  closeHold: `UPDATE tasks SET ${closeHold(2, '$6')} WHERE id = $1 AND ${HOLD_IS_OPEN_SQL} RETURNING tenant`,
-  insertCredit: `INSERT INTO credit_ledger (id, task_id, tenant, kind, credits, at)
-                 VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM credit_ledger), $1, $2, $3, $4, $5)`,
-  holds: `SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
-            hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
-            enqueued_at AS held_at, hold_closed_at AS closed_at
-          FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`,
-  staleHolds: `SELECT id AS task_id, state, lease_until FROM tasks
-               WHERE ${OCCUPYING} AND state = 'uncertain' AND ${HOLD_IS_OPEN_SQL} AND lease_until <= $1
-               ORDER BY ${HOLDING_ORDER}`,
-
-  creditLedger: 'SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id',
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
 
   // ---- admission (A2)
@@ -1062,18 +1047,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   *rejections(): Step<RejectionRow[]> {
     return yield* this.rows<RejectionRow>('rejections');
   }
-  *closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
-    return yield* this.pluck<string>('closeHold', [id, ...holdValues(hold), at]);
-  }
-  *insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
-    this.defer('insertCredit', [taskId, tenant, kind, credits, at]);
-  }
-  *holds(): Step<HoldRow[]> {
-    return yield* this.rows<HoldRow>('holds');
-  }
-  *staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
-    return yield* this.rows<{ task_id: number; state: TaskState }>('staleHolds', [cutoff]);
-  }
   *pausedTenants(): Step<PauseRow[]> {
     if (this.enqueueBase !== undefined) return this.enqueueBase.paused;
     const known = this.recall<PauseRow[]>('pausedTenants', []);
@@ -1100,9 +1073,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *admissionDecisions(): Step<AdmissionRow[]> {
     return yield* this.rows<AdmissionRow>('admissionDecisions');
-  }
-  *creditLedger(): Step<CreditRow[]> {
-    return yield* this.rows<CreditRow>('creditLedger');
   }
   *schemaMigrations(): Step<MigrationRow[]> {
     return yield* this.rows<MigrationRow>('schemaMigrations');

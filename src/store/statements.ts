@@ -12,12 +12,10 @@ import type {
   PauseRow,
   CandidateRow,
   CompletingRow,
-  CreditRow,
   MigrationRow,
   EventRow,
   Fence,
   HoldClosure,
-  HoldRow,
   HoldingRow,
   LevelHeadRow,
   MovableRow,
@@ -200,19 +198,6 @@ function prepare(db: Database) {
                       WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0
                       RETURNING event_seq`, 'pluck'),
 
-    // ---- holds and settlement (R4)
-    closeHold: p(`UPDATE tasks SET ${CLOSE_HOLD} WHERE id = :id AND ${HOLD_IS_OPEN_SQL} RETURNING tenant`, 'pluck'),
-    insertCredit: p('INSERT INTO credit_ledger (task_id, tenant, kind, credits, at) VALUES (?, ?, ?, ?, ?)'),
-    holds: p(`SELECT id AS task_id, tenant, tier, hold_credits AS credits, hold_state AS state,
-                hold_charged_credits AS charged_credits, hold_usage AS usage, hold_reason AS reason,
-                enqueued_at AS held_at, hold_closed_at AS closed_at
-              FROM tasks WHERE hold_state IS NOT NULL ORDER BY id`),
-    // Every end closes its hold in the same transaction, so only uncertain tasks can hold one with no
-    // live run; they are found through tasks_holding.
-    staleHolds: p(`SELECT id AS task_id, state, lease_until FROM tasks
-                   WHERE ${OCCUPYING} AND state = 'uncertain' AND ${HOLD_IS_OPEN_SQL} AND lease_until <= :cutoff`),
-
-    creditLedger: p('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id'),
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
 
     // ---- admission (A2)
@@ -527,19 +512,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   rejections(): Step<RejectionRow[]> {
     return done(this.s.rejections.all() as RejectionRow[]);
   }
-  closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined> {
-    return done(this.s.closeHold.get({ id, ...holdParameters(hold), now: at }) as string | undefined);
-  }
-  insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void> {
-    this.s.insertCredit.run(taskId, tenant, kind, credits, at);
-    return done(undefined);
-  }
-  holds(): Step<HoldRow[]> {
-    return done(this.s.holds.all() as HoldRow[]);
-  }
-  staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]> {
-    return done(this.s.staleHolds.all({ cutoff }) as { task_id: number; state: TaskState }[]);
-  }
   pausedTenants(): Step<PauseRow[]> {
     return done(this.s.pausedTenants.all() as PauseRow[]);
   }
@@ -564,10 +536,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   admissionDecisions(): Step<AdmissionRow[]> {
     return done(this.s.admissionDecisions.all() as AdmissionRow[]);
   }
-  creditLedger(): Step<CreditRow[]> {
-    return done(this.s.creditLedger.all() as CreditRow[]);
-  }
-
   schemaMigrations(): Step<MigrationRow[]> {
     return done(this.s.schemaMigrations.all() as MigrationRow[]);
   }

@@ -203,6 +203,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     also: [
       { file: 'src/store/sql/signals.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
       { file: 'src/store/sql/fair-share.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
+      { file: 'src/store/sql/holds.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
     ],
     expectedInvariant: 'I3',
   },

@@ -8,6 +8,7 @@ import { checkpointOperations } from './checkpoints.ts';
 import { deadLetterOperations } from './dead-letters.ts';
 import { effectOperations } from './effects.ts';
 import { fairShareOperations } from './fair-share.ts';
+import { holdOperations } from './holds.ts';
 import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
@@ -16,6 +17,7 @@ export const OPERATIONS = {
   ...deadLetterOperations,
   ...effectOperations,
   ...fairShareOperations,
+  ...holdOperations,
   ...signalOperations,
 };
 
