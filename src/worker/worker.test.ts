@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkAndCloseQueues, enqueueOk, openTestQueue } from '../queue/__test-helpers__/test-kit.ts';
+import { BusyError } from '../queue/errors.ts';
 import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
 import type { Model, RunOutcome, WorkerLogLine } from './types.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
@@ -202,6 +203,54 @@ describe('Worker drain (R8)', () => {
     for (let i = 0; i < 50 && outcomes.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(outcomes).toEqual([expect.objectContaining({ kind: 'lost_lease', taskId, generation: 1 })]);
     expect(await queue.get(taskId)).toMatchObject({ state: 'ready' });
+  });
+
+  it('a run that gives up while an earlier hand-back is in flight is still handed back (the drain walks the runs it had when it began)', async () => {
+    const { queue, clock } = openTestQueue();
+    const first = await enqueueOk(queue, { tenant: 'a', priority: 30 });
+    const second = await enqueueOk(queue, { tenant: 'b', priority: 0 });
+    const held = heldModel();
+    const model: Model = { decide: (request) => (request.taskId === first ? held.model.decide(request) : answering.decide(request)) };
+    // The second run's end (and its failure report) meets a database that refuses it, so that run is
+    // retrying store trouble when the drain begins.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const faulty = withOverrides(queue, {
+      complete: async (...args: never[]) => {
+        if ((args as unknown[])[0] === second) throw new BusyError('complete', 1);
+        return (queue.complete as (...a: never[]) => unknown)(...args);
+      },
+      fail: async (...args: never[]) => {
+        if ((args as unknown[])[0] === second) throw new BusyError('fail', 1);
+        return (queue.fail as (...a: never[]) => unknown)(...args);
+      },
+      interrupt: async (...args: never[]) => {
+        if ((args as unknown[])[0] === first) await gate;
+        return (queue.interrupt as (...a: never[]) => unknown)(...args);
+      },
+    });
+    const sleeps: (() => void)[] = [];
+    const waiter = { sleep: () => new Promise<void>((resolve) => sleeps.push(resolve)) };
+    const outcomes: RunOutcome[] = [];
+    const worker = new Worker({ queue: faulty, workerId: 'w1', model, tools: [], waiter, clock, slots: 2, onOutcome: (outcome) => outcomes.push(outcome) });
+    expect(await worker.claimOne()).toBe(true);
+    expect(await worker.claimOne()).toBe(true);
+    const settle = async () => {
+      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await settle();
+    const draining = worker.drain(0);
+    await settle();
+    // The first hand-back waits; meanwhile the second run's retry comes due, meets the refusal again and,
+    // the drain having given up on its runs, ends abandoned.
+    for (const wake of sleeps.splice(0)) wake();
+    await settle();
+    expect(outcomes).toEqual([expect.objectContaining({ kind: 'abandoned', taskId: second })]);
+    openGate();
+    expect(await draining).toBe(2);
+    expect(await queue.get(second)).toMatchObject({ state: 'ready' });
+    expect(await queue.get(first)).toMatchObject({ state: 'ready' });
+    held.release();
   });
 
   it('a hand-back that fails with an error that is not store trouble ends the drain with that error; nothing was handed back', async () => {

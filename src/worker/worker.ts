@@ -264,7 +264,9 @@ export class Worker {
     // W2: a run still retrying store trouble past the drain gives up now (outcome `abandoned`).
     this.abandoning = true;
     let interrupted = 0;
-    for (const { task } of this.active.values()) {
+    // The runs it has now, not the live map: a run that gives up (abandoned) while an earlier hand-back
+    // waits leaves `active`, and its lease would lapse un-handed-back.
+    for (const { task } of [...this.active.values()]) {
       try {
         if ((await this.options.queue.interrupt(task.id, this.options.workerId, task.generation, 'shutdown')).ok) interrupted++;
       } catch (error) {
