@@ -28,8 +28,10 @@ import type { Checker } from './types.ts';
  * - dependent-ran: a call never starts in a generation in which a call it depends on, directly or not,
  *   failed with a non-retryable class (it is skipped), unless the chain passes through a write the ledger
  *   answered without a call in that generation (on a re-run the recorded write stands: R2);
- * - overlap: two writes of one lane in one (task, generation) are never in flight at once (an open call
- *   is in flight to the end of the history);
+ * - overlap: two writes of one lane in one (task, generation) made by one incarnation are never in
+ *   flight at once (an open call is in flight to the end of the history). Two incarnations share a
+ *   generation only when a power loss rolled back the first one's claim: that one is dead, its open call
+ *   beyond any worker's coordination, and the claim that follows is another run of the same generation;
  * - cycle-ran: a refused plan calls nothing, in any generation (no `tool` invoke, no tool_result event,
  *   no provider request of its writes); a task that reached it and ended failed ended invalid_plan, and
  *   no invalid_plan failure is retried; a task whose script holds a refused step never ends done, and a
@@ -77,6 +79,8 @@ export interface GraphRunCall {
   readOnly: boolean;
   invokeIndex: number;
   endIndex?: number;
+  /** The incarnation that made the call (two share a generation when a power loss rolled back the first's claim). */
+  actor: string;
   outcome: 'ok' | 'failed' | 'open';
   /** A failure's error class. */
   reason?: string;
@@ -257,7 +261,7 @@ export function graphRuns(world: WorldResult): Map<string, GraphRun> {
       const key = runKey(entry.taskId, entry.generation);
       let run = out.get(key);
       if (run === undefined) out.set(key, (run = { taskId: entry.taskId, generation: entry.generation, calls: [] }));
-      const made: GraphRunCall = { callId: call, step: spec.step.step, name: spec.call.name, readOnly: spec.call.readOnly, invokeIndex: entry.index, outcome: 'open' };
+      const made: GraphRunCall = { callId: call, step: spec.step.step, name: spec.call.name, readOnly: spec.call.readOnly, invokeIndex: entry.index, actor: entry.actor, outcome: 'open' };
       if (spec.call.lane !== undefined) made.lane = spec.call.lane;
       run.calls.push(made);
       byInvoke.set(entry.index, made);
@@ -396,7 +400,7 @@ export const i21ToolGraph: Checker = {
         for (let b = a + 1; b < writes.length; b++) {
           const x = writes[a]!;
           const y = writes[b]!;
-          if (x.lane !== y.lane) continue;
+          if (x.lane !== y.lane || x.actor !== y.actor) continue;
           const xEnd = x.endIndex ?? historyEnd;
           const yEnd = y.endIndex ?? historyEnd;
           if (x.invokeIndex < yEnd && y.invokeIndex < xEnd) {
