@@ -112,6 +112,12 @@ describe('the scenario file schema', () => {
       field: 'plan.points[0].point',
       problem: 'expected one of "before_model_call", "before_tool_call", "after_effect", "between_checkpoints", "after_terminal_write", "before_claim", "before_heartbeat", "before_get", "before_lastCheckpoint", "before_checkpoint", "before_effectResult", "before_recordEffect", "before_appendEvent", "before_acknowledgeCancel", "before_interrupt", "before_complete", "before_fail", got "nowhere"',
     });
+    // error-at fails a model or tool call: a queue call's BEGIN is no place for it, nor an unknown class.
+    expect(parseFaultPlan({ ...emptyPlan(), points: [{ kind: 'error-at', point: 'before_claim' }] }, 'plan', 2)).toEqual([
+      { field: 'plan.points[0].point', problem: 'expected one of "before_model_call", "before_tool_call", got "before_claim"' },
+    ]);
+    expect(parseFaultPlan({ ...emptyPlan(), points: [{ kind: 'error-at', point: 'before_tool_call', errorClass: 'teapot' }] }, 'plan', 2)[0]).toMatchObject({ field: 'plan.points[0].errorClass' });
+    expect(parseFaultPlan({ ...emptyPlan(), points: [{ kind: 'error-at', point: 'before_tool_call', tenant: 'acme', fromMs: 6_000 }] }, 'plan', 2)).toEqual([]);
     // A plan written before stale writes existed has no staleWriteProbability: still sound.
     const { staleWriteProbability: _none, ...older } = { ...emptyPlan().rates, staleWriteProbability: 0 };
     expect(parseFaultPlan({ timed: [], points: [], rates: older }, 'plan', 2)).toEqual([]);

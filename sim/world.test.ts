@@ -116,6 +116,41 @@ describe('S4 kills at each kind of await', () => {
   }
 });
 
+describe('error-at: a model or tool call that fails at a known moment', () => {
+  const errorAt = (point: 'before_model_call' | 'before_tool_call', fields: { tenant?: string; errorClass?: 'rate_limited' | 'permission_denied' } = {}): FaultPlan => ({
+    timed: [],
+    points: [{ kind: 'error-at', point, occurrence: 1, errorClass: fields.errorClass ?? 'rate_limited', ...(fields.tenant === undefined ? {} : { tenant: fields.tenant }) }],
+    rates: { ...NO_RATES },
+  });
+  const failures = (run: WorldResult) => run.events.filter((event) => event.type === 'retry_scheduled' || event.type === 'failed');
+
+  for (const point of ['before_model_call', 'before_tool_call'] as const) {
+    it(`fails the call ${point.replaceAll('_', ' ')} with its class: the run backs off and the retry finishes the task once`, async () => {
+      const run = await new World(probe(errorAt(point)), `error-${point}`).run();
+      expect(run.crash).toBeUndefined();
+      const notes = run.history.entries().filter((entry) => entry.type === 'note' && entry.kind === 'error-at');
+      expect(notes.map((note) => note.data)).toEqual([{ at: point, errorClass: 'rate_limited' }]);
+      expect(failures(run).map((event) => [event.type, (event.data as { errorClass?: string }).errorClass])).toEqual([['retry_scheduled', 'rate_limited']]);
+      expect(run.final.tasks[0]!.state).toBe('done');
+      expect(run.provider.executions).toHaveLength(1);
+    });
+  }
+
+  it('ends the task failed with a class that is not retried', async () => {
+    const run = await new World(probe(errorAt('before_model_call', { errorClass: 'permission_denied' })), 'error-fatal').run();
+    expect(failures(run).map((event) => event.type)).toEqual(['failed']);
+    expect(run.final.tasks[0]!.state).toBe('failed');
+  });
+
+  it("counts only the calls of its tenant's runs", async () => {
+    const other = await new World(probe(errorAt('before_model_call', { tenant: 'globex' })), 'error-tenant').run();
+    expect(other.history.entries().filter((entry) => entry.type === 'note' && entry.kind === 'error-at')).toHaveLength(0);
+    expect(failures(other)).toEqual([]);
+    const own = await new World(probe(errorAt('before_model_call', { tenant: 'acme' })), 'error-tenant').run();
+    expect(failures(own).map((event) => event.type)).toEqual(['retry_scheduled']);
+  });
+});
+
 describe('S4 pause: a zombie wakes after its lease', () => {
   it('refuses the first write of a worker paused 45 s under a 30 s lease, and it writes nothing after', async () => {
     const plan: FaultPlan = { timed: [{ kind: 'pause', atMs: 1_500, worker: 0, durationMs: 45_000 }], points: [], rates: { ...NO_RATES } };

@@ -366,8 +366,9 @@ export class World {
           waiter: incarnation.waiter(loop.waiter),
           boundary: (operation, taskId) => this.faults.atBoundary(incarnation, operation, taskId),
         }),
-      // S4 points before a model or tool call: true means the process died there (faults/kill-at.ts).
-      killBefore: (point, incarnation) => this.faults.atPoint(point, incarnation, true),
+      // S4 points before a model or tool call: true means the process died there (faults/kill-at.ts),
+      // `{ fails }` that the call fails at once (faults/error-at.ts).
+      killBefore: (point, incarnation, tenant) => this.faults.atPoint(point, incarnation, true, undefined, tenant),
       onOutcome: (incarnation, outcome) => {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
         // A run that met an error it did not expect is a bug of the core or of the world; the worker

@@ -8,6 +8,7 @@ import { Incarnation } from './incarnation.ts';
 import type { Model } from '../../src/worker/types.ts';
 import type { Random } from '../../src/ports.ts';
 import type { KillPoint } from '../faults/plan.ts';
+import type { PointHit } from '../faults/injector.ts';
 
 export interface SimWorkerEnvironment {
   loop: EventLoop;
@@ -22,8 +23,11 @@ export interface SimWorkerEnvironment {
   makeModel(incarnation: Incarnation): Model;
   makeTools(incarnation: Incarnation): Tool[];
   queueHooks(incarnation: Incarnation): QueueFaultHooks;
-  /** S4 kill points reached before a call: true means the incarnation dies here, before the call. */
-  killBefore(point: KillPoint, incarnation: Incarnation): boolean;
+  /**
+   * S4 points reached before a model or tool call of a run of `tenant`: true means the incarnation dies
+   * here, before the call; `{ fails }` that the call fails at once with that error.
+   */
+  killBefore(point: KillPoint, incarnation: Incarnation, tenant: string): PointHit;
   onOutcome(incarnation: Incarnation, outcome: RunOutcome): void;
   /** W2: the seeded stream an incarnation's retry jitter draws from. */
   randomFor(incarnation: Incarnation): Random;
@@ -57,14 +61,21 @@ export class SimWorker {
     this.incarnations.push(incarnation);
     const model = environment.makeModel(incarnation);
     const gatedModel = {
-      decide: (request: Parameters<Model['decide']>[0]) =>
-        environment.killBefore('before_model_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => model.decide(request)),
+      decide: (request: Parameters<Model['decide']>[0]) => {
+        const hit = environment.killBefore('before_model_call', incarnation, request.tenant);
+        if (hit === true) return new Promise<never>(() => {});
+        return incarnation.whileAlive(() => (hit === false ? model.decide(request) : Promise.reject(hit.fails)));
+      },
     };
     const tools = environment.makeTools(incarnation).map((tool) => ({
       name: tool.name,
       readOnly: tool.readOnly,
-      call: (args: unknown, context: ToolContext) =>
-        environment.killBefore('before_tool_call', incarnation) ? new Promise<never>(() => {}) : incarnation.whileAlive(() => graphCall(environment.history, incarnation, tool, args, context)),
+      call: (args: unknown, context: ToolContext) => {
+        const hit = environment.killBefore('before_tool_call', incarnation, context.tenant);
+        if (hit === true) return new Promise<never>(() => {});
+        const called = hit === false ? tool : { ...tool, call: () => Promise.reject(hit.fails) };
+        return incarnation.whileAlive(() => graphCall(environment.history, incarnation, called, args, context));
+      },
     }));
     this.worker = new Worker({
       queue: gatedQueue(environment.connect(incarnation), incarnation, environment.history, environment.queueHooks(incarnation)),

@@ -205,8 +205,8 @@ export function planExplore(root: string, scenario: string, runs: readonly JobRe
   return { jobs, picks };
 }
 
-/** How many kinds of point fault there are (kill-at, pause-at, clock-jump-at, cancel-at). */
-const POINT_FAULT_KINDS = Object.keys(POINT_FAULTS).length;
+/** How many (point-fault kind, await point) windows a plan can name: each kind at each point it accepts. */
+const POINT_FAULT_WINDOWS = Object.values(POINT_FAULTS).reduce((sum, injector) => sum + (injector.points ?? KILL_POINTS).length, 0);
 
 export interface PairCoverage {
   marks: { reached: number; of: number };
@@ -233,7 +233,7 @@ export function pairCoverage(runs: readonly JobResult[]): PairCoverage {
   const pathPairs = new Set(first.flatMap((run) => Object.keys(run.windows?.pairs ?? {})));
   return {
     marks: { reached: marks.size, of: ALL_MARKS.length },
-    windows: { reached: windows, of: POINT_FAULT_KINDS * KILL_POINTS.length },
+    windows: { reached: windows, of: POINT_FAULT_WINDOWS },
     hit: { reached: hit, of: ALL_WINDOWS.length },
     pathPairs: { reached: pathPairs.size, of: ALL_PATH_PAIRS.length, never: ALL_PATH_PAIRS.filter((pair) => !pathPairs.has(pair)) },
     pairs: { reached: pairs.size, of: universe.length },

@@ -1,5 +1,5 @@
 import type { WorldResult } from '../world.ts';
-import { KILL_POINTS, TASKLESS_POINTS } from '../faults/point-scope.ts';
+import { ERROR_POINTS, KILL_POINTS, TASKLESS_POINTS } from '../faults/point-scope.ts';
 import { SPEC_MOVES, SPEC_TERMINAL_STATES } from './spec-rules.ts';
 import { analyse } from './timeline.ts';
 
@@ -22,8 +22,11 @@ import { analyse } from './timeline.ts';
 
 const FAULTS = ['kill', 'kill-during', 'pause', 'jump', 'cancel'] as const;
 
-/** Every window a run can hit: a cancel only at a point that names its task. */
-export const ALL_WINDOWS: readonly string[] = FAULTS.flatMap((fault) => KILL_POINTS.filter((point) => fault !== 'cancel' || !TASKLESS_POINTS.has(point)).map((point) => `${fault}@${point}`));
+/** Every window a run can hit: a cancel only at a point that names its task, a failed call (error-at) only at a model or tool call. */
+export const ALL_WINDOWS: readonly string[] = [
+  ...FAULTS.flatMap((fault) => KILL_POINTS.filter((point) => fault !== 'cancel' || !TASKLESS_POINTS.has(point)).map((point) => `${fault}@${point}`)),
+  ...ERROR_POINTS.map((point) => `fail@${point}`),
+];
 
 const MOVES = SPEC_MOVES.map((move) => `${move.from ?? 'new'}>${move.to}`);
 const TERMINAL = new Set<string>(SPEC_TERMINAL_STATES);
@@ -50,6 +53,7 @@ function windowOf(kind: string, data: { reason?: unknown; at?: unknown } | undef
   if (kind === 'pause' && typeof data?.at === 'string' && POINTS.has(data.at)) return `pause@${data.at}`;
   if (kind === 'clock-jump' && typeof data?.at === 'string' && POINTS.has(data.at)) return `jump@${data.at}`;
   if (kind === 'cancel-at' && typeof data?.at === 'string' && POINTS.has(data.at)) return `cancel@${data.at}`;
+  if (kind === 'error-at' && typeof data?.at === 'string' && POINTS.has(data.at)) return `fail@${data.at}`;
   return undefined;
 }
 

@@ -4,7 +4,7 @@ import type { SeededRandom } from '../random.ts';
 import { BusyWindows } from './busy.ts';
 import { deliverAgain } from './duplicate-delivery.ts';
 import { POINT_FAULTS, TIMED_FAULTS } from './index.ts';
-import type { FaultRun, FaultWorld, PointInjector, SchedulerHandle, TimedInjector } from './injector.ts';
+import type { FaultRun, FaultWorld, PointHit, PointInjector, SchedulerHandle, TimedInjector } from './injector.ts';
 import { NO_RATES, type FaultPlan, type FaultRates, type KillPoint, type PointFault, type TimedFault } from './plan.ts';
 import { PointCounter, boundaryPoint, pointAfterQueueCall } from './point-scope.ts';
 import { recoverScheduler } from './restart.ts';
@@ -85,10 +85,10 @@ export class FaultController {
    * `incarnation` reached `point`: true when it dies right there (the call at the point never
    * starts). A dead process reaches nothing.
    */
-  atPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, taskId?: number): boolean {
+  atPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, taskId?: number, tenant?: string): PointHit {
     if (incarnation.state === 'dead') return true;
     if (!this.active) return false;
-    const fault = this.points.arrive(point, incarnation.worker, this.run.world.loop.now() - this.startMs);
+    const fault = this.points.arrive(point, incarnation.worker, this.run.world.loop.now() - this.startMs, tenant);
     if (fault === undefined) return false;
     return (POINT_FAULTS[fault.kind] as PointInjector<PointFault>).fire(fault, point, incarnation, atNextAwait, this.run, taskId);
   }
@@ -102,7 +102,7 @@ export class FaultController {
    */
   atBoundary(incarnation: Incarnation, op: string, taskId?: number): boolean {
     const point = boundaryPoint(op);
-    return point !== undefined && this.atPoint(point, incarnation, true, taskId);
+    return point !== undefined && this.atPoint(point, incarnation, true, taskId) === true;
   }
 
   /** A queue call of `incarnation` returned: the points it stands at now, and the faults a claim draws. */

@@ -1,4 +1,5 @@
 import { cancelAt, cancelAtFault } from './cancel-at.ts';
+import { errorAt, errorAtFault } from './error-at.ts';
 import { expireAt, expireAtFault } from './expire-at.ts';
 import { clockJumpAt, clockJumpAtFault } from './clock-jump-at.ts';
 import { z } from 'zod';
@@ -49,7 +50,7 @@ export const TIMED_FAULTS: { [Kind in TimedFault['kind']]: TimedInjector<Extract
   drain,
 };
 
-export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt, 'clock-jump-at': clockJumpAt, 'cancel-at': cancelAt, 'expire-at': expireAt };
+export const POINT_FAULTS: { [Kind in PointFault['kind']]: PointInjector<Extract<PointFault, { kind: Kind }>> } = { 'kill-at': killAt, 'pause-at': pauseAt, 'clock-jump-at': clockJumpAt, 'cancel-at': cancelAt, 'expire-at': expireAt, 'error-at': errorAt };
 
 export const RATE_FAULTS: RateInjector<keyof FaultRates>[] = [slowTool, hungTool, lostResponse, duplicateDelivery, toolError, staleWrite];
 
@@ -77,6 +78,7 @@ export const faultPartSchema = z.discriminatedUnion('kind', [
   clockJumpAtFault,
   cancelAtFault,
   expireAtFault,
+  errorAtFault,
   slowToolFault,
   hungToolFault,
   lostResponseFault,

@@ -1,4 +1,5 @@
 import type { ClaimedTask } from '../../src/queue/types.ts';
+import type { ToolFailure } from '../../src/worker/types.ts';
 import { part, probability } from '../schema-kit.ts';
 import type { ActorQueue } from '../actors/gated-queue.ts';
 import type { Incarnation } from '../actors/incarnation.ts';
@@ -151,14 +152,20 @@ export interface TimedInjector<Fault extends { kind: string; atMs: number }> {
 }
 
 /** A fault that acts when a worker reaches an await point: an entry of `plan.points`. */
+/** What a point fault does to the call at its point: nothing (false), the process dies there (true), or the call fails. */
+export type PointHit = boolean | { fails: ToolFailure };
+
 export interface PointInjector<Fault extends { kind: string }> {
   readonly kind: Fault['kind'];
+  /** The await points this kind can be put at; absent: every one of KILL_POINTS. */
+  readonly points?: readonly KillPoint[];
   readonly swarm?: (draw: SwarmDraw, plan: FaultPlan) => void;
   /**
    * Hits `incarnation`, which has just reached `point` and is the one this fault counted to. True:
-   * the call at the point never starts (the process died right there).
+   * the call at the point never starts (the process died right there); `{ fails }`: the call at the
+   * point fails at once with that error (faults/error-at.ts).
    */
-  fire(fault: Fault, point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, run: FaultRun, taskId?: number): boolean;
+  fire(fault: Fault, point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, run: FaultRun, taskId?: number): PointHit;
 }
 
 /** A fault that acts with a probability per event: a field of `plan.rates`. */

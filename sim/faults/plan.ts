@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { list, probability, strict } from '../schema-kit.ts';
 import { busyFault, type BusyFault } from './busy.ts';
 import { cancelAtFault, type CancelAtFault } from './cancel-at.ts';
+import { errorAtFault, type ErrorAtFault } from './error-at.ts';
 import { expireAtFault, type ExpireAtFault } from './expire-at.ts';
 import { clockJumpAtFault, type ClockJumpAtFault } from './clock-jump-at.ts';
 import { clockJumpFault, type ClockJumpFault } from './clock-jump.ts';
@@ -35,7 +36,7 @@ export { KILL_POINTS, type KillPoint, type PointFaultScope } from './point-scope
 export type TimedFault = KillFault | PauseFault | RestartFault | ClockJumpFault | BusyFault | PowerLossFault | DiskFullFault | IoErrorFault | PauseTenantFault | ResumeTenantFault | DrainFault;
 
 /** Faults that act when a worker reaches an await point (point-scope.ts). */
-export type PointFault = KillAtFault | PauseAtFault | ClockJumpAtFault | CancelAtFault | ExpireAtFault;
+export type PointFault = KillAtFault | PauseAtFault | ClockJumpAtFault | CancelAtFault | ExpireAtFault | ErrorAtFault;
 
 /** Probabilities per event, one field per rate kind. */
 export type FaultRates = SlowToolRate & HungToolRate & LostResponseRate & DuplicateDeliveryRate & ToolErrorRate & Partial<StaleWriteRate>;
@@ -47,7 +48,7 @@ export interface FaultPlan {
 }
 
 export const timedFaultSchema = z.discriminatedUnion('kind', [killFault, pauseFault, restartFault, clockJumpFault, busyFault, powerLossFault, diskFullFault, ioErrorFault, pauseTenantFault, resumeTenantFault, drainFault]);
-export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault, clockJumpAtFault, cancelAtFault, expireAtFault]);
+export const pointFaultSchema = z.discriminatedUnion('kind', [killAtFault, pauseAtFault, clockJumpAtFault, cancelAtFault, expireAtFault, errorAtFault]);
 
 /** The rates of a plan: every field but staleWriteProbability (newer than the first counterexample files) is required. */
 export const ratesSchema = strict({

@@ -36,6 +36,9 @@ export const BOUNDARY_POINTS = [
 export const KILL_POINTS = ['before_model_call', 'before_tool_call', 'after_effect', 'between_checkpoints', 'after_terminal_write', ...BOUNDARY_POINTS] as const;
 export type KillPoint = (typeof KILL_POINTS)[number];
 
+/** The points whose call can fail at once (error-at): the model call and each tool call a run starts. */
+export const ERROR_POINTS = ['before_model_call', 'before_tool_call'] as const satisfies readonly KillPoint[];
+
 /** The points whose arrival names no task (a cancel-at passes there): the model call, a tool call, after an effect, a claim. */
 export const TASKLESS_POINTS: ReadonlySet<KillPoint> = new Set<KillPoint>(['before_model_call', 'before_tool_call', 'after_effect', 'before_claim']);
 
@@ -74,6 +77,8 @@ export interface PointFaultScope {
   target?: 'any' | 'busiest';
   delayMs?: number;
   label?: string;
+  /** Count only arrivals in a run of this tenant (error-at); an arrival that names no tenant does not count. */
+  tenant?: string;
 }
 
 /** A window must end after it starts. */
@@ -110,13 +115,14 @@ export class PointCounter<Fault extends PointFaultScope> {
    * takes it; returns the first fault whose count reached its occurrence now, if any. An unscoped fault
    * counts every arrival from the start, as the plain kill-at always has.
    */
-  arrive(point: KillPoint, worker: number, sinceStartMs: number): Fault | undefined {
+  arrive(point: KillPoint, worker: number, sinceStartMs: number, tenant?: string): Fault | undefined {
     let busiest: boolean | undefined;
     let fired: Fault | undefined;
     this.faults.forEach((fault, index) => {
       if (fault.point !== point) return;
       if (fault.fromMs !== undefined && sinceStartMs < fault.fromMs) return;
       if (fault.toMs !== undefined && sinceStartMs >= fault.toMs) return;
+      if (fault.tenant !== undefined && fault.tenant !== tenant) return;
       if (fault.target === 'busiest' && !(busiest ??= this.isBusiest(worker))) return;
       const count = (this.counts[index] ?? 0) + 1;
       this.counts[index] = count;

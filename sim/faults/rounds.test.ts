@@ -20,6 +20,7 @@ describe('per-round fault plans (seed 002: one kill a round, at a moment of each
       expect(fault).toMatchObject({ kind: 'kill-at', target: 'busiest', fromMs: round * ROUNDS.everyMs, toMs: (round + 1) * ROUNDS.everyMs });
       expect(fault.label).toMatch(new RegExp(`^round ${round + 1}: `));
       if (fault.kind === 'kill-at') expect(fault.reviveAfterMs).toBeGreaterThanOrEqual(2_000);
+      if (fault.kind === 'error-at') throw new Error('a round plan draws kills and pauses only');
       if (fault.point === 'before_model_call') expect(fault.delayMs).toBeLessThan(LATENCIES.modelMs[0]);
       if (fault.point === 'before_tool_call') expect(fault.delayMs).toBeLessThan(LATENCIES.toolMs[0]);
       if (fault.point === 'between_checkpoints' || fault.point === 'after_terminal_write') expect(fault.delayMs).toBeUndefined();
