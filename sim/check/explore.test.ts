@@ -57,7 +57,9 @@ describe('guided search (--explore): its parts', () => {
     expect(faultKinds(donor)).toEqual(['kill-at:after_effect', 'kill-at:before_tool_call']);
     expect(crossover(emptyPlan(), donor, 'kill-at:after_effect').points).toEqual([points[0]]);
     const coverage = pairCoverage([result(0, { kill: 1 }, donor)]);
-    expect(coverage.windows).toEqual({ reached: ['kill-at:after_effect', 'kill-at:before_tool_call'], of: Object.keys(POINT_FAULTS).length * KILL_POINTS.length });
+    expect(coverage.windows).toEqual({ reached: ['kill-at:after_effect', 'kill-at:before_tool_call'], of: (Object.keys(POINT_FAULTS).length - 1) * KILL_POINTS.length + 2 });
+    // error-at is the one kind not put at every await point: only at a model or a tool call.
+    expect(POINT_FAULTS['error-at'].points).toEqual(['before_model_call', 'before_tool_call']);
   });
 
   it('crossover adds the donor faults of one kind (or its rate) to a copy of the parent plan', () => {
