@@ -7,7 +7,6 @@ import type {
   AdmissionRow,
   CandidateRow,
   CompletingRow,
-  EventRow,
   Fence,
   HoldClosure,
   HoldingRow,
@@ -16,7 +15,6 @@ import type {
   MovableRow,
   NewTask,
   PauseRow,
-  RejectionRow,
   StateWrite,
   Step,
   ReadsFirst,
@@ -166,7 +164,6 @@ const CANDIDATE_NAMES = CANDIDATE_COLUMNS.split(', ');
 const COMPLETING_COLUMNS =
   'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
 const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
-const EVENT_COLUMNS = 'id, task_id, seq, type, at, data, worker_id, generation';
 /** What a holder's call reads ahead with its row: newerVersionExists and lastCheckpointUsage of it. */
 const COMPLETING_AHEAD = `EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
                          (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage`;
@@ -289,9 +286,6 @@ export const SQL = {
                          EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = tasks.tenant AND s.topic = tasks.topic AND s.${OCCUPYING} AND s.id <> tasks.id) AS ahead_session_busy
                        FROM tasks WHERE id = $1`,
   overdueLeases: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= $1 ORDER BY lease_until, id`,
-  eventsForTask: `SELECT ${EVENT_COLUMNS} FROM events WHERE task_id = $1 ORDER BY seq`,
-  allEvents: `SELECT ${EVENT_COLUMNS} FROM events ORDER BY id`,
-  rejections: 'SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id',
   tasksEnqueuedBetween: 'SELECT * FROM tasks WHERE enqueued_at >= $1 AND enqueued_at < $2 AND context IS NOT NULL ORDER BY id',
   latestVersionOfTopic: 'SELECT MAX(version) AS v FROM tasks WHERE tenant = $1 AND topic = $2',
 
@@ -330,8 +324,6 @@ export const SQL = {
                              SELECT id, tenant, state, generation, hold_state FROM tasks
                              WHERE tenant = $1 AND topic = $2 AND version < $3 OFFSET 0) AS versions
                            WHERE state = 'ready' AND generation = 0 ORDER BY id`,
-  insertRejection: `INSERT INTO rejections (id, tenant, topic, version, reason, at)
-                    VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM rejections), $1, $2, $3, $4, $5)`,
 
   // ---- the state writes: only writeState() runs these.
   claimTask: `UPDATE tasks SET state = 'running', worker_id = $2, generation = $3,
@@ -396,13 +388,6 @@ export const SQL = {
   insertAdmission: `INSERT INTO admission_decisions (id, at, action, reason, tenant, task_id, retry_at, budget)
                     VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM admission_decisions), $1, $2, $3, $4, $5, $6, $7)`,
   admissionDecisions: 'SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id',
-
-  // ---- the event log (Q15)
-  insertEvent: `INSERT INTO events (id, task_id, seq, type, at, data, worker_id, generation)
-                VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM events), $1, $2, $3, $4, $5, $6, $7)
-                RETURNING id`,
-  eventCursor: 'SELECT COALESCE(MAX(id), 0) AS v FROM events',
-  eventsSince: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > $1 ORDER BY id LIMIT $2`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -437,6 +422,26 @@ for (const name of Object.keys(SQL)) {
 const declaredForms: PgStatement[] = [];
 function formOf(declared: Declared<string, unknown>): PgStatement {
   return (declaredForms[declared.index] ??= { name: `leasehold_${declared.name}`, text: declared.postgres.text, reads: !declared.writes });
+}
+
+/** A declared statement's answer in its result shape, from the driver's result. */
+function answerOf<R>(declared: Declared<string, R>, result: PgResult): R {
+  switch (declared.result) {
+    case 'rows':
+      return result.rows as R;
+    case 'one':
+      return result.rows[0] as R;
+    case 'pluck': {
+      const row = result.rows[0];
+      return (row === undefined ? undefined : Object.values(row)[0]) as R;
+    }
+    case 'changes':
+      return (result.rowCount ?? 0) as R;
+    case 'inserted': {
+      const row = result.rows[0];
+      return (row === undefined ? undefined : Number(Object.values(row)[0])) as R;
+    }
+  }
 }
 
 /** A declared statement's values, in the order of its `$n` (sql/statement.ts). */
@@ -525,34 +530,16 @@ export class PgStatements implements StoreTx, SqlRunner {
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
   *run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
     const values = valuesOf(declared, params);
-    let answer: unknown;
     const known = declared.writes || this.ahead.size === 0 ? undefined : this.recall(declared.name, values);
-    if (known !== undefined) answer = known.answer;
-    else {
-      const result = yield* this.q(formOf(declared), values);
-      switch (declared.result) {
-        case 'rows':
-          answer = result.rows;
-          break;
-        case 'one':
-          answer = result.rows[0];
-          break;
-        case 'pluck': {
-          const row = result.rows[0];
-          answer = row === undefined ? undefined : Object.values(row)[0];
-          break;
-        }
-        case 'changes':
-          answer = result.rowCount ?? 0;
-          break;
-      }
-    }
-    return map === undefined ? (answer as R) : map(answer as R);
+    const answer = known !== undefined ? (known.answer as R) : answerOf(declared, yield* this.q(formOf(declared), values));
+    return map === undefined ? answer : map(answer);
   }
 
-  /** A write whose answer nobody waits for: pending until the next round trip or COMMIT (defer). */
-  send<K extends string>(declared: Write<K>, params: Params<K>): void {
-    this.defer(formOf(declared), valuesOf(declared, params));
+  /** A write whose answer nobody waits for: pending until the next round trip or COMMIT (defer); `settled` is told its answer then. */
+  send<K extends string>(declared: Write<K>, params: Params<K>): void;
+  send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
+  send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled?: (answer: R) => void): void {
+    this.defer(formOf(declared), valuesOf(declared, params), settled === undefined ? undefined : (result) => settled(answerOf(declared, result)));
   }
 
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
@@ -1021,31 +1008,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *requestCancel(id: number): Step<number | undefined> {
     return yield* this.pluck<number>('requestCancel', [id]);
-  }
-  *insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
-    this.defer('insertEvent', [taskId, seq, type, at, dataJson, workerId, generation], (result) => {
-      const inserted = result.rows[0];
-      if (inserted !== undefined) this.lastEventId = Number(inserted.id);
-    });
-  }
-  *eventsForTask(id: number): Step<EventRow[]> {
-    return yield* this.rows<EventRow>('eventsForTask', [id]);
-  }
-  *allEvents(): Step<EventRow[]> {
-    return yield* this.rows<EventRow>('allEvents');
-  }
-  *eventCursor(): Step<number> {
-    return (yield* this.pluck<number>('eventCursor')) as number;
-  }
-  *eventsSince(cursor: number, limit: number): Step<EventRow[]> {
-    return yield* this.rows<EventRow>('eventsSince', [cursor, limit]);
-  }
-  *insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
-    this.defer('insertRejection', [tenant, topic, version, reason, at]);
-    this.send(signalBump, { name: `rejection:${reason}`, delta: 1 });
-  }
-  *rejections(): Step<RejectionRow[]> {
-    return yield* this.rows<RejectionRow>('rejections');
   }
   *pausedTenants(): Step<PauseRow[]> {
     if (this.enqueueBase !== undefined) return this.enqueueBase.paused;

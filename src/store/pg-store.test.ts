@@ -178,7 +178,7 @@ describe('PgStore on a PostgreSQL server', () => {
     // Statements prepared for batches on first use on a connection are round trips of their own: count them apart.
     const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
     expect({ claim: claim.sent.filter((text) => !preparing(text)).length, cycle: sent.filter((text) => !preparing(text)).length }).toEqual({ claim: 2, cycle: 4 });
-    expect(sent.filter((text) => text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE leasehold_insertEvent_b'))).toHaveLength(2);
+    expect(sent.filter((text) => text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE leasehold_eventInsert_b'))).toHaveLength(2);
     expect(await queue.get(id)).toMatchObject({ state: 'done', result: { answer: 42 } });
     await assertEventLogConsistent(queue);
   });

@@ -13,14 +13,12 @@ import type {
   CandidateRow,
   CompletingRow,
   MigrationRow,
-  EventRow,
   Fence,
   HoldClosure,
   HoldingRow,
   LevelHeadRow,
   MovableRow,
   NewTask,
-  RejectionRow,
   StateWrite,
   Step,
   StoreTx,
@@ -129,9 +127,6 @@ function prepare(db: Database) {
     candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
     overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
-    eventsForTask: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE task_id = ? ORDER BY seq'),
-    allEvents: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events ORDER BY id'),
-    rejections: p('SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id'),
     tasksEnqueuedBetween: p(`SELECT * FROM tasks WHERE enqueued_at >= ? AND enqueued_at < ? AND context IS NOT NULL ORDER BY id`),
     latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?', 'pluck'),
 
@@ -154,7 +149,6 @@ function prepare(db: Database) {
     // Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
     olderUnstartedVersions: p(`SELECT id, tenant, state, generation, hold_state FROM tasks
                                WHERE tenant = ? AND topic = ? AND version < ? AND state = 'ready' AND generation = 0 ORDER BY id`),
-    insertRejection: p('INSERT INTO rejections (tenant, topic, version, reason, at) VALUES (?, ?, ?, ?, ?)'),
 
     // ---- the state writes: only writeState() below runs these.
     // No RETURNING on the hot writes: SQLite buffers RETURNING rows in an ephemeral table, which cost
@@ -214,11 +208,6 @@ function prepare(db: Database) {
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
     rollbackToSavepoint: p('ROLLBACK TO leasehold_step'),
-
-    // ---- the event log (Q15)
-    insertEvent: p('INSERT INTO events (task_id, seq, type, at, data, worker_id, generation) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    eventCursor: p('SELECT COALESCE(MAX(id), 0) FROM events', 'pluck'),
-    eventsSince: p('SELECT id, task_id, seq, type, at, data, worker_id, generation FROM events WHERE id > ? ORDER BY id LIMIT ?'),
   });
 }
 
@@ -241,6 +230,25 @@ const finished: Step<unknown> = {
 function done<T>(value: T): Step<T> {
   answer.value = value;
   return finished as Step<T>;
+}
+
+/** Runs a declared statement, prepared as `statement`, and answers in its result shape. */
+function answerOf<K extends string, R>(statement: Statement, declared: Declared<K, R>, params: Params<K>): R {
+  // better-sqlite3 refuses a parameters object for a statement that has none.
+  const none = declared.params.length === 0;
+  switch (declared.result) {
+    case 'rows':
+      return (none ? statement.all() : statement.all(params)) as R;
+    case 'one':
+    case 'pluck':
+      return (none ? statement.get() : statement.get(params)) as R;
+    case 'changes':
+      return (none ? statement.run() : statement.run(params)).changes as R;
+    case 'inserted': {
+      const written = none ? statement.run() : statement.run(params);
+      return (written.changes === 0 ? undefined : Number(written.lastInsertRowid)) as R;
+    }
+  }
 }
 
 /**
@@ -283,28 +291,16 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   run<K extends string, R>(declared: Declared<K, R>, params: Params<K>): Step<R>;
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
-    const statement = this.statement(declared);
-    // better-sqlite3 refuses a parameters object for a statement that has none.
-    const none = declared.params.length === 0;
-    let answer: unknown;
-    switch (declared.result) {
-      case 'rows':
-        answer = none ? statement.all() : statement.all(params);
-        break;
-      case 'one':
-      case 'pluck':
-        answer = none ? statement.get() : statement.get(params);
-        break;
-      case 'changes':
-        answer = (none ? statement.run() : statement.run(params)).changes;
-        break;
-    }
-    return done(map === undefined ? (answer as R) : map(answer as R));
+    const answer = answerOf(this.statement(declared), declared, params);
+    return done(map === undefined ? answer : map(answer));
   }
 
-  /** A write whose answer nobody waits for: run now (SQLite pays no round trip). */
-  send<K extends string>(declared: Write<K>, params: Params<K>): void {
-    if (declared.params.length === 0) this.statement(declared).run();
+  /** A write whose answer nobody waits for: run now (SQLite pays no round trip); `settled` is told its answer. */
+  send<K extends string>(declared: Write<K>, params: Params<K>): void;
+  send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
+  send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled?: (answer: R) => void): void {
+    if (settled !== undefined) settled(answerOf(this.statement(declared), declared, params));
+    else if (declared.params.length === 0) this.statement(declared).run();
     else this.statement(declared).run(params);
   }
 
@@ -487,30 +483,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   requestCancel(id: number): Step<number | undefined> {
     return done(this.s.requestCancel.get(id) as number | undefined);
-  }
-  insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void> {
-    this.lastEventId = Number(this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation).lastInsertRowid);
-    return done(undefined);
-  }
-  eventsForTask(id: number): Step<EventRow[]> {
-    return done(this.s.eventsForTask.all(id) as EventRow[]);
-  }
-  allEvents(): Step<EventRow[]> {
-    return done(this.s.allEvents.all() as EventRow[]);
-  }
-  eventCursor(): Step<number> {
-    return done(this.s.eventCursor.get() as number);
-  }
-  eventsSince(cursor: number, limit: number): Step<EventRow[]> {
-    return done(this.s.eventsSince.all(cursor, limit) as EventRow[]);
-  }
-  insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void> {
-    this.s.insertRejection.run(tenant, topic, version, reason, at);
-    this.send(signalBump, { name: `rejection:${reason}`, delta: 1 });
-    return done(undefined);
-  }
-  rejections(): Step<RejectionRow[]> {
-    return done(this.s.rejections.all() as RejectionRow[]);
   }
   pausedTenants(): Step<PauseRow[]> {
     return done(this.s.pausedTenants.all() as PauseRow[]);

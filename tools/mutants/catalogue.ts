@@ -825,10 +825,15 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'event-io-error-swallowed',
     description:
       "An event append that swallows an I/O error and carries on (the audit log treated as best effort, as stores that log-and-continue on EIO do): the transaction commits without its event and the call answers ok, so the task moved and its log does not say so: half-written.",
-    file: 'src/store/statements.ts',
-    find: '    this.lastEventId = Number(this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation).lastInsertRowid);',
-    replace:
-      "    try { this.lastEventId = Number(this.s.insertEvent.run(taskId, seq, type, at, dataJson, workerId, generation).lastInsertRowid); } catch (error) { if (!String((error as { code?: string }).code).startsWith('SQLITE_IOERR')) throw error; }",
+    file: 'src/store/sql/events.ts',
+    find: lines('    this.send(eventInsert, params, (id) => {', '      if (id !== undefined) this.lastEventId = id;', '    });'),
+    replace: lines(
+      '    try {',
+      '      this.send(eventInsert, params, (id) => {',
+      '        if (id !== undefined) this.lastEventId = id;',
+      '      });',
+      "    } catch (error) { if (!String((error as { code?: string }).code).startsWith('SQLITE_IOERR')) throw error; }",
+    ),
     expectedInvariant: 'Q18',
   },
   {

@@ -7,6 +7,7 @@ import { budgetOperations } from './budgets.ts';
 import { checkpointOperations } from './checkpoints.ts';
 import { deadLetterOperations } from './dead-letters.ts';
 import { effectOperations } from './effects.ts';
+import { eventOperations } from './events.ts';
 import { fairShareOperations } from './fair-share.ts';
 import { holdOperations } from './holds.ts';
 import { signalOperations } from './signals.ts';
@@ -16,6 +17,7 @@ export const OPERATIONS = {
   ...checkpointOperations,
   ...deadLetterOperations,
   ...effectOperations,
+  ...eventOperations,
   ...fairShareOperations,
   ...holdOperations,
   ...signalOperations,

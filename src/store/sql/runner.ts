@@ -18,6 +18,13 @@ export interface SqlRunner {
    * transaction's next round trip or its COMMIT, and a failure surfaces there. It yields nothing.
    */
   send<K extends string>(statement: Write<K>, params: Params<K>): void;
+  /** The same, and `settled` is told the write's answer (in its result shape) once it has run. */
+  send<K extends string, R>(statement: Statement<K, R>, params: Params<K>, settled: (answer: R) => void): void;
+  /**
+   * The id of the newest event the transaction in progress inserted and kept (a savepoint rolled back
+   * to forgets its own), or undefined: the store reads it after COMMIT to know its event cursor.
+   */
+  lastEventId: number | undefined;
 }
 
 /** The StoreTx methods `M`, written over a runner: each with StoreTx's own signature. */

@@ -98,6 +98,15 @@ describe('a declaration that does not hold fails at load, naming the fault', () 
     expect(fault(() => write(fresh('writeReads')).changes('SELECT 1'))).toMatch(/declared a write/);
   });
 
+  it('an inserted id of a text that inserts nothing, of a PostgreSQL text that RETURNs nothing, or of a SQLite text that RETURNs', () => {
+    expect(fault(() => write(fresh('insertedUpdate')).inserted('UPDATE t SET a = 1 RETURNING id'))).toMatch(/an inserted id is the answer of an INSERT/);
+    const pair = (sqlite: string, postgres: string) => ({ sqlite, postgres, necessity: 'Differs by necessity: a test.' });
+    expect(fault(() => write(fresh('insertedNoReturning')).inserted('INSERT INTO t (a) VALUES (1)'))).toMatch(/PostgreSQL is the column its text RETURNs/);
+    expect(fault(() => write(fresh('insertedSqliteReturning')).inserted('INSERT INTO t (a) VALUES (1) RETURNING id'))).toMatch(/SQLite is its rowid/);
+    const statement = write(fresh('insertedPair')).inserted(pair('INSERT INTO t (a) VALUES (1)', 'INSERT INTO t (id, a) VALUES (2, 1) RETURNING id'));
+    expect(statement.result).toBe('inserted');
+  });
+
   it('a pair without its reason, or whose texts are the same', () => {
     expect(fault(() => read(fresh('pairNoWhy')).rows({ sqlite: 'SELECT 1', postgres: 'SELECT 2', necessity: 'because' }))).toMatch(/Differs by necessity/);
     expect(fault(() => read(fresh('pairSame')).rows({ sqlite: 'SELECT 1', postgres: 'SELECT 1', necessity: 'Differs by necessity: no.' }))).toMatch(/declare it once/);

@@ -28,9 +28,11 @@ export type Params<K extends string> = { readonly [P in K]: SqlValue };
 
 /**
  * What a statement answers: `rows` every row, `one` the first row or undefined, `pluck` the first
- * column of the first row or undefined, `changes` how many rows a write changed.
+ * column of the first row or undefined, `changes` how many rows a write changed, `inserted` the id of
+ * the row an INSERT added (SQLite's rowid, as better-sqlite3 reports it without a RETURNING clause;
+ * on PostgreSQL, which has no rowid, the column its text RETURNs).
  */
-export type ResultShape = 'rows' | 'one' | 'pluck' | 'changes';
+export type ResultShape = 'rows' | 'one' | 'pluck' | 'changes' | 'inserted';
 
 /**
  * The same statement in two texts, where the dialects must differ: `necessity` says why, beginning
@@ -181,6 +183,9 @@ function checkKind(statement: string, dialect: string, pieces: readonly Piece[],
   if (writes && !writing) throw new StatementError(statement, `declared a write, but its ${dialect} text has no INSERT, UPDATE or DELETE`);
   if (!writes && (writing || !/^\s*(SELECT|WITH)\b/i.test(sql))) throw new StatementError(statement, `declared a read, but its ${dialect} text is not a SELECT that writes nothing`);
   if (result === 'changes' && !writes) throw new StatementError(statement, 'a changes count is the answer of a write');
+  if (result === 'inserted' && (!writes || !/\bINSERT\b/i.test(sql))) throw new StatementError(statement, `an inserted id is the answer of an INSERT, and its ${dialect} text has none`);
+  if (result === 'inserted' && dialect === 'PostgreSQL' && !/\bRETURNING\b/i.test(sql)) throw new StatementError(statement, 'an inserted id on PostgreSQL is the column its text RETURNs, and it has no RETURNING');
+  if (result === 'inserted' && dialect === 'SQLite' && /\bRETURNING\b/i.test(sql)) throw new StatementError(statement, 'an inserted id on SQLite is its rowid, reported without a RETURNING');
 }
 
 /** PostgreSQL's text: each name as `$n`, numbered by first appearance. */
@@ -236,6 +241,8 @@ export function write<const K extends string = never>(name: string, params: read
   return {
     ...builder(name, params, true),
     changes: (sql: string | DialectPair): Write<K> => declare<K, number>(name, params, 'changes', true, sql) as Write<K>,
+    /** The id of the row the INSERT added, or undefined when it added none. */
+    inserted: (sql: string | DialectPair): Statement<K, number | undefined> => declare<K, number | undefined>(name, params, 'inserted', true, sql),
   };
 }
 
