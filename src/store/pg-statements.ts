@@ -4,7 +4,6 @@ import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.t
 import { PRIORITY_RANGE, scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
-  AdmissionRow,
   CandidateRow,
   CompletingRow,
   Fence,
@@ -21,6 +20,7 @@ import type {
   StoreTx,
   TaskRow,
 } from './store.ts';
+import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { checkpointLastUsage } from './sql/checkpoints.ts';
 import { HOLDING_ORDER } from './sql/common.ts';
@@ -379,15 +379,6 @@ export const SQL = {
 
   schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
 
-  // ---- admission (A2)
-  pausedTenants: 'SELECT tenant, reason, at FROM tenant_pauses ORDER BY tenant',
-  pauseTenant: 'INSERT INTO tenant_pauses (tenant, reason, at) VALUES ($1, $2, $3) ON CONFLICT (tenant) DO NOTHING',
-  resumeTenant: 'DELETE FROM tenant_pauses WHERE tenant = $1',
-  setDeferred: 'UPDATE tasks SET deferred = $1 WHERE id = $2',
-  deferTask: `UPDATE tasks SET deferred = $1, event_seq = event_seq + 1 WHERE id = $2 AND state IN ('ready') RETURNING event_seq`,
-  insertAdmission: `INSERT INTO admission_decisions (id, at, action, reason, tenant, task_id, retry_at, budget)
-                    VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM admission_decisions), $1, $2, $3, $4, $5, $6, $7)`,
-  admissionDecisions: 'SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id',
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -530,7 +521,14 @@ export class PgStatements implements StoreTx, SqlRunner {
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
   *run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
     const values = valuesOf(declared, params);
-    const known = declared.writes || this.ahead.size === 0 ? undefined : this.recall(declared.name, values);
+    // Only a pause or a resume writes the pauses the enqueue base keeps: it forgets them.
+    if (declared.name === tenantPauseInsert.name || declared.name === tenantPauseDelete.name) this.enqueueBase = undefined;
+    const known =
+      declared.name === tenantPauseList.name && this.enqueueBase !== undefined
+        ? { answer: this.enqueueBase.paused }
+        : declared.writes || this.ahead.size === 0
+          ? undefined
+          : this.recall(declared.name, values);
     const answer = known !== undefined ? (known.answer as R) : answerOf(declared, yield* this.q(formOf(declared), values));
     return map === undefined ? answer : map(answer);
   }
@@ -579,9 +577,10 @@ export class PgStatements implements StoreTx, SqlRunner {
    */
   static readsFirst(reads: ReadsFirst | undefined, before?: number, versioned = false): PgQueryConfig[] {
     const config = (name: StatementName, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
+    const declared = (statement: Declared<string, unknown>, values: unknown[]): PgQueryConfig => ({ name: formOf(statement).name, text: formOf(statement).text, values });
     if (reads?.claim !== undefined && before !== undefined) {
       const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = reads.claim;
-      return [config('holding', []), config('pausedTenants', []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
+      return [config('holding', []), declared(tenantPauseList, []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
     }
     if (reads?.enqueue !== undefined) {
       const { tenant, topic, version } = reads.enqueue;
@@ -589,7 +588,7 @@ export class PgStatements implements StoreTx, SqlRunner {
         config('latestVersionOfTopic', [tenant, topic]),
         config('olderUnstartedVersions', [tenant, topic, version]),
         config('enqueueAhead', [tenant, topic, version]),
-        config('pausedTenants', []),
+        declared(tenantPauseList, []),
         config('liveCount', []),
       ];
     }
@@ -606,7 +605,7 @@ export class PgStatements implements StoreTx, SqlRunner {
     if (reads?.claim !== undefined && results.length === 3 && this.now !== undefined) {
       const [holding, paused, heads] = results;
       this.remember('holding', [], holding!.rows);
-      this.remember('pausedTenants', [], paused!.rows);
+      this.remember(tenantPauseList.name, [], paused!.rows);
       const now = this.now;
       if (heads!.rows.every((row) => row.id === null || (row.not_before as number) <= now)) this.remember('readyHeads', [now], readyHeadsOf(heads!.rows));
       for (const row of heads!.rows) {
@@ -731,10 +730,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   private *pluck<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T | undefined, unknown> {
     const row = (yield* this.q(name, values)).rows[0];
     return row === undefined ? undefined : (Object.values(row)[0] as T);
-  }
-
-  private *changed(name: StatementName, values: unknown[]): Generator<Promise<unknown>, boolean, unknown> {
-    return (yield* this.q(name, values)).rowCount === 1;
   }
 
   private *control(text: string): Generator<Promise<unknown>, void, unknown> {
@@ -942,8 +937,8 @@ export class PgStatements implements StoreTx, SqlRunner {
     const known = this.recall<HoldingRow[]>('holding', []);
     if (known !== undefined) return known.answer;
     const now = this.now;
-    const [holding, paused, heads] = yield* this.together([['holding', []], ['pausedTenants', []], ...(now === undefined ? [] : [['readyHeads', [now]] as const])]);
-    this.remember('pausedTenants', [], paused!.rows);
+    const [holding, paused, heads] = yield* this.together([['holding', []], [formOf(tenantPauseList), []], ...(now === undefined ? [] : [['readyHeads', [now]] as const])]);
+    this.remember(tenantPauseList.name, [], paused!.rows);
     if (heads !== undefined) this.remember('readyHeads', [now], readyHeadsOf(heads.rows));
     return holding!.rows as unknown as HoldingRow[];
   }
@@ -1008,33 +1003,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *requestCancel(id: number): Step<number | undefined> {
     return yield* this.pluck<number>('requestCancel', [id]);
-  }
-  *pausedTenants(): Step<PauseRow[]> {
-    if (this.enqueueBase !== undefined) return this.enqueueBase.paused;
-    const known = this.recall<PauseRow[]>('pausedTenants', []);
-    if (known !== undefined) return known.answer;
-    return yield* this.rows<PauseRow>('pausedTenants');
-  }
-  *pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {
-    this.enqueueBase = undefined;
-    return yield* this.changed('pauseTenant', [tenant, reason, at]);
-  }
-  *resumeTenant(tenant: string): Step<boolean> {
-    this.enqueueBase = undefined;
-    return yield* this.changed('resumeTenant', [tenant]);
-  }
-  *setDeferred(id: number, reason: string | null): Step<void> {
-    this.defer('setDeferred', [reason, id]);
-  }
-  *deferTask(id: number, reason: string): Step<number | undefined> {
-    return yield* this.pluck<number>('deferTask', [reason, id]);
-  }
-  *insertAdmission(row: AdmissionRow): Step<void> {
-    this.defer('insertAdmission', [row.at, row.action, row.reason, row.tenant, row.task_id, row.retry_at, row.budget]);
-    this.send(signalBump, { name: `decision:${row.action}:${row.reason}`, delta: 1 });
-  }
-  *admissionDecisions(): Step<AdmissionRow[]> {
-    return yield* this.rows<AdmissionRow>('admissionDecisions');
   }
   *schemaMigrations(): Step<MigrationRow[]> {
     return yield* this.rows<MigrationRow>('schemaMigrations');

@@ -8,8 +8,6 @@ import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
-  AdmissionRow,
-  PauseRow,
   CandidateRow,
   CompletingRow,
   MigrationRow,
@@ -193,17 +191,6 @@ function prepare(db: Database) {
                       RETURNING event_seq`, 'pluck'),
 
     schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
-
-    // ---- admission (A2)
-    pausedTenants: p('SELECT tenant, reason, at FROM tenant_pauses ORDER BY tenant'),
-    pauseTenant: p('INSERT INTO tenant_pauses (tenant, reason, at) VALUES (?, ?, ?) ON CONFLICT (tenant) DO NOTHING'),
-    resumeTenant: p('DELETE FROM tenant_pauses WHERE tenant = ?'),
-    setDeferred: p('UPDATE tasks SET deferred = ? WHERE id = ?'),
-    // Not a state write: the row stays ready (IN, not =, so no reader mistakes it for one).
-    deferTask: p(`UPDATE tasks SET deferred = ?, event_seq = event_seq + 1 WHERE id = ? AND state IN ('ready') RETURNING event_seq`, 'pluck'),
-    insertAdmission: p(`INSERT INTO admission_decisions (at, action, reason, tenant, task_id, retry_at, budget)
-                        VALUES (:at, :action, :reason, :tenant, :task_id, :retry_at, :budget)`),
-    admissionDecisions: p('SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id'),
 
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
@@ -483,30 +470,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   requestCancel(id: number): Step<number | undefined> {
     return done(this.s.requestCancel.get(id) as number | undefined);
-  }
-  pausedTenants(): Step<PauseRow[]> {
-    return done(this.s.pausedTenants.all() as PauseRow[]);
-  }
-  pauseTenant(tenant: string, reason: string, at: number): Step<boolean> {
-    return done(this.s.pauseTenant.run(tenant, reason, at).changes === 1);
-  }
-  resumeTenant(tenant: string): Step<boolean> {
-    return done(this.s.resumeTenant.run(tenant).changes === 1);
-  }
-  setDeferred(id: number, reason: string | null): Step<void> {
-    this.s.setDeferred.run(reason, id);
-    return done(undefined);
-  }
-  deferTask(id: number, reason: string): Step<number | undefined> {
-    return done(this.s.deferTask.get(reason, id) as number | undefined);
-  }
-  insertAdmission(row: AdmissionRow): Step<void> {
-    this.s.insertAdmission.run(row);
-    this.send(signalBump, { name: `decision:${row.action}:${row.reason}`, delta: 1 });
-    return done(undefined);
-  }
-  admissionDecisions(): Step<AdmissionRow[]> {
-    return done(this.s.admissionDecisions.all() as AdmissionRow[]);
   }
   schemaMigrations(): Step<MigrationRow[]> {
     return done(this.s.schemaMigrations.all() as MigrationRow[]);

@@ -3,6 +3,7 @@
  * both dialects (statement.ts), and writes its StoreTx methods once, over the generic runner
  * (runner.ts). Both stores' statement classes take every operation here as their own.
  */
+import { admissionOperations } from './admission.ts';
 import { budgetOperations } from './budgets.ts';
 import { checkpointOperations } from './checkpoints.ts';
 import { deadLetterOperations } from './dead-letters.ts';
@@ -13,6 +14,7 @@ import { holdOperations } from './holds.ts';
 import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
+  ...admissionOperations,
   ...budgetOperations,
   ...checkpointOperations,
   ...deadLetterOperations,
