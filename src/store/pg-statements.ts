@@ -10,7 +10,6 @@ import type {
   HoldClosure,
   HoldingRow,
   LevelHeadRow,
-  MigrationRow,
   MovableRow,
   NewTask,
   PauseRow,
@@ -376,8 +375,6 @@ export const SQL = {
   requestCancel: `UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
                   WHERE id = $1 AND ${OCCUPYING} AND cancel_requested = 0
                   RETURNING event_seq`,
-
-  schemaMigrations: 'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
 
 } as const;
 
@@ -1003,9 +1000,6 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
   *requestCancel(id: number): Step<number | undefined> {
     return yield* this.pluck<number>('requestCancel', [id]);
-  }
-  *schemaMigrations(): Step<MigrationRow[]> {
-    return yield* this.rows<MigrationRow>('schemaMigrations');
   }
 }
 

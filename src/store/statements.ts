@@ -10,7 +10,6 @@ import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
   CandidateRow,
   CompletingRow,
-  MigrationRow,
   Fence,
   HoldClosure,
   HoldingRow,
@@ -189,8 +188,6 @@ function prepare(db: Database) {
     requestCancel: p(`UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
                       WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0
                       RETURNING event_seq`, 'pluck'),
-
-    schemaMigrations: p('SELECT version, name, applied_at FROM schema_migrations ORDER BY version'),
 
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
@@ -470,9 +467,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   requestCancel(id: number): Step<number | undefined> {
     return done(this.s.requestCancel.get(id) as number | undefined);
-  }
-  schemaMigrations(): Step<MigrationRow[]> {
-    return done(this.s.schemaMigrations.all() as MigrationRow[]);
   }
 }
 

@@ -11,6 +11,7 @@ import { effectOperations } from './effects.ts';
 import { eventOperations } from './events.ts';
 import { fairShareOperations } from './fair-share.ts';
 import { holdOperations } from './holds.ts';
+import { migrationOperations } from './migrations.ts';
 import { signalOperations } from './signals.ts';
 
 export const OPERATIONS = {
@@ -22,6 +23,7 @@ export const OPERATIONS = {
   ...eventOperations,
   ...fairShareOperations,
   ...holdOperations,
+  ...migrationOperations,
   ...signalOperations,
 };
 
