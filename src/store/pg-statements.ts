@@ -10,17 +10,16 @@ import type {
   HoldClosure,
   HoldingRow,
   LevelHeadRow,
-  MovableRow,
   NewTask,
   PauseRow,
   StateWrite,
   Step,
   ReadsFirst,
   StoreTx,
-  TaskRow,
 } from './store.ts';
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
+import { taskLatestVersion, taskNewerVersion, taskOlderUnstarted } from './sql/tasks.ts';
 import { checkpointLastUsage } from './sql/checkpoints.ts';
 import { HOLDING_ORDER } from './sql/common.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
@@ -229,17 +228,9 @@ const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued
 export const AHEAD_INPUT_BYTES = 4096;
 
 export const SQL = {
-  taskById: 'SELECT * FROM tasks WHERE id = $1',
-  taskByKey: 'SELECT * FROM tasks WHERE tenant = $1 AND topic = $2 AND version = $3',
-  tasksForTenant: 'SELECT * FROM tasks WHERE tenant = $1 ORDER BY id',
-  allTasks: 'SELECT * FROM tasks ORDER BY id',
-  tasksInState: 'SELECT * FROM tasks WHERE state = $1 ORDER BY id',
-  countsByState: 'SELECT state, COUNT(*) AS n FROM tasks GROUP BY state ORDER BY state',
   liveCount: `SELECT value FROM counters WHERE name = 'live'`,
   adjustLive: `UPDATE counters SET value = value + $1 WHERE name = 'live'`,
-  occupiedByTenant: `SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant ORDER BY tenant`,
   holding: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`,
-  newerVersionExists: 'SELECT 1 FROM tasks WHERE tenant = $1 AND topic = $2 AND version > $3 LIMIT 1',
   anyReady: `SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`,
   firstReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`,
   nextReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > $1 ORDER BY tenant LIMIT 1`,
@@ -285,8 +276,6 @@ export const SQL = {
                          EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = tasks.tenant AND s.topic = tasks.topic AND s.${OCCUPYING} AND s.id <> tasks.id) AS ahead_session_busy
                        FROM tasks WHERE id = $1`,
   overdueLeases: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= $1 ORDER BY lease_until, id`,
-  tasksEnqueuedBetween: 'SELECT * FROM tasks WHERE enqueued_at >= $1 AND enqueued_at < $2 AND context IS NOT NULL ORDER BY id',
-  latestVersionOfTopic: 'SELECT MAX(version) AS v FROM tasks WHERE tenant = $1 AND topic = $2',
 
   // ---- enqueue (Q1-Q3)
   /**
@@ -316,13 +305,6 @@ export const SQL = {
                       $11, $12, $12, $12, 1, $13, $16, $17, $18, $19, $12, $14, $15)
                     ON CONFLICT (tenant, topic, version) DO NOTHING
                     RETURNING id`,
-  // The inner query names only the (tenant, topic, version) key, and OFFSET 0 keeps the planner from
-  // folding the outer filter in: without statistics (a server whose autovacuum is off) it would take the
-  // tasks_ready partial index instead and filter the tenant's whole ready backlog on every enqueue.
-  olderUnstartedVersions: `SELECT id, tenant, state, generation, hold_state FROM (
-                             SELECT id, tenant, state, generation, hold_state FROM tasks
-                             WHERE tenant = $1 AND topic = $2 AND version < $3 OFFSET 0) AS versions
-                           WHERE state = 'ready' AND generation = 0 ORDER BY id`,
 
   // ---- the state writes: only writeState() runs these.
   claimTask: `UPDATE tasks SET state = 'running', worker_id = $2, generation = $3,
@@ -582,8 +564,8 @@ export class PgStatements implements StoreTx, SqlRunner {
     if (reads?.enqueue !== undefined) {
       const { tenant, topic, version } = reads.enqueue;
       return [
-        config('latestVersionOfTopic', [tenant, topic]),
-        config('olderUnstartedVersions', [tenant, topic, version]),
+        declared(taskLatestVersion, valuesOf(taskLatestVersion, { tenant, topic })),
+        declared(taskOlderUnstarted, valuesOf(taskOlderUnstarted, { tenant, topic, version })),
         config('enqueueAhead', [tenant, topic, version]),
         declared(tenantPauseList, []),
         config('liveCount', []),
@@ -615,8 +597,8 @@ export class PgStatements implements StoreTx, SqlRunner {
     if (reads?.enqueue !== undefined && results.length === 5) {
       const { tenant, topic, version } = reads.enqueue;
       const latest = results[0]!.rows[0];
-      this.remember('latestVersionOfTopic', [tenant, topic], latest === undefined ? undefined : Object.values(latest)[0]);
-      this.remember('olderUnstartedVersions', [tenant, topic, version], results[1]!.rows);
+      this.remember(taskLatestVersion.name, valuesOf(taskLatestVersion, { tenant, topic }), latest === undefined ? undefined : Object.values(latest)[0]);
+      this.remember(taskOlderUnstarted.name, valuesOf(taskOlderUnstarted, { tenant, topic, version }), results[1]!.rows);
       this.remember('enqueueAhead', [tenant, topic, version], results[2]!.rows[0]);
       this.enqueueBase = { paused: results[3]!.rows as unknown as PauseRow[], live: Number(results[4]!.rows[0]?.value), delta: 0 };
       return;
@@ -806,45 +788,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     }
   }
 
-  *taskById(id: number): Step<TaskRow | undefined> {
-    return yield* this.first<TaskRow>('taskById', [id]);
-  }
-  *taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined> {
-    return yield* this.first<TaskRow>('taskByKey', [tenant, topic, version]);
-  }
-  *tasksForTenant(tenant: string): Step<TaskRow[]> {
-    return yield* this.rows<TaskRow>('tasksForTenant', [tenant]);
-  }
-  *allTasks(): Step<TaskRow[]> {
-    return yield* this.rows<TaskRow>('allTasks');
-  }
-  *tasksInState(state: TaskState): Step<TaskRow[]> {
-    return yield* this.rows<TaskRow>('tasksInState', [state]);
-  }
-  *countsByState(): Step<{ state: TaskState; n: number }[]> {
-    return yield* this.rows<{ state: TaskState; n: number }>('countsByState');
-  }
-  *occupiedByTenant(): Step<{ tenant: string; n: number }[]> {
-    return yield* this.rows<{ tenant: string; n: number }>('occupiedByTenant');
-  }
-  *tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]> {
-    return yield* this.rows<TaskRow>('tasksEnqueuedBetween', [from, to]);
-  }
-  *latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
-    const known = this.recall<number | null | undefined>('latestVersionOfTopic', [tenant, topic]);
-    if (known !== undefined) return known.answer ?? null;
-    return (yield* this.pluck<number | null>('latestVersionOfTopic', [tenant, topic])) ?? null;
-  }
-  *newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
-    const known = this.recall<boolean>('newerVersionExists', [tenant, topic, version]);
-    if (known !== undefined) return known.answer;
-    return (yield* this.first('newerVersionExists', [tenant, topic, version])) !== undefined;
-  }
-  *olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
-    const known = this.recall<MovableRow[]>('olderUnstartedVersions', [tenant, topic, version]);
-    if (known !== undefined) return known.answer;
-    return yield* this.rows<MovableRow>('olderUnstartedVersions', [tenant, topic, version]);
-  }
   *insertTask(task: NewTask): Step<number | undefined> {
     const values = [
       task.tenant,
@@ -987,7 +930,8 @@ export class PgStatements implements StoreTx, SqlRunner {
       | undefined;
     if (row === undefined) return undefined;
     const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
-    this.remember('newerVersionExists', [completing.tenant, completing.topic, completing.version], newer);
+    // In the statement's own answer (a pluck: 1, or undefined for no row), which newerVersionExists maps.
+    this.remember(taskNewerVersion.name, valuesOf(taskNewerVersion, { tenant: completing.tenant, topic: completing.topic, version: completing.version }), newer ? 1 : undefined);
     this.remember(checkpointLastUsage.name, [completing.id], usage ?? undefined);
     return completing;
   }

@@ -14,6 +14,7 @@ import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
 import { SQL } from './pg-statements.ts';
 import { COMMIT_DURABLY, COMMIT_OUTCOME, PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
+import { taskOlderUnstarted } from './sql/tasks.ts';
 import type { TaskRow } from './store.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -393,7 +394,7 @@ describe('PgStore on a PostgreSQL server', () => {
     const client = await admin();
     // A fresh table has no statistics until ANALYZE (and this machine's server runs with autovacuum off).
     await client.query(`SELECT pg_stat_reset_single_table_counters('${schema}.tasks'::regclass)`);
-    const plan = await client.query(`SET search_path TO ${schema}; EXPLAIN (FORMAT JSON) ${SQL.olderUnstartedVersions.replace('$1', "'acme'").replace('$2', "'topic-7'").replace('$3', '2')}`);
+    const plan = await client.query(`SET search_path TO ${schema}; EXPLAIN (FORMAT JSON) ${taskOlderUnstarted.postgres.text.replace('$1', "'acme'").replace('$2', "'topic-7'").replace('$3', '2')}`);
     const text = JSON.stringify((plan as unknown as pg.QueryResult[])[1]!.rows[0]);
     expect(text).not.toContain('tasks_ready');
     expect(text).toMatch(/tasks_tenant_topic_version_key|Index/);

@@ -14,12 +14,10 @@ import type {
   HoldClosure,
   HoldingRow,
   LevelHeadRow,
-  MovableRow,
   NewTask,
   StateWrite,
   Step,
   StoreTx,
-  TaskRow,
 } from './store.ts';
 
 /**
@@ -90,24 +88,9 @@ function prepare(db: Database) {
   const p = (sql: string, pluck?: 'pluck') => (): Statement => (pluck === undefined ? db.prepare(sql) : db.prepare(sql).pluck());
   return lazily({
     // ---- reads
-    taskById: p('SELECT * FROM tasks WHERE id = ?'),
-    taskByKey: p('SELECT * FROM tasks WHERE tenant = ? AND topic = ? AND version = ?'),
-    tasksForTenant: p('SELECT * FROM tasks WHERE tenant = ? ORDER BY id'),
-    allTasks: p('SELECT * FROM tasks ORDER BY id'),
-    tasksInState: p('SELECT * FROM tasks WHERE state = ? ORDER BY id'),
-    // The same for the states a partial index covers: a walk of that index, not a scan of every task
-    // ever run. SQLite uses a partial index only when the query repeats the index's own WHERE term, and
-    // (without statistics) prefers a rowid scan whenever there is an ORDER BY id, so these sort in
-    // JavaScript: see tasksInState below. Ids first, then the rows: a whole task row costs far more to
-    // read than the index walk, and most walks find none.
-    idsOccupyingInState: p(`SELECT id FROM tasks WHERE ${OCCUPYING} AND state = ?`, 'pluck'),
-    readyTasks: p(`SELECT * FROM tasks WHERE state = 'ready'`),
-    countsByState: p('SELECT state, COUNT(*) AS n FROM tasks GROUP BY state'),
     liveCount: p(`SELECT value FROM counters WHERE name = 'live'`, 'pluck'),
     adjustLive: p(`UPDATE counters SET value = value + ? WHERE name = 'live'`),
-    occupiedByTenant: p(`SELECT tenant, COUNT(*) AS n FROM tasks WHERE ${OCCUPYING} GROUP BY tenant`),
     holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),
-    newerVersionExists: p('SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND version > ? LIMIT 1', 'pluck'),
     anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`, 'pluck'),
     firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`, 'pluck'),
     nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`, 'pluck'),
@@ -124,8 +107,6 @@ function prepare(db: Database) {
     candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
     overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks
                       WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
-    tasksEnqueuedBetween: p(`SELECT * FROM tasks WHERE enqueued_at >= ? AND enqueued_at < ? AND context IS NOT NULL ORDER BY id`),
-    latestVersionOfTopic: p('SELECT MAX(version) FROM tasks WHERE tenant = ? AND topic = ?', 'pluck'),
 
     // ---- enqueue (Q1-Q3)
     insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
@@ -143,9 +124,6 @@ function prepare(db: Database) {
                           :state, :now, :now, :now, 1, :holdCredits, :holdState, :charged, :usage, :holdReason, :now, :needsJson, :critical)
                         ON CONFLICT (tenant, topic, version) DO NOTHING
                         RETURNING id`, 'pluck'),
-    // Q2: only versions that never started; a started one waiting for a retry finishes stale_input.
-    olderUnstartedVersions: p(`SELECT id, tenant, state, generation, hold_state FROM tasks
-                               WHERE tenant = ? AND topic = ? AND version < ? AND state = 'ready' AND generation = 0 ORDER BY id`),
 
     // ---- the state writes: only writeState() below runs these.
     // No RETURNING on the hot writes: SQLite buffers RETURNING rows in an ephemeral table, which cost
@@ -309,51 +287,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
     return result;
   }
 
-  taskById(id: number): Step<TaskRow | undefined> {
-    return done(this.s.taskById.get(id) as TaskRow | undefined);
-  }
-  taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined> {
-    return done(this.s.taskByKey.get(tenant, topic, version) as TaskRow | undefined);
-  }
-  tasksForTenant(tenant: string): Step<TaskRow[]> {
-    return done(this.s.tasksForTenant.all(tenant) as TaskRow[]);
-  }
-  allTasks(): Step<TaskRow[]> {
-    return done(this.s.allTasks.all() as TaskRow[]);
-  }
-  /** Tasks in one state, by id, through the partial index that covers the state when there is one. */
-  tasksInState(state: TaskState): Step<TaskRow[]> {
-    return done(this.rowsInState(state));
-  }
-
-  private rowsInState(state: TaskState): TaskRow[] {
-    if (state === 'running' || state === 'uncertain') {
-      const ids = (this.s.idsOccupyingInState.all(state) as number[]).sort((a, b) => a - b);
-      // Outside a transaction another connection may move a task between the two reads: keep only rows
-      // still in the state asked for, so the answer never holds a task in another state.
-      return ids.map((id) => this.s.taskById.get(id) as TaskRow | undefined).filter((row): row is TaskRow => row?.state === state);
-    }
-    if (state === 'ready') return (this.s.readyTasks.all() as TaskRow[]).sort((a, b) => a.id - b.id);
-    return this.s.tasksInState.all(state) as TaskRow[];
-  }
-  countsByState(): Step<{ state: TaskState; n: number }[]> {
-    return done(this.s.countsByState.all() as { state: TaskState; n: number }[]);
-  }
-  occupiedByTenant(): Step<{ tenant: string; n: number }[]> {
-    return done(this.s.occupiedByTenant.all() as { tenant: string; n: number }[]);
-  }
-  tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]> {
-    return done(this.s.tasksEnqueuedBetween.all(from, to) as TaskRow[]);
-  }
-  latestVersionOfTopic(tenant: string, topic: string): Step<number | null> {
-    return done(this.s.latestVersionOfTopic.get(tenant, topic) as number | null);
-  }
-  newerVersionExists(tenant: string, topic: string, version: number): Step<boolean> {
-    return done(this.s.newerVersionExists.get(tenant, topic, version) !== undefined);
-  }
-  olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]> {
-    return done(this.s.olderUnstartedVersions.all(tenant, topic, version) as MovableRow[]);
-  }
   insertTask(task: NewTask): Step<number | undefined> {
     const { hold, ...columns } = task;
     if (hold === null) return done(this.s.insertTask.get(columns) as number | undefined);

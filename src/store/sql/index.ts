@@ -13,6 +13,7 @@ import { fairShareOperations } from './fair-share.ts';
 import { holdOperations } from './holds.ts';
 import { migrationOperations } from './migrations.ts';
 import { signalOperations } from './signals.ts';
+import { taskOperations } from './tasks.ts';
 
 export const OPERATIONS = {
   ...admissionOperations,
@@ -25,6 +26,7 @@ export const OPERATIONS = {
   ...holdOperations,
   ...migrationOperations,
   ...signalOperations,
+  ...taskOperations,
 };
 
 /** The StoreTx methods the catalogue writes (the statement classes write the rest themselves, for now). */
