@@ -336,8 +336,6 @@ export const SQL = {
                         RETURNING event_seq`,
 
   // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
-  heartbeat: `UPDATE tasks SET lease_until = $5 WHERE ${FENCE} RETURNING cancel_requested`,
-  bumpEventSeqFenced: `UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`,
   completingRow: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = $1`,
   /** completingRow with what a holder's write asks next, read ahead (PgStatements.completingRow): newerVersionExists and lastCheckpointUsage of the row. */
   completingRowAhead: `SELECT ${COMPLETING_COLUMNS}, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1`,
@@ -354,9 +352,6 @@ export const SQL = {
   rowUnchanged: `SELECT (CASE WHEN (SELECT ${COMPLETING_VERSION} FROM (SELECT xmin, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1) AS read)
                          IS NOT DISTINCT FROM $2::text THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
   queueLock: 'SELECT pg_advisory_xact_lock($1::int4, $2::int4) AS locked',
-  requestCancel: `UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
-                  WHERE id = $1 AND ${OCCUPYING} AND cancel_requested = 0
-                  RETURNING event_seq`,
 
 } as const;
 
@@ -934,16 +929,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     this.remember(taskNewerVersion.name, valuesOf(taskNewerVersion, { tenant: completing.tenant, topic: completing.topic, version: completing.version }), newer ? 1 : undefined);
     this.remember(checkpointLastUsage.name, [completing.id], usage ?? undefined);
     return completing;
-  }
-  *heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
-    const renewed = yield* this.first<{ cancel_requested: number }>('heartbeat', [...fenceValues(fence), leaseUntil]);
-    return renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 };
-  }
-  *bumpEventSeqFenced(fence: Fence): Step<number | undefined> {
-    return yield* this.pluck<number>('bumpEventSeqFenced', fenceValues(fence));
-  }
-  *requestCancel(id: number): Step<number | undefined> {
-    return yield* this.pluck<number>('requestCancel', [id]);
   }
 }
 

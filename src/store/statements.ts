@@ -4,13 +4,13 @@ import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.t
 import { PRIORITY_RANGE } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
+import { FENCE } from './sql/holders.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
   CandidateRow,
   CompletingRow,
-  Fence,
   HoldClosure,
   HoldingRow,
   LevelHeadRow,
@@ -57,9 +57,6 @@ const LEVEL_HEAD_SQL = `
   WHERE state = 'ready' AND tenant = :tenant AND priority <= :maxPriority AND priority >= :minPriority AND not_before <= :now
   ORDER BY priority DESC, enqueued_at, id
   LIMIT 1`;
-
-/** Q8: the fence shared by every write from a lease holder. */
-const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;
 
 /** R4: the hold's columns, closed in the statement that ends the run. */
 const CLOSE_HOLD = `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = :now`;
@@ -160,12 +157,7 @@ function prepare(db: Database) {
                             RETURNING event_seq`, 'pluck'),
 
     // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
-    heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),
-    bumpEventSeqFenced: p(`UPDATE tasks SET event_seq = event_seq + 1 WHERE ${FENCE} RETURNING event_seq`, 'pluck'),
     completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
-    requestCancel: p(`UPDATE tasks SET cancel_requested = 1, event_seq = event_seq + 1
-                      WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0
-                      RETURNING event_seq`, 'pluck'),
 
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
@@ -390,16 +382,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   completingRow(id: number): Step<CompletingRow | undefined> {
     return done(this.s.completingRow.get(id) as CompletingRow | undefined);
-  }
-  heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined> {
-    const renewed = this.s.heartbeat.get({ ...fence, leaseUntil }) as { cancel_requested: number } | undefined;
-    return done(renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 });
-  }
-  bumpEventSeqFenced(fence: Fence): Step<number | undefined> {
-    return done(this.s.bumpEventSeqFenced.get(fence) as number | undefined);
-  }
-  requestCancel(id: number): Step<number | undefined> {
-    return done(this.s.requestCancel.get(id) as number | undefined);
   }
 }
 

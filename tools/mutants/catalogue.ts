@@ -120,18 +120,18 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'heartbeat-keeps-old-lease',
     description:
       'A heartbeat that answers ok but does not move the lease (SET lease_until = lease_until): every run loses its lease leaseMs after the claim however often it heartbeats, and a sweep takes it from a live worker.',
-    file: 'src/store/statements.ts',
-    find: 'heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),',
-    replace: 'heartbeat: p(`UPDATE tasks SET lease_until = lease_until + 0 * :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),',
+    file: 'src/store/sql/holders.ts',
+    find: '  `UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`,',
+    replace: '  `UPDATE tasks SET lease_until = lease_until + 0 * :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`,',
     expectedInvariant: 'I2',
   },
   {
     id: 'heartbeat-renews-any-holder',
     description:
       "Lock renewal that does not check the owner: the heartbeat UPDATE renews the lease of whoever holds the running task (WHERE id and state only), so a zombie's heartbeat succeeds and keeps the new holder's lease alive.",
-    file: 'src/store/statements.ts',
-    find: 'heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`),',
-    replace: "heartbeat: p(`UPDATE tasks SET lease_until = :leaseUntil WHERE id = :id AND state = 'running' RETURNING cancel_requested`),",
+    file: 'src/store/sql/holders.ts',
+    find: '  `UPDATE tasks SET lease_until = :leaseUntil WHERE ${FENCE} RETURNING cancel_requested`,',
+    replace: "  `UPDATE tasks SET lease_until = :leaseUntil WHERE id = :id AND state = 'running' AND :workerId = :workerId AND :generation = :generation AND :now = :now RETURNING cancel_requested`,",
     expectedInvariant: 'I2',
   },
   {
@@ -186,9 +186,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'fence-ignores-lease-time',
     description:
       "The SQL fence without its lease time: heartbeats, checkpoints and events of a holder whose lease ran out are accepted until a sweep marks the task uncertain, so a zombie that wakes inside that window writes as if it still held the lease.",
-    file: 'src/store/statements.ts',
-    find: "const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;",
-    replace: "const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND :now = :now`;",
+    file: 'src/store/sql/holders.ts',
+    find: "export const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;",
+    replace: "export const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND :now = :now`;",
     expectedInvariant: 'I2',
   },
 
@@ -204,6 +204,7 @@ export const SABOTAGES: readonly Sabotage[] = [
       { file: 'src/store/sql/signals.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
       { file: 'src/store/sql/fair-share.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
       { file: 'src/store/sql/holds.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
+      { file: 'src/store/sql/holders.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
       { file: 'src/store/sql/tasks.ts', find: 'const OCCUPYING = OCCUPYING_SQL;', replace: "const OCCUPYING = `state IN ('running')`;" },
     ],
     expectedInvariant: 'I3',
@@ -516,9 +517,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'cancel-of-uncertain-dropped',
     description:
       "A cancel request recorded only for running tasks: the operator is told cancel_requested for an uncertain task, but nothing is persisted, and the confirmation re-queues it.",
-    file: 'src/store/statements.ts',
-    find: '                      WHERE id = ? AND ${OCCUPYING} AND cancel_requested = 0',
-    replace: "                      WHERE id = ? AND state IN ('running') AND cancel_requested = 0",
+    file: 'src/store/sql/holders.ts',
+    find: '                      WHERE id = :task_id AND ${OCCUPYING} AND cancel_requested = 0',
+    replace: "                      WHERE id = :task_id AND state IN ('running') AND cancel_requested = 0",
     expectedInvariant: 'I12',
   },
 

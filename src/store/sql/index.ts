@@ -10,6 +10,7 @@ import { deadLetterOperations } from './dead-letters.ts';
 import { effectOperations } from './effects.ts';
 import { eventOperations } from './events.ts';
 import { fairShareOperations } from './fair-share.ts';
+import { holderOperations } from './holders.ts';
 import { holdOperations } from './holds.ts';
 import { migrationOperations } from './migrations.ts';
 import { signalOperations } from './signals.ts';
@@ -23,6 +24,7 @@ export const OPERATIONS = {
   ...effectOperations,
   ...eventOperations,
   ...fairShareOperations,
+  ...holderOperations,
   ...holdOperations,
   ...migrationOperations,
   ...signalOperations,
