@@ -5,7 +5,6 @@ import { PRIORITY_RANGE, scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
   CandidateRow,
-  CompletingRow,
   Fence,
   HoldClosure,
   HoldingRow,
@@ -19,8 +18,8 @@ import type {
 } from './store.ts';
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
-import { taskLatestVersion, taskNewerVersion, taskOlderUnstarted } from './sql/tasks.ts';
-import { checkpointLastUsage } from './sql/checkpoints.ts';
+import { taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
+import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.ts';
 import { HOLDING_ORDER } from './sql/common.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
@@ -159,16 +158,11 @@ const OCCUPYING = OCCUPYING_SQL;
 const CANDIDATE_COLUMNS =
   'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
 const CANDIDATE_NAMES = CANDIDATE_COLUMNS.split(', ');
-const COMPLETING_COLUMNS =
-  'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
 const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
-/** What a holder's call reads ahead with its row: newerVersionExists and lastCheckpointUsage of it. */
-const COMPLETING_AHEAD = `EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
-                         (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage`;
 /**
  * The version of a holder's row and what is read ahead with it: the row's xmin (every update of a row
  * writes a new version with a new xmin; a row lock does not), whether a newer version of its topic
- * exists, and the last checkpoint's usage. Equal versions: nothing completingRowAhead answers changed.
+ * exists, and the last checkpoint's usage. Equal versions: nothing holderRow (sql/holders.ts) answers changed.
  */
 const COMPLETING_VERSION = `read.xmin::text || '/' || read.ahead_newer::text || '/' || COALESCE(md5(read.ahead_usage), '-')`;
 /** The marker in the server's message when rowUnchanged fails (see isRowChanged). */
@@ -335,13 +329,10 @@ export const SQL = {
                         WHERE id = $1 AND state = $2 AND generation = $3 AND ${HOLD_IS_OPEN_SQL}
                         RETURNING event_seq`,
 
-  // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
-  completingRow: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = $1`,
-  /** completingRow with what a holder's write asks next, read ahead (PgStatements.completingRow): newerVersionExists and lastCheckpointUsage of the row. */
-  completingRowAhead: `SELECT ${COMPLETING_COLUMNS}, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1`,
+  // ---- a holder's row read before the queue lock (Q8)
   /**
-   * completingRowAhead read before the queue lock (PgStore's holder calls): with the version of all it
-   * read (COMPLETING_VERSION), which rowUnchanged checks once the lock is held.
+   * The catalogue's holderRow (sql/holders.ts) read before the queue lock (PgStore's holder calls),
+   * with the version of all it read (COMPLETING_VERSION), which rowUnchanged checks once the lock is held.
    */
   completingRowVersioned: `SELECT *, ${COMPLETING_VERSION} AS row_version FROM (SELECT ${COMPLETING_COLUMNS}, xmin, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1) AS read`,
   /**
@@ -507,6 +498,11 @@ export class PgStatements implements StoreTx, SqlRunner {
     return map === undefined ? answer : map(answer);
   }
 
+  /** What a statement answers, read with another: kept for its call until the transaction writes (see `ahead`). */
+  answeredAhead<K extends string, R>(declared: Declared<K, R>, params: Params<K>, answer: R): void {
+    this.remember(declared.name, valuesOf(declared, params), answer);
+  }
+
   /** A write whose answer nobody waits for: pending until the next round trip or COMMIT (defer); `settled` is told its answer then. */
   send<K extends string>(declared: Write<K>, params: Params<K>): void;
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
@@ -567,7 +563,7 @@ export class PgStatements implements StoreTx, SqlRunner {
       ];
     }
     if (reads?.completingRow === undefined) return [];
-    return [config(versioned ? 'completingRowVersioned' : 'completingRowAhead', [reads.completingRow])];
+    return [versioned ? config('completingRowVersioned', [reads.completingRow]) : declared(holderRow, valuesOf(holderRow, { task_id: reads.completingRow }))];
   }
 
   /**
@@ -603,11 +599,11 @@ export class PgStatements implements StoreTx, SqlRunner {
     if (row !== undefined && 'row_version' in row) {
       const { xmin: _xmin, row_version: version, ...read } = row;
       this.readVersion = { id: reads.completingRow, version: version as string };
-      this.remember('completingRowAhead', [reads.completingRow], read);
+      this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.completingRow }), read);
       return;
     }
     if (row === undefined && results[0] !== undefined) this.readVersion = { id: reads.completingRow, version: null };
-    this.remember('completingRowAhead', [reads.completingRow], row);
+    this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.completingRow }), row);
   }
 
   /**
@@ -916,19 +912,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     const { ahead_session_busy: busy, ...candidate } = row;
     this.remember('sessionBusy', [candidate.tenant, candidate.topic, candidate.id], busy);
     return candidate;
-  }
-  /** The holder's row, with newerVersionExists and lastCheckpointUsage of it read ahead (a complete asks for them next). */
-  *completingRow(id: number): Step<CompletingRow | undefined> {
-    const known = this.recall<Record<string, unknown> | undefined>('completingRowAhead', [id]);
-    const row = (known !== undefined ? known.answer : yield* this.first('completingRowAhead', [id])) as
-      | (CompletingRow & { ahead_newer: boolean; ahead_usage: string | null })
-      | undefined;
-    if (row === undefined) return undefined;
-    const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
-    // In the statement's own answer (a pluck: 1, or undefined for no row), which newerVersionExists maps.
-    this.remember(taskNewerVersion.name, valuesOf(taskNewerVersion, { tenant: completing.tenant, topic: completing.topic, version: completing.version }), newer ? 1 : undefined);
-    this.remember(checkpointLastUsage.name, [completing.id], usage ?? undefined);
-    return completing;
   }
 }
 

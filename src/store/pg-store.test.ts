@@ -226,7 +226,7 @@ describe('PgStore on a PostgreSQL server', () => {
       // The first try's check failed under the lock; the second took the lock in its first round trip.
       const mine = sent.filter((text) => text.includes('leasehold_rowUnchanged_b') || text.includes('pg_advisory_xact_lock(') || text.includes('completingRowVersioned'));
       expect(mine.some((text) => text.includes('leasehold_rowUnchanged_b'))).toBe(true);
-      expect(mine.at(-1)).toMatch(/pg_advisory_xact_lock\(.*EXECUTE leasehold_completingRowAhead_b/s);
+      expect(mine.at(-1)).toMatch(/pg_advisory_xact_lock\(.*EXECUTE leasehold_holderRow_b/s);
       await assertEventLogConsistent(queue);
     });
 

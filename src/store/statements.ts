@@ -10,7 +10,6 @@ import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type {
   CandidateRow,
-  CompletingRow,
   HoldClosure,
   HoldingRow,
   LevelHeadRow,
@@ -39,9 +38,6 @@ const TOP_LEVEL = PRIORITY_RANGE.max;
  */
 const CANDIDATE_COLUMNS =
   'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
-/** What a holder's terminal writes need to check the fence, the deadline, the retry bounds and the hold. */
-const COMPLETING_COLUMNS =
-  'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
 /** The holding index (migration 4) covers these, so the claim's read of occupied slots needs no task rows. */
 const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
 
@@ -156,9 +152,6 @@ function prepare(db: Database) {
                             WHERE id = :id AND state = :fromState AND generation = :generation AND ${HOLD_IS_OPEN_SQL}
                             RETURNING event_seq`, 'pluck'),
 
-    // ---- fenced writes that leave the state alone (Q8, Q9, Q13)
-    completingRow: p(`SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = ?`),
-
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
     rollbackToSavepoint: p('ROLLBACK TO leasehold_step'),
@@ -248,6 +241,9 @@ export class SqliteStatements implements StoreTx, SqlRunner {
     const answer = answerOf(this.statement(declared), declared, params);
     return done(map === undefined ? answer : map(answer));
   }
+
+  /** SQLite reads nothing ahead: it pays no round trip for the read when it comes. */
+  answeredAhead(): void {}
 
   /** A write whose answer nobody waits for: run now (SQLite pays no round trip); `settled` is told its answer. */
   send<K extends string>(declared: Write<K>, params: Params<K>): void;
@@ -379,9 +375,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
   candidateById(id: number): Step<CandidateRow | undefined> {
     return done(this.s.candidateById.get(id) as CandidateRow | undefined);
-  }
-  completingRow(id: number): Step<CompletingRow | undefined> {
-    return done(this.s.completingRow.get(id) as CompletingRow | undefined);
   }
 }
 

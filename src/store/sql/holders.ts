@@ -4,13 +4,43 @@
  * writes (statements.ts) take it too.
  */
 import { OCCUPYING_SQL } from '../../queue/states.ts';
+import type { CompletingRow } from '../store.ts';
+import { checkpointLastUsage } from './checkpoints.ts';
 import type { Operations } from './runner.ts';
-import { write } from './statement.ts';
+import { read, write } from './statement.ts';
+import { taskNewerVersion } from './tasks.ts';
 
 const OCCUPYING = OCCUPYING_SQL;
 
 /** Q8: the fence of every write from a lease holder: its task, still running, by this worker, in this generation, within its lease. */
 export const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId AND generation = :generation AND lease_until > :now`;
+
+/** What a holder's terminal writes need to check the fence, the deadline, the retry bounds and the hold. */
+export const COMPLETING_COLUMNS =
+  'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
+
+/** What a holder's call asks after its row, read with it on PostgreSQL: newerVersionExists and lastCheckpointUsage of the row. */
+export const COMPLETING_AHEAD = `EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
+                         (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage`;
+
+/** The columns COMPLETING_AHEAD adds to a holder's row (PostgreSQL's only). */
+interface Ahead {
+  ahead_newer: boolean;
+  ahead_usage: string | null;
+}
+
+/**
+ * A holder's row (Q8, Q9, Q12). On PostgreSQL with what its call reads next (holderOperations below
+ * hands those answers to the runner); PgStatements also reads it ahead, before the queue lock with its
+ * version (completingRowVersioned, rowUnchanged) or in a transaction's first round trip
+ * (ReadsFirst.completingRow), under this statement's name.
+ */
+export const holderRow = read('holderRow', ['task_id']).one<CompletingRow | (CompletingRow & Ahead)>({
+  sqlite: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = :task_id`,
+  postgres: `SELECT ${COMPLETING_COLUMNS}, ${COMPLETING_AHEAD} FROM tasks WHERE id = :task_id`,
+  necessity:
+    "Differs by necessity: PostgreSQL pays a round trip for each statement, so it reads with a holder's row what the holder's write asks next (whether a newer version of the topic exists, the last checkpoint's usage) and answers those reads from it; SQLite pays no round trip, and the two subqueries on every read of a holder's row, the hot path of every complete and fail, would buy it nothing.",
+});
 
 /** The fence's parameters, as Fence names them. */
 const FENCE_PARAMS = ['id', 'workerId', 'generation', 'now'] as const;
@@ -30,6 +60,17 @@ export const taskRequestCancel = write('taskRequestCancel', ['task_id']).pluck<n
 );
 
 export const holderOperations = {
+  /** The holder's row; on PostgreSQL, newerVersionExists and lastCheckpointUsage of it are answered ahead from it (a complete asks for them next). */
+  completingRow(id) {
+    return this.run(holderRow, { task_id: id }, (row) => {
+      if (row === undefined || !('ahead_newer' in row)) return row;
+      const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
+      // In the statements' own answers: newerVersionExists's pluck is 1, or undefined for no row.
+      this.answeredAhead(taskNewerVersion, { tenant: completing.tenant, topic: completing.topic, version: completing.version }, newer ? 1 : undefined);
+      this.answeredAhead(checkpointLastUsage, { task_id: completing.id }, usage ?? undefined);
+      return completing;
+    });
+  },
   heartbeat(fence, leaseUntil) {
     return this.run(holderHeartbeat, { ...fence, leaseUntil }, (renewed) =>
       renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 },
@@ -41,4 +82,4 @@ export const holderOperations = {
   requestCancel(id) {
     return this.run(taskRequestCancel, { task_id: id });
   },
-} satisfies Operations<'heartbeat' | 'bumpEventSeqFenced' | 'requestCancel'>;
+} satisfies Operations<'completingRow' | 'heartbeat' | 'bumpEventSeqFenced' | 'requestCancel'>;

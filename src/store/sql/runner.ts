@@ -21,6 +21,12 @@ export interface SqlRunner {
   /** The same, and `settled` is told the write's answer (in its result shape) once it has run. */
   send<K extends string, R>(statement: Statement<K, R>, params: Params<K>, settled: (answer: R) => void): void;
   /**
+   * Tells the runner what `statement` answers for `params`, read with another statement: PostgreSQL
+   * keeps it, and answers the statement's call from it until the transaction writes anything; SQLite,
+   * which pays no round trip, reads nothing ahead and ignores it.
+   */
+  answeredAhead<K extends string, R>(statement: Statement<K, R>, params: Params<K>, answer: R): void;
+  /**
    * The id of the newest event the transaction in progress inserted and kept (a savepoint rolled back
    * to forgets its own), or undefined: the store reads it after COMMIT to know its event cursor.
    */
