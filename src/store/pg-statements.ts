@@ -18,7 +18,7 @@ import type {
 } from './store.ts';
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
-import { taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
+import { counterLive, counterLiveAdjust, taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
 import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.ts';
 import { HOLDING_ORDER } from './sql/common.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
@@ -222,8 +222,6 @@ const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued
 export const AHEAD_INPUT_BYTES = 4096;
 
 export const SQL = {
-  liveCount: `SELECT value FROM counters WHERE name = 'live'`,
-  adjustLive: `UPDATE counters SET value = value + $1 WHERE name = 'live'`,
   holding: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`,
   anyReady: `SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`,
   firstReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`,
@@ -491,7 +489,9 @@ export class PgStatements implements StoreTx, SqlRunner {
     const known =
       declared.name === tenantPauseList.name && this.enqueueBase !== undefined
         ? { answer: this.enqueueBase.paused }
-        : declared.writes || this.ahead.size === 0
+        : declared.name === counterLive.name && this.enqueueBase !== undefined
+          ? { answer: this.enqueueBase.live + this.enqueueBase.delta }
+          : declared.writes || this.ahead.size === 0
           ? undefined
           : this.recall(declared.name, values);
     const answer = known !== undefined ? (known.answer as R) : answerOf(declared, yield* this.q(formOf(declared), values));
@@ -508,6 +508,8 @@ export class PgStatements implements StoreTx, SqlRunner {
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled?: (answer: R) => void): void {
     this.defer(formOf(declared), valuesOf(declared, params), settled === undefined ? undefined : (result) => settled(answerOf(declared, result)));
+    // The live counter's adjustments are counted on the enqueue base's count (see enqueueBase).
+    if (declared.name === counterLiveAdjust.name && this.enqueueBase !== undefined) this.enqueueBase.delta += (params as Params<string>).delta as number;
   }
 
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
@@ -559,7 +561,7 @@ export class PgStatements implements StoreTx, SqlRunner {
         declared(taskOlderUnstarted, valuesOf(taskOlderUnstarted, { tenant, topic, version })),
         config('enqueueAhead', [tenant, topic, version]),
         declared(tenantPauseList, []),
-        config('liveCount', []),
+        declared(counterLive, []),
       ];
     }
     if (reads?.completingRow === undefined) return [];
@@ -852,14 +854,6 @@ export class PgStatements implements StoreTx, SqlRunner {
       : yield* this.pluck<number>('moveTaskClosingHold', [...values, ...holdValues(change.hold)]);
   }
 
-  *liveCount(): Step<number> {
-    if (this.enqueueBase !== undefined) return this.enqueueBase.live + this.enqueueBase.delta;
-    return (yield* this.pluck<number>('liveCount')) as number;
-  }
-  *adjustLive(delta: number): Step<void> {
-    this.defer('adjustLive', [delta]);
-    if (this.enqueueBase !== undefined) this.enqueueBase.delta += delta;
-  }
   /**
    * The holders, with what a claim asks for next read ahead: the paused tenants, and every ready
    * tenant's head at the transaction's time (`now`, when the store gave it: a write transaction's).

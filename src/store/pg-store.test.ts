@@ -629,11 +629,11 @@ describe('PgStore retry rules', () => {
   });
 
   it('retries when a write sent with COMMIT was refused (the server aborted the transaction, COMMIT with it)', async () => {
-    const { pool, texts } = fakePool((text, call) => (text.includes('EXECUTE leasehold_adjustLive_b') && call === 1 ? sqlError('40001', 'refused') : undefined));
+    const { pool, texts } = fakePool((text, call) => (text.includes('EXECUTE leasehold_counterLiveAdjust_b') && call === 1 ? sqlError('40001', 'refused') : undefined));
     const store = PgStore.open(pool, { busyRetries: 2 }, () => 0);
     await store.write('adjustLive', () => 0, adjustLive);
-    expect(texts.filter((text) => text.startsWith('PREPARE leasehold_adjustLive_b AS'))).toHaveLength(1); // once per connection
-    expect(texts.filter((text) => text === `EXECUTE leasehold_adjustLive_b('1');\n${COMMIT_DURABLY}`)).toHaveLength(2);
+    expect(texts.filter((text) => text.startsWith('PREPARE leasehold_counterLiveAdjust_b AS'))).toHaveLength(1); // once per connection
+    expect(texts.filter((text) => text === `EXECUTE leasehold_counterLiveAdjust_b('1');\n${COMMIT_DURABLY}`)).toHaveLength(2);
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(2);
   });
 

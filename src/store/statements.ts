@@ -81,8 +81,6 @@ function prepare(db: Database) {
   const p = (sql: string, pluck?: 'pluck') => (): Statement => (pluck === undefined ? db.prepare(sql) : db.prepare(sql).pluck());
   return lazily({
     // ---- reads
-    liveCount: p(`SELECT value FROM counters WHERE name = 'live'`, 'pluck'),
-    adjustLive: p(`UPDATE counters SET value = value + ? WHERE name = 'live'`),
     holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),
     anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`, 'pluck'),
     firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`, 'pluck'),
@@ -331,13 +329,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
     ) as number | undefined;
   }
 
-  liveCount(): Step<number> {
-    return done(this.s.liveCount.get() as number);
-  }
-  adjustLive(delta: number): Step<void> {
-    this.s.adjustLive.run(delta);
-    return done(undefined);
-  }
   holding(): Step<HoldingRow[]> {
     return done(this.s.holding.all() as HoldingRow[]);
   }

@@ -1,13 +1,13 @@
 /**
  * Task reads (Q1-Q3): a task by its id or its key, a tenant's or every task, tasks in a state, the
- * counts by state and of occupied slots by tenant, and a topic's versions. The claim's reads and the
- * state writes are written by the statement classes themselves, for now.
+ * counts by state and of occupied slots by tenant, and a topic's versions; and the live counter (I7).
+ * The claim's reads and the state writes are written by the statement classes themselves, for now.
  */
 import type { TaskState } from '../../queue/types.ts';
 import { OCCUPYING_SQL } from '../../queue/states.ts';
-import type { MovableRow, TaskRow } from '../store.ts';
-import type { Operations } from './runner.ts';
-import { read } from './statement.ts';
+import type { MovableRow, Step, TaskRow } from '../store.ts';
+import { NOTHING, type Operations } from './runner.ts';
+import { read, write } from './statement.ts';
 
 const OCCUPYING = OCCUPYING_SQL;
 
@@ -59,6 +59,15 @@ export const taskOlderUnstarted = read('taskOlderUnstarted', ['tenant', 'topic',
     "Differs by necessity: PostgreSQL's inner query names only the (tenant, topic, version) key, and OFFSET 0 keeps its planner from folding the outer filter in: without statistics (a server whose autovacuum is off) it would take the tasks_ready partial index instead and filter the tenant's whole ready backlog on every enqueue. SQLite takes no OFFSET without a LIMIT, and finds the versions by the key as the query stands.",
 });
 
+/**
+ * I7: how many tasks are live (not finished), kept in one counter row that every enqueue and every
+ * finish adjusts, so admission reads one row instead of counting tasks. PgStatements answers it (and
+ * counts the adjustments) from an enqueue's first round trip, under the queue lock.
+ */
+export const counterLive = read('counterLive').pluck<number>(`SELECT value FROM counters WHERE name = 'live'`);
+
+export const counterLiveAdjust = write('counterLiveAdjust', ['delta']).changes(`UPDATE counters SET value = value + :delta WHERE name = 'live'`);
+
 const byId = (rows: TaskRow[]): TaskRow[] => rows.sort((a, b) => a.id - b.id);
 
 export const taskOperations = {
@@ -98,6 +107,13 @@ export const taskOperations = {
   olderUnstartedVersions(tenant, topic, version) {
     return this.run(taskOlderUnstarted, { tenant, topic, version });
   },
+  liveCount() {
+    return this.run(counterLive, {}) as Step<number>;
+  },
+  adjustLive(delta) {
+    this.send(counterLiveAdjust, { delta });
+    return NOTHING;
+  },
 } satisfies Operations<
   | 'taskById'
   | 'taskByKey'
@@ -110,4 +126,6 @@ export const taskOperations = {
   | 'latestVersionOfTopic'
   | 'newerVersionExists'
   | 'olderUnstartedVersions'
+  | 'liveCount'
+  | 'adjustLive'
 >;
