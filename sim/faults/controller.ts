@@ -82,8 +82,9 @@ export class FaultController {
   }
 
   /**
-   * `incarnation` reached `point`: true when it dies right there (the call at the point never
-   * starts). A dead process reaches nothing.
+   * `incarnation` reached `point` (in a run of `tenant`, for a model or tool call): true when it dies
+   * right there (the call at the point never starts), `{ fails }` when that call fails at once
+   * (faults/error-at.ts), false when it goes on. A dead process reaches nothing.
    */
   atPoint(point: KillPoint, incarnation: Incarnation, atNextAwait: boolean, taskId?: number, tenant?: string): PointHit {
     if (incarnation.state === 'dead') return true;
