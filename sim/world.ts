@@ -368,7 +368,7 @@ export class World {
         }),
       // S4 points before a model or tool call: true means the process died there (faults/kill-at.ts),
       // `{ fails }` that the call fails at once (faults/error-at.ts).
-      killBefore: (point, incarnation, tenant) => this.faults.atPoint(point, incarnation, true, undefined, tenant),
+      beforeCall: (point, incarnation, tenant) => this.faults.atPoint(point, incarnation, true, undefined, tenant),
       onOutcome: (incarnation, outcome) => {
         this.outcomes.push({ incarnation: incarnation.id, outcome });
         // A run that met an error it did not expect is a bug of the core or of the world; the worker

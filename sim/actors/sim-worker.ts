@@ -27,7 +27,7 @@ export interface SimWorkerEnvironment {
    * S4 points reached before a model or tool call of a run of `tenant`: true means the incarnation dies
    * here, before the call; `{ fails }` that the call fails at once with that error.
    */
-  killBefore(point: KillPoint, incarnation: Incarnation, tenant: string): PointHit;
+  beforeCall(point: KillPoint, incarnation: Incarnation, tenant: string): PointHit;
   onOutcome(incarnation: Incarnation, outcome: RunOutcome): void;
   /** W2: the seeded stream an incarnation's retry jitter draws from. */
   randomFor(incarnation: Incarnation): Random;
@@ -62,7 +62,7 @@ export class SimWorker {
     const model = environment.makeModel(incarnation);
     const gatedModel = {
       decide: (request: Parameters<Model['decide']>[0]) => {
-        const hit = environment.killBefore('before_model_call', incarnation, request.tenant);
+        const hit = environment.beforeCall('before_model_call', incarnation, request.tenant);
         if (hit === true) return new Promise<never>(() => {});
         return incarnation.whileAlive(() => (hit === false ? model.decide(request) : Promise.reject(hit.fails)));
       },
@@ -71,7 +71,7 @@ export class SimWorker {
       name: tool.name,
       readOnly: tool.readOnly,
       call: (args: unknown, context: ToolContext) => {
-        const hit = environment.killBefore('before_tool_call', incarnation, context.tenant);
+        const hit = environment.beforeCall('before_tool_call', incarnation, context.tenant);
         if (hit === true) return new Promise<never>(() => {});
         const called = hit === false ? tool : { ...tool, call: () => Promise.reject(hit.fails) };
         return incarnation.whileAlive(() => graphCall(environment.history, incarnation, called, args, context));
