@@ -1,5 +1,6 @@
 import type { ClientBase, Notification } from 'pg';
 import { privateNoticeBoard } from '../store/notices.ts';
+import { splitPayload } from '../store/pg-claim-hint.ts';
 
 /** A connection held for LISTEN alone, and how to give it back (a pool's client) or end it (a client of its own). */
 export interface ListenConnection {
@@ -58,6 +59,8 @@ export class PgListener {
     /** An identifier of lower-case letters, digits and underscores (PgStore makes it from the queue's lock key). */
     private readonly channel: string,
     private readonly log: (message: string) => void = () => {},
+    /** W1: a notice's claim snapshot (the text after its transaction id), told before the watchers are (pg-claim-hint.ts). */
+    private readonly onHint: (text: string) => void = () => {},
   ) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new RangeError(`a LISTEN channel must be a plain identifier, got ${JSON.stringify(channel)}`);
   }
@@ -129,7 +132,9 @@ export class PgListener {
   private heard(connection: ListenConnection, payload: string | undefined): void {
     const own = (connection.client as { processID?: unknown }).processID;
     const n = this.roster.length;
-    const id = payload === undefined || !/^\d{1,15}$/.test(payload) ? undefined : Number(payload);
+    const { xid, hint } = splitPayload(payload);
+    if (hint !== undefined) this.onHint(hint);
+    const id = xid === undefined || !/^\d{1,15}$/.test(xid) ? undefined : Number(xid);
     if (id === undefined || n < 2 || typeof own !== 'number' || !this.roster.includes(own) || this.roster[id % n] === own) {
       this.board.publish();
       return;

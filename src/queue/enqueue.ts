@@ -28,7 +28,10 @@ export function enqueue(context: QueueContext, request: EnqueueRequest): Promise
   const checked = validateEnqueue(request, context.config);
   if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });
   const task = checked.value;
-  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });
+  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;
+  // The claim's settings go with the enqueue: its notice may carry what a claim would read first (W1).
+  const claim = { agingCap, agingPeriodMs, perTenantLimit, tenantLimits };
+  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version, claim } });
 }
 
 function* enqueueIn(context: QueueContext, tx: StoreTx, at: number, task: ValidEnqueue): Step<EnqueueResult> {

@@ -73,7 +73,10 @@ const ENQUEUE_ENTRY = lines(
   '  const checked = validateEnqueue(request, context.config);',
   "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
   '  const task = checked.value;',
-  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });",
+  '  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;',
+  "  // The claim's settings go with the enqueue: its notice may carry what a claim would read first (W1).",
+  '  const claim = { agingCap, agingPeriodMs, perTenantLimit, tenantLimits };',
+  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version, claim } });",
 );
 
 /** The same entry reading `read` in a transaction of its own first, and handing it on as context[field]. */
@@ -83,8 +86,10 @@ function enqueueReadingFirst(field: string, read: string): string {
     '  const checked = validateEnqueue(request, context.config);',
     "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
     '  const task = checked.value;',
+    '  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;',
+    '  const claim = { agingCap, agingPeriodMs, perTenantLimit, tenantLimits };',
     `  const seen = { ...context, ${field}: await ${read} };`,
-    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });",
+    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version, claim } });",
   );
 }
 
