@@ -62,6 +62,11 @@ export interface Sabotage {
   also?: readonly Edit[];
   expectedInvariant: InvariantId;
   blindSpot?: BlindSpot;
+  /**
+   * The database the gate runs this bug's worlds on: absent, SQLite (the gate's default); 'pglite' for a
+   * bug in the PostgreSQL store's own SQL, which only worlds on the PostgreSQL store can reach.
+   */
+  store?: 'pglite';
 }
 
 /** Multi-line texts are written one line per argument, so indentation stays visible. */
@@ -1300,6 +1305,18 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: '  if (!holdsLease(row, row?.worker_id ?? who.workerId, row?.generation ?? who.generation, at)) return STALE_LEASE;',
     expectedInvariant: 'I2',
     blindSpot: 'window',
+  },
+  // ---------------------------------------------------------------- W1 the claim hint (PostgreSQL)
+  {
+    id: 'claim-hint-unchecked',
+    description:
+      "A worker trusts the queue state that came with the enqueue's notice and never checks it under the lock (a cached job list taken for the table, as queues that decide from what a notification carried do): the claim hint's check always passes, so a claim decides on a snapshot another writer has since changed, and takes an older, lower task over a higher one enqueued meanwhile, or a paused tenant's task.",
+    file: 'src/store/pg-claim-hint.ts',
+    find: "= $6::text THEN '1' ELSE",
+    replace: "= $6::text OR true THEN '1' ELSE",
+    expectedInvariant: 'I5',
+    blindSpot: 'gap',
+    store: 'pglite',
   },
 ];
 
