@@ -1,14 +1,11 @@
 import { InvariantError } from '../queue/errors.ts';
-import type { TaskState } from '../queue/types.ts';
 import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
-import { PRIORITY_RANGE, scoreSql } from '../queue/scoring.ts';
+import { scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import type {
-  CandidateRow,
   Fence,
   HoldClosure,
   HoldingRow,
-  LevelHeadRow,
   NewTask,
   PauseRow,
   StateWrite,
@@ -20,7 +17,7 @@ import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/adm
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { counterLive, counterLiveAdjust, taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
 import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.ts';
-import { HOLDING_ORDER } from './sql/common.ts';
+import { CANDIDATE_COLUMNS, claimCandidate, claimHolding, claimReadyHeads, SESSION_BUSY_OF } from './sql/claim.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import { declaredStatementNames, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
@@ -114,14 +111,6 @@ export function batchText(configs: readonly PgQueryConfig[], trailer?: string, l
   return statements.join(';\n');
 }
 
-/** readyHeads' rows as the store interface gives them. */
-function readyHeadsOf(rows: readonly Record<string, unknown>[]): { tenant: string; head: LevelHeadRow | null }[] {
-  return (rows as unknown as { tenant: string; id: number | null; priority: number | null; enqueued_at: number | null }[]).map((row) => ({
-    tenant: row.tenant,
-    head: row.id === null ? null : ({ id: row.id, priority: row.priority!, enqueued_at: row.enqueued_at! } as LevelHeadRow),
-  }));
-}
-
 /** Tells each pending write its result (batch order). */
 export function settlePending(writes: readonly PendingWrite[], results: readonly PgResult[]): void {
   writes.forEach((write, i) => write.settled?.(results[i]!));
@@ -155,10 +144,7 @@ export function batchFailure(error: unknown, writes: readonly PendingWrite[]): u
 }
 
 const OCCUPYING = OCCUPYING_SQL;
-const CANDIDATE_COLUMNS =
-  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
 const CANDIDATE_NAMES = CANDIDATE_COLUMNS.split(', ');
-const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
 /**
  * The version of a holder's row and what is read ahead with it: the row's xmin (every update of a row
  * writes a new version with a new xmin; a row lock does not), whether a newer version of its topic
@@ -185,24 +171,6 @@ function closeHold(first: number, now: string): string {
 const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, hold.usage, hold.reason];
 
 /**
- * A skip scan over the tenants with ready work (each step one seek on tasks_ready), and for each the
- * levelHead seek over the whole priority range: the heads at $1 (READY_HEADS), what the claim's walk
- * first asks, per tenant, at once; a tenant whose ready tasks are none eligible yet has a null head.
- */
-const READY_HEADS = `WITH RECURSIVE tenants(tenant) AS (
-                 (SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1)
-                 UNION ALL
-                 SELECT (SELECT t.tenant FROM tasks t WHERE t.state = 'ready' AND t.tenant > tenants.tenant ORDER BY t.tenant LIMIT 1)
-                 FROM tenants WHERE tenants.tenant IS NOT NULL)
-               SELECT tenants.tenant, head.id, head.priority, head.enqueued_at
-               FROM tenants LEFT JOIN LATERAL (
-                 SELECT id, priority, enqueued_at FROM tasks
-                 WHERE state = 'ready' AND tenant = tenants.tenant AND priority <= ${PRIORITY_RANGE.max} AND priority >= ${PRIORITY_RANGE.min} AND not_before <= $1
-                 ORDER BY priority DESC, enqueued_at, id LIMIT 1) AS head ON true
-               WHERE tenants.tenant IS NOT NULL
-               ORDER BY tenants.tenant`;
-
-/**
  * Each ready tenant's first ready task in the claim's order, whether eligible yet or not, with its
  * not_before, in tenant order: where every head found is eligible at a time, these are READY_HEADS at
  * that time (the first task in order, if eligible, is the first eligible one); where one is not, they
@@ -222,15 +190,6 @@ const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued
 export const AHEAD_INPUT_BYTES = 4096;
 
 export const SQL = {
-  holding: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`,
-  anyReady: `SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`,
-  firstReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`,
-  nextReadyTenant: `SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > $1 ORDER BY tenant LIMIT 1`,
-  levelHead: `SELECT id, priority, enqueued_at FROM tasks
-              WHERE state = 'ready' AND tenant = $1 AND priority <= $2 AND priority >= $3 AND not_before <= $4
-              ORDER BY priority DESC, enqueued_at, id
-              LIMIT 1`,
-  readyHeads: READY_HEADS,
   /**
    * What a claim reads first, in the round trip that takes the lock (ReadsFirst.claim), before it knows
    * its time: every ready tenant's head whatever the time (READY_HEADS_ANY_TIME), and the candidate row
@@ -252,22 +211,9 @@ export const SQL = {
                      CASE WHEN octet_length(c.input) <= ${AHEAD_INPUT_BYTES} THEN c.input END AS input,
                      octet_length(c.input) <= ${AHEAD_INPUT_BYTES} AS ahead_input,
                      c.tier, c.deadline, c.first_claimed_at, c.cancel_requested, c.event_seq, c.hold_state, c.needs, c.critical, c.deferred,
-                     CASE WHEN c.id IS NOT NULL THEN EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = c.tenant AND s.topic = c.topic AND s.${OCCUPYING} AND s.id <> c.id) END AS ahead_session_busy
+                     CASE WHEN c.id IS NOT NULL THEN ${SESSION_BUSY_OF('c')} END AS ahead_session_busy
                    FROM heads LEFT JOIN tasks AS c ON c.id = heads.id AND c.id IN (SELECT id FROM likely)
                    ORDER BY heads.tenant`,
-  levelNext: `SELECT id, priority, enqueued_at FROM tasks
-              WHERE state = 'ready' AND tenant = $1 AND priority = $2 AND not_before <= $5
-                AND (enqueued_at > $3 OR (enqueued_at = $3 AND id > $4))
-              ORDER BY enqueued_at, id
-              LIMIT 1`,
-  olderSessionHolders: `SELECT id, state FROM tasks WHERE tenant = $1 AND topic = $2 AND version < $3 AND ${OCCUPYING} ORDER BY id`,
-  sessionBusy: `SELECT 1 FROM tasks WHERE tenant = $1 AND topic = $2 AND ${OCCUPYING} AND id <> $3 LIMIT 1`,
-  candidateById: `SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = $1`,
-  /** candidateById with its sessionBusy read ahead (PgStatements.candidateById). */
-  candidateByIdAhead: `SELECT ${CANDIDATE_COLUMNS},
-                         EXISTS (SELECT 1 FROM tasks AS s WHERE s.tenant = tasks.tenant AND s.topic = tasks.topic AND s.${OCCUPYING} AND s.id <> tasks.id) AS ahead_session_busy
-                       FROM tasks WHERE id = $1`,
-  overdueLeases: `SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= $1 ORDER BY lease_until, id`,
 
   // ---- enqueue (Q1-Q3)
   /**
@@ -494,8 +440,27 @@ export class PgStatements implements StoreTx, SqlRunner {
           : declared.writes || this.ahead.size === 0
           ? undefined
           : this.recall(declared.name, values);
-    const answer = known !== undefined ? (known.answer as R) : answerOf(declared, yield* this.q(formOf(declared), values));
+    const answer =
+      known !== undefined
+        ? (known.answer as R)
+        : declared === (claimHolding as Declared<string, unknown>)
+          ? ((yield* this.holdingWithAhead()) as R)
+          : answerOf(declared, yield* this.q(formOf(declared), values));
     return map === undefined ? answer : map(answer);
+  }
+
+  /**
+   * The holders, with what a claim asks for next read in the same round trip and kept (see `ahead`):
+   * the paused tenants, and every ready tenant's head at the transaction's time (`now`, when the store
+   * gave it: a write transaction's).
+   */
+  private *holdingWithAhead(): Generator<Promise<unknown>, HoldingRow[], unknown> {
+    const now = this.now;
+    const heads = now === undefined ? [] : [[formOf(claimReadyHeads), valuesOf(claimReadyHeads, { now })] as const];
+    const [holding, paused, headRows] = yield* this.together([[formOf(claimHolding), []], [formOf(tenantPauseList), []], ...heads]);
+    this.remember(tenantPauseList.name, [], paused!.rows);
+    if (now !== undefined) this.remember(claimReadyHeads.name, valuesOf(claimReadyHeads, { now }), headRows!.rows);
+    return holding!.rows as unknown as HoldingRow[];
   }
 
   /** What a statement answers, read with another: kept for its call until the transaction writes (see `ahead`). */
@@ -552,7 +517,7 @@ export class PgStatements implements StoreTx, SqlRunner {
     const declared = (statement: Declared<string, unknown>, values: unknown[]): PgQueryConfig => ({ name: formOf(statement).name, text: formOf(statement).text, values });
     if (reads?.claim !== undefined && before !== undefined) {
       const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = reads.claim;
-      return [config('holding', []), declared(tenantPauseList, []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
+      return [declared(claimHolding, []), declared(tenantPauseList, []), config('readyHeadsRows', [before, agingCap, agingPeriodMs, perTenantLimit, JSON.stringify(tenantLimits)])];
     }
     if (reads?.enqueue !== undefined) {
       const { tenant, topic, version } = reads.enqueue;
@@ -576,14 +541,14 @@ export class PgStatements implements StoreTx, SqlRunner {
   answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[]): void {
     if (reads?.claim !== undefined && results.length === 3 && this.now !== undefined) {
       const [holding, paused, heads] = results;
-      this.remember('holding', [], holding!.rows);
+      this.remember(claimHolding.name, [], holding!.rows);
       this.remember(tenantPauseList.name, [], paused!.rows);
       const now = this.now;
-      if (heads!.rows.every((row) => row.id === null || (row.not_before as number) <= now)) this.remember('readyHeads', [now], readyHeadsOf(heads!.rows));
+      if (heads!.rows.every((row) => row.id === null || (row.not_before as number) <= now)) this.remember(claimReadyHeads.name, valuesOf(claimReadyHeads, { now }), heads!.rows);
       for (const row of heads!.rows) {
         if (row.id === null || row.ahead_input !== true) continue; // not the likely pick (no row came), or its input is large
         const candidate = Object.fromEntries(CANDIDATE_NAMES.map((name) => [name, row[name]]));
-        this.remember('candidateByIdAhead', [row.id], { ...candidate, ahead_session_busy: row.ahead_session_busy });
+        this.remember(claimCandidate.name, valuesOf(claimCandidate, { task_id: row.id }), { ...candidate, ahead_session_busy: row.ahead_session_busy });
       }
       return;
     }
@@ -687,14 +652,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     this.pending = [];
     this.lockUnsent = false;
     return writes;
-  }
-
-  private *rows<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T[], unknown> {
-    return (yield* this.q(name, values)).rows as T[];
-  }
-
-  private *first<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T | undefined, unknown> {
-    return (yield* this.q(name, values)).rows[0] as T | undefined;
   }
 
   /** The first column of the first row, or undefined when there is no row. */
@@ -851,60 +808,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     return change.hold === null
       ? yield* this.pluck<number>('moveTask', [...values, change.keepLease ? 1 : 0])
       : yield* this.pluck<number>('moveTaskClosingHold', [...values, ...holdValues(change.hold)]);
-  }
-
-  /**
-   * The holders, with what a claim asks for next read ahead: the paused tenants, and every ready
-   * tenant's head at the transaction's time (`now`, when the store gave it: a write transaction's).
-   */
-  *holding(): Step<HoldingRow[]> {
-    const known = this.recall<HoldingRow[]>('holding', []);
-    if (known !== undefined) return known.answer;
-    const now = this.now;
-    const [holding, paused, heads] = yield* this.together([['holding', []], [formOf(tenantPauseList), []], ...(now === undefined ? [] : [['readyHeads', [now]] as const])]);
-    this.remember(tenantPauseList.name, [], paused!.rows);
-    if (heads !== undefined) this.remember('readyHeads', [now], readyHeadsOf(heads.rows));
-    return holding!.rows as unknown as HoldingRow[];
-  }
-  *overdueLeases(at: number): Step<HoldingRow[]> {
-    return yield* this.rows<HoldingRow>('overdueLeases', [at]);
-  }
-  *anyReady(): Step<boolean> {
-    return (yield* this.first('anyReady')) !== undefined;
-  }
-  *firstReadyTenant(): Step<string | undefined> {
-    return yield* this.pluck<string>('firstReadyTenant');
-  }
-  *nextReadyTenant(after: string): Step<string | undefined> {
-    return yield* this.pluck<string>('nextReadyTenant', [after]);
-  }
-  *levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
-    return yield* this.first<LevelHeadRow>('levelHead', [query.tenant, query.maxPriority, query.minPriority, query.now]);
-  }
-  *readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
-    const known = this.recall<{ tenant: string; head: LevelHeadRow | null }[]>('readyHeads', [now]);
-    if (known !== undefined) return known.answer;
-    return readyHeadsOf(yield* this.rows('readyHeads', [now]));
-  }
-  *levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
-    return yield* this.first<LevelHeadRow>('levelNext', [query.tenant, query.priority, query.enqueuedAt, query.id, query.now]);
-  }
-  *olderSessionHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]> {
-    return yield* this.rows<{ id: number; state: TaskState }>('olderSessionHolders', [tenant, topic, version]);
-  }
-  *sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean> {
-    const known = this.recall<boolean>('sessionBusy', [tenant, topic, exceptId]);
-    if (known !== undefined) return known.answer;
-    return (yield* this.first('sessionBusy', [tenant, topic, exceptId])) !== undefined;
-  }
-  /** The candidate, with its session's sessionBusy read ahead (a claim asks for it next). */
-  *candidateById(id: number): Step<CandidateRow | undefined> {
-    const known = this.recall<CandidateRow & { ahead_session_busy: boolean }>('candidateByIdAhead', [id]);
-    const row = known !== undefined ? known.answer : yield* this.first<CandidateRow & { ahead_session_busy: boolean }>('candidateByIdAhead', [id]);
-    if (row === undefined) return undefined;
-    const { ahead_session_busy: busy, ...candidate } = row;
-    this.remember('sessionBusy', [candidate.tenant, candidate.topic, candidate.id], busy);
-    return candidate;
   }
 }
 

@@ -12,8 +12,8 @@ import { assertEventLogConsistent, ManualClock } from '../queue/__test-helpers__
 import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
-import { SQL } from './pg-statements.ts';
 import { COMMIT_DURABLY, COMMIT_OUTCOME, PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
+import { claimCandidate, claimReadyHeads } from './sql/claim.ts';
 import { taskOlderUnstarted } from './sql/tasks.ts';
 import type { TaskRow } from './store.ts';
 
@@ -314,8 +314,8 @@ describe('PgStore on a PostgreSQL server', () => {
       return { queue, older: older.taskId, better: better.taskId };
     }
 
-    /** The heads read at the claim's own time (SQL.readyHeads, alone or in a batch). */
-    const readsHeadsAtItsTime = (text: string) => text === SQL.readyHeads || text.includes('EXECUTE leasehold_readyHeads_b');
+    /** The heads read at the claim's own time (claimReadyHeads, alone or in a batch). */
+    const readsHeadsAtItsTime = (text: string) => text === claimReadyHeads.postgres.text || text.includes('EXECUTE leasehold_claimReadyHeads_b');
 
     it('claims the task that became eligible between the clock read before the lock and the time the claim got, from the heads read ahead', async () => {
       const { queue, older, better } = await heldBack(1_500);
@@ -341,7 +341,7 @@ describe('PgStore on a PostgreSQL server', () => {
       for (const topic of ['a', 'b']) {
         const { result, sent } = await tracing(() => queue.claim('w1'));
         expect(result).toMatchObject({ ok: true, task: { tenant: 'small', topic } });
-        expect(sent.filter((text) => text === SQL.candidateByIdAhead || text.includes('leasehold_candidateByIdAhead_b'))).toEqual([]);
+        expect(sent.filter((text) => text === claimCandidate.postgres.text || text.includes('leasehold_claimCandidate_b'))).toEqual([]);
       }
       // small is at its limit of 2 now: nothing is eligible, and nothing was read for a candidate.
       expect(await queue.claim('w2')).toMatchObject({ ok: false, reason: 'quota' });

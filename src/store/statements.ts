@@ -1,23 +1,11 @@
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
-import type { TaskState } from '../queue/types.ts';
 import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
-import { PRIORITY_RANGE } from '../queue/scoring.ts';
-import { OCCUPYING_SQL } from '../queue/states.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { FENCE } from './sql/holders.ts';
 import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
-import type {
-  CandidateRow,
-  HoldClosure,
-  HoldingRow,
-  LevelHeadRow,
-  NewTask,
-  StateWrite,
-  Step,
-  StoreTx,
-} from './store.ts';
+import type { HoldClosure, NewTask, StateWrite, Step, StoreTx } from './store.ts';
 
 /**
  * SQLite's statements of the store interface, prepared once when the store opens. Time is always a
@@ -26,33 +14,6 @@ import type {
  * method is a generator that returns at once: better-sqlite3 is synchronous, so a transaction body
  * runs to its end without yielding (store.ts).
  */
-
-const OCCUPYING = OCCUPYING_SQL;
-
-/** The highest base priority (Q4), where a walk over a tenant's levels starts. */
-const TOP_LEVEL = PRIORITY_RANGE.max;
-
-/**
- * Hot statements name their columns: better-sqlite3 builds one JavaScript object per row, and with all
- * forty columns of a task that costs more than the SQL itself.
- */
-const CANDIDATE_COLUMNS =
-  'id, tenant, topic, version, state, generation, attempts, priority, input, tier, enqueued_at, deadline, first_claimed_at, cancel_requested, event_seq, hold_state, needs, critical, deferred';
-/** The holding index (migration 4) covers these, so the claim's read of occupied slots needs no task rows. */
-const HOLDING_COLUMNS = 'id, tenant, state, generation, worker_id, lease_until, hold_state';
-
-/**
- * Q4/Q5: the head of the highest eligible priority level of one tenant, within [minPriority,
- * maxPriority]: the earliest-enqueued ready task of that level whose backoff has passed. One index
- * seek on tasks_ready, whose order (tenant, priority DESC, enqueued_at, id) is exactly this ORDER BY.
- * It reads only columns of that index (a covering seek, no table row); the winner's row is read once,
- * by id, after the walk.
- */
-const LEVEL_HEAD_SQL = `
-  SELECT id, priority, enqueued_at FROM tasks
-  WHERE state = 'ready' AND tenant = :tenant AND priority <= :maxPriority AND priority >= :minPriority AND not_before <= :now
-  ORDER BY priority DESC, enqueued_at, id
-  LIMIT 1`;
 
 /** R4: the hold's columns, closed in the statement that ends the run. */
 const CLOSE_HOLD = `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = :now`;
@@ -80,25 +41,6 @@ function lazily<T extends Record<string, () => Statement>>(makers: T): { readonl
 function prepare(db: Database) {
   const p = (sql: string, pluck?: 'pluck') => (): Statement => (pluck === undefined ? db.prepare(sql) : db.prepare(sql).pluck());
   return lazily({
-    // ---- reads
-    holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),
-    anyReady: p(`SELECT 1 FROM tasks WHERE state = 'ready' LIMIT 1`, 'pluck'),
-    firstReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' ORDER BY tenant LIMIT 1`, 'pluck'),
-    nextReadyTenant: p(`SELECT tenant FROM tasks WHERE state = 'ready' AND tenant > ? ORDER BY tenant LIMIT 1`, 'pluck'),
-    levelHead: p(LEVEL_HEAD_SQL),
-    // A6: the task after a skipped one in the same level, by the same index order.
-    levelNext: p(`SELECT id, priority, enqueued_at FROM tasks
-                  WHERE state = 'ready' AND tenant = :tenant AND priority = :priority AND not_before <= :now
-                    AND (enqueued_at > :enqueuedAt OR (enqueued_at = :enqueuedAt AND id > :id))
-                  ORDER BY enqueued_at, id
-                  LIMIT 1`),
-    olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND ${OCCUPYING} ORDER BY id`),
-    // A6: the unique key's index (tenant, topic, version) finds the session's tasks.
-    sessionBusy: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND ${OCCUPYING} AND id <> ? LIMIT 1`, 'pluck'),
-    candidateById: p(`SELECT ${CANDIDATE_COLUMNS} FROM tasks WHERE id = ?`),
-    overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks
-                      WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),
-
     // ---- enqueue (Q1-Q3)
     insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
                      state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
@@ -327,45 +269,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
         ? s.moveTask.get({ ...parameters, keepLease: change.keepLease ? 1 : 0 })
         : s.moveTaskClosingHold.get({ ...parameters, ...holdParameters(change.hold), now: change.finishedAt })
     ) as number | undefined;
-  }
-
-  holding(): Step<HoldingRow[]> {
-    return done(this.s.holding.all() as HoldingRow[]);
-  }
-  overdueLeases(at: number): Step<HoldingRow[]> {
-    return done(this.s.overdueLeases.all(at) as HoldingRow[]);
-  }
-  anyReady(): Step<boolean> {
-    return done(this.s.anyReady.get() !== undefined);
-  }
-  firstReadyTenant(): Step<string | undefined> {
-    return done(this.s.firstReadyTenant.get() as string | undefined);
-  }
-  nextReadyTenant(after: string): Step<string | undefined> {
-    return done(this.s.nextReadyTenant.get(after) as string | undefined);
-  }
-  levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined> {
-    return done(this.s.levelNext.get(query) as LevelHeadRow | undefined);
-  }
-  olderSessionHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]> {
-    return done(this.s.olderSessionHolders.all(tenant, topic, version) as { id: number; state: TaskState }[]);
-  }
-  sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean> {
-    return done(this.s.sessionBusy.get(tenant, topic, exceptId) === 1);
-  }
-  levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined> {
-    return done(this.s.levelHead.get(query) as LevelHeadRow | undefined);
-  }
-  /** SQLite pays no round trip per statement: the same seeks as the walk makes them, one tenant after another. */
-  readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]> {
-    const heads: { tenant: string; head: LevelHeadRow | null }[] = [];
-    for (let tenant = this.s.firstReadyTenant.get() as string | undefined; tenant !== undefined; tenant = this.s.nextReadyTenant.get(tenant) as string | undefined) {
-      heads.push({ tenant, head: (this.s.levelHead.get({ tenant, maxPriority: TOP_LEVEL, minPriority: PRIORITY_RANGE.min, now }) as LevelHeadRow | undefined) ?? null });
-    }
-    return done(heads);
-  }
-  candidateById(id: number): Step<CandidateRow | undefined> {
-    return done(this.s.candidateById.get(id) as CandidateRow | undefined);
   }
 }
 

@@ -115,14 +115,14 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'stalled-sweep-by-claim-time',
     description:
       'A stalled-job sweep that judges by claim time, not by the renewed lease: expireLeases() treats every task claimed more than 30 s ago as stalled, so a live worker that heartbeats on time loses its task and the run is retried (Q10).',
-    file: 'src/store/statements.ts',
+    file: 'src/store/sql/claim.ts',
     find: lines(
-      "    overdueLeases: p(`SELECT ${HOLDING_COLUMNS} FROM tasks",
-      "                      WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= ? ORDER BY lease_until, id`),",
+      "  `SELECT ${HOLDING_COLUMNS} FROM tasks",
+      "                      WHERE ${OCCUPYING} AND state = 'running' AND lease_until <= :at ORDER BY lease_until, id`,",
     ),
     replace: lines(
-      "    overdueLeases: p(`SELECT id, tenant, state, generation, worker_id, claimed_at + 30000 AS lease_until, hold_state FROM tasks",
-      "                      WHERE ${OCCUPYING} AND state = 'running' AND claimed_at + 30000 <= ? ORDER BY lease_until, id`),",
+      "  `SELECT id, tenant, state, generation, worker_id, claimed_at + 30000 AS lease_until, hold_state FROM tasks",
+      "                      WHERE ${OCCUPYING} AND state = 'running' AND claimed_at + 30000 <= :at ORDER BY lease_until, id`,",
     ),
     expectedInvariant: 'I2',
   },
@@ -207,7 +207,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'quota-ignores-uncertain',
     description:
       'Uncertain tasks give up their slot: occupied slots are counted over running tasks only, so while a task whose worker may still be alive sits uncertain, another claim takes its slot.',
-    file: 'src/store/statements.ts',
+    file: 'src/store/sql/claim.ts',
     find: 'const OCCUPYING = OCCUPYING_SQL;',
     replace: "const OCCUPYING = `state IN ('running')`;",
     also: [
@@ -223,9 +223,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'quota-positional-window',
     description:
       'A concurrency limit computed over a positional window of rows (like LRANGE 0 1): the claim counts occupied slots among the first two holding rows by id, not all of them.',
-    file: 'src/store/statements.ts',
-    find: "holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING}`),",
-    replace: "holding: p(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY id LIMIT 2`),",
+    file: 'src/store/sql/claim.ts',
+    find: "rows<HoldingRow>(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY ${HOLDING_ORDER}`);",
+    replace: "rows<HoldingRow>(`SELECT ${HOLDING_COLUMNS} FROM tasks WHERE ${OCCUPYING} ORDER BY id LIMIT 2`);",
     expectedInvariant: 'I3',
   },
   {
@@ -276,9 +276,11 @@ export const SABOTAGES: readonly Sabotage[] = [
   {
     id: 'claim-newest-first',
     description: 'LIFO within a priority level: the level head is the newest ready task (enqueued_at DESC), so among equals the latest arrival jumps the queue.',
-    file: 'src/store/statements.ts',
-    find: 'ORDER BY priority DESC, enqueued_at, id',
-    replace: 'ORDER BY priority DESC, enqueued_at DESC, id',
+    file: 'src/store/sql/claim.ts',
+    find: lines('  ORDER BY priority DESC, enqueued_at, id', '  LIMIT 1`);'),
+    replace: lines('  ORDER BY priority DESC, enqueued_at DESC, id', '  LIMIT 1`);'),
+    // SQLite's ready heads seek the same level head in their own text.
+    also: [{ file: 'src/store/sql/claim.ts', find: 'ORDER BY h.priority DESC, h.enqueued_at, h.id LIMIT 1)', replace: 'ORDER BY h.priority DESC, h.enqueued_at DESC, h.id LIMIT 1)' }],
     expectedInvariant: 'I5',
   },
   {
@@ -1078,9 +1080,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'newer-version-cancels-running-only',
     description:
       "Cancel-in-progress that looks only at running work (as concurrency groups that cancel the in-progress run but not one whose worker stopped answering): a newer version persists a cancel of the session's running task, not of an uncertain one, so when the frozen older run's stop is confirmed it goes back to ready and runs again after the newer version (scenario session-cancel-uncertain; issue 35 found this class only late).",
-    file: 'src/store/statements.ts',
-    find: '    olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND ${OCCUPYING} ORDER BY id`),',
-    replace: "    olderSessionHolders: p(`SELECT id, state FROM tasks WHERE tenant = ? AND topic = ? AND version < ? AND state = 'running' ORDER BY id`),",
+    file: 'src/store/sql/claim.ts',
+    find: '  `SELECT id, state FROM tasks WHERE tenant = :tenant AND topic = :topic AND version < :version AND ${OCCUPYING} ORDER BY id`,',
+    replace: "  `SELECT id, state FROM tasks WHERE tenant = :tenant AND topic = :topic AND version < :version AND state = 'running' ORDER BY id`,",
     expectedInvariant: 'I18',
     blindSpot: 'path',
   },
@@ -1088,9 +1090,9 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'session-ignores-uncertain',
     description:
       "A session check that ignores uncertain: the claim asks only whether the session has a running task, so a newer version starts while the older one's lease has lapsed and its worker (frozen, not dead) may still write: two runs of one conversation at once (seed 003's older run overwriting the newer).",
-    file: 'src/store/statements.ts',
-    find: "    sessionBusy: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND ${OCCUPYING} AND id <> ? LIMIT 1`, 'pluck'),",
-    replace: "    sessionBusy: p(`SELECT 1 FROM tasks WHERE tenant = ? AND topic = ? AND state = 'running' AND id <> ? LIMIT 1`, 'pluck'),",
+    file: 'src/store/sql/claim.ts',
+    find: "  `SELECT 1 FROM tasks WHERE tenant = :tenant AND topic = :topic AND ${OCCUPYING} AND id <> :except_id LIMIT 1`,",
+    replace: "  `SELECT 1 FROM tasks WHERE tenant = :tenant AND topic = :topic AND state = 'running' AND id <> :except_id LIMIT 1`,",
     expectedInvariant: 'I18',
     blindSpot: 'path',
   },

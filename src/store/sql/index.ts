@@ -6,6 +6,7 @@
 import { admissionOperations } from './admission.ts';
 import { budgetOperations } from './budgets.ts';
 import { checkpointOperations } from './checkpoints.ts';
+import { claimOperations } from './claim.ts';
 import { deadLetterOperations } from './dead-letters.ts';
 import { effectOperations } from './effects.ts';
 import { eventOperations } from './events.ts';
@@ -20,6 +21,7 @@ export const OPERATIONS = {
   ...admissionOperations,
   ...budgetOperations,
   ...checkpointOperations,
+  ...claimOperations,
   ...deadLetterOperations,
   ...effectOperations,
   ...eventOperations,
