@@ -59,7 +59,9 @@ import { pgDriver } from './pg-driver.ts';
  * every ready tenant's first task whatever the time, which are its heads at its time when each is
  * eligible by then (else the claim reads the heads in a round trip of their own), with the row of the
  * one it will most likely pick. So a claim is 2 round trips with the lock held from the first to the
- * end of the second; a complete is 2, its first made without the lock and its second taking it. An
+ * end of the second, or 1 when the store holds a claim hint: the same first reads as an enqueue left
+ * them, sent in its notice (pg-claim-hint.ts), checked under the lock in the claim's one round trip and
+ * read again as usual if they changed. A complete is 2, its first made without the lock and its second taking it. An
  * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken, the id an insert
  * would take, the paused tenants and the live count in the round trip that takes the lock; its
  * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. (A batch that
