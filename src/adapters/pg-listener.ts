@@ -39,7 +39,8 @@ export const FOLLOW_MS = 25;
  * modulo the roster's length tells its watchers at once, every other one FOLLOW_MS later (one wake for
  * any number of notices meanwhile). So a task still waits no more than FOLLOW_MS when the named process
  * is busy or gone, and a notice with no id, or a roster that cannot be read or does not hold this
- * connection, tells everyone at once as before.
+ * connection, tells everyone at once as before. A notice may carry, after its id and a space, a claim
+ * hint (store/pg-claim-hint.ts): only a listener that tells its watchers at once hands it to its store.
  */
 export class PgListener {
   private readonly board = privateNoticeBoard();
@@ -133,9 +134,11 @@ export class PgListener {
     const own = (connection.client as { processID?: unknown }).processID;
     const n = this.roster.length;
     const { xid, hint } = splitPayload(payload);
-    if (hint !== undefined) this.onHint(hint);
     const id = xid === undefined || !/^\d{1,15}$/.test(xid) ? undefined : Number(xid);
     if (id === undefined || n < 2 || typeof own !== 'number' || !this.roster.includes(own) || this.roster[id % n] === own) {
+      // The claim hint goes to the listener told at once only: by the time a follower claims, the one
+      // named has most likely claimed the task, and the hint would cost the follower a round trip for nothing.
+      if (hint !== undefined) this.onHint(hint);
       this.board.publish();
       return;
     }
