@@ -75,10 +75,10 @@ describe('an enqueue on a PostgreSQL server', () => {
     const trips = sent.filter((text) => !preparing(text));
     expect(trips).toHaveLength(2);
     expect(trips[0]).toMatch(
-      /pg_advisory_xact_lock.*EXECUTE leasehold_taskLatestVersion_b\('acme', 't'\).*EXECUTE leasehold_taskOlderUnstarted_b\('acme', 't', '1'\).*EXECUTE leasehold_enqueueAhead_b\('acme', 't', '1'\);\s*EXECUTE leasehold_tenantPauseList_b;\s*EXECUTE leasehold_counterLive_b$/s,
+      /pg_advisory_xact_lock.*EXECUTE leasehold_taskLatestVersion_b\('acme', 't'\).*EXECUTE leasehold_taskOlderUnstarted_b\('acme', 't', '1'\).*EXECUTE leasehold_taskInsertSlot_b\('acme', 't', '1'\);\s*EXECUTE leasehold_tenantPauseList_b;\s*EXECUTE leasehold_counterLive_b$/s,
     );
     expect(trips[1]).toMatch(
-      /^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_insertTaskAs_one_b\('acme', 't', '1', .*'2'\);\s*EXECUTE leasehold_counterLiveAdjust_b\('1'\);\s*EXECUTE leasehold_eventInsert_b\('2', .*;\s*RELEASE SAVEPOINT leasehold_step;\s*EXECUTE leasehold_notifyClaimHint_b\('leasehold_claimable_\w+', '\d+', .*\);\s*COMMIT;/s,
+      /^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_taskInsertAs_one_b\('acme', 't', '1', .*'2'\);\s*EXECUTE leasehold_counterLiveAdjust_b\('1'\);\s*EXECUTE leasehold_eventInsert_b\('2', .*;\s*RELEASE SAVEPOINT leasehold_step;\s*EXECUTE leasehold_notifyClaimHint_b\('leasehold_claimable_\w+', '\d+', .*\);\s*COMMIT;/s,
     );
     // A newer version read ahead with the lock replaces the waiting one; an older one arrives superseded.
     expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'replaced' });

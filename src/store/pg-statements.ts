@@ -1,20 +1,9 @@
 import { InvariantError } from '../queue/errors.ts';
-import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
 import { scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
-import type {
-  Fence,
-  HoldClosure,
-  HoldingRow,
-  NewTask,
-  PauseRow,
-  StateWrite,
-  Step,
-  ReadsFirst,
-  StoreTx,
-} from './store.ts';
+import type { HoldingRow, PauseRow, Step, ReadsFirst, StoreTx } from './store.ts';
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
-import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
+import { taskInsertSlot } from './sql/task-writes.ts';
 import { counterLive, counterLiveAdjust, taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
 import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.ts';
 import { CANDIDATE_COLUMNS, claimCandidate, claimHolding, claimReadyHeads, SESSION_BUSY_OF } from './sql/claim.ts';
@@ -160,16 +149,6 @@ export function isRowChanged(error: unknown): boolean {
   return code === '22P02' && typeof message === 'string' && message.includes(ROW_CHANGED);
 }
 
-/** Q8: the fence of every write from a lease holder; $1..$4 are id, workerId, generation, now. */
-const FENCE = `id = $1 AND state = 'running' AND worker_id = $2 AND generation = $3 AND lease_until > $4`;
-const fenceValues = (fence: Fence): unknown[] => [fence.id, fence.workerId, fence.generation, fence.now];
-
-/** R4: the hold's columns, closed in the statement that ends the run ($h..$h+3, and `now` for the time). */
-function closeHold(first: number, now: string): string {
-  return `hold_state = $${first}, hold_charged_credits = $${first + 1}, hold_usage = $${first + 2}, hold_reason = $${first + 3}, hold_closed_at = ${now}`;
-}
-const holdValues = (hold: HoldClosure): unknown[] => [hold.state, hold.charged, hold.usage, hold.reason];
-
 /**
  * Each ready tenant's first ready task in the claim's order, whether eligible yet or not, with its
  * not_before, in tenant order: where every head found is eligible at a time, these are READY_HEADS at
@@ -214,64 +193,6 @@ export const SQL = {
                      CASE WHEN c.id IS NOT NULL THEN ${SESSION_BUSY_OF('c')} END AS ahead_session_busy
                    FROM heads LEFT JOIN tasks AS c ON c.id = heads.id AND c.id IN (SELECT id FROM likely)
                    ORDER BY heads.tenant`,
-
-  // ---- enqueue (Q1-Q3)
-  /**
-   * What an enqueue reads ahead with the lock (ReadsFirst.enqueue): the id its insert would take and
-   * whether its key is taken. Under the lock both hold until the transaction's first write, so an insert
-   * of a free key can be sent without waiting for its id (insertTaskAs).
-   */
-  enqueueAhead: `SELECT COALESCE(MAX(id), 0) + 1 AS next_id,
-                   EXISTS (SELECT 1 FROM tasks AS k WHERE k.tenant = $1 AND k.topic = $2 AND k.version = $3) AS taken
-                 FROM tasks`,
-  /** insertTask with the id read ahead ($16) and no answer awaited: it runs as exactlyOne, so a key taken after all fails its batch. */
-  insertTaskAs: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                   state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
-                 VALUES ($16, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                   $11, $12, $12, 1, $13, '${HOLD_OPEN}', $14, $15)
-                 ON CONFLICT (tenant, topic, version) DO NOTHING`,
-  insertTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                 state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
-               VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                 $11, $12, $12, 1, $13, '${HOLD_OPEN}', $14, $15)
-               ON CONFLICT (tenant, topic, version) DO NOTHING
-               RETURNING id`,
-  insertEndedTask: `INSERT INTO tasks (id, tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                      state, enqueued_at, not_before, finished_at, event_seq, hold_credits,
-                      hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at, needs, critical)
-                    VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                      $11, $12, $12, $12, 1, $13, $16, $17, $18, $19, $12, $14, $15)
-                    ON CONFLICT (tenant, topic, version) DO NOTHING
-                    RETURNING id`,
-
-  // ---- the state writes: only writeState() runs these.
-  claimTask: `UPDATE tasks SET state = 'running', worker_id = $2, generation = $3,
-                attempts = attempts + 1, deliveries = deliveries + 1, lease_until = $4,
-                claimed_at = $5, first_claimed_at = COALESCE(first_claimed_at, $5),
-                queue_wait_ms = $5 - enqueued_at, event_seq = $6, deferred = NULL
-              WHERE id = $1 AND state = 'ready' AND generation = $7`,
-  completeTask: `UPDATE tasks SET state = 'done', result = $5, finished_at = $4, run_ms = $4 - claimed_at,
-                   lease_until = NULL, event_seq = $6, outcome = $7, ${closeHold(8, '$4')}
-                 WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
-  completeTaskHoldClosed: `UPDATE tasks SET state = 'done', result = $5, finished_at = $4, run_ms = $4 - claimed_at,
-                             lease_until = NULL, event_seq = $6, outcome = $7
-                           WHERE ${FENCE} AND ${HOLD_NOT_OPEN_SQL}`,
-  leaveRunning: `UPDATE tasks SET state = $5, outcome = $6, error_class = $7, error_message = $8,
-                   not_before = $9, finished_at = $10, run_ms = $4 - claimed_at,
-                   lease_until = NULL, event_seq = $11
-                 WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> '${HOLD_OPEN}' OR $5 = 'ready')`,
-  leaveRunningClosingHold: `UPDATE tasks SET state = $5, outcome = $6, error_class = $7, error_message = $8,
-                              not_before = $9, finished_at = $10, run_ms = $4 - claimed_at,
-                              lease_until = NULL, event_seq = $11, ${closeHold(12, '$4')}
-                            WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
-  moveTask: `UPDATE tasks SET state = $4, outcome = COALESCE($5, outcome), finished_at = $6,
-               lease_until = CASE WHEN $7::int4 = 1 THEN lease_until ELSE NULL END, event_seq = event_seq + 1
-             WHERE id = $1 AND state = $2 AND generation = $3
-             RETURNING event_seq`,
-  moveTaskClosingHold: `UPDATE tasks SET state = $4, outcome = COALESCE($5, outcome), finished_at = $6,
-                          lease_until = NULL, event_seq = event_seq + 1, ${closeHold(7, '$6')}
-                        WHERE id = $1 AND state = $2 AND generation = $3 AND ${HOLD_IS_OPEN_SQL}
-                        RETURNING event_seq`,
 
   // ---- a holder's row read before the queue lock (Q8)
   /**
@@ -318,8 +239,9 @@ for (const name of Object.keys(SQL)) {
   if (declaredStatementNames().has(name.toLowerCase())) throw new StatementError(name, 'declared in the catalogue (sql/) and in pg-statements.ts');
 }
 
-/** The catalogue's statements as sent, by their index (made on first use). */
+/** The catalogue's statements as sent, by their index (made on first use); and as sendOne sends a write (exactlyOne). */
 const declaredForms: PgStatement[] = [];
+const oneForms: PgStatement[] = [];
 function formOf(declared: Declared<string, unknown>): PgStatement {
   return (declaredForms[declared.index] ??= { name: `leasehold_${declared.name}`, text: declared.postgres.text, reads: !declared.writes });
 }
@@ -524,7 +446,7 @@ export class PgStatements implements StoreTx, SqlRunner {
       return [
         declared(taskLatestVersion, valuesOf(taskLatestVersion, { tenant, topic })),
         declared(taskOlderUnstarted, valuesOf(taskOlderUnstarted, { tenant, topic, version })),
-        config('enqueueAhead', [tenant, topic, version]),
+        declared(taskInsertSlot, valuesOf(taskInsertSlot, { tenant, topic, version })),
         declared(tenantPauseList, []),
         declared(counterLive, []),
       ];
@@ -557,7 +479,7 @@ export class PgStatements implements StoreTx, SqlRunner {
       const latest = results[0]!.rows[0];
       this.remember(taskLatestVersion.name, valuesOf(taskLatestVersion, { tenant, topic }), latest === undefined ? undefined : Object.values(latest)[0]);
       this.remember(taskOlderUnstarted.name, valuesOf(taskOlderUnstarted, { tenant, topic, version }), results[1]!.rows);
-      this.remember('enqueueAhead', [tenant, topic, version], results[2]!.rows[0]);
+      this.remember(taskInsertSlot.name, valuesOf(taskInsertSlot, { tenant, topic, version }), results[2]!.rows[0]);
       this.enqueueBase = { paused: results[3]!.rows as unknown as PauseRow[], live: Number(results[4]!.rows[0]?.value), delta: 0 };
       return;
     }
@@ -616,10 +538,17 @@ export class PgStatements implements StoreTx, SqlRunner {
    * it rides with the next statement or COMMIT like a deferred write, and its batch fails, COMMIT
    * unsent, if it changed none.
    */
-  private deferOne(name: StatementName, values: unknown[], what: string): void {
+  sendOne<K extends string>(declared: Write<K>, params: Params<K>, what: () => string): boolean {
     this.ahead.clear();
     this.wrote = true;
-    this.pending.push({ config: { name: `leasehold_${name}_one`, text: exactlyOne(SQL[name]), values }, one: what });
+    const form = (oneForms[declared.index] ??= { name: `leasehold_${declared.name}_one`, text: exactlyOne(declared.postgres.text), reads: false });
+    this.pending.push({ config: { name: form.name, text: form.text, values: valuesOf(declared, params) }, one: what() });
+    return true;
+  }
+
+  /** A read's answer if it was read ahead and nothing was written since (see `ahead`), without a round trip; forgotten once used. */
+  recalled<K extends string, R>(declared: Declared<K, R>, params: Params<K>): { answer: R } | undefined {
+    return this.ahead.size === 0 ? undefined : this.recall<R>(declared.name, valuesOf(declared, params));
   }
 
   /** Sends the pending writes now (one round trip), then `trailer` in the same round trip if given; nothing when neither is there. */
@@ -652,12 +581,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     this.pending = [];
     this.lockUnsent = false;
     return writes;
-  }
-
-  /** The first column of the first row, or undefined when there is no row. */
-  private *pluck<T>(name: StatementName, values: unknown[] = []): Generator<Promise<unknown>, T | undefined, unknown> {
-    const row = (yield* this.q(name, values)).rows[0];
-    return row === undefined ? undefined : (Object.values(row)[0] as T);
   }
 
   private *control(text: string): Generator<Promise<unknown>, void, unknown> {
@@ -737,78 +660,6 @@ export class PgStatements implements StoreTx, SqlRunner {
     }
   }
 
-  *insertTask(task: NewTask): Step<number | undefined> {
-    const values = [
-      task.tenant,
-      task.topic,
-      task.version,
-      task.inputHash,
-      task.priority,
-      task.inputJson,
-      task.store,
-      task.tier,
-      task.deadline,
-      task.contextJson,
-      task.state,
-      task.now,
-      task.holdCredits,
-      task.needsJson,
-      task.critical,
-    ];
-    if (task.hold === null) {
-      // The key read free with the lock and nothing written since: the insert waits with the next
-      // statement, and its id is the one read ahead.
-      const ahead = this.recall<{ next_id: number; taken: boolean } | undefined>('enqueueAhead', [task.tenant, task.topic, task.version])?.answer;
-      if (ahead !== undefined && ahead.taken === false) {
-        const id = Number(ahead.next_id);
-        this.deferOne('insertTaskAs', [...values, id], `the insert of task ${id}`);
-        return id;
-      }
-      return yield* this.pluck<number>('insertTask', values);
-    }
-    return yield* this.pluck<number>('insertEndedTask', [...values, ...holdValues(task.hold)]);
-  }
-
-  /** The only statement of this store that writes tasks.state; transition() is its only caller. */
-  *writeState(change: StateWrite): Step<number | undefined> {
-    // A claim's and a holder's write are decided on the row this transaction read under the queue
-    // lock, so they must change it: they ride with the next statement (deferOne) instead of a round
-    // trip of their own, and a miss fails the transaction as an InvariantError, as transition() would.
-    if (change.kind === 'claim') {
-      const values = [change.id, change.workerId, change.generation, change.leaseUntil, change.now, change.eventSeq, change.previousGeneration];
-      this.deferOne('claimTask', values, `task ${change.id}'s claim`);
-      // A5: every claim is a RUN decision, counted in the claim's own transaction.
-      this.send(signalBump, { name: RUN_SIGNAL, delta: 1 });
-      return change.eventSeq;
-    }
-    if (change.kind === 'holder') {
-      const { fence, hold } = change;
-      const what = `task ${fence.id}'s ${change.to === 'done' ? 'completion' : `move to ${change.to}`} by its holder`;
-      if (change.to === 'done') {
-        const values = [...fenceValues(fence), change.result, change.eventSeq, change.outcome];
-        if (hold === null) this.deferOne('completeTaskHoldClosed', values, what);
-        else this.deferOne('completeTask', [...values, ...holdValues(hold)], what);
-      } else {
-        const values = [
-          ...fenceValues(fence),
-          change.to,
-          change.outcome,
-          change.errorClass,
-          change.errorMessage,
-          change.notBefore,
-          change.finishedAt,
-          change.eventSeq,
-        ];
-        if (hold === null) this.deferOne('leaveRunning', values, what);
-        else this.deferOne('leaveRunningClosingHold', [...values, ...holdValues(hold)], what);
-      }
-      return change.eventSeq;
-    }
-    const values = [change.id, change.from, change.generation, change.to, change.outcome, change.finishedAt];
-    return change.hold === null
-      ? yield* this.pluck<number>('moveTask', [...values, change.keepLease ? 1 : 0])
-      : yield* this.pluck<number>('moveTaskClosingHold', [...values, ...holdValues(change.hold)]);
-  }
 }
 
 /** Whether a value is a plain row (for tests). */

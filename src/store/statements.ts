@@ -1,11 +1,8 @@
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
-import { HOLD_IS_OPEN_SQL, HOLD_NOT_OPEN_SQL, HOLD_OPEN } from '../queue/holds.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
-import { FENCE } from './sql/holders.ts';
-import { RUN_SIGNAL, signalBump } from './sql/signals.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
-import type { HoldClosure, NewTask, StateWrite, Step, StoreTx } from './store.ts';
+import type { Step, StoreTx } from './store.ts';
 
 /**
  * SQLite's statements of the store interface, prepared once when the store opens. Time is always a
@@ -14,9 +11,6 @@ import type { HoldClosure, NewTask, StateWrite, Step, StoreTx } from './store.ts
  * method is a generator that returns at once: better-sqlite3 is synchronous, so a transaction body
  * runs to its end without yielding (store.ts).
  */
-
-/** R4: the hold's columns, closed in the statement that ends the run. */
-const CLOSE_HOLD = `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = :now`;
 
 /**
  * Each statement is prepared once, on its first use: a connection that never needs one (most open
@@ -41,57 +35,6 @@ function lazily<T extends Record<string, () => Statement>>(makers: T): { readonl
 function prepare(db: Database) {
   const p = (sql: string, pluck?: 'pluck') => (): Statement => (pluck === undefined ? db.prepare(sql) : db.prepare(sql).pluck());
   return lazily({
-    // ---- enqueue (Q1-Q3)
-    insertTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                     state, enqueued_at, not_before, event_seq, hold_credits, hold_state, needs, critical)
-                   VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
-                     :state, :now, :now, 1, :holdCredits, '${HOLD_OPEN}', :needsJson, :critical)
-                   ON CONFLICT (tenant, topic, version) DO NOTHING
-                   RETURNING id`, 'pluck'),
-    // Q2: a late version is stored ended, its hold released in the same insert (the schema allows no
-    // ended task that still holds).
-    insertEndedTask: p(`INSERT INTO tasks (tenant, topic, version, input_hash, priority, input, store, tier, deadline, context,
-                          state, enqueued_at, not_before, finished_at, event_seq, hold_credits,
-                          hold_state, hold_charged_credits, hold_usage, hold_reason, hold_closed_at, needs, critical)
-                        VALUES (:tenant, :topic, :version, :inputHash, :priority, :inputJson, :store, :tier, :deadline, :contextJson,
-                          :state, :now, :now, :now, 1, :holdCredits, :holdState, :charged, :usage, :holdReason, :now, :needsJson, :critical)
-                        ON CONFLICT (tenant, topic, version) DO NOTHING
-                        RETURNING id`, 'pluck'),
-
-    // ---- the state writes: only writeState() below runs these.
-    // No RETURNING on the hot writes: SQLite buffers RETURNING rows in an ephemeral table, which cost
-    // more than the UPDATE. The caller read the row in this transaction and computes the new values.
-    claimTask: p(`UPDATE tasks SET state = 'running', worker_id = :workerId, generation = :generation,
-                    attempts = attempts + 1, deliveries = deliveries + 1, lease_until = :leaseUntil,
-                    claimed_at = :now, first_claimed_at = COALESCE(first_claimed_at, :now),
-                    queue_wait_ms = :now - enqueued_at, event_seq = :eventSeq, deferred = NULL
-                  WHERE id = :id AND state = 'ready' AND generation = :previousGeneration`),
-    completeTask: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${CLOSE_HOLD}
-                     WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`),
-    // R4: a run whose hold was released while it sat uncertain (holdTtlMs) ends without a settlement.
-    completeTaskHoldClosed: p(`UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
-                                 lease_until = NULL, event_seq = :eventSeq, outcome = :outcome
-                               WHERE ${FENCE} AND ${HOLD_NOT_OPEN_SQL}`),
-    leaveRunning: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
-                       not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = :eventSeq
-                     WHERE ${FENCE} AND (hold_state IS NULL OR hold_state <> '${HOLD_OPEN}' OR :state = 'ready')`),
-    leaveRunningClosingHold: p(`UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
-                                  not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
-                                  lease_until = NULL, event_seq = :eventSeq, ${CLOSE_HOLD}
-                                WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`),
-    // Moves that are not the holder's read rows from indexes that do not carry event_seq (the holding
-    // index), so these bump it in SQL; they are off the hot path, where RETURNING's cost matters little.
-    moveTask: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
-                   lease_until = CASE WHEN :keepLease = 1 THEN lease_until ELSE NULL END, event_seq = event_seq + 1
-                 WHERE id = :id AND state = :fromState AND generation = :generation
-                 RETURNING event_seq`, 'pluck'),
-    moveTaskClosingHold: p(`UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
-                              lease_until = NULL, event_seq = event_seq + 1, ${CLOSE_HOLD}
-                            WHERE id = :id AND state = :fromState AND generation = :generation AND ${HOLD_IS_OPEN_SQL}
-                            RETURNING event_seq`, 'pluck'),
-
     savepoint: p('SAVEPOINT leasehold_step'),
     releaseSavepoint: p('RELEASE leasehold_step'),
     rollbackToSavepoint: p('ROLLBACK TO leasehold_step'),
@@ -99,10 +42,6 @@ function prepare(db: Database) {
 }
 
 type Prepared = ReturnType<typeof prepare>;
-
-function holdParameters(hold: HoldClosure) {
-  return { holdState: hold.state, charged: hold.charged, usage: hold.usage, holdReason: hold.reason };
-}
 
 /**
  * A statement's answer as a finished step. better-sqlite3 answers at once, so a step needs no generator:
@@ -185,6 +124,16 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   /** SQLite reads nothing ahead: it pays no round trip for the read when it comes. */
   answeredAhead(): void {}
 
+  /** SQLite reads nothing ahead. */
+  recalled(): undefined {
+    return undefined;
+  }
+
+  /** A write that must change exactly one row, run now: whether it did. */
+  sendOne<K extends string>(declared: Write<K>, params: Params<K>): boolean {
+    return this.statement(declared).run(params).changes === 1;
+  }
+
   /** A write whose answer nobody waits for: run now (SQLite pays no round trip); `settled` is told its answer. */
   send<K extends string>(declared: Write<K>, params: Params<K>): void;
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
@@ -215,61 +164,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
     return result;
   }
 
-  insertTask(task: NewTask): Step<number | undefined> {
-    const { hold, ...columns } = task;
-    if (hold === null) return done(this.s.insertTask.get(columns) as number | undefined);
-    return done(this.s.insertEndedTask.get({ ...columns, ...holdParameters(hold) }) as number | undefined);
-  }
-
-  /** The only code of this store that writes tasks.state; transition() is its only caller. */
-  writeState(change: StateWrite): Step<number | undefined> {
-    return done(this.stateWrite(change));
-  }
-
-  private stateWrite(change: StateWrite): number | undefined {
-    const { s } = this;
-    if (change.kind === 'claim') {
-      const { kind: _kind, ...parameters } = change;
-      if (s.claimTask.run(parameters).changes !== 1) return undefined;
-      // A5: every claim is a RUN decision, counted in the claim's own transaction.
-      this.send(signalBump, { name: RUN_SIGNAL, delta: 1 });
-      return change.eventSeq;
-    }
-    if (change.kind === 'holder') {
-      const { fence, hold } = change;
-      let written;
-      if (change.to === 'done') {
-        const parameters = { ...fence, result: change.result, eventSeq: change.eventSeq, outcome: change.outcome };
-        written = hold === null ? s.completeTaskHoldClosed.run(parameters) : s.completeTask.run({ ...parameters, ...holdParameters(hold) });
-      } else {
-        const parameters = {
-          ...fence,
-          state: change.to,
-          outcome: change.outcome,
-          errorClass: change.errorClass,
-          errorMessage: change.errorMessage,
-          notBefore: change.notBefore,
-          finishedAt: change.finishedAt,
-          eventSeq: change.eventSeq,
-        };
-        written = hold === null ? s.leaveRunning.run(parameters) : s.leaveRunningClosingHold.run({ ...parameters, ...holdParameters(hold) });
-      }
-      return written.changes === 1 ? change.eventSeq : undefined;
-    }
-    const parameters = {
-      id: change.id,
-      fromState: change.from,
-      generation: change.generation,
-      state: change.to,
-      outcome: change.outcome,
-      finishedAt: change.finishedAt,
-    };
-    return (
-      change.hold === null
-        ? s.moveTask.get({ ...parameters, keepLease: change.keepLease ? 1 : 0 })
-        : s.moveTaskClosingHold.get({ ...parameters, ...holdParameters(change.hold), now: change.finishedAt })
-    ) as number | undefined;
-  }
 }
 
 installOperations(SqliteStatements.prototype, OPERATIONS);

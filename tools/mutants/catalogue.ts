@@ -313,7 +313,7 @@ export const SABOTAGES: readonly Sabotage[] = [
     id: 'attempts-not-counted-at-claim',
     description:
       'Attempts counted on one path and not another: the claim no longer bumps attempts (only deliveries), so every claim reports attempt 1, the retry backoff never grows and maxAttempts never stops a task that keeps failing.',
-    file: 'src/store/statements.ts',
+    file: 'src/store/sql/task-writes.ts',
     find: 'attempts = attempts + 1, deliveries = deliveries + 1, lease_until = :leaseUntil,',
     replace: 'attempts = attempts, deliveries = deliveries + 1, lease_until = :leaseUntil,',
     expectedInvariant: 'I6',

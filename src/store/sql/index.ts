@@ -15,6 +15,7 @@ import { holderOperations } from './holders.ts';
 import { holdOperations } from './holds.ts';
 import { migrationOperations } from './migrations.ts';
 import { signalOperations } from './signals.ts';
+import { taskWriteOperations } from './task-writes.ts';
 import { taskOperations } from './tasks.ts';
 
 export const OPERATIONS = {
@@ -31,6 +32,7 @@ export const OPERATIONS = {
   ...migrationOperations,
   ...signalOperations,
   ...taskOperations,
+  ...taskWriteOperations,
 };
 
 /** The StoreTx methods the catalogue writes (the statement classes write the rest themselves, for now). */

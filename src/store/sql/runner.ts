@@ -21,6 +21,18 @@ export interface SqlRunner {
   /** The same, and `settled` is told the write's answer (in its result shape) once it has run. */
   send<K extends string, R>(statement: Statement<K, R>, params: Params<K>, settled: (answer: R) => void): void;
   /**
+   * A write decided on a row the transaction read under the queue lock, which must change exactly that
+   * row. SQLite runs it now and answers whether it changed one row. PostgreSQL sends it with the next
+   * round trip or COMMIT as a statement that fails its batch when it changes none (an InvariantError
+   * naming `what`, as transition() raises for a write that misses), and answers true.
+   */
+  sendOne<K extends string>(statement: Write<K>, params: Params<K>, what: () => string): boolean;
+  /**
+   * The statement's answer for `params` if it was read ahead and still holds (`{ answer }`), without
+   * running it: PostgreSQL forgets it once used; SQLite reads nothing ahead, and answers undefined.
+   */
+  recalled<K extends string, R>(statement: Statement<K, R>, params: Params<K>): { answer: R } | undefined;
+  /**
    * Tells the runner what `statement` answers for `params`, read with another statement: PostgreSQL
    * keeps it, and answers the statement's call from it until the transaction writes anything; SQLite,
    * which pays no round trip, reads nothing ahead and ignores it.
@@ -44,6 +56,21 @@ export const NOTHING: Step<void> = {
   [Symbol.iterator]() {
     return NOTHING;
   },
+};
+
+/**
+ * A step that is already finished with `value`: what an operation answers without running anything.
+ * One iterator is reused for every answer, as SqliteStatements' own are: a body consumes each step where
+ * it is made (`yield* tx.operation(...)`) before it makes the next.
+ */
+export function answer<T>(value: T): Step<T> {
+  answered.value = value;
+  return finished as Step<T>;
+}
+const answered: IteratorReturnResult<unknown> = { done: true, value: undefined };
+const finished: Step<unknown> = {
+  next: () => answered,
+  [Symbol.iterator]: () => finished,
 };
 
 /**
