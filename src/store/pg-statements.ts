@@ -12,10 +12,11 @@ import { installOperations, type SqlRunner } from './sql/runner.ts';
 import { declaredStatementNames, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
 
 /**
- * PostgreSQL's statements of the store interface: statements.ts translated with the same filters, the
- * same orders (ties broken by id, NULLs first as in SQLite) and the same arithmetic (every column the
- * maths touches is BIGINT, every parameter an integer, so `$now - enqueued_at` is the same number).
- * Text columns compare and sort by bytes (COLLATE "C" in pg-migrations.ts), as SQLite's BINARY does.
+ * PostgreSQL's runner of the statement catalogue (sql/): each statement's PostgreSQL text, with the same
+ * filters, the same orders (ties broken by id, NULLs first as in SQLite) and the same arithmetic (every
+ * column the maths touches is BIGINT, every parameter an integer, so `$now - enqueued_at` is the same
+ * number) as SQLite's. Text columns compare and sort by bytes (COLLATE "C" in pg-migrations.ts), as
+ * SQLite's BINARY does. Its own statements (SQL below) are the reads ahead no StoreTx method makes.
  *
  * Every method is a generator that yields one promise per round trip (its query, with any writes still
  * pending before it) and returns the mapped answer once the driver sends the result back; a failed
@@ -211,28 +212,12 @@ export const SQL = {
 
 } as const;
 
-export type StatementName = keyof typeof SQL;
-/** Every statement's text by its (stable, unique) name: the prepared statement's name is `leasehold_<name>`. */
-export const PG_STATEMENTS: Readonly<Record<StatementName, string>> = SQL;
-
-/** The statements that only read (a SELECT, or a WITH of SELECTs): running one keeps what was read ahead. */
-export const READS: ReadonlySet<StatementName> = new Set(
-  (Object.keys(SQL) as StatementName[]).filter((name) => /^\s*(SELECT|WITH)\b/i.test(SQL[name]) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(SQL[name])),
-);
-
-type Row = Record<string, unknown>;
-
 /** A statement as PgStatements sends it: its prepared name, its text, and whether it only reads (it keeps what was read ahead). */
 interface PgStatement {
   readonly name: string;
   readonly text: string;
   readonly reads: boolean;
 }
-
-/** The statements of SQL above, as sent. */
-const WRITTEN_HERE = Object.fromEntries(
-  (Object.keys(SQL) as StatementName[]).map((name) => [name, { name: `leasehold_${name}`, text: SQL[name], reads: READS.has(name) }]),
-) as Record<StatementName, PgStatement>;
 
 // A statement of SQL above and one of the catalogue (sql/) must not share a prepared statement's name.
 for (const name of Object.keys(SQL)) {
@@ -400,13 +385,13 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
 
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
-  private *q(statement: StatementName | PgStatement, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {
+  private *q(statement: PgStatement, values: unknown[]): Generator<Promise<unknown>, PgResult, unknown> {
     return (yield* this.together([[statement, values]]))[0]!;
   }
 
   /** Several statements in one round trip (after the pending writes); their results in order. */
-  private *together(statements: readonly (readonly [StatementName | PgStatement, readonly unknown[]])[]): Generator<Promise<unknown>, PgResult[], unknown> {
-    const forms = statements.map(([statement]) => (typeof statement === 'string' ? WRITTEN_HERE[statement] : statement));
+  private *together(statements: readonly (readonly [PgStatement, readonly unknown[]])[]): Generator<Promise<unknown>, PgResult[], unknown> {
+    const forms = statements.map(([statement]) => statement);
     if (forms.some((form) => !form.reads)) {
       this.ahead.clear();
       this.wrote = true;
@@ -435,7 +420,7 @@ export class PgStatements implements StoreTx, SqlRunner {
    * comes with them.
    */
   static readsFirst(reads: ReadsFirst | undefined, before?: number, versioned = false): PgQueryConfig[] {
-    const config = (name: StatementName, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
+    const config = (name: keyof typeof SQL, values: unknown[]): PgQueryConfig => ({ name: `leasehold_${name}`, text: SQL[name], values });
     const declared = (statement: Declared<string, unknown>, values: unknown[]): PgQueryConfig => ({ name: formOf(statement).name, text: formOf(statement).text, values });
     if (reads?.claim !== undefined && before !== undefined) {
       const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = reads.claim;
@@ -525,10 +510,9 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
 
   /** A write whose result the body does not need now: sent with the next statement or with COMMIT. */
-  private defer(statement: StatementName | PgStatement, values: unknown[], settled?: (result: PgResult) => void): void {
+  private defer(form: PgStatement, values: unknown[], settled?: (result: PgResult) => void): void {
     this.ahead.clear();
     this.wrote = true;
-    const form = typeof statement === 'string' ? WRITTEN_HERE[statement] : statement;
     this.pending.push({ config: { name: form.name, text: form.text, values }, ...(settled === undefined ? {} : { settled }) });
   }
 
@@ -661,8 +645,5 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
 
 }
-
-/** Whether a value is a plain row (for tests). */
-export type PgRow = Row;
 
 installOperations(PgStatements.prototype, OPERATIONS);

@@ -1,62 +1,16 @@
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
-import { installOperations, type SqlRunner } from './sql/runner.ts';
+import { answer as finished, installOperations, type SqlRunner } from './sql/runner.ts';
 import type { Params, Statement as Declared, Write } from './sql/statement.ts';
 import type { Step, StoreTx } from './store.ts';
 
 /**
- * SQLite's statements of the store interface, prepared once when the store opens. Time is always a
- * bound parameter (`:now`), never SQLite's clock, so the simulator's virtual time reaches every
- * decision. Integer maths uses CAST because better-sqlite3 binds JavaScript numbers as REAL. Every
- * method is a generator that returns at once: better-sqlite3 is synchronous, so a transaction body
- * runs to its end without yielding (store.ts).
+ * SQLite's runner of the statement catalogue (sql/). Time is always a bound parameter (`:now`), never
+ * SQLite's clock, so the simulator's virtual time reaches every decision. Integer maths uses CAST
+ * because better-sqlite3 binds JavaScript numbers as REAL. Every statement answers at once: better-sqlite3
+ * is synchronous, so a transaction body runs to its end without yielding (store.ts), and an answer is
+ * a finished step (runner.ts answer), no generator.
  */
-
-/**
- * Each statement is prepared once, on its first use: a connection that never needs one (most open
- * only for a few calls, and a simulated run opens one per seed) does not pay for it.
- */
-function lazily<T extends Record<string, () => Statement>>(makers: T): { readonly [K in keyof T]: Statement } {
-  const statements = {} as Record<string, Statement>;
-  for (const [name, make] of Object.entries(makers)) {
-    Object.defineProperty(statements, name, {
-      configurable: true,
-      enumerable: true,
-      get() {
-        const statement = make();
-        Object.defineProperty(statements, name, { value: statement, enumerable: true });
-        return statement;
-      },
-    });
-  }
-  return statements as { readonly [K in keyof T]: Statement };
-}
-
-function prepare(db: Database) {
-  const p = (sql: string, pluck?: 'pluck') => (): Statement => (pluck === undefined ? db.prepare(sql) : db.prepare(sql).pluck());
-  return lazily({
-    savepoint: p('SAVEPOINT leasehold_step'),
-    releaseSavepoint: p('RELEASE leasehold_step'),
-    rollbackToSavepoint: p('ROLLBACK TO leasehold_step'),
-  });
-}
-
-type Prepared = ReturnType<typeof prepare>;
-
-/**
- * A statement's answer as a finished step. better-sqlite3 answers at once, so a step needs no generator:
- * one iterator, already done, is reused for every answer. That is safe because a synchronous body
- * consumes each step where it is made (`yield* tx.statement(...)`) before it makes the next.
- */
-const answer: IteratorReturnResult<unknown> = { done: true, value: undefined };
-const finished: Step<unknown> = {
-  next: () => answer,
-  [Symbol.iterator]: () => finished,
-};
-function done<T>(value: T): Step<T> {
-  answer.value = value;
-  return finished as Step<T>;
-}
 
 /** Runs a declared statement, prepared as `statement`, and answers in its result shape. */
 function answerOf<K extends string, R>(statement: Statement, declared: Declared<K, R>, params: Params<K>): R {
@@ -83,7 +37,8 @@ function answerOf<K extends string, R>(statement: Statement, declared: Declared<
  */
 export interface SqliteStatements extends Pick<StoreTx, OperationName> {}
 export class SqliteStatements implements StoreTx, SqlRunner {
-  private readonly s: Prepared;
+  /** The savepoint's three statements, prepared on its first use (most connections never take one). */
+  private steps: { readonly begin: Statement; readonly release: Statement; readonly rollback: Statement } | undefined;
   /** The catalogue's statements this connection has prepared, by their index (each on its first use). */
   private readonly prepared: (Statement | undefined)[] = [];
   /**
@@ -94,9 +49,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   /** W1: the transaction in progress made a task claimable; the store reads and resets it around each transaction. */
   claimable = false;
 
-  constructor(private readonly db: Database) {
-    this.s = prepare(db);
-  }
+  constructor(private readonly db: Database) {}
 
   markClaimable(): void {
     this.claimable = true;
@@ -118,7 +71,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
     const answer = answerOf(this.statement(declared), declared, params);
-    return done(map === undefined ? answer : map(answer));
+    return finished(map === undefined ? answer : map(answer));
   }
 
   /** SQLite reads nothing ahead: it pays no round trip for the read when it comes. */
@@ -144,7 +97,12 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   }
 
   *savepoint<T>(body: () => Step<T>): Step<T> {
-    this.s.savepoint.run();
+    const steps = (this.steps ??= {
+      begin: this.db.prepare('SAVEPOINT leasehold_step'),
+      release: this.db.prepare('RELEASE leasehold_step'),
+      rollback: this.db.prepare('ROLLBACK TO leasehold_step'),
+    });
+    steps.begin.run();
     const eventsBefore = this.lastEventId;
     let result: T;
     try {
@@ -155,12 +113,12 @@ export class SqliteStatements implements StoreTx, SqlRunner {
       // savepoint with it: nothing is left to undo, and the error is what the caller must see (a
       // ROLLBACK TO would throw "no such savepoint" in its place).
       if (this.db.inTransaction) {
-        this.s.rollbackToSavepoint.run();
-        this.s.releaseSavepoint.run();
+        steps.rollback.run();
+        steps.release.run();
       }
       throw error;
     }
-    this.s.releaseSavepoint.run();
+    steps.release.run();
     return result;
   }
 

@@ -1,7 +1,7 @@
 /**
  * A lease holder's writes that leave the state alone (Q8, Q9, Q13): the heartbeat, the event sequence
  * bumped under the fence, and an operator's cancel request. The fence is declared here once; the state
- * writes (statements.ts) take it too.
+ * writes (task-writes.ts) take it too.
  */
 import { OCCUPYING_SQL } from '../../queue/states.ts';
 import type { CompletingRow } from '../store.ts';

@@ -35,5 +35,5 @@ export const OPERATIONS = {
   ...taskWriteOperations,
 };
 
-/** The StoreTx methods the catalogue writes (the statement classes write the rest themselves, for now). */
+/** The StoreTx methods the catalogue writes: all but savepoint and markClaimable, which each runner keeps its own (transaction control, a flag). */
 export type OperationName = keyof typeof OPERATIONS;

@@ -1,7 +1,7 @@
 /**
  * Task reads (Q1-Q3): a task by its id or its key, a tenant's or every task, tasks in a state, the
  * counts by state and of occupied slots by tenant, and a topic's versions; and the live counter (I7).
- * The claim's reads and the state writes are written by the statement classes themselves, for now.
+ * The claim's reads are in claim.ts, a task's insert and its state writes in task-writes.ts.
  */
 import type { TaskState } from '../../queue/types.ts';
 import { OCCUPYING_SQL } from '../../queue/states.ts';
