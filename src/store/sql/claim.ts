@@ -106,7 +106,7 @@ export const claimLevelNext = read('claimLevelNext', ['tenant', 'priority', 'enq
                   LIMIT 1`,
 );
 
-/** A18: a session's older versions that hold a slot (the enqueue of a newer one cancels them). */
+/** A6: a session's older versions that hold a slot (the enqueue of a newer one cancels them). */
 export const sessionOlderHolders = read('sessionOlderHolders', ['tenant', 'topic', 'version']).rows<{ id: number; state: TaskState }>(
   `SELECT id, state FROM tasks WHERE tenant = :tenant AND topic = :topic AND version < :version AND ${OCCUPYING} ORDER BY id`,
 );
