@@ -216,15 +216,14 @@ describe('PgListener: one listener first, the rest FOLLOW_MS later', () => {
       client.roster = roster;
       return connection;
     };
-    const hints: string[] = [];
-    const listener = new PgListener(connect, 'leasehold_claimable_9', undefined, (hint) => hints.push(hint));
+    const listener = new PgListener(connect, 'leasehold_claimable_9');
     const wakes: number[] = [];
     listener.subscribe(() => wakes.push(wakes.length));
     await until('listening, the roster read', () => listener.listening && server.clients[0]!.queries.length === 2);
     // The wake every connection gives when it is up.
     await until('the first wake', () => wakes.length === 1);
     const notice = (payload?: string) => server.clients[0]!.emit('notification', { channel: 'leasehold_claimable_9', payload });
-    return { listener, wakes, notice, hints };
+    return { listener, wakes, notice };
   }
 
   it('a notice whose id names this listener in the roster wakes it at once', async () => {
@@ -245,17 +244,6 @@ describe('PgListener: one listener first, the rest FOLLOW_MS later', () => {
     // The next notice that names it is heard at once again.
     notice('7');
     expect(wakes).toHaveLength(3);
-    await listener.close();
-  });
-
-  it('gives the claim hint after the id to the listener it wakes at once, and none to a follower (its claim would come too late for it)', async () => {
-    const { listener, wakes, notice, hints } = await listening(202, [101, 202, 303]);
-    notice('4 {"s":[1]}'); // backend 202: told at once, with the text after the id
-    expect({ wakes: wakes.length, hints }).toEqual({ wakes: 2, hints: ['{"s":[1]}'] });
-    notice('3 {"s":[2]}'); // backend 101: this one follows, without the hint
-    notice('6'); // no hint at all
-    await until('the follower woken', () => wakes.length === 3);
-    expect(hints).toEqual(['{"s":[1]}']);
     await listener.close();
   });
 

@@ -1,6 +1,5 @@
 import type { ClientBase, Notification } from 'pg';
 import { privateNoticeBoard } from '../store/notices.ts';
-import { splitPayload } from '../store/pg-claim-hint.ts';
 
 /** A connection held for LISTEN alone, and how to give it back (a pool's client) or end it (a client of its own). */
 export interface ListenConnection {
@@ -39,8 +38,7 @@ export const FOLLOW_MS = 25;
  * modulo the roster's length tells its watchers at once, every other one FOLLOW_MS later (one wake for
  * any number of notices meanwhile). So a task still waits no more than FOLLOW_MS when the named process
  * is busy or gone, and a notice with no id, or a roster that cannot be read or does not hold this
- * connection, tells everyone at once as before. A notice may carry, after its id and a space, a claim
- * hint (store/pg-claim-hint.ts): only a listener that tells its watchers at once hands it to its store.
+ * connection, tells everyone at once as before.
  */
 export class PgListener {
   private readonly board = privateNoticeBoard();
@@ -60,8 +58,6 @@ export class PgListener {
     /** An identifier of lower-case letters, digits and underscores (PgStore makes it from the queue's lock key). */
     private readonly channel: string,
     private readonly log: (message: string) => void = () => {},
-    /** W1: a notice's claim snapshot (the text after its transaction id), told before the watchers are (pg-claim-hint.ts). */
-    private readonly onHint: (text: string) => void = () => {},
   ) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new RangeError(`a LISTEN channel must be a plain identifier, got ${JSON.stringify(channel)}`);
   }
@@ -133,12 +129,8 @@ export class PgListener {
   private heard(connection: ListenConnection, payload: string | undefined): void {
     const own = (connection.client as { processID?: unknown }).processID;
     const n = this.roster.length;
-    const { xid, hint } = splitPayload(payload);
-    const id = xid === undefined || !/^\d{1,15}$/.test(xid) ? undefined : Number(xid);
+    const id = payload === undefined || !/^\d{1,15}$/.test(payload) ? undefined : Number(payload);
     if (id === undefined || n < 2 || typeof own !== 'number' || !this.roster.includes(own) || this.roster[id % n] === own) {
-      // The claim hint goes to the listener told at once only: by the time a follower claims, the one
-      // named has most likely claimed the task, and the hint would cost the follower a round trip for nothing.
-      if (hint !== undefined) this.onHint(hint);
       this.board.publish();
       return;
     }

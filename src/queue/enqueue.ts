@@ -28,10 +28,7 @@ export function enqueue(context: QueueContext, request: EnqueueRequest): Promise
   const checked = validateEnqueue(request, context.config);
   if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });
   const task = checked.value;
-  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;
-  // The claim's settings go with the enqueue: its notice may carry what a claim would read first (W1).
-  const claim = { agingCap, agingPeriodMs, perTenantLimit, tenantLimits };
-  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version, claim } });
+  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });
 }
 
 function* enqueueIn(context: QueueContext, tx: StoreTx, at: number, task: ValidEnqueue): Step<EnqueueResult> {

@@ -3,8 +3,7 @@
  * enqueue reads first (its key's versions, whether the key is taken, the id an insert would take) goes
  * in the round trip that takes the queue lock, with the paused tenants and the live count its admission
  * reads (the lock keeps them as read, and the store adds its own adjustments of the count); the insert
- * of a free key, its event and the savepoint's RELEASE then go with the notice (pg_notify, with the
- * claim hint when it leaves the only ready task: pg-claim-hint.ts) and COMMIT: an enqueue is
+ * of a free key, its event and the savepoint's RELEASE then go with NOTIFY and COMMIT: an enqueue is
  * 2 round trips (it was 10, then 4). A failure in the batch that carried a deferred RELEASE runs the
  * transaction again with the RELEASE awaited, so the body still meets it inside its savepoint. The savepoint keeps its contract (store.ts StoreTx.savepoint: a throw
  * undoes what the body wrote and rethrows; the rest stays) whether or not the body reached the server,
@@ -78,7 +77,7 @@ describe('an enqueue on a PostgreSQL server', () => {
       /pg_advisory_xact_lock.*EXECUTE leasehold_taskLatestVersion_b\('acme', 't'\).*EXECUTE leasehold_taskOlderUnstarted_b\('acme', 't', '1'\).*EXECUTE leasehold_taskInsertSlot_b\('acme', 't', '1'\);\s*EXECUTE leasehold_tenantPauseList_b;\s*EXECUTE leasehold_counterLive_b$/s,
     );
     expect(trips[1]).toMatch(
-      /^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_taskInsertAs_one_b\('acme', 't', '1', .*'2'\);\s*EXECUTE leasehold_counterLiveAdjust_b\('1'\);\s*EXECUTE leasehold_eventInsert_b\('2', .*;\s*RELEASE SAVEPOINT leasehold_step;\s*EXECUTE leasehold_notifyClaimHint_b\('leasehold_claimable_\w+', '\d+', .*\);\s*COMMIT;/s,
+      /^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_taskInsertAs_one_b\('acme', 't', '1', .*'2'\);\s*EXECUTE leasehold_counterLiveAdjust_b\('1'\);\s*EXECUTE leasehold_eventInsert_b\('2', .*;\s*RELEASE SAVEPOINT leasehold_step;\s*NOTIFY leasehold_claimable_\w+, '\d+'; COMMIT;/s,
     );
     // A newer version read ahead with the lock replaces the waiting one; an older one arrives superseded.
     expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'replaced' });

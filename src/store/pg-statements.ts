@@ -485,13 +485,14 @@ export class PgStatements implements StoreTx, SqlRunner {
    * rowUnchanged of what was read, go first in the next round trip, before anything else the body sends
    * (a savepoint too), so every read after them is made under the lock and every write commits only if
    * what was read before it still holds. A change fails the transaction (isRowChanged, `rowChanged`).
-   * `check` replaces rowUnchanged for reads made otherwise (a claim answered from an enqueue's snapshot,
-   * pg-claim-hint.ts): it must fail with ROW_CHANGED in the same way.
    */
-  lockFirst(lockClass: number, lockKey: number, check?: PgQueryConfig): void {
-    if (check === undefined && this.readVersion === undefined) throw new TypeError('lockFirst needs the versioned row read first (completingRowVersioned)');
-    const unchanged = check ?? { name: 'leasehold_rowUnchanged', text: SQL.rowUnchanged, values: [this.readVersion!.id, this.readVersion!.version] };
-    this.pending.unshift({ config: { name: 'leasehold_queueLock', text: SQL.queueLock, values: [lockClass, lockKey] } }, { config: unchanged });
+  lockFirst(lockClass: number, lockKey: number): void {
+    if (this.readVersion === undefined) throw new TypeError('lockFirst needs the versioned row read first (completingRowVersioned)');
+    const { id, version } = this.readVersion;
+    this.pending.unshift(
+      { config: { name: 'leasehold_queueLock', text: SQL.queueLock, values: [lockClass, lockKey] } },
+      { config: { name: 'leasehold_rowUnchanged', text: SQL.rowUnchanged, values: [id, version] } },
+    );
     this.lockUnsent = true;
   }
 

@@ -170,9 +170,7 @@ describe('PgStore on a PostgreSQL server', () => {
   it('claims in 2 round trips and completes in 2 (what the bench cycle does)', async () => {
     const schema = schemaForTest();
     const { queue } = openQueue(schema);
-    await queue.liveCount();
-    // Enqueued through another store: this one has no claim hint (pg-claim-hint.test.ts), so its claim reads with the lock.
-    const id = await enqueueOne(openQueue(schema).queue);
+    const id = await enqueueOne(queue);
     const claim = await tracing(() => queue.claim('w1'));
     expect(claim.result).toMatchObject({ ok: true });
     const complete = await tracing(() => queue.complete(id, 'w1', 1, { answer: 42 }));

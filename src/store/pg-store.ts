@@ -7,7 +7,6 @@ import { batchName, batchText, isRowChanged, PgStatements, prepareText, settlePe
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
 import { noticeBoardOf, type NoticeBoard } from './notices.ts';
-import { LeadingRunner, notifyWithHint, parseSnapshot, snapshotUnchanged, type ClaimSnapshot } from './pg-claim-hint.ts';
 import { pgDriver } from './pg-driver.ts';
 
 /**
@@ -59,9 +58,7 @@ import { pgDriver } from './pg-driver.ts';
  * every ready tenant's first task whatever the time, which are its heads at its time when each is
  * eligible by then (else the claim reads the heads in a round trip of their own), with the row of the
  * one it will most likely pick. So a claim is 2 round trips with the lock held from the first to the
- * end of the second, or 1 when the store holds a claim hint: the same first reads as an enqueue left
- * them, sent in its notice (pg-claim-hint.ts), checked under the lock in the claim's one round trip and
- * read again as usual if they changed. A complete is 2, its first made without the lock and its second taking it. An
+ * end of the second; a complete is 2, its first made without the lock and its second taking it. An
  * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken, the id an insert
  * would take, the paused tenants and the live count in the round trip that takes the lock; its
  * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. (A batch that
@@ -447,11 +444,6 @@ export class PgStore implements Store {
   private listener: Promise<PgListener> | undefined;
   /** W1 on PGlite (one process): the database's board, published after each claimable commit. */
   private readonly board: NoticeBoard | undefined;
-  /**
-   * W1: the claim reads the last enqueue left, heard in its notice or sent by this store (pg-claim-hint.ts):
-   * the next claim answers its first reads from it and claims in one round trip, if they still hold.
-   */
-  private hint: ClaimSnapshot | undefined;
 
   private constructor(
     private readonly connector: PgConnector,
@@ -537,9 +529,7 @@ export class PgStore implements Store {
     if (this.board !== undefined) return this.board.subscribe(listener);
     if (this.listener === undefined) {
       const { listen } = this.hearing as { listen: () => Promise<ListenConnection> };
-      this.listener = import('../adapters/pg-listener.ts').then(
-        ({ PgListener: Listener }) => new Listener(listen, claimableChannel(this.lockKey), undefined, (text) => this.keepHint(parseSnapshot(text))),
-      );
+      this.listener = import('../adapters/pg-listener.ts').then(({ PgListener: Listener }) => new Listener(listen, claimableChannel(this.lockKey)));
     }
     let unsubscribe: (() => void) | undefined;
     let stopped = false;
@@ -554,11 +544,6 @@ export class PgStore implements Store {
       stopped = true;
       unsubscribe?.();
     };
-  }
-
-  /** W1: the newest claim snapshot heard or sent replaces any older one (an older one can only be staler). */
-  private keepHint(snapshot: ClaimSnapshot | undefined): void {
-    if (snapshot !== undefined) this.hint = snapshot;
   }
 
   /** Connects and migrates once; a failure rejects the calls waiting for it, and the next call tries again. */
@@ -664,10 +649,6 @@ export class PgStore implements Store {
     // A savepoint's RELEASE goes with the next batch, unless a batch that carried one failed: then the
     // transaction runs again with it awaited in the savepoint (PgStatements.deferRelease).
     let deferRelease = true;
-    // W1: a claim answers its first reads from the last enqueue's snapshot, once: if they changed, it runs
-    // again reading them under the lock (a changed snapshot is no failure of the server).
-    let hinted = readsFirst?.claim !== undefined && readClock !== undefined ? this.hint : undefined;
-    if (hinted !== undefined) this.hint = undefined;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -681,19 +662,15 @@ export class PgStore implements Store {
       let xid: string | undefined;
       let result: T | undefined;
       let statements: PgStatements | undefined;
-      const snapshot = hinted;
-      const unlocked = holderFirst || snapshot !== undefined;
-      // A hinted claim's BEGIN leads its one round trip: the transaction's id is known once that has answered.
-      const leading = snapshot === undefined ? undefined : new LeadingRunner(lease.runner, `BEGIN; ${this.setPath} ${ASYNC_COMMIT} SELECT txid_current() AS xid`, this.setPath);
+      const unlocked = holderFirst;
       try {
-        const runner = leading ?? lease.runner;
+        const { runner } = lease;
         // A claim's time is only known once the lock is held: the clock read now picks which head's row is read ahead.
-        const before = readsFirst?.claim !== undefined && readClock !== undefined && snapshot === undefined ? readClock() : undefined;
-        const first = snapshot === undefined ? PgStatements.readsFirst(readsFirst, before, unlocked) : [];
+        const before = readsFirst?.claim !== undefined && readClock !== undefined ? readClock() : undefined;
+        const first = PgStatements.readsFirst(readsFirst, before, unlocked);
         let begun: PgResult[];
-        if (snapshot !== undefined) begun = [];
-        else if (first.length === 0) {
-          const answer = (await lease.runner.query(begin)) as PgResult | PgResult[];
+        if (first.length === 0) {
+          const answer = (await runner.query(begin)) as PgResult | PgResult[];
           // pg answers a text of several statements with one result each.
           begun = Array.isArray(answer) ? answer : [answer];
         } else {
@@ -707,10 +684,9 @@ export class PgStore implements Store {
         const { at, body } = start();
         statements = new PgStatements(runner, at);
         statements.deferRelease = deferRelease;
-        statements.answeredFirst(readsFirst, snapshot === undefined ? begun.slice(begun.length - first.length) : snapshot.results);
-        if (unlocked) statements.lockFirst(QUEUE_LOCK_CLASS, this.lockKey, snapshot === undefined ? undefined : snapshotUnchanged(snapshot));
+        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
+        if (unlocked) statements.lockFirst(QUEUE_LOCK_CLASS, this.lockKey);
         result = await drive(body(statements));
-        if (leading !== undefined && !leading.unsent) xid = leading.xid;
         // The writes the body left pending go in COMMIT's own round trip.
         const writes = statements.takePending();
         committing = true;
@@ -721,21 +697,12 @@ export class PgStore implements Store {
         // at COMMIT and not at all on a rollback, and it serialises notifying commits on one lock, so a
         // claim, a heartbeat or a complete does not send one.
         // The payload, the transaction's id, names the listener told first (PgListener); it is only digits.
-        // An enqueue's notice carries the claim reads it leaves (pg-claim-hint.ts), as a statement of the batch.
-        const hinting = statements.claimable && readsFirst?.enqueue?.claim !== undefined && at !== undefined ? readsFirst.enqueue.claim : undefined;
-        const xidText = xid !== undefined && /^\d+$/.test(xid) ? xid : undefined;
-        const commit = statements.claimable && hinting === undefined ? `${this.notify}${xidText !== undefined ? `, '${xidText}'` : ''}; ${closing}` : closing;
-        const notice = hinting === undefined ? undefined : notifyWithHint(claimableChannel(this.lockKey), xidText, hinting, at!);
-        const configs = [...writes.map((write) => write.config), ...(notice === undefined ? [] : [notice])];
-        if (configs.length === 0 && leading?.unsent === true) await leading.batch([], commit);
-        else if (configs.length === 0) await lease.runner.query(commit);
+        const commit = statements.claimable ? `${this.notify}${xid !== undefined && /^\d+$/.test(xid) ? `, '${xid}'` : ''}; ${closing}` : closing;
+        if (writes.length === 0) await runner.query(commit);
         else {
           const failing = statements;
-          const results = await runner.batch(configs, commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes)));
-          settlePending(writes, results);
-          if (notice !== undefined) this.keepHint(parseSnapshot(results[writes.length]?.rows[0]?.hint as string | null | undefined));
+          settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes))));
         }
-        if (leading !== undefined) xid = leading.xid;
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         if (statements.claimable) this.board?.publish();
@@ -751,15 +718,12 @@ export class PgStore implements Store {
           }
         }
         if (unlocked && (statements?.rowChanged === true || isRowChanged(error))) {
-          // What the holder's call read before the lock (or a claim took from a snapshot) changed before it
-          // got the lock: nothing was written; it runs again, taking the lock first. Not a failure of the
-          // server: no attempt spent.
+          // What the holder's call read before the lock changed before it got the lock: nothing was
+          // written; it runs again, taking the lock first. Not a failure of the server: no attempt spent.
           holderFirst = false;
-          hinted = undefined;
           attempt--;
           continue;
         }
-        if (leading !== undefined) xid = leading.xid;
         if (code === undefined && statements?.releaseFailed === true && deferRelease) {
           // A batch that carried a savepoint's RELEASE failed, so the body never met the failure inside its
           // savepoint: nothing was written; it runs again with the RELEASE awaited there. No attempt spent.

@@ -531,11 +531,9 @@ export interface ReadsFirst {
   claim?: { agingCap: number; agingPeriodMs: number; perTenantLimit: number; tenantLimits: Readonly<Record<string, number>> };
   /**
    * The body is an enqueue of this key: before it writes anything it may read
-   * latestVersionOfTopic(tenant, topic) and olderUnstartedVersions(tenant, topic, version). With
-   * `claim`, the claim settings of this queue: a store may send, with the notice of a task it made
-   * claimable, what a claim with these settings would read first (PgStore: pg-claim-hint.ts).
+   * latestVersionOfTopic(tenant, topic) and olderUnstartedVersions(tenant, topic, version).
    */
-  enqueue?: { tenant: string; topic: string; version: number; claim?: NonNullable<ReadsFirst['claim']> };
+  enqueue?: { tenant: string; topic: string; version: number };
 }
 
 /** A body of one transaction: statements only, given the time read once the transaction began; `readsFirst`, what it reads first. */

@@ -62,11 +62,6 @@ export interface Sabotage {
   also?: readonly Edit[];
   expectedInvariant: InvariantId;
   blindSpot?: BlindSpot;
-  /**
-   * The database the gate runs this bug's worlds on: absent, SQLite (the gate's default); 'pglite' for a
-   * bug in the PostgreSQL store's own SQL, which only worlds on the PostgreSQL store can reach.
-   */
-  store?: 'pglite';
 }
 
 /** Multi-line texts are written one line per argument, so indentation stays visible. */
@@ -78,10 +73,7 @@ const ENQUEUE_ENTRY = lines(
   '  const checked = validateEnqueue(request, context.config);',
   "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
   '  const task = checked.value;',
-  '  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;',
-  "  // The claim's settings go with the enqueue: its notice may carry what a claim would read first (W1).",
-  '  const claim = { agingCap, agingPeriodMs, perTenantLimit, tenantLimits };',
-  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version, claim } });",
+  "  return write(context, 'enqueue', (tx, at) => enqueueIn(context, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });",
 );
 
 /** The same entry reading `read` in a transaction of its own first, and handing it on as context[field]. */
@@ -91,10 +83,8 @@ function enqueueReadingFirst(field: string, read: string): string {
     '  const checked = validateEnqueue(request, context.config);',
     "  if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });",
     '  const task = checked.value;',
-    '  const { agingCap, agingPeriodMs, perTenantLimit, tenantLimits } = context.config;',
-    '  const claim = { agingCap, agingPeriodMs, perTenantLimit, tenantLimits };',
     `  const seen = { ...context, ${field}: await ${read} };`,
-    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version, claim } });",
+    "  return write(seen, 'enqueue', (tx, at) => enqueueIn(seen, tx, at, task), { enqueue: { tenant: task.tenant, topic: task.topic, version: task.version } });",
   );
 }
 
@@ -1307,18 +1297,6 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: '  if (!holdsLease(row, row?.worker_id ?? who.workerId, row?.generation ?? who.generation, at)) return STALE_LEASE;',
     expectedInvariant: 'I2',
     blindSpot: 'window',
-  },
-  // ---------------------------------------------------------------- W1 the claim hint (PostgreSQL)
-  {
-    id: 'claim-hint-unchecked',
-    description:
-      "A worker trusts the queue state that came with the enqueue's notice and never checks it under the lock (a cached job list taken for the table, as queues that decide from what a notification carried do): the claim hint's check always passes, so a claim decides on a snapshot another writer has since changed, and takes an older, lower task over a higher one enqueued meanwhile, or a paused tenant's task.",
-    file: 'src/store/pg-claim-hint.ts',
-    find: "= $6::text THEN '1' ELSE",
-    replace: "= $6::text OR true THEN '1' ELSE",
-    expectedInvariant: 'I5',
-    blindSpot: 'gap',
-    store: 'pglite',
   },
 ];
 

@@ -33,8 +33,6 @@ describe('the sabotage runner judges a stage (tools/mutants/run.ts)', () => {
     const options = { seeds: 100, even: false, root: 'r', jobs: 1 };
     expect(checkArguments('/copy', '/out', 10, options, true)).toEqual(['/copy/tools/leasehold.js', 'check', '--seeds', '10', '--seed', 'r', '--out', '/out', '--jobs', '1', '--bail']);
     expect(checkArguments('/copy', '/out', 100, options, true)).toContain('--budget');
-    // A bug in the PostgreSQL store's SQL runs its worlds there (Sabotage.store).
-    expect(checkArguments('/copy', '/out', 10, options, true, 'pglite').slice(-3)).toEqual(['--bail', '--store', 'pglite']);
     expect(checkArguments('/copy', '/out', 10, options, false)).not.toContain('--bail');
     const file = (scenario: string, seed: string, seedIndex: number) => ({ path: `/out/${scenario}-${seed}.json`, scenario, seed, verdict: 'safety', violations: [], check: { seedIndex } });
     // Seed #2 of two scenarios failed: the first of them in the check's plan (catalogue order at one index) is reported, not the first by name.

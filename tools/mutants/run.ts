@@ -291,31 +291,18 @@ function runProcess(args: string[], cwd: string, logPath: string, timeoutMs: num
 }
 
 /** The command line of one check of a copy: the full stage as --budget N (or --seeds N with --even), a prefix as --seeds S. */
-export function checkArguments(directory: string, stageOut: string, seeds: number, options: Pick<Options, 'seeds' | 'even' | 'root' | 'jobs'>, bail: boolean, store?: 'pglite'): string[] {
+export function checkArguments(directory: string, stageOut: string, seeds: number, options: Pick<Options, 'seeds' | 'even' | 'root' | 'jobs'>, bail: boolean): string[] {
   const flag = seeds === options.seeds && !options.even ? '--budget' : '--seeds';
-  return [
-    join(directory, 'tools', 'leasehold.js'),
-    'check',
-    flag,
-    String(seeds),
-    '--seed',
-    options.root,
-    '--out',
-    stageOut,
-    '--jobs',
-    String(options.jobs),
-    ...(bail ? ['--bail'] : []),
-    ...(store === undefined ? [] : ['--store', store]),
-  ];
+  return [join(directory, 'tools', 'leasehold.js'), 'check', flag, String(seeds), '--seed', options.root, '--out', stageOut, '--jobs', String(options.jobs), ...(bail ? ['--bail'] : [])];
 }
 
 /** One check of a copy; `bail` for a sabotage's stages (one failing seed settles it), not for the control run. */
-async function runCheck(directory: string, out: string, seeds: number, options: Options, bail: boolean, store?: 'pglite'): Promise<StageResult> {
+async function runCheck(directory: string, out: string, seeds: number, options: Options, bail: boolean): Promise<StageResult> {
   const stageOut = join(out, `check-${seeds}`);
   mkdirSync(stageOut, { recursive: true });
   const started = wallClockMs();
   const log = join(stageOut, 'check.log');
-  const args = checkArguments(directory, stageOut, seeds, options, bail, store);
+  const args = checkArguments(directory, stageOut, seeds, options, bail);
   const { exitCode, timedOut } = await runProcess(args, directory, log, options.timeoutMs);
   const summaryPath = join(stageOut, 'summary.json');
   const summary = existsSync(summaryPath) ? (JSON.parse(readFileSync(summaryPath, 'utf8')) as CheckSummary) : undefined;
@@ -399,8 +386,7 @@ async function runSabotage(entry: Sabotage, pristine: string, base: string, opti
     const budgets = [...options.stages, options.seeds];
     let stage: StageResult | undefined;
     for (const seeds of budgets) {
-      // A bug in the PostgreSQL store's own SQL is reachable only on the worlds that run it (Sabotage.store).
-      stage = await runCheck(directory, out, seeds, options, true, entry.store);
+      stage = await runCheck(directory, out, seeds, options, true);
       outcome.seedsRun = seeds;
       outcome.exitCode = stage.exitCode;
       const final = seeds === options.seeds;
