@@ -108,7 +108,7 @@ describe('nothing but transition() writes tasks.state', () => {
       (entry): entry is [string, Statement<string, unknown>] => typeof entry[1] === 'object' && entry[1] !== null && 'sqlite' in entry[1] && 'postgres' in entry[1],
     );
     const stateWriting = /UPDATE\s+tasks\s+SET[\s\S]*?\bstate\s*=|INSERT\s+INTO\s+tasks\s*\(/;
-    const names = statements.filter(([, statement]) => stateWriting.test(statement.sqlite) && stateWriting.test(statement.postgres.text)).map(([name]) => name);
+    const names = statements.filter(([, statement]) => stateWriting.test(statement.sqlite.text) && stateWriting.test(statement.postgres.text)).map(([name]) => name);
     expect(names.sort()).toEqual([
       'holderComplete',
       'holderCompleteHoldClosed',

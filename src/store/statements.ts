@@ -1,7 +1,7 @@
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { answer as finished, installOperations, type SqlRunner } from './sql/runner.ts';
-import type { Params, Statement as Declared, Write } from './sql/statement.ts';
+import type { Params, SqlValue, Statement as Declared, Write } from './sql/statement.ts';
 import type { Step, StoreTx } from './store.ts';
 
 /**
@@ -12,20 +12,27 @@ import type { Step, StoreTx } from './store.ts';
  * a finished step (runner.ts answer), no generator.
  */
 
+/** The values of `params` in the order the statement's `?` slots take them (statement.ts renderSqlite). */
+function bound(declared: Declared<string, unknown>, params: Params<string>): SqlValue[] {
+  const order = declared.sqlite.order;
+  const values = new Array<SqlValue>(order.length);
+  for (let i = 0; i < order.length; i++) values[i] = params[order[i]!]!;
+  return values;
+}
+
 /** Runs a declared statement, prepared as `statement`, and answers in its result shape. */
 function answerOf<K extends string, R>(statement: Statement, declared: Declared<K, R>, params: Params<K>): R {
-  // better-sqlite3 refuses a parameters object for a statement that has none.
-  const none = declared.params.length === 0;
+  const values = bound(declared, params);
   switch (declared.result) {
     case 'rows':
-      return (none ? statement.all() : statement.all(params)) as R;
+      return statement.all(values) as R;
     case 'one':
     case 'pluck':
-      return (none ? statement.get() : statement.get(params)) as R;
+      return statement.get(values) as R;
     case 'changes':
-      return (none ? statement.run() : statement.run(params)).changes as R;
+      return statement.run(values).changes as R;
     case 'inserted': {
-      const written = none ? statement.run() : statement.run(params);
+      const written = statement.run(values);
       return (written.changes === 0 ? undefined : Number(written.lastInsertRowid)) as R;
     }
   }
@@ -59,7 +66,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   private statement(declared: Declared<string, unknown>): Statement {
     let statement = this.prepared[declared.index];
     if (statement === undefined) {
-      statement = this.db.prepare(declared.sqlite);
+      statement = this.db.prepare(declared.sqlite.text);
       if (declared.result === 'pluck') statement = statement.pluck();
       this.prepared[declared.index] = statement;
     }
@@ -84,7 +91,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
 
   /** A write that must change exactly one row, run now: whether it did. */
   sendOne<K extends string>(declared: Write<K>, params: Params<K>): boolean {
-    return this.statement(declared).run(params).changes === 1;
+    return this.statement(declared).run(bound(declared, params)).changes === 1;
   }
 
   /** A write whose answer nobody waits for: run now (SQLite pays no round trip); `settled` is told its answer. */
@@ -92,8 +99,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled?: (answer: R) => void): void {
     if (settled !== undefined) settled(answerOf(this.statement(declared), declared, params));
-    else if (declared.params.length === 0) this.statement(declared).run();
-    else this.statement(declared).run(params);
+    else this.statement(declared).run(bound(declared, params));
   }
 
   *savepoint<T>(body: () => Step<T>): Step<T> {

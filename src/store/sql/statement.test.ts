@@ -13,10 +13,11 @@ let counter = 0;
 const fresh = (stem: string) => `${stem}T${counter++}`;
 
 describe('rendering a declared statement', () => {
-  it('numbers PostgreSQL parameters by first appearance, reusing a name once numbered, and keeps SQLite text as written', () => {
+  it('numbers PostgreSQL parameters by first appearance, reusing a name once numbered, and gives SQLite a ? for every place a name appears', () => {
     const text = 'INSERT INTO checkpoints (task_id, seq, at) VALUES (:task_id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = :task_id), :at)';
     const statement = write(fresh('checkpointPut'), ['at', 'task_id']).pluck<number>(text);
-    expect(statement.sqlite).toBe(text);
+    expect(statement.sqlite.text).toBe('INSERT INTO checkpoints (task_id, seq, at) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = ?), ?)');
+    expect(statement.sqlite.order).toEqual(['task_id', 'task_id', 'at']);
     expect(statement.postgres.order).toEqual(['task_id', 'at']);
     expect(statement.postgres.text).toBe(
       'INSERT INTO checkpoints (task_id, seq, at) VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE task_id = $1), $2)',
@@ -33,6 +34,9 @@ describe('rendering a declared statement', () => {
     expect(statement.postgres.order).toEqual(['name']);
     expect(statement.postgres.text).toContain('WHERE name = $1');
     expect(statement.postgres.text).toContain(`value::text AS "v:alue", ':not_a_param' AS q, 'it''s :x' AS r -- :comment`);
+    expect(statement.sqlite.order).toEqual(['name']);
+    expect(statement.sqlite.text).toContain('WHERE name = ?');
+    expect(statement.sqlite.text).toContain(`value::text AS "v:alue", ':not_a_param' AS q, 'it''s :x' AS r -- :comment`);
   });
 
   it('takes a { sqlite, postgres } pair with its reason, rendering each text for its dialect', () => {
@@ -41,15 +45,16 @@ describe('rendering a declared statement', () => {
       postgres: 'INSERT INTO t (a) VALUES (:a::bigint) ON CONFLICT DO NOTHING',
       necessity: 'Differs by necessity: a test of the pair.',
     });
-    expect(statement.sqlite).toBe('INSERT OR IGNORE INTO t (a) VALUES (:a)');
+    expect(statement.sqlite.text).toBe('INSERT OR IGNORE INTO t (a) VALUES (?)');
     expect(statement.postgres.text).toBe('INSERT INTO t (a) VALUES ($1::bigint) ON CONFLICT DO NOTHING');
   });
 
-  it('binds the same parameters object on SQLite as the values in $n order on PostgreSQL', () => {
+  it('binds the values in ? order on SQLite and in $n order on PostgreSQL', () => {
     const statement = read(fresh('bindRead'), ['b', 'a']).rows<{ x: number; y: string }>('SELECT :a AS x, :b AS y, :a + 1 AS z');
     const db = new Database(':memory:');
     try {
-      expect(db.prepare(statement.sqlite).all({ a: 1, b: 'two' })).toEqual([{ x: 1, y: 'two', z: 2 }]);
+      const params: Record<string, number | string> = { a: 1, b: 'two' };
+      expect(db.prepare(statement.sqlite.text).all(statement.sqlite.order.map((name) => params[name]))).toEqual([{ x: 1, y: 'two', z: 2 }]);
     } finally {
       db.close();
     }

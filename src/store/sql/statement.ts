@@ -11,7 +11,11 @@
  * fails the import, never a call: the parameters the text uses must be exactly those declared (a missing
  * or extra one is named in the error), the text must read or write as declared, a `{ sqlite, postgres }`
  * pair must say why its texts differ and must really differ, and names are unique. Rendering:
- *   - SQLite: the text as it is, bound by name (better-sqlite3 takes the parameters object).
+ *   - SQLite: each name replaced by `?`, one slot for every place a name appears (SQLite's numbered
+ *     `?n` would bind once per name, but better-sqlite3 treats it as a name and refuses values by
+ *     position); the runner binds the values in that order (`sqlite.order`). better-sqlite3 binds
+ *     positions about twice as fast as names (a named value is looked up on the object by its name,
+ *     in C++, for each parameter): on the claim cycle's 14 statements that was about 6 µs a cycle.
  *   - PostgreSQL: each name replaced by `$n`, numbered in order of first appearance, once; the runner
  *     sends the values in that order (`postgres.order`).
  *
@@ -51,6 +55,13 @@ export interface RenderedPostgres {
   readonly order: readonly string[];
 }
 
+export interface RenderedSqlite {
+  /** The text with `?` in place of each name. */
+  readonly text: string;
+  /** The parameter name of each `?`, in order (a name used twice is in it twice): the order the values are bound in. */
+  readonly order: readonly string[];
+}
+
 /** A declared statement: `K` its parameter names, `R` its answer as the runner gives it. */
 export interface Statement<K extends string, R> {
   /** Stable and unique (case-insensitively): the prepared statement's name on PostgreSQL is `leasehold_<name>`. */
@@ -59,8 +70,8 @@ export interface Statement<K extends string, R> {
   readonly result: ResultShape;
   /** Whether it changes data: on PostgreSQL a write forgets what was read ahead; a read may be answered from it. */
   readonly writes: boolean;
-  /** The text better-sqlite3 prepares (named parameters, bound from the parameters object). */
-  readonly sqlite: string;
+  /** The text better-sqlite3 prepares, its values bound by position. */
+  readonly sqlite: RenderedSqlite;
   readonly postgres: RenderedPostgres;
   /** A small integer of its own, for a connection's cache of prepared statements. */
   readonly index: number;
@@ -195,6 +206,19 @@ function renderPostgres(pieces: readonly Piece[]): RenderedPostgres {
   return { text, order };
 }
 
+/** SQLite's text: each name as `?`, a slot for each place it appears. */
+function renderSqlite(pieces: readonly Piece[]): RenderedSqlite {
+  const order: string[] = [];
+  const text = pieces
+    .map((piece) => {
+      if (piece.kind !== 'param') return piece.text;
+      order.push(piece.name);
+      return '?';
+    })
+    .join('');
+  return { text, order };
+}
+
 /** Every name declared so far, lower-cased (PostgreSQL folds an unquoted prepared statement's name). */
 const declaredNames = new Map<string, string>();
 let nextIndex = 0;
@@ -216,7 +240,7 @@ export function declare<K extends string, R>(name: string, params: readonly K[],
     checkKind(name, dialect, pieces, writes, result);
   }
   declaredNames.set(name.toLowerCase(), name);
-  return { name, params, result, writes, sqlite: texts.sqlite, postgres: renderPostgres(postgresPieces), index: nextIndex++ };
+  return { name, params, result, writes, sqlite: renderSqlite(sqlitePieces), postgres: renderPostgres(postgresPieces), index: nextIndex++ };
 }
 
 /**

@@ -160,8 +160,27 @@ export const taskWriteOperations = {
       const what = () => `task ${fence.id}'s ${change.to === 'done' ? 'completion' : `move to ${change.to}`} by its holder`;
       let written: boolean;
       if (change.to === 'done') {
-        const params = { ...fence, result: change.result, eventSeq: change.eventSeq, outcome: change.outcome };
-        written = hold === null ? this.sendOne(holderCompleteHoldClosed, params, what) : this.sendOne(holderComplete, { ...params, ...holdParams(hold) }, what);
+        // The hot path of every run's end: one object, no spreads (they cost a completion about a microsecond).
+        written =
+          hold === null
+            ? this.sendOne(holderCompleteHoldClosed, { id: fence.id, workerId: fence.workerId, generation: fence.generation, now: fence.now, result: change.result, eventSeq: change.eventSeq, outcome: change.outcome }, what)
+            : this.sendOne(
+                holderComplete,
+                {
+                  id: fence.id,
+                  workerId: fence.workerId,
+                  generation: fence.generation,
+                  now: fence.now,
+                  result: change.result,
+                  eventSeq: change.eventSeq,
+                  outcome: change.outcome,
+                  holdState: hold.state,
+                  charged: hold.charged,
+                  usage: hold.usage,
+                  holdReason: hold.reason,
+                },
+                what,
+              );
       } else {
         const params = {
           ...fence,
