@@ -14,11 +14,8 @@
  *     (the issue: "the claim cycle loses at most 10% with no budget configured"); only with a baseline.
  *   budgetedCycleToUnbudgetedRatio = median_r( leasehold-budgets [r] / leasehold [r] ): context.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { runInterleaved, pairedRatios, type Contender } from './interleave.ts';
-import { QueueCycleContender, type CycleVariant } from './queue-cycle.ts';
+import { baselineVariant, QueueCycleContender, type CycleVariant } from './queue-cycle.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { fmtRate, median, sig } from './timing.ts';
 
@@ -37,21 +34,11 @@ const BUDGETED: CycleVariant = {
   needs: { browser_sessions: 1, model_tokens_per_minute: 2_000, run_tokens: 2_000 },
 };
 
-async function baselineVariant(ctx: BenchContext): Promise<CycleVariant | undefined> {
-  const dir = process.env.LEASEHOLD_BENCH_BASELINE;
-  if (dir === undefined || dir === '') return undefined;
-  const entry = join(resolve(dir), 'src', 'index.ts');
-  if (!existsSync(entry)) throw new Error(`LEASEHOLD_BENCH_BASELINE=${dir}: no src/index.ts there`);
-  const module = (await import(pathToFileURL(entry).href)) as { openWorkQueue: NonNullable<CycleVariant['open']> };
-  ctx.progress(`  baseline: ${entry}`);
-  return { name: 'leasehold-baseline', open: module.openWorkQueue };
-}
-
 async function run(ctx: BenchContext): Promise<SectionResult> {
   const backlog = ctx.options.quick ? 200 : 1000;
   const ours = await new QueueCycleContender(ctx.tmpDir, backlog, 'mixed').init();
   const budgeted = await new QueueCycleContender(ctx.tmpDir, backlog, 'mixed', BUDGETED).init();
-  const base = await baselineVariant(ctx);
+  const base = await baselineVariant(ctx, 'leasehold-baseline');
   const baseline = base === undefined ? undefined : await new QueueCycleContender(ctx.tmpDir, backlog, 'mixed', base).init();
   const all = [ours, budgeted, ...(baseline === undefined ? [] : [baseline])];
   try {

@@ -7,12 +7,17 @@
  *     (a cycle is at least two commits, so 0.5 is the ceiling)
  *   plainjobCycleRatio         = median_r( leasehold cycles/s [r] / plainjob cycles/s [r] )   target >= 0.7
  *   cycleToFloorDutiesRatio    = median_r( leasehold cycles/s [r] / floor+duties cycles/s [r] )   target >= 0.8
+ *
+ * With LEASEHOLD_BENCH_BASELINE naming a checkout of another build (queue-cycle.ts baselineVariant), its
+ * flat cycle runs in the same rounds, and `leasehold-flat ÷ baseline build` says what a change cost the
+ * cycle, paired round by round (context, no target): the way to tell a few per cent from the noise
+ * between two runs of this section.
  */
 import { type Contender, runInterleaved, pairedRatios } from './interleave.ts';
 import { FloorCycleContender } from './floor-cycle.ts';
 import { FloorGuaranteesContender } from './floor-guarantees.ts';
 import { PlainjobCycleContender } from './plainjob-cycle.ts';
-import { CYCLE_CONFIG, QueueCycleContender } from './queue-cycle.ts';
+import { baselineVariant, CYCLE_CONFIG, QueueCycleContender } from './queue-cycle.ts';
 import { RawSqliteContender } from './raw-sqlite.ts';
 import { metric, type BenchContext, type BenchSection, type SectionResult } from './registry.ts';
 import { fmtRate, median, sameAsWalNormal, sig } from './timing.ts';
@@ -35,7 +40,14 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
   const floor = new FloorCycleContender(ctx.tmpDir, backlog);
   const floorDuties = new FloorCycleContender(ctx.tmpDir, backlog, true);
   const floorAll = new FloorGuaranteesContender(ctx.tmpDir, backlog);
-  const all = [raw, ours, oursFlat, pj, pjBare, floor, floorDuties, floorAll];
+  // The baseline runs both shapes too: each build's code then sees the same mix of work, so neither
+  // build's JIT is favoured by running one shape alone (a build running only the flat cycle measured
+  // about 10% faster than the same build running both).
+  const flatVariant = await baselineVariant(ctx, 'leasehold-flat-baseline');
+  const flatBase = flatVariant === undefined ? undefined : await new QueueCycleContender(ctx.tmpDir, backlog, 'flat', flatVariant).init();
+  const mixedBase = flatVariant === undefined ? undefined : await new QueueCycleContender(ctx.tmpDir, backlog, 'mixed', { ...flatVariant, name: 'leasehold-baseline' }).init();
+  const bases = flatBase === undefined || mixedBase === undefined ? [] : [mixedBase, flatBase];
+  const all = [raw, ours, oursFlat, pj, pjBare, floor, floorDuties, floorAll, ...bases];
   const contenders: Contender[] = all;
   const settings = {
     [raw.name]: raw.settings(),
@@ -46,6 +58,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     [floor.name]: floor.settings(),
     [floorDuties.name]: floorDuties.settings(),
     [floorAll.name]: floorAll.settings(),
+    ...Object.fromEntries(bases.map((c) => [c.name, c.settings()])),
   };
   const warnings: string[] = [];
   for (const [name, s] of Object.entries(settings)) {
@@ -83,6 +96,9 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
     const allToPj = ratio(floorAll, pj);
     const flatToAll = ratio(oursFlat, floorAll);
     const medRate = (name: string) => median(r[name]!);
+    const flatToBase = flatBase === undefined ? [] : ratio(oursFlat, flatBase);
+    const mixedToBase = mixedBase === undefined ? [] : ratio(ours, mixedBase);
+    const spread = (xs: number[]) => `${sig(median(xs), 3)} (${sig(Math.min(...xs), 3)}..${sig(Math.max(...xs), 3)})`;
 
     return {
       // The headline cycle is plainjob's own workload: one tenant, one priority, claim then complete.
@@ -134,6 +150,13 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
         { label: 'floor+guarantees ÷ raw SQLite (ceiling of claimCycleToRawSqliteRatio)', value: sig(median(allToRaw), 3).toString() },
         { label: 'floor+guarantees ÷ plainjob (ceiling of plainjobCycleRatio)', value: sig(median(allToPj), 3).toString() },
         { label: 'leasehold-flat ÷ floor+guarantees (the share of the equal-guarantee floor reached)', value: sig(median(flatToAll), 3).toString() },
+        ...(flatBase === undefined || mixedBase === undefined
+          ? [{ label: 'baseline build', value: 'not measured (set LEASEHOLD_BENCH_BASELINE to a checkout)' }]
+          : [
+              { label: 'baseline build: leasehold-flat cycles (median)', value: fmtRate(medRate(flatBase.name)) },
+              { label: 'leasehold-flat ÷ baseline build (paired rounds: median, range)', value: spread(flatToBase) },
+              { label: 'leasehold 4 tenants × 31 priorities ÷ baseline build (paired rounds: median, range)', value: spread(mixedToBase) },
+            ]),
         { label: 'backlog of ready tasks at each slice start', value: String(backlog) },
         ...warnings.map((w) => ({ label: 'WARNING', value: w })),
       ],
@@ -163,6 +186,8 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           floorGuaranteesToRaw: allToRaw.map((v) => sig(v)),
           floorGuaranteesToPlainjob: allToPj.map((v) => sig(v)),
           leaseholdFlatToFloorGuarantees: flatToAll.map((v) => sig(v)),
+          leaseholdFlatToBaseline: flatToBase.map((v) => sig(v)),
+          leaseholdToBaseline: mixedToBase.map((v) => sig(v)),
         },
         medianRates: Object.fromEntries(contenders.map((c) => [c.name, sig(medRate(c.name))])),
         checkedOk: Object.fromEntries(contenders.map((c) => [c.name, c.okCount()])),

@@ -9,10 +9,13 @@
  *     neither tenants nor priorities). The gap between the two shows what the claim's walk over
  *     (tenant, priority) levels costs.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type Database from 'better-sqlite3';
 import { openWorkQueue, SystemClock, type Needs, type QueueConfig, type WorkQueue } from '../../src/index.ts';
 import type { Contender } from './interleave.ts';
+import type { BenchContext } from './registry.ts';
 import { openWalDatabase, readSettings, type DbSettings } from './timing.ts';
 
 const WORKER = 'bench-worker';
@@ -36,6 +39,21 @@ export interface CycleVariant {
   open?: (options: { db: Database.Database; clock: SystemClock; config: Partial<QueueConfig> }) => WorkQueue;
   config?: Partial<QueueConfig>;
   needs?: Needs;
+}
+
+/**
+ * Another build's queue as a variant named `name`, when LEASEHOLD_BENCH_BASELINE names a checkout of it
+ * with its node_modules (`git worktree add /tmp/base 7abb19d && ln -s "$PWD/node_modules" /tmp/base/`):
+ * measured in the same rounds as this build, so a change's cost is a paired ratio, not two runs' figures.
+ */
+export async function baselineVariant(ctx: BenchContext, name: string): Promise<CycleVariant | undefined> {
+  const dir = process.env.LEASEHOLD_BENCH_BASELINE;
+  if (dir === undefined || dir === '') return undefined;
+  const entry = join(resolve(dir), 'src', 'index.ts');
+  if (!existsSync(entry)) throw new Error(`LEASEHOLD_BENCH_BASELINE=${dir}: no src/index.ts there`);
+  const module = (await import(pathToFileURL(entry).href)) as { openWorkQueue: NonNullable<CycleVariant['open']> };
+  ctx.progress(`  baseline: ${entry}`);
+  return { name, open: module.openWorkQueue };
 }
 
 export class QueueCycleContender implements Contender {
