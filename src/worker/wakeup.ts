@@ -8,6 +8,9 @@ import type { Waiter } from '../ports.ts';
  * A wake that comes while nobody waits is kept, once: the next wait returns at once. So a notice that
  * lands during a claim that found nothing is not lost between that claim and the wait after it.
  */
+/** Why a wait's sleep is aborted: the wait is over (woken, or its own timer came due). */
+const WAIT_OVER = 'the wait is over';
+
 export class Wakeup {
   private woken = false;
   private resolve: (() => void) | undefined;
@@ -25,10 +28,12 @@ export class Wakeup {
       const woken = new Promise<void>((resolve) => (this.resolve = resolve));
       if (ms === undefined) await woken;
       else {
-        // The sleep that lost the race is aborted, so no timer outlives the wait.
+        // The sleep that lost the race is aborted, so no timer outlives the wait. With a reason of its
+        // own: abort() without one makes a DOMException, stack trace and all, on every wake and every
+        // poll of an idle worker.
         const sleeping = new AbortController();
         await Promise.race([woken, waiter.sleep(ms, sleeping.signal)]);
-        sleeping.abort();
+        sleeping.abort(WAIT_OVER);
       }
       this.resolve = undefined;
     }
