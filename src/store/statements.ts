@@ -12,11 +12,19 @@ import type { Step, StoreTx } from './store.ts';
  * a finished step (runner.ts answer), no generator.
  */
 
-/** The values of `params` in the order the statement's `?` slots take them (statement.ts renderSqlite). */
+/**
+ * The values of `params` in the order the statement's `?` slots take them (statement.ts renderSqlite).
+ * A value that is missing is an error, as better-sqlite3's named binding made it: bound by position,
+ * it would be written as NULL without a word.
+ */
 function bound(declared: Declared<string, unknown>, params: Params<string>): SqlValue[] {
   const order = declared.sqlite.order;
   const values = new Array<SqlValue>(order.length);
-  for (let i = 0; i < order.length; i++) values[i] = params[order[i]!]!;
+  for (let i = 0; i < order.length; i++) {
+    const value = params[order[i]!];
+    if (value === undefined) throw new TypeError(`statement ${declared.name}: no value for :${order[i]!}`);
+    values[i] = value;
+  }
   return values;
 }
 

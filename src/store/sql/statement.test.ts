@@ -5,6 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { SqliteStatements } from '../statements.ts';
 import { OPERATIONS } from './index.ts';
 import { read, StatementError, tokenize, write } from './statement.ts';
 
@@ -55,6 +56,14 @@ describe('rendering a declared statement', () => {
     try {
       const params: Record<string, number | string> = { a: 1, b: 'two' };
       expect(db.prepare(statement.sqlite.text).all(statement.sqlite.order.map((name) => params[name]))).toEqual([{ x: 1, y: 'two', z: 2 }]);
+      // SQLite's runner binds the same way, and refuses a value that is missing: bound by position, it would be NULL.
+      const runner = new SqliteStatements(db);
+      expect(runner.run(statement, { a: 1, b: 'two' }).next()).toEqual({ done: true, value: [{ x: 1, y: 'two', z: 2 }] });
+      expect(() => runner.run(statement, { a: 1 } as never)).toThrow(`statement ${statement.name}: no value for :b`);
+      db.exec('CREATE TABLE kept (v)');
+      const put = write(fresh('keptPut'), ['v']).changes('INSERT INTO kept (v) VALUES (:v)');
+      expect(() => runner.send(put, {} as never)).toThrow(/no value for :v/);
+      expect(db.prepare('SELECT COUNT(*) AS n FROM kept').get()).toEqual({ n: 0 });
     } finally {
       db.close();
     }
