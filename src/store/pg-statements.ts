@@ -251,9 +251,13 @@ function answerOf<R>(declared: Declared<string, R>, result: PgResult): R {
   }
 }
 
-/** A declared statement's values, in the order of its `$n` (sql/statement.ts). */
+/** A declared statement's values, in the order of its `$n` (sql/statement.ts); a missing one is an error, as on SQLite (statements.ts bound), not a NULL. */
 function valuesOf(declared: Declared<string, unknown>, params: Readonly<Record<string, unknown>>): unknown[] {
-  return declared.postgres.order.map((name) => params[name]);
+  return declared.postgres.order.map((name) => {
+    const value = params[name];
+    if (value === undefined) throw new TypeError(`statement ${declared.name}: no value for :${name}`);
+    return value;
+  });
 }
 
 /**

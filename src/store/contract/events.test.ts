@@ -36,6 +36,17 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
       expect([...data.signals].sort()).toEqual(texts.map((text) => `note:${text}`).sort());
     });
 
+    it('refuses a value that is missing (never written as NULL): the transaction fails and nothing of it is kept', async () => {
+      await expect(
+        db.commit(function* (tx) {
+          yield* tx.insertEvent(1, 1, 'enqueued', AT, '{}', null, null);
+          yield* tx.insertEvent(1, 2, 'claimed', AT, '{}', undefined as never, 1);
+          return yield* tx.allEvents();
+        }),
+      ).rejects.toThrow(/eventInsert: no value for :worker_id/);
+      expect(await db.read(function* (tx) { return yield* tx.allEvents(); })).toEqual([]);
+    });
+
     it('refuses a second event with the same (task, seq): the transaction fails', async () => {
       await expect(
         db.scratch(function* (tx) {
