@@ -402,11 +402,18 @@ describe('the queue across real processes', () => {
     const ops = 250;
     // Create the schema first, so both children only ever contend on writes.
     await openWorkQueue({ db: databasePath, clock: new SystemClock(), config }).close();
-    const holder = new Child('writer', [`--db=${databasePath}`, '--worker=holder', `--ops=${ops}`, '--holdEvery=80', '--holdMs=400', `--config=${JSON.stringify(config)}`]);
+    const holder = new Child('writer', [`--db=${databasePath}`, '--worker=holder', `--ops=${ops}`, '--holdEvery=80', '--holdMs=400', '--releaseFirst=true', `--config=${JSON.stringify(config)}`]);
     const plain = new Child('writer', [`--db=${databasePath}`, '--worker=plain', `--ops=${ops}`, `--config=${JSON.stringify(config)}`]);
     const writers = [holder, plain];
     await Promise.all(writers.map((child) => child.waitFor((message) => message.type === 'ready', 30_000, 'ready')));
-    for (const child of writers) child.send('go');
+    // The plain writer starts inside the holder's first hold, which ends only once the plain writer has
+    // been told BusyError: the two overlap whatever the machine's load (the later holds, 400 ms each,
+    // overlap as the processes' speeds let them).
+    holder.send('go');
+    await holder.waitFor((message) => message.type === 'hold' && message.phase === 'start', 30_000, 'the first hold');
+    plain.send('go');
+    await plain.waitFor((message) => message.type === 'busy', 30_000, 'a BusyError while the first hold lasts');
+    holder.send('release');
     await Promise.all(writers.map((child) => child.waitFor((message) => message.type === 'finished', 60_000, 'finished')));
     await Promise.all(writers.map(expectCleanExit));
 
