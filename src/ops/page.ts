@@ -135,7 +135,7 @@ export const APP_JS = `'use strict';
     if (a < 86400000) return s + Math.floor(a / 3600000) + 'h ' + pad(Math.floor(a / 60000) % 60) + 'm';
     return s + Math.floor(a / 86400000) + 'd ' + pad(Math.floor(a / 3600000) % 24) + 'h';
   }
-  function instant(ms) { return typeof ms === 'number' ? new Date(ms).toISOString().replace(/\\.\\d{3}Z$/, 'Z') : '-'; }
+  function instant(ms) { return typeof ms === 'number' ? new Date(ms).toISOString().replace(/\\.\\d{3}Z$/, 'Z') : '-'; } // allow-ambient: formats an instant from the API, reads no clock
   function json(value) { return value === undefined ? '' : JSON.stringify(value); }
   function table(headers, rows, key) {
     return h('table', { 'data-table': key },
@@ -287,8 +287,7 @@ export const APP_JS = `'use strict';
 
   function render(parts) {
     main.replaceChildren.apply(main, parts);
-    // allow-ambient: the page's script runs in the operator's browser; its clock only labels the refresh
-    document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString(); // allow-ambient: the operator's browser clock, it only labels the refresh
     body.dataset.loaded = String(Number(body.dataset.loaded || 0) + 1);
   }
 
@@ -300,8 +299,7 @@ export const APP_JS = `'use strict';
     var work = taskMatch ? api('/api/task/' + taskMatch[1]).then(function (d) { render(taskPage(d, decodeURIComponent(taskMatch[1]))); })
       : path === '/dead-letters' ? api('/api/dead-letters').then(function (d) { render(deadLetters(d)); })
       : api('/api/status').then(function (s) { render(overview(s)); });
-    // allow-ambient: the browser's refresh timer, in the page's script; nothing of the queue reads it
-    work.catch(function (error) { show(String(error.message || error), true); }).then(function () { timer = setTimeout(load, refreshMs); });
+    work.catch(function (error) { show(String(error.message || error), true); }).then(function () { timer = setTimeout(load, refreshMs); }); // allow-ambient: the browser's refresh timer; nothing of the queue reads it
   }
   load();
 })();

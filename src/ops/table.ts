@@ -102,7 +102,7 @@ export function duration(ms: number): string {
 
 /** An instant as ISO 8601 in UTC, to the second. */
 export function instant(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'); // allow-ambient: formats the instant given, reads no clock
 }
 
 /** A paragraph wrapped to the width, for prose lines (alerts, messages). */

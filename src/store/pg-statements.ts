@@ -9,7 +9,7 @@ import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.t
 import { CANDIDATE_COLUMNS, claimCandidate, claimHolding, claimReadyHeads, SESSION_BUSY_OF } from './sql/claim.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
-import { declaredStatementNames, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
+import { declaredStatementNames, paramValue, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
 
 /**
  * PostgreSQL's runner of the statement catalogue (sql/): each statement's PostgreSQL text, with the same
@@ -251,13 +251,9 @@ function answerOf<R>(declared: Declared<string, R>, result: PgResult): R {
   }
 }
 
-/** A declared statement's values, in the order of its `$n` (sql/statement.ts); a missing one is an error, as on SQLite (statements.ts bound), not a NULL. */
+/** A declared statement's values, in the order of its `$n` (sql/statement.ts); a missing one is an error (paramValue). */
 function valuesOf(declared: Declared<string, unknown>, params: Readonly<Record<string, unknown>>): unknown[] {
-  return declared.postgres.order.map((name) => {
-    const value = params[name];
-    if (value === undefined) throw new TypeError(`statement ${declared.name}: no value for :${name}`);
-    return value;
-  });
+  return declared.postgres.order.map((name) => paramValue(declared, params, name));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from './sqlite-handle.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { answer as finished, installOperations, type SqlRunner } from './sql/runner.ts';
-import type { Params, SqlValue, Statement as Declared, Write } from './sql/statement.ts';
+import { paramValue, type Params, type SqlValue, type Statement as Declared, type Write } from './sql/statement.ts';
 import type { Step, StoreTx } from './store.ts';
 
 /**
@@ -12,19 +12,11 @@ import type { Step, StoreTx } from './store.ts';
  * a finished step (runner.ts answer), no generator.
  */
 
-/**
- * The values of `params` in the order the statement's `?` slots take them (statement.ts renderSqlite).
- * A value that is missing is an error, as better-sqlite3's named binding made it: bound by position,
- * it would be written as NULL without a word.
- */
+/** The values of `params` in the order the statement's `?` slots take them (statement.ts renderSqlite); a missing one is an error. */
 function bound(declared: Declared<string, unknown>, params: Params<string>): SqlValue[] {
   const order = declared.sqlite.order;
   const values = new Array<SqlValue>(order.length);
-  for (let i = 0; i < order.length; i++) {
-    const value = params[order[i]!];
-    if (value === undefined) throw new TypeError(`statement ${declared.name}: no value for :${order[i]!}`);
-    values[i] = value;
-  }
+  for (let i = 0; i < order.length; i++) values[i] = paramValue(declared, params, order[i]!);
   return values;
 }
 

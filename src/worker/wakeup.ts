@@ -1,5 +1,8 @@
 import type { Waiter } from '../ports.ts';
 
+/** Why a wait's sleep is aborted: the wait is over (woken, or its own timer came due). */
+const WAIT_OVER = 'the wait is over';
+
 /**
  * W1: how a worker's claim loop waits. It sleeps through the injected Waiter (real timers in production,
  * the virtual loop in the simulator) and is woken early by `wake()`: when one of its runs ends (a free
@@ -8,9 +11,6 @@ import type { Waiter } from '../ports.ts';
  * A wake that comes while nobody waits is kept, once: the next wait returns at once. So a notice that
  * lands during a claim that found nothing is not lost between that claim and the wait after it.
  */
-/** Why a wait's sleep is aborted: the wait is over (woken, or its own timer came due). */
-const WAIT_OVER = 'the wait is over';
-
 export class Wakeup {
   private woken = false;
   private resolve: (() => void) | undefined;

@@ -206,6 +206,16 @@ function renderPostgres(pieces: readonly Piece[]): RenderedPostgres {
   return { text, order };
 }
 
+/**
+ * The value of parameter `name` for `declared`: a missing one is an error naming both, never a NULL
+ * (each runner binds by position, where a hole would be written as NULL without a word).
+ */
+export function paramValue(declared: Statement<string, unknown>, params: Readonly<Record<string, unknown>>, name: string): SqlValue {
+  const value = params[name];
+  if (value === undefined) throw new TypeError(`statement ${declared.name}: no value for :${name}`);
+  return value as SqlValue;
+}
+
 /** SQLite's text: each name as `?`, a slot for each place it appears. */
 function renderSqlite(pieces: readonly Piece[]): RenderedSqlite {
   const order: string[] = [];

@@ -160,27 +160,22 @@ export const taskWriteOperations = {
       const what = () => `task ${fence.id}'s ${change.to === 'done' ? 'completion' : `move to ${change.to}`} by its holder`;
       let written: boolean;
       if (change.to === 'done') {
-        // The hot path of every run's end: one object, no spreads (they cost a completion about a microsecond).
-        written =
-          hold === null
-            ? this.sendOne(holderCompleteHoldClosed, { id: fence.id, workerId: fence.workerId, generation: fence.generation, now: fence.now, result: change.result, eventSeq: change.eventSeq, outcome: change.outcome }, what)
-            : this.sendOne(
-                holderComplete,
-                {
-                  id: fence.id,
-                  workerId: fence.workerId,
-                  generation: fence.generation,
-                  now: fence.now,
-                  result: change.result,
-                  eventSeq: change.eventSeq,
-                  outcome: change.outcome,
-                  holdState: hold.state,
-                  charged: hold.charged,
-                  usage: hold.usage,
-                  holdReason: hold.reason,
-                },
-                what,
-              );
+        // The hot path of every run's end: one object, no spreads (they cost a completion about a
+        // microsecond). The hold's values are null when it is closed already; that statement takes none of them.
+        const params = {
+          id: fence.id,
+          workerId: fence.workerId,
+          generation: fence.generation,
+          now: fence.now,
+          result: change.result,
+          eventSeq: change.eventSeq,
+          outcome: change.outcome,
+          holdState: hold?.state ?? null,
+          charged: hold?.charged ?? null,
+          usage: hold?.usage ?? null,
+          holdReason: hold?.reason ?? null,
+        };
+        written = this.sendOne(hold === null ? holderCompleteHoldClosed : holderComplete, params, what);
       } else {
         const params = {
           ...fence,
