@@ -151,10 +151,10 @@ class StoreWorkQueue implements WorkQueue {
   budgetLevels: WorkQueue['budgetLevels'] = () => this.call(() => budgetLevels(this.open()));
   admissionDecisions: WorkQueue['admissionDecisions'] = () => this.call(() => admissionDecisions(this.open()));
   signals: WorkQueue['signals'] = () => this.call(() => signals(this.open()));
-  tenantServices: WorkQueue['tenantServices'] = () => this.call(() => read(this.open(), 'tenantServices', (tx) => tx.tenantServices()));
+  tenantServices: WorkQueue['tenantServices'] = () => this.call(() => read(this.open(), 'tenantServices', (tx) => tx.serviceList()));
   reservations: WorkQueue['reservations'] = () =>
     this.call(() =>
-      read(this.open(), 'reservations', (tx) => tx.reservations()).then((rows) =>
+      read(this.open(), 'reservations', (tx) => tx.reservationList()).then((rows) =>
         rows.map((row) => ({
           taskId: row.task_id,
           generation: row.generation,
@@ -170,7 +170,7 @@ class StoreWorkQueue implements WorkQueue {
     );
 
   async holds(): Promise<HoldView[]> {
-    const rows = await read(this.open(), 'holds', (tx) => tx.holds());
+    const rows = await read(this.open(), 'holds', (tx) => tx.holdList());
     return rows.map((row) => ({
       taskId: row.task_id,
       tenant: row.tenant,
@@ -186,7 +186,7 @@ class StoreWorkQueue implements WorkQueue {
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
-    const rows = await read(this.open(), 'deadLetters', (tx) => tx.deadLetters());
+    const rows = await read(this.open(), 'deadLetters', (tx) => tx.deadLetterList());
     return rows.map((row) => ({
       taskId: row.task_id,
       tenant: row.tenant,
@@ -200,14 +200,14 @@ class StoreWorkQueue implements WorkQueue {
 
   creditLedger: WorkQueue['creditLedger'] = () =>
     this.call(() =>
-      read(this.open(), 'creditLedger', (tx) => tx.creditLedger()).then((rows) =>
+      read(this.open(), 'creditLedger', (tx) => tx.creditList()).then((rows) =>
         rows.map((row) => ({ taskId: row.task_id, tenant: row.tenant, kind: row.kind, credits: row.credits, at: row.at })),
       ),
     );
 
   schemaMigrations: WorkQueue['schemaMigrations'] = () =>
     this.call(() =>
-      read(this.open(), 'schemaMigrations', (tx) => tx.schemaMigrations()).then((rows) =>
+      read(this.open(), 'schemaMigrations', (tx) => tx.migrationList()).then((rows) =>
         rows.map((row) => ({ version: row.version, name: row.name, appliedAt: row.applied_at })),
       ),
     );
@@ -222,7 +222,7 @@ class StoreWorkQueue implements WorkQueue {
   events: WorkQueue['events'] = async (taskId) => {
     const context = this.open();
     const id = requireTaskId(taskId);
-    return (await read(context, 'events', (tx) => tx.eventsForTask(id))).map(toTaskEvent);
+    return (await read(context, 'events', (tx) => tx.eventListForTask(id))).map(toTaskEvent);
   };
 
   eventCursor: WorkQueue['eventCursor'] = () => this.call(() => read(this.open(), 'eventCursor', (tx) => tx.eventCursor()));
@@ -231,27 +231,27 @@ class StoreWorkQueue implements WorkQueue {
     const context = this.open();
     if (!Number.isSafeInteger(cursor) || cursor < 0) throw new InputError('cursor', 'expected a non-negative integer');
     if (!Number.isSafeInteger(limit) || limit < 1) throw new InputError('limit', 'expected a positive integer');
-    return (await read(context, 'eventsSince', (tx) => tx.eventsSince(cursor, limit))).map(toTaskEvent);
+    return (await read(context, 'eventsSince', (tx) => tx.eventListSince(cursor, limit))).map(toTaskEvent);
   };
 
-  allEvents: WorkQueue['allEvents'] = () => this.call(() => read(this.open(), 'allEvents', (tx) => tx.allEvents()).then((rows) => rows.map(toTaskEvent)));
+  allEvents: WorkQueue['allEvents'] = () => this.call(() => read(this.open(), 'allEvents', (tx) => tx.eventList()).then((rows) => rows.map(toTaskEvent)));
 
   /** Q19: only this tenant's rows, selected by the tenant key in SQL, never filtered afterwards. */
   listForTenant: WorkQueue['listForTenant'] = async (tenant) => {
     const context = this.open();
     if (typeof tenant !== 'string' || tenant === '') throw new InputError('tenant', 'expected a non-empty string');
-    return (await read(context, 'listForTenant', (tx) => tx.tasksForTenant(tenant))).map(toTaskView);
+    return (await read(context, 'listForTenant', (tx) => tx.taskListForTenant(tenant))).map(toTaskView);
   };
 
-  liveCount: WorkQueue['liveCount'] = () => this.call(() => read(this.open(), 'liveCount', (tx) => tx.liveCount()));
+  liveCount: WorkQueue['liveCount'] = () => this.call(() => read(this.open(), 'liveCount', (tx) => tx.counterLive()));
 
   tasksInState: WorkQueue['tasksInState'] = async (state: TaskState) => {
     const context = this.open();
     if (!STATES.includes(state)) throw new InputError('state', `expected one of ${STATES.join(', ')}`);
-    return (await read(context, 'tasksInState', (tx) => tx.tasksInState(state))).map(toTaskView);
+    return (await read(context, 'tasksInState', (tx) => tx.taskListInState(state))).map(toTaskView);
   };
 
-  rejections: WorkQueue['rejections'] = () => this.call(() => read(this.open(), 'rejections', (tx) => tx.rejections()));
+  rejections: WorkQueue['rejections'] = () => this.call(() => read(this.open(), 'rejections', (tx) => tx.rejectionList()));
 
   /** Q19: the admin view across tenants. Never hand it to a tenant. */
   snapshot: WorkQueue['snapshot'] = async () => {
@@ -294,28 +294,28 @@ class StoreWorkQueue implements WorkQueue {
 }
 
 function* incidentCandidatesIn(tx: StoreTx, from: number, to: number, minGroupSize: number, bucketMs: number): Step<IncidentCandidate[]> {
-    const rows = yield* tx.tasksEnqueuedBetween(from, to);
+    const rows = yield* tx.taskListEnqueuedBetween(from, to);
     const latest = new Map<string, number | null>();
     for (const row of rows) {
       const key = JSON.stringify([row.tenant, row.topic]);
-      if (!latest.has(key)) latest.set(key, yield* tx.latestVersionOfTopic(row.tenant, row.topic));
+      if (!latest.has(key)) latest.set(key, yield* tx.taskLatestVersion(row.tenant, row.topic));
     }
     return groupIncidentCandidates(rows, (tenant, topic) => latest.get(JSON.stringify([tenant, topic])) as number, bucketMs, minGroupSize);
   }
 
 function* snapshotIn(tx: StoreTx, at: number): Step<Snapshot> {
-    const tasks = (yield* tx.allTasks()).map(toTaskView);
+    const tasks = (yield* tx.taskList()).map(toTaskView);
     const countsByState = { ready: 0, running: 0, uncertain: 0, done: 0, failed: 0, superseded: 0, cancelled: 0, expired: 0 };
-    for (const { state, n } of yield* tx.countsByState()) countsByState[state] = n;
+    for (const { state, n } of yield* tx.taskCountsByState()) countsByState[state] = n;
     // fromEntries defines own properties, so a tenant called "__proto__" is kept as a key.
-    const byTenant: Record<string, number> = Object.fromEntries((yield* tx.occupiedByTenant()).map(({ tenant, n }) => [tenant, n]));
+    const byTenant: Record<string, number> = Object.fromEntries((yield* tx.taskOccupiedByTenant()).map(({ tenant, n }) => [tenant, n]));
     const snapshot: Snapshot = {
       at,
       tasks,
       countsByState,
-      live: yield* tx.liveCount(),
+      live: yield* tx.counterLive(),
       occupied: { global: countsByState.running + countsByState.uncertain, byTenant },
-      rejections: yield* tx.rejections(),
+      rejections: yield* tx.rejectionList(),
     };
     return snapshot;
   }

@@ -31,8 +31,8 @@ export function pauseTenant(context: QueueContext, tenant: string, reason: strin
 }
 
 function* pauseIn(tx: StoreTx, at: number, tenant: string, reason: string): Step<PauseResult> {
-  const changed = yield* tx.pauseTenant(tenant, reason, at);
-  if (changed) yield* tx.insertAdmission({ at, action: 'PAUSE', reason, tenant, task_id: null, retry_at: null, budget: null });
+  const changed = yield* tx.tenantPause(tenant, reason, at);
+  if (changed) yield* tx.admissionInsert({ at, action: 'PAUSE', reason, tenant, task_id: null, retry_at: null, budget: null });
   return { ok: true, changed };
 }
 
@@ -43,15 +43,15 @@ export function resumeTenant(context: QueueContext, tenant: string): Promise<Pau
 }
 
 function* resumeIn(tx: StoreTx, at: number, tenant: string): Step<PauseResult> {
-  const changed = yield* tx.resumeTenant(tenant);
-  if (changed) yield* tx.insertAdmission({ at, action: 'RESUME', reason: 'resumed', tenant, task_id: null, retry_at: null, budget: null });
+  const changed = yield* tx.tenantResume(tenant);
+  if (changed) yield* tx.admissionInsert({ at, action: 'RESUME', reason: 'resumed', tenant, task_id: null, retry_at: null, budget: null });
   // W1: the tenant's ready tasks are claimable again.
-  if (changed) tx.markClaimable();
+  if (changed) tx.txMarkClaimable();
   return { ok: true, changed };
 }
 
 export async function pausedTenants(context: QueueContext): Promise<TenantPause[]> {
-  return (await read(context, 'pausedTenants', (tx) => tx.pausedTenants())).map((row) => ({ tenant: row.tenant, reason: row.reason, at: row.at }));
+  return (await read(context, 'pausedTenants', (tx) => tx.tenantPauseList())).map((row) => ({ tenant: row.tenant, reason: row.reason, at: row.at }));
 }
 
 /**
@@ -68,13 +68,13 @@ export function reserve(context: QueueContext, taskId: number, workerId: string,
     if (!checked.ok) return Promise.resolve({ ok: false, error: 'invalid_input', field: checked.field, message: checked.message });
     asked = checked.needs ?? {};
   }
-  return write(context, 'reserve', (tx, at) => reserveIn(context, tx, at, who, asked), { completingRow: who.taskId });
+  return write(context, 'reserve', (tx, at) => reserveIn(context, tx, at, who, asked), { holderRow: who.taskId });
 }
 
 function* reserveIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, asked: Needs | null): Step<ReserveResult> {
-  const row = yield* tx.completingRow(who.taskId);
+  const row = yield* tx.holderRow(who.taskId);
   if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
-  const task = yield* tx.candidateById(who.taskId);
+  const task = yield* tx.claimCandidate(who.taskId);
   if (task === undefined) return STALE_LEASE;
   const needs = asked ?? (task.needs === null ? {} : meteredNeeds(context.config, JSON.parse(task.needs) as Needs));
   if (Object.keys(needs).length === 0) return { ok: true, reserved: {} };
@@ -95,21 +95,21 @@ function* reserveIn(context: QueueContext, tx: StoreTx, at: number, who: Holder,
     };
   }
   const reserved = yield* applyGrants(tx, who.taskId, who.generation, plan.grants, undefined, at);
-  const seq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  const seq = yield* tx.holderBumpEventSeq(fence(who, at));
   if (seq === undefined) return STALE_LEASE;
-  yield* tx.insertEvent(who.taskId, seq, 'budget_reserved', at, JSON.stringify({ reserved }), who.workerId, who.generation);
+  yield* tx.eventAppend(who.taskId, seq, 'budget_reserved', at, JSON.stringify({ reserved }), who.workerId, who.generation);
   return { ok: true, reserved };
 }
 
 /** A1: the level of every budget row, at the queue clock's now (a rate bucket refilled to now, not written). */
 export async function budgetLevels(context: QueueContext): Promise<BudgetLevel[]> {
   const at = now(context);
-  const rows = await read(context, 'budgetLevels', (tx) => tx.budgetLevels());
+  const rows = await read(context, 'budgetLevels', (tx) => tx.budgetLevelList());
   return rows.flatMap((row) => levelView(context.config, row, at) ?? []);
 }
 
 export async function admissionDecisions(context: QueueContext): Promise<AdmissionRecord[]> {
-  const rows = await read(context, 'admissionDecisions', (tx) => tx.admissionDecisions());
+  const rows = await read(context, 'admissionDecisions', (tx) => tx.admissionList());
   return rows.map((row) => {
     const record: AdmissionRecord = { at: row.at, action: row.action, reason: row.reason, tenant: row.tenant };
     if (row.task_id !== null) record.taskId = row.task_id;

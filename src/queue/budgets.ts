@@ -92,7 +92,7 @@ export function* planGrants(
     const scope = scopeKey(spec, task);
     const waiting = heldBack?.get(`${budget}\u0000${scope}`);
     if (waiting !== undefined) return { ok: false, refusal: waiting };
-    const row = yield* tx.budgetLevel(budget, scope);
+    const row = yield* tx.budgetLevelGet(budget, scope);
     if (spec.kind === 'rate') {
       const { scaled, since } = rateLevelAt(spec, row, at);
       if (scaled < units * spec.periodMs) {
@@ -113,10 +113,10 @@ export function* planGrants(
 export function* applyGrants(tx: StoreTx, taskId: number, generation: number, grants: readonly PlannedGrant[], baseline: Usage | undefined, at: number): Step<Needs> {
   const reserved: Needs = {};
   for (const grant of grants) {
-    yield* tx.writeBudgetLevel(grant.budget, grant.scope, grant.level, grant.updatedAt);
+    yield* tx.budgetLevelPut(grant.budget, grant.scope, grant.level, grant.updatedAt);
     const meter = grant.spec.kind === 'concurrency' ? undefined : grant.spec.meter;
-    const added = yield* tx.addToReservation(taskId, generation, grant.budget, grant.units);
-    if (!added) yield* tx.insertReservation({ taskId, generation, budget: grant.budget, scope: grant.scope, reserved: grant.units, baseline: meter === undefined || baseline === undefined ? 0 : metered(meter, baseline), at });
+    const added = yield* tx.reservationAdd(taskId, generation, grant.budget, grant.units);
+    if (!added) yield* tx.reservationInsert({ taskId, generation, budget: grant.budget, scope: grant.scope, reserved: grant.units, baseline: meter === undefined || baseline === undefined ? 0 : metered(meter, baseline), at });
     reserved[grant.budget] = grant.units;
   }
   return reserved;
@@ -135,7 +135,7 @@ export function metered(meter: 'tokens' | 'modelCalls', usage: Usage): number {
 export function* recordConsumption(config: QueueConfig, tx: StoreTx, taskId: number, generation: number, usage: Usage, at: number): Step<{ consumed: Needs; overdraft: Needs }> {
   const consumed: Needs = {};
   const overdraft: Needs = {};
-  for (const row of yield* tx.heldReservations(taskId)) {
+  for (const row of yield* tx.reservationListHeld(taskId)) {
     if (row.generation !== generation) continue;
     const spec = budgetSpec(config, row.budget);
     if (spec === undefined || spec.kind === 'concurrency' || spec.meter === undefined) continue;
@@ -143,17 +143,17 @@ export function* recordConsumption(config: QueueConfig, tx: StoreTx, taskId: num
     if (used === row.consumed) continue;
     if (used > row.reserved) {
       const over = used - row.reserved;
-      const level = yield* tx.budgetLevel(row.budget, row.scope);
+      const level = yield* tx.budgetLevelGet(row.budget, row.scope);
       if (spec.kind === 'rate') {
         const { scaled, since } = rateLevelAt(spec, level, at);
-        yield* tx.writeBudgetLevel(row.budget, row.scope, scaled - over * spec.periodMs, since);
+        yield* tx.budgetLevelPut(row.budget, row.scope, scaled - over * spec.periodMs, since);
       } else {
-        yield* tx.writeBudgetLevel(row.budget, row.scope, (level?.level ?? 0) + over, Math.max(level?.updated_at ?? at, at));
+        yield* tx.budgetLevelPut(row.budget, row.scope, (level?.level ?? 0) + over, Math.max(level?.updated_at ?? at, at));
       }
-      yield* tx.addToReservation(taskId, generation, row.budget, over);
+      yield* tx.reservationAdd(taskId, generation, row.budget, over);
       overdraft[row.budget] = over;
     }
-    yield* tx.setConsumed(taskId, generation, row.budget, used);
+    yield* tx.reservationSetConsumed(taskId, generation, row.budget, used);
     consumed[row.budget] = used;
   }
   return { consumed, overdraft };
@@ -165,7 +165,7 @@ export function* recordConsumption(config: QueueConfig, tx: StoreTx, taskId: num
  * not consumed (never above capacity); a total keeps what was consumed and frees the rest.
  */
 export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: number, at: number): Step<{ released: Needs; consumed: Needs } | undefined> {
-  const rows = yield* tx.heldReservations(taskId);
+  const rows = yield* tx.reservationListHeld(taskId);
   if (rows.length === 0) return undefined;
   const released: Needs = {};
   const consumed: Needs = {};
@@ -174,18 +174,18 @@ export function* releaseReservations(config: QueueConfig, tx: StoreTx, taskId: n
     const kept = spec === undefined || spec.kind === 'concurrency' ? 0 : spec.meter === undefined ? row.reserved : Math.min(row.consumed, row.reserved);
     const back = row.reserved - kept;
     // The row keeps reserved = consumed + released: an unmetered budget consumed all it reserved.
-    if (!(yield* tx.releaseReservation(taskId, row.generation, row.budget, back, kept, at))) continue;
+    if (!(yield* tx.reservationRelease(taskId, row.generation, row.budget, back, kept, at))) continue;
     // Summed per budget: the event says every unit this edge gave back, whichever attempt's row it was.
     // Own entries only: a budget named `constructor` would otherwise add to Object.prototype's function.
     released[row.budget] = (Object.hasOwn(released, row.budget) ? (released[row.budget] as number) : 0) + back;
     consumed[row.budget] = (Object.hasOwn(consumed, row.budget) ? (consumed[row.budget] as number) : 0) + kept;
     if (spec === undefined || back === 0) continue;
-    const level = yield* tx.budgetLevel(row.budget, row.scope);
+    const level = yield* tx.budgetLevelGet(row.budget, row.scope);
     if (spec.kind === 'rate') {
       const { scaled, since } = rateLevelAt(spec, level, at);
-      yield* tx.writeBudgetLevel(row.budget, row.scope, Math.min(spec.capacity * spec.periodMs, scaled + back * spec.periodMs), since);
+      yield* tx.budgetLevelPut(row.budget, row.scope, Math.min(spec.capacity * spec.periodMs, scaled + back * spec.periodMs), since);
     } else {
-      yield* tx.writeBudgetLevel(row.budget, row.scope, Math.max(0, (level?.level ?? 0) - back), Math.max(level?.updated_at ?? at, at));
+      yield* tx.budgetLevelPut(row.budget, row.scope, Math.max(0, (level?.level ?? 0) - back), Math.max(level?.updated_at ?? at, at));
     }
   }
   return { released, consumed };

@@ -27,13 +27,13 @@ export function claim(context: QueueContext, workerIdArgument: string): Promise<
 
 function* claimIn(context: QueueContext, tx: StoreTx, at: number, workerId: string): Step<ClaimResult> {
   const { config } = context;
-  const holding = yield* tx.holding();
+  const holding = yield* tx.claimHolding();
   yield* expireOverdue(context, tx, holding, at);
   // Q6: a claim needs room in the global limit and in its tenant's limit; uncertain keeps its slot.
-  if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.anyReady()) ? 'quota' : 'empty' };
+  if (holding.length >= config.globalLimit) return { ok: false, reason: (yield* tx.claimAnyReady()) ? 'quota' : 'empty' };
   const blocked = blockedTenants(context, holding);
   // A2: a paused tenant gets no new lease, whatever state its tasks came back to ready from.
-  const paused = yield* tx.pausedTenants();
+  const paused = yield* tx.tenantPauseList();
   for (const row of paused) blocked.add(row.tenant);
   /** A1: buckets a better task waits for in this claim; a smaller need behind it may not take them. */
   const heldBack = new Map<string, Refusal>();
@@ -123,20 +123,20 @@ function* admitAtClaim(
 function* recordDeferral(tx: StoreTx, row: Pick<CandidateRow, 'id' | 'tenant' | 'deferred'>, decision: Deferral, at: number): Step<void> {
   const reason = decision.reason as string;
   if (row.deferred === reason) return;
-  const seq = yield* tx.deferTask(row.id, reason);
+  const seq = yield* tx.taskDefer(row.id, reason);
   if (seq === undefined) throw new InvariantError(`task ${row.id} was deferred but is not ready`);
   const data: Record<string, unknown> = { reason };
   if (decision.retryAt !== undefined) data.retryAt = decision.retryAt;
   if (decision.budget !== undefined) data.budget = decision.budget;
-  yield* tx.insertEvent(row.id, seq, 'deferred', at, JSON.stringify(data), null, null);
-  yield* tx.insertAdmission({ at, action: 'DEFER', reason, tenant: row.tenant, task_id: row.id, retry_at: decision.retryAt ?? null, budget: decision.budget ?? null });
+  yield* tx.eventAppend(row.id, seq, 'deferred', at, JSON.stringify(data), null, null);
+  yield* tx.admissionInsert({ at, action: 'DEFER', reason, tenant: row.tenant, task_id: row.id, retry_at: decision.retryAt ?? null, budget: decision.budget ?? null });
 }
 
 /** A2: the head of a paused tenant's ready work is recorded as deferred (once per change); the claim says why it waited. */
 function* deferPausedHead(tx: StoreTx, tenant: string, at: number): Step<Deferral | undefined> {
-  const head = yield* tx.levelHead({ tenant, maxPriority: TOP_PRIORITY, minPriority: PRIORITY_RANGE.min, now: at });
+  const head = yield* tx.claimLevelHead({ tenant, maxPriority: TOP_PRIORITY, minPriority: PRIORITY_RANGE.min, now: at });
   if (head === undefined) return undefined;
-  const row = yield* tx.candidateById(head.id);
+  const row = yield* tx.claimCandidate(head.id);
   if (row === undefined) throw new InvariantError(`task ${head.id} was a level head but has no row`);
   const decision: Deferral = { action: 'DEFER', reason: 'tenant_paused', taskId: row.id };
   yield* recordDeferral(tx, row, decision, at);
@@ -163,7 +163,7 @@ function* bestCandidate(
   if (config.fairness === 'fair_share') return yield* fairCandidate(context, tx, blocked, at, skip);
   let best: LevelHeadRow | undefined;
   let quotaBound = false;
-  for (const { tenant, head } of yield* tx.readyHeads(at)) {
+  for (const { tenant, head } of yield* tx.claimReadyHeads(at)) {
     if (blocked.has(tenant)) {
       quotaBound = true;
       continue;
@@ -171,7 +171,7 @@ function* bestCandidate(
     best = yield* tenantBest(context, tx, tenant, at, skip, best, head);
   }
   if (best === undefined) return { quotaBound };
-  const candidate = yield* tx.candidateById(best.id);
+  const candidate = yield* tx.claimCandidate(best.id);
   if (candidate === undefined) throw new InvariantError(`task ${best.id} was a level head but has no row`);
   candidate.score = best.score;
   return { candidate, quotaBound };
@@ -188,7 +188,7 @@ function* tenantBest(
   at: number,
   skip: ReadonlySet<number>,
   bestSoFar?: LevelHeadRow,
-  /** The head of the tenant's highest eligible level, read already (readyHeads), or null for none. */
+  /** The head of the tenant's highest eligible level, read already (claimReadyHeads), or null for none. */
   firstTop?: LevelHeadRow | null,
 ): Step<LevelHeadRow | undefined> {
   const { config } = context;
@@ -203,11 +203,11 @@ function* tenantBest(
         ? firstTop !== null && firstTop.priority >= minPriority
           ? { ...firstTop }
           : undefined
-        : yield* tx.levelHead({ tenant, maxPriority, minPriority, now: at });
+        : yield* tx.claimLevelHead({ tenant, maxPriority, minPriority, now: at });
     if (top === undefined) break;
     // A6: a task that waits for its session in this claim is stepped over within its level.
     let head: LevelHeadRow | undefined = top;
-    while (head !== undefined && skip.has(head.id)) head = yield* tx.levelNext({ tenant, priority: top.priority, enqueuedAt: head.enqueued_at, id: head.id, now: at });
+    while (head !== undefined && skip.has(head.id)) head = yield* tx.claimLevelNext({ tenant, priority: top.priority, enqueuedAt: head.enqueued_at, id: head.id, now: at });
     maxPriority = top.priority - 1;
     if (head === undefined) continue;
     head.score = score(head.priority, head.enqueued_at, at, config);
@@ -224,7 +224,7 @@ function* fairCandidate(context: QueueContext, tx: StoreTx, blocked: ReadonlySet
   let quotaBound = false;
   let overall: LevelHeadRow | undefined;
   let fair: { head: LevelHeadRow; service: number; weight: number } | undefined;
-  for (const { tenant, head: firstTop } of yield* tx.readyHeads(at)) {
+  for (const { tenant, head: firstTop } of yield* tx.claimReadyHeads(at)) {
     if (blocked.has(tenant)) {
       quotaBound = true;
       continue;
@@ -232,19 +232,19 @@ function* fairCandidate(context: QueueContext, tx: StoreTx, blocked: ReadonlySet
     const head = yield* tenantBest(context, tx, tenant, at, skip, undefined, firstTop);
     if (head === undefined) continue;
     if (overall === undefined || compareCandidates(toOrder(head), toOrder(overall)) < 0) overall = head;
-    const service = yield* tx.serviceOf(tenant);
+    const service = yield* tx.serviceGet(tenant);
     const weight = weightOf(context.config, tenant);
     const better = fair === undefined || lessServed(service, weight, fair.service, fair.weight) || (!lessServed(fair.service, fair.weight, service, weight) && compareCandidates(toOrder(head), toOrder(fair.head)) < 0);
     if (better) fair = { head, service, weight };
   }
   if (overall === undefined || fair === undefined) return { quotaBound };
-  const top = yield* tx.candidateById(overall.id);
+  const top = yield* tx.claimCandidate(overall.id);
   if (top === undefined) throw new InvariantError(`task ${overall.id} was a level head but has no row`);
   if (top.critical === 1) {
     top.score = overall.score;
     return { candidate: top, quotaBound };
   }
-  const candidate = fair.head.id === top.id ? top : yield* tx.candidateById(fair.head.id);
+  const candidate = fair.head.id === top.id ? top : yield* tx.claimCandidate(fair.head.id);
   if (candidate === undefined) throw new InvariantError(`task ${fair.head.id} was a level head but has no row`);
   candidate.score = fair.head.score;
   return { candidate, quotaBound };
@@ -285,7 +285,7 @@ function* markRunning(context: QueueContext, tx: StoreTx, row: CandidateRow, wor
     // A1: every need reserved in this transaction, all or nothing (the plan found room for all). A
     // metered budget counts consumption from the usage the run resumes with.
     const metered = grants.some((grant) => grant.spec.kind !== 'concurrency' && grant.spec.meter !== undefined);
-    const usage = metered && row.attempts > 0 ? yield* tx.lastCheckpointUsage(row.id) : undefined;
+    const usage = metered && row.attempts > 0 ? yield* tx.checkpointLastUsage(row.id) : undefined;
     reserved = yield* applyGrants(tx, row.id, generation, grants, usage === undefined ? undefined : (JSON.parse(usage) as Usage), at);
     data.reserved = reserved;
     // A3: under fair share the tenant is charged the tokens this attempt reserved.
@@ -351,5 +351,5 @@ export function expireLeases(context: QueueContext): Promise<number> {
 }
 
 function* expireLeasesIn(context: QueueContext, tx: StoreTx, at: number): Step<number> {
-  return yield* expireOverdue(context, tx, yield* tx.overdueLeases(at), at);
+  return yield* expireOverdue(context, tx, yield* tx.claimOverdueLeases(at), at);
 }

@@ -48,7 +48,7 @@ export function* emit(
   data: Record<string, unknown> = {},
   by?: { workerId: string; generation: number },
 ): Step<void> {
-  yield* tx.insertEvent(taskId, seq, type, at, JSON.stringify(data), by?.workerId ?? null, by?.generation ?? null);
+  yield* tx.eventAppend(taskId, seq, type, at, JSON.stringify(data), by?.workerId ?? null, by?.generation ?? null);
 }
 
 /** Q8: does this (worker, generation) hold a live lease on this row right now? */

@@ -16,8 +16,8 @@ class QueueFull extends Error {
 
 /** A2: every REJECT is recorded, in the rejections (Q3, I4) and among the admission decisions. */
 export function* recordRejection(tx: StoreTx, task: { tenant: string; topic: string; version: number }, reason: string, at: number, budget?: string): Step<void> {
-  yield* tx.insertRejection(task.tenant, task.topic, task.version, reason, at);
-  yield* tx.insertAdmission({ at, action: 'REJECT', reason, tenant: task.tenant, task_id: null, retry_at: null, budget: budget ?? null });
+  yield* tx.rejectionInsert(task.tenant, task.topic, task.version, reason, at);
+  yield* tx.admissionInsert({ at, action: 'REJECT', reason, tenant: task.tenant, task_id: null, retry_at: null, budget: budget ?? null });
 }
 
 /**
@@ -49,7 +49,7 @@ function* enqueueIn(context: QueueContext, tx: StoreTx, at: number, task: ValidE
 function* insertOrExplain(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: number): Step<EnqueueResult> {
   let inserted: { taskId: number; status: 'enqueued' | 'replaced' | 'superseded' } | undefined;
   try {
-    inserted = yield* tx.savepoint(() => insertNew(context, tx, task, at));
+    inserted = yield* tx.txSavepoint(() => insertNew(context, tx, task, at));
   } catch (error) {
     if (!(error instanceof QueueFull)) throw error;
     // Q3's error name for a full queue; the admission decision's reason says which refusal it was (A2).
@@ -68,7 +68,7 @@ function* insertOrExplain(context: QueueContext, tx: StoreTx, task: ValidEnqueue
   const existing = yield* tx.taskByKey(task.tenant, task.topic, task.version);
   if (existing === undefined) throw new TypeError(`the insert of (${task.tenant}, ${task.topic}, v${task.version}) was refused but no row holds the key`);
   if (existing.input_hash === task.inputHash) return { ok: true, taskId: existing.id, status: 'duplicate' };
-  yield* tx.insertRejection(task.tenant, task.topic, task.version, 'idempotency_conflict', at);
+  yield* tx.rejectionInsert(task.tenant, task.topic, task.version, 'idempotency_conflict', at);
   return {
     ok: false,
     error: 'idempotency_conflict',
@@ -80,7 +80,7 @@ function* insertOrExplain(context: QueueContext, tx: StoreTx, task: ValidEnqueue
 /** Returns undefined when the key already exists (the unique constraint said no). */
 function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: number): Step<{ taskId: number; status: 'enqueued' | 'replaced' | 'superseded' } | undefined> {
   const { config } = context;
-  const latest = yield* tx.latestVersionOfTopic(task.tenant, task.topic);
+  const latest = yield* tx.taskLatestVersion(task.tenant, task.topic);
   // R4: the hold is written with the task, in the same row and statement.
   const { needs: _needs, ...fields } = task;
   const columns = { ...fields, holdCredits: config.tierHolds[task.tier] };
@@ -91,7 +91,7 @@ function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: 
     yield* created.announce();
     return { taskId: created.taskId, status: 'superseded' };
   }
-  const replaced = yield* tx.olderUnstartedVersions(task.tenant, task.topic, task.version);
+  const replaced = yield* tx.taskOlderUnstarted(task.tenant, task.topic, task.version);
   const data: Record<string, unknown> = { version: task.version, priority: task.priority, tier: task.tier, replaced: replaced.map((old) => old.id) };
   if (task.needs !== null) data.needs = task.needs;
   if (task.critical === 1) data.critical = true;
@@ -103,12 +103,12 @@ function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: 
   }
   // A2 (Q3): a replacement frees the slot it takes, so it is accepted even when the queue is full; a new
   // topic meets the admission policy with the live count it found (the new task not counted).
-  const paused = (yield* tx.pausedTenants()).some((row) => row.tenant === task.tenant);
+  const paused = (yield* tx.tenantPauseList()).some((row) => row.tenant === task.tenant);
   const decision = decide(context.admission, {
     stage: 'enqueue',
     task: { tenant: task.tenant, priority: task.priority, critical: task.critical === 1, deadline: task.deadline },
     tenantPaused: paused,
-    inFlight: (yield* tx.liveCount()) - 1,
+    inFlight: (yield* tx.counterLive()) - 1,
     capacity: config.capacity,
     criticalHeadroom: config.criticalHeadroom,
     replacesWaiting: replaced.length > 0,
@@ -123,17 +123,17 @@ function* insertNew(context: QueueContext, tx: StoreTx, task: ValidEnqueue, at: 
   if (decision.action === 'DEFER') {
     const reason = decision.reason as string;
     data.admission = { action: 'DEFER', reason };
-    yield* tx.setDeferred(created.taskId, reason);
-    yield* tx.insertAdmission({ at, action: 'DEFER', reason, tenant: task.tenant, task_id: created.taskId, retry_at: null, budget: null });
+    yield* tx.taskDeferredSet(created.taskId, reason);
+    yield* tx.admissionInsert({ at, action: 'DEFER', reason, tenant: task.tenant, task_id: created.taskId, retry_at: null, budget: null });
   }
   yield* created.announce();
   // W1: idle workers are told once this commits; a paused tenant's or a deferred task is not claimable yet.
-  if (!paused && decision.action !== 'DEFER') tx.markClaimable();
+  if (!paused && decision.action !== 'DEFER') tx.txMarkClaimable();
   // A6: under cancel_in_progress a newer version persists a cancel of the session's running one (Q13);
   // it waits (session_busy) until that run has ended.
   if (config.sessionPolicy === 'cancel_in_progress') {
-    for (const holder of yield* tx.olderSessionHolders(task.tenant, task.topic, task.version)) {
-      const seq = yield* tx.requestCancel(holder.id);
+    for (const holder of yield* tx.sessionOlderHolders(task.tenant, task.topic, task.version)) {
+      const seq = yield* tx.taskRequestCancel(holder.id);
       if (seq !== undefined) yield* emit(tx, holder.id, seq, 'cancel_requested', at, { state: holder.state, source: 'newer_version', byTaskId: created.taskId });
     }
   }

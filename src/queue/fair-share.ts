@@ -65,20 +65,20 @@ export function* chargeAtClaim(tx: StoreTx, row: { id: number; tenant: string },
   let charge = 0;
   for (const grant of grants) if (grant.spec.kind !== 'concurrency' && grant.spec.meter === 'tokens') charge += grant.units;
   if (charge === 0) return 0;
-  yield* tx.addService(row.tenant, charge);
-  yield* tx.addServiceCharged(row.id, charge);
+  yield* tx.serviceAdd(row.tenant, charge);
+  yield* tx.taskAddServiceCharged(row.id, charge);
   return charge;
 }
 
 /** When the slot is freed: the tenant's service is corrected to the run's checkpointed tokens; the change. */
 export function* correctAtEnd(tx: StoreTx, row: { id: number; tenant: string }): Step<number> {
-  const usage = yield* tx.lastCheckpointUsage(row.id);
+  const usage = yield* tx.checkpointLastUsage(row.id);
   const used = usage === undefined ? 0 : tokensOf(JSON.parse(usage) as Usage);
-  const charged = yield* tx.serviceCharged(row.id);
+  const charged = yield* tx.taskServiceCharged(row.id);
   const delta = used - charged;
   if (delta === 0) return 0;
-  yield* tx.addService(row.tenant, delta);
-  yield* tx.addServiceCharged(row.id, delta);
+  yield* tx.serviceAdd(row.tenant, delta);
+  yield* tx.taskAddServiceCharged(row.id, delta);
   return delta;
 }
 
@@ -91,20 +91,20 @@ export function* clampReturning(context: QueueContext, tx: StoreTx, tenant: stri
   // A3: the active tenants, in tenant order: those with ready work, and those being served (running or
   // uncertain tasks, read through the holding index; at most the global limit of them).
   const active = new Set<string>();
-  for (let other = yield* tx.firstReadyTenant(); other !== undefined; other = yield* tx.nextReadyTenant(other)) active.add(other);
-  for (const row of yield* tx.occupiedByTenant()) active.add(row.tenant);
+  for (let other = yield* tx.claimFirstReadyTenant(); other !== undefined; other = yield* tx.claimNextReadyTenant(other)) active.add(other);
+  for (const row of yield* tx.taskOccupiedByTenant()) active.add(row.tenant);
   let least: { service: number; weight: number } | undefined;
   for (const other of [...active].sort()) {
     if (other === tenant) continue;
-    const service = yield* tx.serviceOf(other);
+    const service = yield* tx.serviceGet(other);
     const weight = weightOf(context.config, other);
     if (least === undefined || lessServed(service, weight, least.service, least.weight)) least = { service, weight };
   }
   if (least === undefined) return undefined;
   const weight = weightOf(context.config, tenant);
   const floor = Number((BigInt(least.service) * BigInt(weight) + BigInt(least.weight) - 1n) / BigInt(least.weight));
-  const from = yield* tx.serviceOf(tenant);
+  const from = yield* tx.serviceGet(tenant);
   if (from >= floor) return undefined;
-  yield* tx.addService(tenant, floor - from);
+  yield* tx.serviceAdd(tenant, floor - from);
   return { from, to: floor };
 }

@@ -31,7 +31,7 @@ export function heartbeat(context: QueueContext, taskId: number, workerId: strin
 
 function* heartbeatIn(context: QueueContext, tx: StoreTx, at: number, who: Holder): Step<HeartbeatResult> {
   const leaseUntil = at + context.config.leaseMs;
-  const renewed = yield* tx.heartbeat(fence(who, at), leaseUntil);
+  const renewed = yield* tx.holderHeartbeat(fence(who, at), leaseUntil);
   if (renewed === undefined) return STALE_LEASE;
   return { ok: true, leaseUntil, cancelRequested: renewed.cancelRequested };
 }
@@ -44,17 +44,17 @@ function* heartbeatIn(context: QueueContext, tx: StoreTx, at: number, who: Holde
 export function complete(context: QueueContext, taskId: number, workerId: string, generation: number, result: unknown): Promise<CompleteResult> {
   const who = holder(taskId, workerId, generation);
   const resultJson = serialise(result);
-  return write(context, 'complete', (tx, at) => completeIn(context, tx, at, who, resultJson), { completingRow: who.taskId });
+  return write(context, 'complete', (tx, at) => completeIn(context, tx, at, who, resultJson), { holderRow: who.taskId });
 }
 
 function* completeIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, resultJson: string): Step<CompleteResult> {
-  const row = yield* tx.completingRow(who.taskId);
+  const row = yield* tx.holderRow(who.taskId);
   if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
   if (row.deadline !== null && row.deadline <= at) {
     yield* endAsHolder(context, tx, row, who, at, 'complete', 'expired', { when: 'complete', deadline: row.deadline }, {});
     return { ok: false, error: 'expired', message: `deadline ${row.deadline} passed before the result was committed` };
   }
-  const outcome = (yield* tx.newerVersionExists(row.tenant, row.topic, row.version)) ? 'stale_input' : 'done';
+  const outcome = (yield* tx.taskNewerVersionExists(row.tenant, row.topic, row.version)) ? 'stale_input' : 'done';
   // R4: the hold settles here, in the statement that ends the run. A hold is closed already only if
   // it was released while the run sat uncertain past holdTtlMs; then this run ends without a second
   // settlement.
@@ -86,11 +86,11 @@ export function fail(context: QueueContext, taskId: number, workerId: string, ge
     });
   }
   const message = typeof failure.message === 'string' ? failure.message : String(failure.message ?? '');
-  return write(context, 'fail', (tx, at) => failIn(context, tx, at, who, { errorClass, message, retryable }), { completingRow: who.taskId });
+  return write(context, 'fail', (tx, at) => failIn(context, tx, at, who, { errorClass, message, retryable }), { holderRow: who.taskId });
 }
 
 function* failIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, { errorClass, message, retryable }: { errorClass: ErrorClass; message: string; retryable: boolean }): Step<FailResult> {
-  const row = yield* tx.completingRow(who.taskId);
+  const row = yield* tx.holderRow(who.taskId);
   if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
   const recorded = { errorClass, errorMessage: message };
   if (row.cancel_requested === 1) {
@@ -102,7 +102,7 @@ function* failIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, { 
     const notBefore = at + decision.backoffMs;
     yield* endAsHolder(context, tx, row, who, at, 'fail', 'ready', { errorClass, message, backoffMs: decision.backoffMs, attempt: row.attempts }, { ...recorded, notBefore });
     // A5: retries by error class, counted in the retry's transaction.
-    yield* tx.bumpSignal(`retry:${errorClass}`, 1);
+    yield* tx.signalBump(`retry:${errorClass}`, 1);
     return { ok: true, next: 'retry', notBefore };
   }
   yield* endAsHolder(context, tx, row, who, at, 'fail', 'failed', { errorClass, message, reason: decision.reason }, recorded);
@@ -137,9 +137,9 @@ export function appendEvent(
 }
 
 function* appendEventIn(tx: StoreTx, at: number, who: Holder, type: string, dataJson: string): Step<AppendEventResult> {
-  const seq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  const seq = yield* tx.holderBumpEventSeq(fence(who, at));
   if (seq === undefined) return STALE_LEASE;
-  yield* tx.insertEvent(who.taskId, seq, type, at, dataJson, who.workerId, who.generation);
+  yield* tx.eventAppend(who.taskId, seq, type, at, dataJson, who.workerId, who.generation);
   return { ok: true, seq };
 }
 
@@ -151,11 +151,11 @@ export function acknowledgeCancel(
   generation: number,
 ): Promise<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
   const who = holder(taskId, workerId, generation);
-  return write(context, 'acknowledgeCancel', (tx, at) => acknowledgeCancelIn(context, tx, at, who), { completingRow: who.taskId });
+  return write(context, 'acknowledgeCancel', (tx, at) => acknowledgeCancelIn(context, tx, at, who), { holderRow: who.taskId });
 }
 
 function* acknowledgeCancelIn(context: QueueContext, tx: StoreTx, at: number, who: Holder): Step<{ ok: true } | StaleLease | { ok: false; error: 'not_requested'; message: string }> {
-  const row = yield* tx.completingRow(who.taskId);
+  const row = yield* tx.holderRow(who.taskId);
   if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
   // Q13: a run ends cancelled only because someone asked; the request is what was persisted.
   if (row.cancel_requested !== 1) return { ok: false, error: 'not_requested', message: `task ${who.taskId} has no cancel request` };

@@ -68,7 +68,7 @@ function* cancelIn(context: QueueContext, tx: StoreTx, at: number, taskId: numbe
     yield* transition(context, tx, at, { by: 'other', event: 'cancel', row, to: 'cancelled', outcome: 'cancelled' }, { source: 'cancel' });
     return { ok: true, state: 'cancelled' };
   }
-  const seq = yield* tx.requestCancel(taskId);
+  const seq = yield* tx.taskRequestCancel(taskId);
   if (seq !== undefined) yield* emit(tx, taskId, seq, 'cancel_requested', at, { state });
   return { ok: true, state: 'cancel_requested' };
 }
@@ -92,12 +92,12 @@ export function redrive(context: QueueContext, taskIdArgument: number): Promise<
 function* redriveIn(context: QueueContext, tx: StoreTx, at: number, taskId: number): Step<RedriveResult> {
   const row = yield* tx.deadLetterTask(taskId);
   if (row === undefined) return { ok: false, error: 'not_dead_lettered', message: `task ${taskId} is not a dead letter (only a failed task in deadLetters() can be redriven)` };
-  if (yield* tx.newerVersionExists(row.tenant, row.topic, row.version)) {
+  if (yield* tx.taskNewerVersionExists(row.tenant, row.topic, row.version)) {
     return { ok: false, error: 'superseded', message: `task ${taskId}: a newer version of its topic exists; that version is the work to run` };
   }
-  if ((yield* tx.liveCount()) >= context.config.capacity) return { ok: false, error: 'queue_full', message: `the queue holds ${context.config.capacity} live tasks (capacity)` };
+  if ((yield* tx.counterLive()) >= context.config.capacity) return { ok: false, error: 'queue_full', message: `the queue holds ${context.config.capacity} live tasks (capacity)` };
   const { reason, reasons, attempts, deliveries } = row;
   yield* transition(context, tx, at, { by: 'other', event: 'redrive', row, to: 'ready' }, { source: 'operator', reason, reasons: JSON.parse(reasons) as unknown, attempts, deliveries });
-  yield* tx.resetForRedrive(taskId, at);
+  yield* tx.taskResetForRedrive(taskId, at);
   return { ok: true, state: 'ready' };
 }

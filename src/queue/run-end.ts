@@ -23,7 +23,7 @@ export function creditsFor(usage: Usage, tokensPerCredit: number): number {
 
 /** How closing the hold now would go: settle the checkpointed usage, or release if there is none. */
 export function* closureFor(context: QueueContext, tx: StoreTx, taskId: number, reason: string): Step<HoldClosure> {
-  const usageJson = yield* tx.lastCheckpointUsage(taskId);
+  const usageJson = yield* tx.checkpointLastUsage(taskId);
   // Each closure is an edge of the hold table (holds.ts) out of its open state.
   if (usageJson === undefined) return { state: holdEdgeFor(taskId, HOLD_OPEN, 'released').to, charged: 0, usage: null, reason };
   return { state: holdEdgeFor(taskId, HOLD_OPEN, 'settled').to, charged: creditsFor(JSON.parse(usageJson) as Usage, context.config.tokensPerCredit), usage: usageJson, reason };
@@ -31,7 +31,7 @@ export function* closureFor(context: QueueContext, tx: StoreTx, taskId: number, 
 
 /** The ledger entry of a hold just closed, in the closing transaction. */
 export function* recordCredit(tx: StoreTx, taskId: number, tenant: string, hold: HoldClosure, at: number): Step<void> {
-  yield* tx.insertCredit(taskId, tenant, hold.state === 'settled' ? 'charge' : 'release', hold.charged, at);
+  yield* tx.creditInsert(taskId, tenant, hold.state === 'settled' ? 'charge' : 'release', hold.charged, at);
 }
 
 /**
@@ -40,7 +40,7 @@ export function* recordCredit(tx: StoreTx, taskId: number, tenant: string, hold:
  */
 export function* closeHold(context: QueueContext, tx: StoreTx, taskId: number, at: number, reason: string): Step<'settled' | 'released' | 'already_closed'> {
   const hold = yield* closureFor(context, tx, taskId, reason);
-  const tenant = yield* tx.closeHold(taskId, hold, at);
+  const tenant = yield* tx.holdClose(taskId, hold, at);
   if (tenant === undefined) return 'already_closed';
   yield* recordCredit(tx, taskId, tenant, hold, at);
   return hold.state;
@@ -53,9 +53,9 @@ export function* closeHold(context: QueueContext, tx: StoreTx, taskId: number, a
  */
 export function* deadLetterIfExhausted(tx: StoreTx, taskId: number, reason: string, at: number): Step<void> {
   if (!EXHAUSTION_REASONS.has(reason)) return;
-  const reasons = (yield* tx.failureReasons(taskId)).map(({ type, data }) => {
+  const reasons = (yield* tx.taskFailureReasons(taskId)).map(({ type, data }) => {
     const parsed = JSON.parse(data) as { reason?: string; errorClass?: string };
     return parsed.errorClass ?? parsed.reason ?? type;
   });
-  yield* tx.insertDeadLetter(taskId, reason, JSON.stringify(reasons), at, DEAD_LETTERS_KEPT);
+  yield* tx.deadLetterInsert(taskId, reason, JSON.stringify(reasons), at, DEAD_LETTERS_KEPT);
 }

@@ -32,7 +32,7 @@ export function signals(context: QueueContext): Promise<Signals> {
 }
 
 export function* signalsIn(context: QueueContext, tx: StoreTx, at: number): Step<Signals> {
-  const counters = yield* tx.signalCounters();
+  const counters = yield* tx.signalList();
   const decisions: Signals['decisions'] = [];
   const rejections: Signals['rejections'] = [];
   const retries: Signals['retries'] = [];
@@ -42,9 +42,9 @@ export function* signalsIn(context: QueueContext, tx: StoreTx, at: number): Step
     else if (kind === 'rejection' && first !== undefined) rejections.push({ reason: [first, ...rest].join(':'), n: value });
     else if (kind === 'retry' && first !== undefined) retries.push({ errorClass: [first, ...rest].join(':'), n: value });
   }
-  const depth = (yield* tx.readyDepth()).map((row) => ({ tenant: row.tenant, priority: row.priority, n: row.n }));
-  const oldestWaiting = (yield* tx.oldestReady()).map((row) => ({ tenant: row.tenant, taskId: row.id, enqueuedAt: row.enqueued_at, waitedMs: at - row.enqueued_at }));
-  const holding = yield* tx.holdingSince();
+  const depth = (yield* tx.taskReadyDepth()).map((row) => ({ tenant: row.tenant, priority: row.priority, n: row.n }));
+  const oldestWaiting = (yield* tx.taskOldestReady()).map((row) => ({ tenant: row.tenant, taskId: row.id, enqueuedAt: row.enqueued_at, waitedMs: at - row.enqueued_at }));
+  const holding = yield* tx.taskHoldingSince();
   holding.sort((a, b) => a.id - b.id);
   const leases: Signals['leases'] = [];
   const occupied = new Map<string, number>();
@@ -64,7 +64,7 @@ export function* signalsIn(context: QueueContext, tx: StoreTx, at: number): Step
       expiresInMs: (row.lease_until ?? at) - at,
     });
   }
-  const recent = yield* tx.recentTasks(SIGNALS_WINDOW);
+  const recent = yield* tx.taskListRecent(SIGNALS_WINDOW);
   const waits: number[] = [];
   const runs: number[] = [];
   for (const row of recent) {
@@ -97,13 +97,13 @@ function* stuckWhileCapacityNormal(
 ): Step<boolean> {
   const { config } = context;
   if (occupiedTotal >= config.globalLimit) return false;
-  const paused = new Set((yield* tx.pausedTenants()).map((row) => row.tenant));
+  const paused = new Set((yield* tx.tenantPauseList()).map((row) => row.tenant));
   const tenants = [...new Set(depth.map((row) => row.tenant))];
   for (const tenant of tenants) {
     if (paused.has(tenant)) continue;
     const limit = tenantLimitOf(config, tenant);
     if ((occupied.get(tenant) ?? 0) >= limit) continue;
-    const oldest = yield* tx.oldestEligibleReady(tenant, at);
+    const oldest = yield* tx.taskOldestEligibleReady(tenant, at);
     if (oldest !== undefined && at - oldest.enqueued_at >= config.stuckAfterMs) return true;
   }
   return false;

@@ -76,7 +76,7 @@ describe('the state machine table', () => {
 
 /**
  * The store contract suite's harness (store/contract/__test-helpers__/harness.ts) calls StoreTx methods directly,
- * writeState and insertTask included, as a test of each statement must: test code, like the *.test.ts
+ * taskWriteState and taskCreate included, as a test of each statement must: test code, like the *.test.ts
  * files left out below, not a writer of the queue's states.
  */
 const TEST_ONLY_FOLDERS = new Set([join(SRC, 'store', 'contract')]);
@@ -103,7 +103,7 @@ describe('nothing but transition() writes tasks.state', () => {
     for (const writer of writers) expect(writer, 'a state write outside the catalogue\'s task writes').toMatch(/^store\/sql\/task-writes\.ts:/);
   });
 
-  it('runs the state-writing statements from writeState and insertTask alone, on both stores', () => {
+  it('runs the state-writing statements from taskWriteState and taskCreate alone, on both stores', () => {
     const statements = Object.entries(taskWrites as Record<string, unknown>).filter(
       (entry): entry is [string, Statement<string, unknown>] => typeof entry[1] === 'object' && entry[1] !== null && 'sqlite' in entry[1] && 'postgres' in entry[1],
     );
@@ -128,11 +128,11 @@ describe('nothing but transition() writes tasks.state', () => {
       expect(start, method).toBeGreaterThan(0);
       return writes.slice(start, writes.indexOf('\n  },\n', start));
     };
-    const runners = `${body('writeState')}\n${body('insertTask')}`;
+    const runners = `${body('taskWriteState')}\n${body('taskCreate')}`;
     for (const name of names) {
       const use = () => new RegExp(`(?<!const |')\\b${name}\\b(?!')`, 'g');
       const uses = [...writes.matchAll(use())].length;
-      expect(uses, `${name} is run outside writeState/insertTask`).toBe([...runners.matchAll(use())].length);
+      expect(uses, `${name} is run outside taskWriteState/taskCreate`).toBe([...runners.matchAll(use())].length);
       expect(uses, `${name} is never run`).toBeGreaterThan(0);
       // No other source file names it (the statement classes run only what the operations hand them).
       const elsewhere = files.filter(({ path, text }) => path !== 'store/sql/task-writes.ts' && new RegExp(`\\b${name}\\b`).test(text)).map(({ path }) => path);
@@ -141,7 +141,7 @@ describe('nothing but transition() writes tasks.state', () => {
   });
 
   it('calls the store’s state writes from queue/transition.ts alone', () => {
-    const callers = files.filter(({ text }) => /\.(writeState|insertTask)\(/.test(text)).map(({ path }) => path);
+    const callers = files.filter(({ text }) => /\.(taskWriteState|taskCreate)\(/.test(text)).map(({ path }) => path);
     expect(callers).toEqual(['queue/transition.ts']);
   });
 });

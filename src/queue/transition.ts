@@ -42,7 +42,7 @@ export type TransitionRequest =
 
 /**
  * The one function through which every state change goes. It checks the edge against the table in
- * states.ts, writes the change (StoreTx.writeState is the only statement that writes tasks.state),
+ * states.ts, writes the change (StoreTx.taskWriteState is the only statement that writes tasks.state),
  * keeps the live count exact (Q3), appends the edge's event in the same transaction (Q15), and does
  * what an end of a run does there too: the hold closes in the statement that ends the run (R4), and a
  * task that ran out of attempts, deliveries or retry age goes to the dead-letter table (R6).
@@ -69,7 +69,7 @@ export function* transition(
   const eventSeq = yield* write(tx, at, request, to, ends, hold);
   if (eventSeq === undefined) throw new InvariantError(`task ${row.id} changed during its own transaction (${event} ${row.state} -> ${to})`);
   const delta = (isLive(to) ? 1 : 0) - (isLive(row.state) ? 1 : 0);
-  if (delta !== 0) yield* tx.adjustLive(delta);
+  if (delta !== 0) yield* tx.counterLiveAdjust(delta);
   if (hold !== null) yield* recordCredit(tx, row.id, row.tenant, hold, at);
   // A1: the edge that frees the slot ends the attempt's hold on its budget units: the unused part goes
   // back once (an uncertain task, whose edge keeps the slot, keeps them). Without budgets nothing is read.
@@ -81,18 +81,18 @@ export function* transition(
   const withUnits = units === undefined ? withService : { ...withService, released: units.released, consumed: units.consumed };
   const logged = settlement === undefined ? { from: row.state, to, ...withUnits } : { from: row.state, to, ...withUnits, settlement };
   const by = request.by === 'holder' ? request.fence : request.by === 'claim' ? { workerId: request.workerId, generation: row.generation + 1 } : undefined;
-  yield* tx.insertEvent(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);
+  yield* tx.eventAppend(row.id, eventSeq, edge.records, at, JSON.stringify(logged), by?.workerId ?? null, by?.generation ?? null);
   if (to === 'failed') yield* deadLetterIfExhausted(tx, row.id, why, at);
   // W1: a task back in ready (a retry due now, a release, an interrupt, a confirmation, a re-queue) wakes
   // idle workers once this commits. A retry with a backoff is claimable only later: the workers' bounded
   // poll finds it then.
-  if (to === 'ready' && (request.by !== 'holder' || (request.notBefore ?? at) <= at)) tx.markClaimable();
+  if (to === 'ready' && (request.by !== 'holder' || (request.notBefore ?? at) <= at)) tx.txMarkClaimable();
 }
 
 function write(tx: StoreTx, at: number, request: TransitionRequest, to: TaskState, ends: boolean, hold: HoldClosure | null): Step<number | undefined> {
   if (request.by === 'claim') {
     const { row } = request;
-    return tx.writeState({
+    return tx.taskWriteState({
       kind: 'claim',
       id: row.id,
       previousGeneration: row.generation,
@@ -105,7 +105,7 @@ function write(tx: StoreTx, at: number, request: TransitionRequest, to: TaskStat
   }
   if (request.by === 'holder') {
     const { row } = request;
-    return tx.writeState({
+    return tx.taskWriteState({
       kind: 'holder',
       fence: request.fence,
       to,
@@ -121,7 +121,7 @@ function write(tx: StoreTx, at: number, request: TransitionRequest, to: TaskStat
     });
   }
   const { row } = request;
-  return tx.writeState({
+  return tx.taskWriteState({
     kind: 'other',
     id: row.id,
     from: row.state,
@@ -151,13 +151,13 @@ export function* createTask(
   const edge = edgeFor(0, to === 'ready' ? 'enqueue' : 'supersede', null, to);
   // A task created ended never checkpointed, so its hold is released with nothing charged (R4).
   const hold: HoldClosure | null = to === 'ready' ? null : { state: 'released', charged: 0, usage: null, reason };
-  const taskId = yield* tx.insertTask({ ...task, state: to, now: at, hold });
+  const taskId = yield* tx.taskCreate({ ...task, state: to, now: at, hold });
   if (taskId === undefined) return undefined;
-  if (isLive(to)) yield* tx.adjustLive(1);
+  if (isLive(to)) yield* tx.counterLiveAdjust(1);
   if (hold !== null) yield* recordCredit(tx, taskId, task.tenant, hold, at);
   // The event is built when announced, so what the caller decided after the insert (A2's admission) is in it.
   const logged = () => (hold === null ? { to, ...data } : { to, ...data, settlement: hold.state });
-  return { taskId, announce: () => tx.insertEvent(taskId, 1, edge.records, at, JSON.stringify(logged()), null, null) };
+  return { taskId, announce: () => tx.eventAppend(taskId, 1, edge.records, at, JSON.stringify(logged()), null, null) };
 }
 
 /** Whether any budget is configured: without one the budget statements are never run (A1 costs nothing unused). */

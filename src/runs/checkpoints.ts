@@ -33,9 +33,9 @@ export function writeCheckpoint(
 }
 
 function* checkpointIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, checkpoint: CheckpointWrite, stateJson: string, usage: Usage): Step<CheckpointResult> {
-  const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  const eventSeq = yield* tx.holderBumpEventSeq(fence(who, at));
   if (eventSeq === undefined) return STALE_LEASE;
-  const seq = yield* tx.insertCheckpoint({
+  const seq = yield* tx.checkpointInsert({
     id: who.taskId,
     generation: who.generation,
     kind: checkpoint.kind,
@@ -59,7 +59,7 @@ function* checkpointIn(context: QueueContext, tx: StoreTx, at: number, who: Hold
 /** R2: the newest checkpoint of a run, whichever generation wrote it. */
 export async function lastCheckpoint(context: QueueContext, taskIdArgument: number): Promise<Checkpoint | undefined> {
   const taskId = requireTaskId(taskIdArgument);
-  const row = await read(context, 'lastCheckpoint', (tx) => tx.lastCheckpoint(taskId));
+  const row = await read(context, 'lastCheckpoint', (tx) => tx.checkpointLast(taskId));
   if (row === undefined) return undefined;
   return {
     taskId: row.task_id,

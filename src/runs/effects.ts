@@ -35,11 +35,11 @@ export function recordEffect(
 }
 
 function* recordEffectIn(tx: StoreTx, at: number, who: Holder, effect: EffectRecord, resultJson: string): Step<EffectRecordResult> {
-  const eventSeq = yield* tx.bumpEventSeqFenced(fence(who, at));
+  const eventSeq = yield* tx.holderBumpEventSeq(fence(who, at));
   if (eventSeq === undefined) return STALE_LEASE;
   const task = yield* tx.taskById(who.taskId);
   if (task === undefined) throw new InvariantError(`task ${who.taskId} passed its fence but has no row`);
-  const inserted = yield* tx.insertEffect({ requestKey: effect.requestKey, id: who.taskId, tenant: task.tenant, action: effect.action, generation: who.generation, result: resultJson, now: at });
+  const inserted = yield* tx.effectInsert({ requestKey: effect.requestKey, id: who.taskId, tenant: task.tenant, action: effect.action, generation: who.generation, result: resultJson, now: at });
   const first = yield* tx.effectByKey(effect.requestKey);
   if (first === undefined) throw new InvariantError(`effect ${effect.requestKey} was recorded but cannot be read back`);
   yield* emit(tx, who.taskId, eventSeq, 'effect_recorded', at, { requestKey: effect.requestKey, action: effect.action, repeated: !inserted }, who);
@@ -47,7 +47,7 @@ function* recordEffectIn(tx: StoreTx, at: number, who: Holder, effect: EffectRec
 }
 
 export async function listEffects(context: QueueContext): Promise<EffectView[]> {
-  const rows = await read(context, 'effects', (tx) => tx.effects());
+  const rows = await read(context, 'effects', (tx) => tx.effectList());
   return rows.map((row) => ({
     requestKey: row.request_key,
     taskId: row.task_id,

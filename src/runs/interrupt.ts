@@ -12,11 +12,11 @@ export type InterruptResult = { ok: true; next: 'ready' | 'cancelled' } | StaleL
  */
 export function interrupt(context: QueueContext, taskId: number, workerId: string, generation: number, reason: string): Promise<InterruptResult> {
   const who = holder(taskId, workerId, generation);
-  return write(context, 'interrupt', (tx, at) => interruptIn(context, tx, at, who, reason), { completingRow: who.taskId });
+  return write(context, 'interrupt', (tx, at) => interruptIn(context, tx, at, who, reason), { holderRow: who.taskId });
 }
 
 function* interruptIn(context: QueueContext, tx: StoreTx, at: number, who: Holder, reason: string): Step<InterruptResult> {
-  const row = yield* tx.completingRow(who.taskId);
+  const row = yield* tx.holderRow(who.taskId);
   if (!holdsLease(row, who.workerId, who.generation, at)) return STALE_LEASE;
   if (row.cancel_requested === 1) {
     yield* endAsHolder(context, tx, row, who, at, 'interrupt', 'cancelled', { source: 'interrupt', reason }, { outcome: 'cancelled' });

@@ -19,9 +19,9 @@ function* reconcileIn(context: QueueContext, tx: StoreTx, at: number): Step<{ re
   let requeued = 0;
   const { config } = context;
   if (config.reconciliation === 'auto') {
-    for (const row of yield* tx.tasksInState('uncertain')) {
+    for (const row of yield* tx.taskListInState('uncertain')) {
       if (row.lease_until === null || row.lease_until + config.graceMs > at) continue;
-      const checkpoint = yield* tx.lastCheckpointFlags(row.id);
+      const checkpoint = yield* tx.checkpointLastFlags(row.id);
       if (checkpoint === undefined || (checkpoint.kind === 'A' && checkpoint.requeue_safe !== 1)) continue;
       const exhausted = row.attempts >= config.maxAttempts || row.deliveries >= config.maxDeliveries;
       if (row.cancel_requested === 1) {
@@ -43,7 +43,7 @@ function* reconcileIn(context: QueueContext, tx: StoreTx, at: number): Step<{ re
  * can hold one with no live run.)
  */
 function* releaseStaleHolds(context: QueueContext, tx: StoreTx, at: number): Step<number> {
-  const stale = yield* tx.staleHolds(at - context.config.holdTtlMs);
+  const stale = yield* tx.holdListStale(at - context.config.holdTtlMs);
   let released = 0;
   for (const hold of stale) {
     const result = yield* closeHold(context, tx, hold.task_id, at, hold.state === 'uncertain' ? 'hold_ttl' : 'orphaned');

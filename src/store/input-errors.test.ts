@@ -101,7 +101,7 @@ describe('openWorkQueue refuses bad options by name', () => {
 });
 
 describe('the read calls refuse bad arguments by name', () => {
-  it('eventsSince: a cursor that is not a non-negative integer, a limit that is not positive', async () => {
+  it('eventListSince: a cursor that is not a non-negative integer, a limit that is not positive', async () => {
     const queue = open();
     await queue.enqueue(TASK);
     for (const cursor of [-1, 1.5, Number.NaN, '0']) {

@@ -1,7 +1,7 @@
 /**
  * W1: claimable-work notices within one process. A transaction that makes a task claimable (an
  * enqueue, a retry or release back to ready, a confirmation to ready, a tenant's resume) marks itself
- * (`StoreTx.markClaimable`); once it has committed, the store publishes one notice on the board of its
+ * (`StoreTx.txMarkClaimable`); once it has committed, the store publishes one notice on the board of its
  * database, and every queue of this process open on the same database hears it, whichever connection
  * it holds. Other processes learn of it another way: PostgreSQL's NOTIFY, sent in the same transaction
  * (adapters/pg-listener.ts), or SQLite's `PRAGMA data_version`, which an idle worker reads on a short

@@ -44,7 +44,7 @@ const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE 
 class Boom extends Error {}
 
 function* rejected(tx: StoreTx): Step<string[]> {
-  return (yield* tx.rejections()).map((row) => row.tenant);
+  return (yield* tx.rejectionList()).map((row) => row.tenant);
 }
 
 const stores: [string, () => Store][] = [
@@ -113,9 +113,9 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
     const store = openStore();
     const error = await store
       .write('sp', () => 1, function* (tx, at) {
-        yield* tx.insertRejection('before', 't', 1, 'r', at);
-        yield* tx.savepoint(function* () {
-          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+        yield* tx.rejectionInsert('before', 't', 1, 'r', at);
+        yield* tx.txSavepoint(function* () {
+          yield* tx.rejectionInsert('inside', 't', 1, 'r', at);
           // The read sends the pending writes, the SAVEPOINT between them: both are on the server now.
           expect(yield* rejected(tx)).toEqual(['before', 'inside']);
           throw new Boom('undo');
@@ -126,17 +126,17 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
     // The transaction failed as a whole (the body's throw was not caught): nothing at all committed.
     expect(await store.read('r', rejected)).toEqual([]);
     await store.write('sp', () => 1, function* (tx, at) {
-      yield* tx.insertRejection('before', 't', 1, 'r', at);
+      yield* tx.rejectionInsert('before', 't', 1, 'r', at);
       try {
-        yield* tx.savepoint(function* () {
-          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+        yield* tx.txSavepoint(function* () {
+          yield* tx.rejectionInsert('inside', 't', 1, 'r', at);
           expect(yield* rejected(tx)).toEqual(['before', 'inside']);
           throw new Boom('undo');
         });
       } catch (caught) {
         if (!(caught instanceof Boom)) throw caught;
       }
-      yield* tx.insertRejection('after', 't', 1, 'r', at);
+      yield* tx.rejectionInsert('after', 't', 1, 'r', at);
     });
     expect(await store.read('r', rejected)).toEqual(['before', 'after']);
   });
@@ -144,10 +144,10 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
   it('keeps a write made before the savepoint when the body throws having sent nothing', async () => {
     const store = openStore();
     await store.write('sp', () => 1, function* (tx, at) {
-      yield* tx.insertRejection('before', 't', 1, 'r', at);
+      yield* tx.rejectionInsert('before', 't', 1, 'r', at);
       try {
-        yield* tx.savepoint(function* () {
-          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+        yield* tx.txSavepoint(function* () {
+          yield* tx.rejectionInsert('inside', 't', 1, 'r', at);
           throw new Boom('undo before anything was sent');
         });
       } catch (caught) {
@@ -160,15 +160,15 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
   it('sends what the body left pending inside the savepoint, and a body that wrote nothing costs nothing', async () => {
     const store = openStore();
     const result = await store.write('sp', () => 1, function* (tx, at) {
-      const nothing = yield* tx.savepoint(function* () {
+      const nothing = yield* tx.txSavepoint(function* () {
         return 'read nothing, wrote nothing';
       });
-      const wrote = yield* tx.savepoint(function* () {
-        yield* tx.insertRejection('inside', 't', 1, 'r', at);
+      const wrote = yield* tx.txSavepoint(function* () {
+        yield* tx.rejectionInsert('inside', 't', 1, 'r', at);
         return 'left pending';
       });
       // After the savepoint is released the transaction goes on.
-      yield* tx.insertRejection('after', 't', 2, 'r', at);
+      yield* tx.rejectionInsert('after', 't', 2, 'r', at);
       return [nothing, wrote, yield* rejected(tx)];
     });
     expect(result).toEqual(['read nothing, wrote nothing', 'left pending', ['inside', 'after']]);
@@ -178,12 +178,12 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
   it('releases a savepoint whose body reached the server and left nothing pending', async () => {
     const store = openStore();
     const seen = await store.write('sp', () => 1, function* (tx, at) {
-      const inside = yield* tx.savepoint(function* () {
-        yield* tx.insertRejection('inside', 't', 1, 'r', at);
+      const inside = yield* tx.txSavepoint(function* () {
+        yield* tx.rejectionInsert('inside', 't', 1, 'r', at);
         // The read sends the SAVEPOINT and the insert: nothing is left pending when the body returns.
         return yield* rejected(tx);
       });
-      yield* tx.insertRejection('after', 't', 2, 'r', at);
+      yield* tx.rejectionInsert('after', 't', 2, 'r', at);
       return [inside, yield* rejected(tx)];
     });
     expect(seen).toEqual([['inside'], ['inside', 'after']]);
@@ -195,26 +195,26 @@ describe.each(stores)('the PostgreSQL store’s savepoint (%s)', (_name, open) =
     let runs = 0;
     const outcome = await store.write('sp', () => 1, function* (tx, at) {
       runs += 1;
-      yield* tx.insertRejection('before', 't', 1, 'r', at);
+      yield* tx.rejectionInsert('before', 't', 1, 'r', at);
       let failed: unknown;
       try {
-        yield* tx.savepoint(function* () {
-          yield* tx.insertRejection('inside', 't', 1, 'r', at);
+        yield* tx.txSavepoint(function* () {
+          yield* tx.rejectionInsert('inside', 't', 1, 'r', at);
           // A second event with the same (task, seq): the server refuses it when the savepoint sends it.
-          yield* tx.insertEvent(999_999, 1, 'enqueued', at, '{}', null, null);
-          yield* tx.insertEvent(999_999, 1, 'enqueued', at, '{}', null, null);
+          yield* tx.eventAppend(999_999, 1, 'enqueued', at, '{}', null, null);
+          yield* tx.eventAppend(999_999, 1, 'enqueued', at, '{}', null, null);
         });
       } catch (caught) {
         failed = caught;
       }
-      yield* tx.insertRejection('after', 't', 1, 'r', at);
+      yield* tx.rejectionInsert('after', 't', 1, 'r', at);
       return failed;
     });
     expect(outcome).toMatchObject({ code: '23505' });
     // The first run left the RELEASE for COMMIT's batch, which failed: the second awaited it in the savepoint.
     expect(runs).toBe(2);
     expect(await store.read('r', rejected)).toEqual(['before', 'after']);
-    expect(await store.read('e', (tx) => tx.eventsForTask(999_999))).toEqual([]);
+    expect(await store.read('e', (tx) => tx.eventListForTask(999_999))).toEqual([]);
   });
 });
 
@@ -224,15 +224,15 @@ describe.each(stores)('an enqueue’s admission reads on the PostgreSQL store (%
     cleanups.push(() => store.close());
     const seen = await store.write('enqueue', () => 1, Object.assign(
       function* (tx: StoreTx, at: number) {
-        const before = yield* tx.liveCount();
-        yield* tx.adjustLive(2);
-        yield* tx.adjustLive(-1);
-        const counted = yield* tx.liveCount();
-        const pausedBefore = (yield* tx.pausedTenants()).map((row) => row.tenant);
-        yield* tx.pauseTenant('acme', 'maintenance', at);
-        const pausedAfter = (yield* tx.pausedTenants()).map((row) => row.tenant);
+        const before = yield* tx.counterLive();
+        yield* tx.counterLiveAdjust(2);
+        yield* tx.counterLiveAdjust(-1);
+        const counted = yield* tx.counterLive();
+        const pausedBefore = (yield* tx.tenantPauseList()).map((row) => row.tenant);
+        yield* tx.tenantPause('acme', 'maintenance', at);
+        const pausedAfter = (yield* tx.tenantPauseList()).map((row) => row.tenant);
         // After a pause the count is read from the server again, and it agrees.
-        const server = yield* tx.liveCount();
+        const server = yield* tx.counterLive();
         return { before, counted, pausedBefore, pausedAfter, server };
       },
       { readsFirst: { enqueue: { tenant: 'acme', topic: 't', version: 1 } } },
@@ -246,9 +246,9 @@ describe.each(stores)('an enqueue’s admission reads on the PostgreSQL store (%
     const seen = await store.write('enqueue', () => 1, Object.assign(
       function* (tx: StoreTx) {
         try {
-          yield* tx.savepoint(function* () {
-            yield* tx.adjustLive(5);
-            expect(yield* tx.liveCount()).toBe(5);
+          yield* tx.txSavepoint(function* () {
+            yield* tx.counterLiveAdjust(5);
+            expect(yield* tx.counterLive()).toBe(5);
             // A read sends the SAVEPOINT and the adjustment: the rollback is the server's.
             yield* rejected(tx);
             throw new Boom('undo');
@@ -256,7 +256,7 @@ describe.each(stores)('an enqueue’s admission reads on the PostgreSQL store (%
         } catch (caught) {
           if (!(caught instanceof Boom)) throw caught;
         }
-        return yield* tx.liveCount();
+        return yield* tx.counterLive();
       },
       { readsFirst: { enqueue: { tenant: 'acme', topic: 't', version: 1 } } },
     ));

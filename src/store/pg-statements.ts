@@ -299,9 +299,9 @@ export class PgStatements implements StoreTx, SqlRunner {
   claimable = false;
   /**
    * An enqueue's paused tenants and live count, read with the queue lock in its first round trip
-   * (ReadsFirst.enqueue), and what this transaction has added to the count since (adjustLive). They stay
+   * (ReadsFirst.enqueue), and what this transaction has added to the count since (counterLiveAdjust). They stay
    * good across the enqueue's other writes, unlike `ahead`, because the lock keeps every other writer
-   * out and only named statements change them: adjustLive alone writes the live counter (its delta is
+   * out and only named statements change them: counterLiveAdjust alone writes the live counter (its delta is
    * kept here), pauseTenant and resumeTenant alone write the pauses (they forget this), and a savepoint
    * rolled back to forgets it too. So an enqueue's admission reads cost no round trip.
    */
@@ -325,7 +325,7 @@ export class PgStatements implements StoreTx, SqlRunner {
     private readonly now?: number,
   ) {}
 
-  markClaimable(): void {
+  txMarkClaimable(): void {
     this.claimable = true;
   }
 
@@ -436,13 +436,13 @@ export class PgStatements implements StoreTx, SqlRunner {
         declared(counterLive, []),
       ];
     }
-    if (reads?.completingRow === undefined) return [];
-    return [versioned ? config('completingRowVersioned', [reads.completingRow]) : declared(holderRow, valuesOf(holderRow, { task_id: reads.completingRow }))];
+    if (reads?.holderRow === undefined) return [];
+    return [versioned ? config('completingRowVersioned', [reads.holderRow]) : declared(holderRow, valuesOf(holderRow, { task_id: reads.holderRow }))];
   }
 
   /**
    * Keeps the answers of readsFirst's statements (in its order) for the body's reads. A claim's heads
-   * are readyHeads at the transaction's time only when each one is eligible by then (READY_HEADS_ANY_TIME);
+   * are claimReadyHeads at the transaction's time only when each one is eligible by then (READY_HEADS_ANY_TIME);
    * otherwise the claim reads them at its time in a round trip of their own.
    */
   answeredFirst(reads: ReadsFirst | undefined, results: readonly PgResult[]): void {
@@ -468,16 +468,16 @@ export class PgStatements implements StoreTx, SqlRunner {
       this.enqueueBase = { paused: results[3]!.rows as unknown as PauseRow[], live: Number(results[4]!.rows[0]?.value), delta: 0 };
       return;
     }
-    if (reads?.completingRow === undefined) return;
+    if (reads?.holderRow === undefined) return;
     const row = results[0]?.rows[0];
     if (row !== undefined && 'row_version' in row) {
       const { xmin: _xmin, row_version: version, ...read } = row;
-      this.readVersion = { id: reads.completingRow, version: version as string };
-      this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.completingRow }), read);
+      this.readVersion = { id: reads.holderRow, version: version as string };
+      this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.holderRow }), read);
       return;
     }
-    if (row === undefined && results[0] !== undefined) this.readVersion = { id: reads.completingRow, version: null };
-    this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.completingRow }), row);
+    if (row === undefined && results[0] !== undefined) this.readVersion = { id: reads.holderRow, version: null };
+    this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.holderRow }), row);
   }
 
   /**
@@ -581,7 +581,7 @@ export class PgStatements implements StoreTx, SqlRunner {
    * usable, exactly as SQLite's savepoint does. A lost connection leaves nothing to roll back to: the
    * original error is what the caller must see.
    */
-  *savepoint<T>(body: () => Step<T>): Step<T> {
+  *txSavepoint<T>(body: () => Step<T>): Step<T> {
     // The lock and its check go before a savepoint, so that no savepoint can catch the check's failure.
     if (this.lockUnsent) yield* this.flush();
     // SAVEPOINT costs no round trip of its own: it waits in the pending writes, after those the body

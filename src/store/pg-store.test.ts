@@ -153,17 +153,17 @@ describe('PgStore on a PostgreSQL server', () => {
     cleanups.push(() => store.close());
     const odd = ["o'brien", 'back\\slash \\\'', 'E\'x\' $1 ;--', 'ünï 🐝', '', 'new\nline\ttab'];
     await store.write('rejections', () => 5, function* (tx, at) {
-      for (const [i, text] of odd.entries()) yield* tx.insertRejection(text, `${text}/topic`, i + 1, `reason ${text}`, at);
+      for (const [i, text] of odd.entries()) yield* tx.rejectionInsert(text, `${text}/topic`, i + 1, `reason ${text}`, at);
       // A read after pending writes goes in their round trip and sees them.
-      expect(yield* tx.rejections()).toHaveLength(odd.length);
-      yield* tx.insertRejection('last', 'sent with COMMIT', 99, 'queue_full', at);
+      expect(yield* tx.rejectionList()).toHaveLength(odd.length);
+      yield* tx.rejectionInsert('last', 'sent with COMMIT', 99, 'queue_full', at);
     });
-    const rows = await store.read('rejections', (tx) => tx.rejections());
+    const rows = await store.read('rejections', (tx) => tx.rejectionList());
     expect(rows).toEqual([
       ...odd.map((text, i) => ({ tenant: text, topic: `${text}/topic`, version: i + 1, reason: `reason ${text}`, at: 5 })),
       { tenant: 'last', topic: 'sent with COMMIT', version: 99, reason: 'queue_full', at: 5 },
     ]);
-    const counters = await store.read('signals', (tx) => tx.signalCounters());
+    const counters = await store.read('signals', (tx) => tx.signalList());
     expect(counters.find((row) => row.name === `rejection:reason ${odd[1]}`)).toMatchObject({ value: 1 });
   });
 
@@ -360,13 +360,13 @@ describe('PgStore on a PostgreSQL server', () => {
     const store = PgStore.open(PG_URL, { busyRetries: 0, schema }, () => 0);
     cleanups.push(() => store.close());
     const seen = await store.write('pause', () => 3, function* (tx, at) {
-      yield* tx.holding(); // reads the paused tenants ahead: none
-      expect(yield* tx.pauseTenant('acme', 'planted', at)).toBe(true);
-      const afterPause = (yield* tx.pausedTenants()).map((row) => row.tenant);
-      yield* tx.holding();
-      yield* tx.resumeTenant('acme');
-      yield* tx.pauseTenant('beta', 'planted', at);
-      return { afterPause, afterResume: (yield* tx.pausedTenants()).map((row) => row.tenant) };
+      yield* tx.claimHolding(); // reads the paused tenants ahead: none
+      expect(yield* tx.tenantPause('acme', 'planted', at)).toBe(true);
+      const afterPause = (yield* tx.tenantPauseList()).map((row) => row.tenant);
+      yield* tx.claimHolding();
+      yield* tx.tenantResume('acme');
+      yield* tx.tenantPause('beta', 'planted', at);
+      return { afterPause, afterResume: (yield* tx.tenantPauseList()).map((row) => row.tenant) };
     });
     expect(seen).toEqual({ afterPause: ['acme'], afterResume: ['beta'] });
   });
@@ -376,15 +376,15 @@ describe('PgStore on a PostgreSQL server', () => {
     const store = PgStore.open(PG_URL, { busyRetries: 0, schema }, () => 0);
     cleanups.push(() => store.close());
     const missed = store.write('claim', () => 7, function* (tx, at) {
-      yield* tx.bumpSignal('planted', 1);
-      return yield* tx.writeState({ kind: 'claim', id: 404, previousGeneration: 0, workerId: 'w1', generation: 1, leaseUntil: at + 1_000, eventSeq: 2, now: at });
+      yield* tx.signalBump('planted', 1);
+      return yield* tx.taskWriteState({ kind: 'claim', id: 404, previousGeneration: 0, workerId: 'w1', generation: 1, leaseUntil: at + 1_000, eventSeq: 2, now: at });
     });
     await expect(missed).rejects.toBeInstanceOf(InvariantError);
     await expect(missed).rejects.toThrow("task 404's claim changed no row");
     // Nothing of the transaction committed, and the store goes on.
-    expect(await store.read('signals', (tx) => tx.signalCounters())).toEqual([]);
-    await store.write('signal', () => 8, (tx) => tx.bumpSignal('after', 1));
-    expect((await store.read('signals', (tx) => tx.signalCounters())).map((row) => row.name)).toEqual(['after']);
+    expect(await store.read('signals', (tx) => tx.signalList())).toEqual([]);
+    await store.write('signal', () => 8, (tx) => tx.signalBump('after', 1));
+    expect((await store.read('signals', (tx) => tx.signalList())).map((row) => row.name)).toEqual(['after']);
   });
 
   it('finds a topic\'s older versions through the task key, not the tenant\'s ready backlog, even with no planner statistics', async () => {
@@ -411,9 +411,9 @@ describe('PgStore on a PostgreSQL server', () => {
       expect(typeof row[column], column).toBe('number');
     }
     expect(row.enqueued_at).toBe(1_700_000_000_000);
-    expect(await store.read('test', (tx) => tx.countsByState())).toEqual([{ state: 'ready', n: 1 }]);
+    expect(await store.read('test', (tx) => tx.taskCountsByState())).toEqual([{ state: 'ready', n: 1 }]);
     expect(await store.read('test', (tx) => tx.eventCursor())).toBe(1);
-    expect(await store.read('test', (tx) => tx.schemaMigrations())).toContainEqual({ version: 1, name: 'tasks, events, rejections', applied_at: 1_700_000_000_000 });
+    expect(await store.read('test', (tx) => tx.migrationList())).toContainEqual({ version: 1, name: 'tasks, events, rejections', applied_at: 1_700_000_000_000 });
     // The process-wide parser of int8 is pg's default still: a string.
     expect(pg.types.getTypeParser(20, 'text')('9007199254740993')).toBe('9007199254740993');
   });
@@ -592,10 +592,10 @@ function sqlError(code: string, message: string): Error {
 }
 
 const liveCount = function* (tx: import('./store.ts').StoreTx) {
-  return yield* tx.liveCount();
+  return yield* tx.counterLive();
 };
-const adjustLive = function* (tx: import('./store.ts').StoreTx) {
-  yield* tx.adjustLive(1);
+const counterLiveAdjust = function* (tx: import('./store.ts').StoreTx) {
+  yield* tx.counterLiveAdjust(1);
 };
 
 describe('PgStore retry rules', () => {
@@ -631,7 +631,7 @@ describe('PgStore retry rules', () => {
   it('retries when a write sent with COMMIT was refused (the server aborted the transaction, COMMIT with it)', async () => {
     const { pool, texts } = fakePool((text, call) => (text.includes('EXECUTE leasehold_counterLiveAdjust_b') && call === 1 ? sqlError('40001', 'refused') : undefined));
     const store = PgStore.open(pool, { busyRetries: 2 }, () => 0);
-    await store.write('adjustLive', () => 0, adjustLive);
+    await store.write('counterLiveAdjust', () => 0, counterLiveAdjust);
     expect(texts.filter((text) => text.startsWith('PREPARE leasehold_counterLiveAdjust_b AS'))).toHaveLength(1); // once per connection
     expect(texts.filter((text) => text === `EXECUTE leasehold_counterLiveAdjust_b('1');\n${COMMIT_DURABLY}`)).toHaveLength(2);
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(2);
@@ -640,7 +640,7 @@ describe('PgStore retry rules', () => {
   it('does not retry a connection lost while writes went with COMMIT, and says it may have committed', async () => {
     const { pool, texts } = fakePool((text) => (text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE') ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined));
     const store = PgStore.open(pool, { busyRetries: 3 }, () => 0);
-    const error = await store.write('adjustLive', () => 0, adjustLive).catch((caught: unknown) => caught);
+    const error = await store.write('counterLiveAdjust', () => 0, counterLiveAdjust).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
     expect(texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1);
   });
@@ -648,20 +648,20 @@ describe('PgStore retry rules', () => {
   it('asks the server after a connection lost during COMMIT: committed is a success, aborted is retried, and only no answer says maybe', async () => {
     const lostAtCommit = (calls: { n: number }) => (text: string) => (text.endsWith(COMMIT_DURABLY) && text.includes('EXECUTE') && ++calls.n === 1 ? sqlError('ECONNRESET', 'read ECONNRESET') : undefined);
     const committed = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'committed' });
-    await PgStore.open(committed.pool, { busyRetries: 3 }, () => 0).write('adjustLive', () => 0, adjustLive);
+    await PgStore.open(committed.pool, { busyRetries: 3 }, () => 0).write('counterLiveAdjust', () => 0, counterLiveAdjust);
     expect(committed.texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(1); // not sent again
     expect(committed.texts).toContain(COMMIT_OUTCOME);
 
     const aborted = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'aborted' });
-    await PgStore.open(aborted.pool, { busyRetries: 3 }, () => 0).write('adjustLive', () => 0, adjustLive);
+    await PgStore.open(aborted.pool, { busyRetries: 3 }, () => 0).write('counterLiveAdjust', () => 0, counterLiveAdjust);
     expect(aborted.texts.filter((text) => text.startsWith('BEGIN;'))).toHaveLength(2); // tried again, and it went through
 
     const abortedNoRetries = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'aborted' });
-    const refused = await PgStore.open(abortedNoRetries.pool, { busyRetries: 0 }, () => 0).write('adjustLive', () => 0, adjustLive).catch((caught: unknown) => caught);
+    const refused = await PgStore.open(abortedNoRetries.pool, { busyRetries: 0 }, () => 0).write('counterLiveAdjust', () => 0, counterLiveAdjust).catch((caught: unknown) => caught);
     expect(refused).toMatchObject({ code: 'connection_lost', maybeCommitted: false, attempts: 1 });
 
     const inProgress = fakePool(lostAtCommit({ n: 0 }), { xid: '77', status: 'in progress' });
-    const unknown = await PgStore.open(inProgress.pool, { busyRetries: 3 }, () => 0).write('adjustLive', () => 0, adjustLive).catch((caught: unknown) => caught);
+    const unknown = await PgStore.open(inProgress.pool, { busyRetries: 3 }, () => 0).write('counterLiveAdjust', () => 0, counterLiveAdjust).catch((caught: unknown) => caught);
     expect(unknown).toMatchObject({ code: 'connection_lost', maybeCommitted: true, attempts: 1 });
   });
 

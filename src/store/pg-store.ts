@@ -645,7 +645,7 @@ export class PgStore implements Store {
     await this.whenReady();
     // A holder's call reads its row before it takes the lock, and checks it unchanged under the lock
     // (the class comment); a change means one more try, taking the lock first.
-    let holderFirst = readsFirst?.completingRow !== undefined && readClock !== undefined;
+    let holderFirst = readsFirst?.holderRow !== undefined && readClock !== undefined;
     // A savepoint's RELEASE goes with the next batch, unless a batch that carried one failed: then the
     // transaction runs again with it awaited in the savepoint (PgStatements.deferRelease).
     let deferRelease = true;

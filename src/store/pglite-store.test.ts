@@ -64,7 +64,7 @@ describe('the PostgreSQL store on PGlite', () => {
         expect(open).toBe(1);
         order.push(`${name}:begin`);
         yield* tx.eventCursor();
-        yield* tx.liveCount();
+        yield* tx.counterLive();
         order.push(`${name}:end`);
         open--;
       };
@@ -85,7 +85,7 @@ describe('the PostgreSQL store on PGlite', () => {
     const order: string[] = [];
     const reading = store.read('slow', function* (tx: StoreTx): Step<void> {
       yield* tx.eventCursor();
-      yield* tx.liveCount();
+      yield* tx.counterLive();
       order.push('read');
     });
     const between = withPgliteConnection(db, async () => {

@@ -99,7 +99,7 @@ function* maxEventId(tx: StoreTx): Step<number> {
 /** A task with one event, in the body's transaction. */
 function* taskWithEvent(tx: StoreTx, at: number): Step<number> {
   const id = yield* readyTask(tx);
-  yield* tx.insertEvent(id, 1, 'planted', at, '{}', null, null);
+  yield* tx.eventAppend(id, 1, 'planted', at, '{}', null, null);
   return id;
 }
 
@@ -137,7 +137,7 @@ describe.each(STORE_KINDS)('the simulator seams on %s', (kind) => {
     const inserted = await seamWrite(store(), function* (tx, at) {
       const id = yield* taskWithEvent(tx, at);
       during.push(committed());
-      yield* tx.insertEvent(id, 2, 'planted', at, '{}', null, null);
+      yield* tx.eventAppend(id, 2, 'planted', at, '{}', null, null);
       during.push(committed());
       return id;
     });
@@ -161,8 +161,8 @@ describe.each(STORE_KINDS)('the simulator seams on %s', (kind) => {
     const rolledBack = await seamWrite(store(), function* (tx, at) {
       const id = yield* readyTask(tx);
       try {
-        yield* tx.savepoint(function* () {
-          yield* tx.insertEvent(id, 1, 'planted', at, '{}', null, null);
+        yield* tx.txSavepoint(function* () {
+          yield* tx.eventAppend(id, 1, 'planted', at, '{}', null, null);
           throw new Error('planted failure');
         });
       } catch {

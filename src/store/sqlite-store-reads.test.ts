@@ -30,7 +30,7 @@ function busyFor(busy: number): { runs: () => number; body: (tx: Parameters<Para
     body: function* (tx) {
       runs++;
       if (runs <= busy) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-      return yield* tx.liveCount();
+      return yield* tx.counterLive();
     },
   };
 }

@@ -58,7 +58,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
 
   constructor(private readonly db: Database) {}
 
-  markClaimable(): void {
+  txMarkClaimable(): void {
     this.claimable = true;
   }
 
@@ -102,7 +102,7 @@ export class SqliteStatements implements StoreTx, SqlRunner {
     else this.statement(declared).run(bound(declared, params));
   }
 
-  *savepoint<T>(body: () => Step<T>): Step<T> {
+  *txSavepoint<T>(body: () => Step<T>): Step<T> {
     const steps = (this.steps ??= {
       begin: this.db.prepare('SAVEPOINT leasehold_step'),
       release: this.db.prepare('RELEASE leasehold_step'),

@@ -145,7 +145,7 @@ describe('storage failures surface as a typed StorageError, the transaction roll
     const error = thrownBy(() =>
       store.writeNow('enqueue', () => T0, function* (tx) {
         db.prepare("INSERT INTO scratch (body) VALUES ('before')").run();
-        return yield* tx.savepoint(function* () {
+        return yield* tx.txSavepoint(function* () {
           db.prepare("INSERT INTO scratch (body) VALUES ('inside')").run();
           db.exec('ROLLBACK');
           throw new Database.SqliteError('database or disk is full', 'SQLITE_FULL');

@@ -76,7 +76,7 @@ describe('the store interface', () => {
     const store = SqliteStore.open(':memory:', { busyTimeoutMs: 10, busyRetries: 0 }, () => 1);
     const queue = openWorkQueue({ db: store, clock: new ManualClock() });
     const pending = queue.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} });
-    expect(store.readNow('probe', (tx) => tx.liveCount())).toBe(1);
+    expect(store.readNow('probe', (tx) => tx.counterLive())).toBe(1);
     return pending.then(() => queue.close());
   });
 });
@@ -92,7 +92,7 @@ describe('the SQLite store knows its committed event cursor without a query', ()
       expect(store.committedEventCursor()).toBe(0);
       const event = (taskId: number) =>
         function* (tx: import('./store.ts').StoreTx, at: number): Step<void> {
-          yield* tx.insertEvent(taskId, 1, 'planted', at, '{}', null, null);
+          yield* tx.eventAppend(taskId, 1, 'planted', at, '{}', null, null);
         };
       store.writeNow('one', () => clock.t, event(1));
       store.writeNow('two', () => clock.t, event(2));
@@ -101,7 +101,7 @@ describe('the SQLite store knows its committed event cursor without a query', ()
       // A transaction that fails after its insert: rolled back, the cursor stays.
       expect(() =>
         store.writeNow('failed', () => clock.t, function* (tx, at) {
-          yield* tx.insertEvent(3, 1, 'planted', at, '{}', null, null);
+          yield* tx.eventAppend(3, 1, 'planted', at, '{}', null, null);
           throw new Error('planted');
         }),
       ).toThrow('planted');
@@ -109,8 +109,8 @@ describe('the SQLite store knows its committed event cursor without a query', ()
       /** An event inserted inside a savepoint that is then rolled back to. */
       function* rolledBack(tx: import('./store.ts').StoreTx, taskId: number, at: number): Step<void> {
         try {
-          yield* tx.savepoint(function* () {
-            yield* tx.insertEvent(taskId, 1, 'planted', at, '{}', null, null);
+          yield* tx.txSavepoint(function* () {
+            yield* tx.eventAppend(taskId, 1, 'planted', at, '{}', null, null);
             throw new Error('planted');
           });
         } catch {
@@ -122,7 +122,7 @@ describe('the SQLite store knows its committed event cursor without a query', ()
       expect([store.committedEventCursor(), maxId()]).toEqual([2, 2]);
       store.writeNow('after', () => clock.t, function* (tx, at) {
         yield* rolledBack(tx, 5, at);
-        yield* tx.insertEvent(6, 1, 'planted', at, '{}', null, null);
+        yield* tx.eventAppend(6, 1, 'planted', at, '{}', null, null);
       });
       expect([store.committedEventCursor(), maxId()]).toEqual([3, 3]);
       void store.close();

@@ -263,7 +263,7 @@ export interface HoldClosure {
 
 /**
  * One state change, as the store writes it. Only `transition()` (src/queue/transition.ts) builds
- * these, and `StoreTx.writeState` is the only statement of a store that writes `tasks.state`. Each
+ * these, and `StoreTx.taskWriteState` is the only statement of a store that writes `tasks.state`. Each
  * kind re-checks, in its WHERE clause, that the row is still what the transition read: the fence for
  * a holder's writes (Q8), state and generation for everyone else's.
  */
@@ -352,166 +352,166 @@ export interface NewEffect {
 /** The statements of one transaction. */
 export interface StoreTx {
   /** Runs `body` inside a savepoint: a throw undoes what the body wrote and rethrows; the rest stays. */
-  savepoint<T>(body: () => Step<T>): Step<T>;
+  txSavepoint<T>(body: () => Step<T>): Step<T>;
   /**
    * W1: this transaction makes a task claimable now (an enqueue, a move back to ready, a tenant's
    * resume). Once it commits, the store tells the queue's idle workers, once per transaction however
    * often it was called (store/notices.ts; NOTIFY on PostgreSQL). Not a statement: it yields nothing.
    */
-  markClaimable(): void;
+  txMarkClaimable(): void;
 
   // ---- tasks
   taskById(id: number): Step<TaskRow | undefined>;
   taskByKey(tenant: string, topic: string, version: number): Step<TaskRow | undefined>;
-  tasksForTenant(tenant: string): Step<TaskRow[]>;
-  allTasks(): Step<TaskRow[]>;
+  taskListForTenant(tenant: string): Step<TaskRow[]>;
+  taskList(): Step<TaskRow[]>;
   /** Tasks in one state, in id order. */
-  tasksInState(state: TaskState): Step<TaskRow[]>;
-  countsByState(): Step<{ state: TaskState; n: number }[]>;
-  occupiedByTenant(): Step<{ tenant: string; n: number }[]>;
-  tasksEnqueuedBetween(from: number, to: number): Step<TaskRow[]>;
-  latestVersionOfTopic(tenant: string, topic: string): Step<number | null>;
-  newerVersionExists(tenant: string, topic: string, version: number): Step<boolean>;
+  taskListInState(state: TaskState): Step<TaskRow[]>;
+  taskCountsByState(): Step<{ state: TaskState; n: number }[]>;
+  taskOccupiedByTenant(): Step<{ tenant: string; n: number }[]>;
+  taskListEnqueuedBetween(from: number, to: number): Step<TaskRow[]>;
+  taskLatestVersion(tenant: string, topic: string): Step<number | null>;
+  taskNewerVersionExists(tenant: string, topic: string, version: number): Step<boolean>;
   /** Q2: the ids of older versions of a topic that never started. */
-  olderUnstartedVersions(tenant: string, topic: string, version: number): Step<MovableRow[]>;
+  taskOlderUnstarted(tenant: string, topic: string, version: number): Step<MovableRow[]>;
   /** Q1: inserts unless the (tenant, topic, version) key exists; the new id, or undefined. */
-  insertTask(task: NewTask): Step<number | undefined>;
+  taskCreate(task: NewTask): Step<number | undefined>;
   /** The only statement that changes `tasks.state`; the new event_seq, or undefined if the row moved. */
-  writeState(change: StateWrite): Step<number | undefined>;
+  taskWriteState(change: StateWrite): Step<number | undefined>;
   /** Q3: the kept count of ready + running + uncertain tasks. */
-  liveCount(): Step<number>;
-  adjustLive(delta: number): Step<void>;
+  counterLive(): Step<number>;
+  counterLiveAdjust(delta: number): Step<void>;
 
   // ---- claim (Q4-Q7)
-  holding(): Step<HoldingRow[]>;
-  overdueLeases(at: number): Step<HoldingRow[]>;
-  anyReady(): Step<boolean>;
-  firstReadyTenant(): Step<string | undefined>;
-  nextReadyTenant(after: string): Step<string | undefined>;
-  levelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined>;
+  claimHolding(): Step<HoldingRow[]>;
+  claimOverdueLeases(at: number): Step<HoldingRow[]>;
+  claimAnyReady(): Step<boolean>;
+  claimFirstReadyTenant(): Step<string | undefined>;
+  claimNextReadyTenant(after: string): Step<string | undefined>;
+  claimLevelHead(query: { tenant: string; maxPriority: number; minPriority: number; now: number }): Step<LevelHeadRow | undefined>;
   /**
-   * Every tenant with a ready task, in tenant order (firstReadyTenant, nextReadyTenant), each with the
-   * head of its highest eligible level at `now` (levelHead over the whole priority range), or null when
+   * Every tenant with a ready task, in tenant order (claimFirstReadyTenant, claimNextReadyTenant), each with the
+   * head of its highest eligible level at `now` (claimLevelHead over the whole priority range), or null when
    * none of its ready tasks is eligible yet: the first step of every tenant's walk, in one statement.
    */
-  readyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]>;
+  claimReadyHeads(now: number): Step<{ tenant: string; head: LevelHeadRow | null }[]>;
   /** The next eligible ready task of one (tenant, priority) level after (enqueuedAt, id), in level order. */
-  levelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined>;
+  claimLevelNext(query: { tenant: string; priority: number; enqueuedAt: number; id: number; now: number }): Step<LevelHeadRow | undefined>;
   /** A6: the session's running and uncertain tasks older than `version`. */
-  olderSessionHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]>;
+  sessionOlderHolders(tenant: string, topic: string, version: number): Step<{ id: number; state: TaskState }[]>;
   /** A6: whether another task of the session (tenant, topic) is running or uncertain. */
   sessionBusy(tenant: string, topic: string, exceptId: number): Step<boolean>;
-  candidateById(id: number): Step<CandidateRow | undefined>;
+  claimCandidate(id: number): Step<CandidateRow | undefined>;
 
   // ---- a lease holder's writes (Q8, Q9, Q13)
-  completingRow(id: number): Step<CompletingRow | undefined>;
+  holderRow(id: number): Step<CompletingRow | undefined>;
   /** Q9: renews the lease under the fence; whether a cancel was requested, or undefined if stale. */
-  heartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined>;
+  holderHeartbeat(fence: Fence, leaseUntil: number): Step<{ cancelRequested: boolean } | undefined>;
   /** The next event_seq of the holder's task under the fence, or undefined if stale. */
-  bumpEventSeqFenced(fence: Fence): Step<number | undefined>;
+  holderBumpEventSeq(fence: Fence): Step<number | undefined>;
   /** Q13: records a cancel request of a running or uncertain task; the new event_seq, or undefined. */
-  requestCancel(id: number): Step<number | undefined>;
+  taskRequestCancel(id: number): Step<number | undefined>;
 
   // ---- events (Q15)
-  insertEvent(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void>;
-  eventsForTask(id: number): Step<EventRow[]>;
-  allEvents(): Step<EventRow[]>;
+  eventAppend(taskId: number, seq: number, type: string, at: number, dataJson: string, workerId: string | null, generation: number | null): Step<void>;
+  eventListForTask(id: number): Step<EventRow[]>;
+  eventList(): Step<EventRow[]>;
   eventCursor(): Step<number>;
-  eventsSince(cursor: number, limit: number): Step<EventRow[]>;
+  eventListSince(cursor: number, limit: number): Step<EventRow[]>;
 
   // ---- rejections (Q3, I4)
-  insertRejection(tenant: string, topic: string, version: number, reason: string, at: number): Step<void>;
-  rejections(): Step<RejectionRow[]>;
+  rejectionInsert(tenant: string, topic: string, version: number, reason: string, at: number): Step<void>;
+  rejectionList(): Step<RejectionRow[]>;
 
   // ---- checkpoints (R1, R2, R5)
-  insertCheckpoint(checkpoint: NewCheckpoint): Step<number>;
-  lastCheckpoint(id: number): Step<CheckpointRow | undefined>;
-  lastCheckpointFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined>;
-  lastCheckpointUsage(id: number): Step<string | undefined>;
+  checkpointInsert(checkpoint: NewCheckpoint): Step<number>;
+  checkpointLast(id: number): Step<CheckpointRow | undefined>;
+  checkpointLastFlags(id: number): Step<{ kind: 'A' | 'B'; requeue_safe: number } | undefined>;
+  checkpointLastUsage(id: number): Step<string | undefined>;
 
   // ---- holds and credits (R4)
   /** Closes a hold that is still held; the task's tenant, or undefined if it was closed already. */
-  closeHold(id: number, hold: HoldClosure, at: number): Step<string | undefined>;
-  insertCredit(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void>;
-  holds(): Step<HoldRow[]>;
-  staleHolds(cutoff: number): Step<{ task_id: number; state: TaskState }[]>;
+  holdClose(id: number, hold: HoldClosure, at: number): Step<string | undefined>;
+  creditInsert(taskId: number, tenant: string, kind: 'charge' | 'release', credits: number, at: number): Step<void>;
+  holdList(): Step<HoldRow[]>;
+  holdListStale(cutoff: number): Step<{ task_id: number; state: TaskState }[]>;
 
   // ---- the effect ledger (R3)
   effectByKey(requestKey: string): Step<EffectRow | undefined>;
   /** Records the effect unless its key exists; whether it was inserted. */
-  insertEffect(effect: NewEffect): Step<boolean>;
-  effects(): Step<Omit<EffectRow, 'result'>[]>;
+  effectInsert(effect: NewEffect): Step<boolean>;
+  effectList(): Step<Omit<EffectRow, 'result'>[]>;
 
   // ---- dead letters (R6)
-  failureReasons(id: number): Step<{ type: string; data: string }[]>;
-  insertDeadLetter(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void>;
-  deadLetters(): Step<DeadLetterRow[]>;
+  taskFailureReasons(id: number): Step<{ type: string; data: string }[]>;
+  deadLetterInsert(id: number, reason: string, reasonsJson: string, at: number, keep: number): Step<void>;
+  deadLetterList(): Step<DeadLetterRow[]>;
   /** O1: a task with its dead letter's reasons, or undefined when it has no dead letter (its state is read too). */
   deadLetterTask(id: number): Step<RedrivableRow | undefined>;
   /**
    * O1: a redriven task starts afresh: attempts, deliveries and the retry age (first claim) reset, the
    * last error cleared, and its dead letter removed (the redrive's event keeps the reasons).
    */
-  resetForRedrive(id: number, at: number): Step<void>;
+  taskResetForRedrive(id: number, at: number): Step<void>;
 
   // ---- budgets and reservations (A1)
-  budgetLevel(budget: string, scope: string): Step<BudgetLevelRow | undefined>;
-  writeBudgetLevel(budget: string, scope: string, level: number, updatedAt: number): Step<void>;
-  budgetLevels(): Step<BudgetLevelRow[]>;
-  insertReservation(reservation: NewReservation): Step<void>;
+  budgetLevelGet(budget: string, scope: string): Step<BudgetLevelRow | undefined>;
+  budgetLevelPut(budget: string, scope: string, level: number, updatedAt: number): Step<void>;
+  budgetLevelList(): Step<BudgetLevelRow[]>;
+  reservationInsert(reservation: NewReservation): Step<void>;
   /** Adds units to a held reservation of this attempt; whether one was there. */
-  addToReservation(taskId: number, generation: number, budget: string, units: number): Step<boolean>;
-  setConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void>;
+  reservationAdd(taskId: number, generation: number, budget: string, units: number): Step<boolean>;
+  reservationSetConsumed(taskId: number, generation: number, budget: string, consumed: number): Step<void>;
   /** The reservations of a task still held (released IS NULL), through a partial index. */
-  heldReservations(taskId: number): Step<ReservationRow[]>;
+  reservationListHeld(taskId: number): Step<ReservationRow[]>;
   /** Releases a held reservation once, with what it consumed in the end; whether it was still held. */
-  releaseReservation(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean>;
-  reservations(): Step<ReservationRow[]>;
+  reservationRelease(taskId: number, generation: number, budget: string, released: number, consumed: number, at: number): Step<boolean>;
+  reservationList(): Step<ReservationRow[]>;
 
   // ---- fair share (A3)
-  serviceOf(tenant: string): Step<number>;
-  addService(tenant: string, delta: number): Step<void>;
-  serviceCharged(id: number): Step<number>;
-  addServiceCharged(id: number, delta: number): Step<void>;
+  serviceGet(tenant: string): Step<number>;
+  serviceAdd(tenant: string, delta: number): Step<void>;
+  taskServiceCharged(id: number): Step<number>;
+  taskAddServiceCharged(id: number, delta: number): Step<void>;
   /** Whether the tenant has a ready, running or uncertain task other than `exceptId` (partial indexes only). */
   tenantHasLive(tenant: string, exceptId: number): Step<boolean>;
-  tenantServices(): Step<{ tenant: string; service: number }[]>;
+  serviceList(): Step<{ tenant: string; service: number }[]>;
 
   // ---- admission (A2)
-  pausedTenants(): Step<PauseRow[]>;
+  tenantPauseList(): Step<PauseRow[]>;
   /** Records a pause unless the tenant is paused already; whether it changed. */
-  pauseTenant(tenant: string, reason: string, at: number): Step<boolean>;
+  tenantPause(tenant: string, reason: string, at: number): Step<boolean>;
   /** Removes a pause; whether there was one. */
-  resumeTenant(tenant: string): Step<boolean>;
+  tenantResume(tenant: string): Step<boolean>;
   /** Sets the reason of the task's last recorded DEFER, in the insert's transaction (no event of its own). */
-  setDeferred(id: number, reason: string | null): Step<void>;
+  taskDeferredSet(id: number, reason: string | null): Step<void>;
   /** Records a new DEFER reason of a ready task and takes the next event_seq for its event; undefined if not ready. */
-  deferTask(id: number, reason: string): Step<number | undefined>;
+  taskDefer(id: number, reason: string): Step<number | undefined>;
   /** Records a decision and bumps its signal counter 'decision:ACTION:reason' in the same statement list (A5). */
-  insertAdmission(row: AdmissionRow): Step<void>;
-  admissionDecisions(): Step<AdmissionRow[]>;
+  admissionInsert(row: AdmissionRow): Step<void>;
+  admissionList(): Step<AdmissionRow[]>;
 
   // ---- control-plane signals (A5): bounded, indexed reads
   /** Adds `delta` to a signal counter (created at 0), in the caller's transaction. */
-  bumpSignal(name: string, delta: number): Step<void>;
-  signalCounters(): Step<SignalCounterRow[]>;
+  signalBump(name: string, delta: number): Step<void>;
+  signalList(): Step<SignalCounterRow[]>;
   /** Running and uncertain tasks with their last claim (the holding index, then each row by id). */
-  holdingSince(): Step<{ id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]>;
+  taskHoldingSince(): Step<{ id: number; tenant: string; state: TaskState; worker_id: string | null; generation: number; claimed_at: number | null; lease_until: number | null }[]>;
   /** Ready tasks counted per tenant and priority (the ready index). */
-  readyDepth(): Step<{ tenant: string; priority: number; n: number }[]>;
+  taskReadyDepth(): Step<{ tenant: string; priority: number; n: number }[]>;
   /** Per tenant with ready work: its oldest ready task by (enqueued_at, id). */
-  oldestReady(): Step<{ tenant: string; id: number; enqueued_at: number }[]>;
+  taskOldestReady(): Step<{ tenant: string; id: number; enqueued_at: number }[]>;
   /**
    * Ready tasks of one tenant in (enqueued_at, id) order, eligible by backoff and deadline at `now`:
    * the first is the tenant's oldest eligible task (the ready index, seeking past ineligible ones).
    */
-  oldestEligibleReady(tenant: string, now: number): Step<{ id: number; enqueued_at: number } | undefined>;
+  taskOldestEligibleReady(tenant: string, now: number): Step<{ id: number; enqueued_at: number } | undefined>;
   /** The last `limit` accepted tasks by (enqueued_at, id), with their first claim and their last run's span. */
-  recentTasks(limit: number): Step<{ id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]>;
+  taskListRecent(limit: number): Step<{ id: number; enqueued_at: number; first_claimed_at: number | null; claimed_at: number | null; finished_at: number | null }[]>;
 
   // ---- audits: the credit ledger (R4) and the applied migrations (Q18)
-  creditLedger(): Step<CreditRow[]>;
-  schemaMigrations(): Step<MigrationRow[]>;
+  creditList(): Step<CreditRow[]>;
+  migrationList(): Step<MigrationRow[]>;
 }
 
 /**
@@ -520,18 +520,18 @@ export interface StoreTx {
  * answer the body's own reads from them (PgStore does; SQLite's statements cost no round trip).
  */
 export interface ReadsFirst {
-  /** The body reads StoreTx.completingRow of this task first. */
-  completingRow?: number;
+  /** The body reads StoreTx.holderRow of this task first. */
+  holderRow?: number;
   /**
    * The body is a claim: it reads holding() first, then the paused tenants, the ready tenants' heads at
-   * its time and the candidate among them (StoreTx.candidateById), unless it has written in between.
+   * its time and the candidate among them (StoreTx.claimCandidate), unless it has written in between.
    * The store may read ahead the row of the head most likely picked, by Q4's score and the tenant
    * limits with these settings.
    */
   claim?: { agingCap: number; agingPeriodMs: number; perTenantLimit: number; tenantLimits: Readonly<Record<string, number>> };
   /**
    * The body is an enqueue of this key: before it writes anything it may read
-   * latestVersionOfTopic(tenant, topic) and olderUnstartedVersions(tenant, topic, version).
+   * taskLatestVersion(tenant, topic) and taskOlderUnstarted(tenant, topic, version).
    */
   enqueue?: { tenant: string; topic: string; version: number };
 }
@@ -546,7 +546,7 @@ export interface Store {
   /**
    * Runs `body` in one write transaction. `readClock` is read once the write lock is held, so a lease
    * is judged at commit time and events are stamped in commit order (Q8, Q15); a store may read it
-   * before the lock for a body with `readsFirst.completingRow` if it commits only when nothing that body
+   * before the lock for a body with `readsFirst.holderRow` if it commits only when nothing that body
    * read changed before the lock (PgStore: its clock is then at most one lock wait early). A busy
    * database is retried a bounded number of times, then surfaces as BusyError with nothing written (Q18).
    */

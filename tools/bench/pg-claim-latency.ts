@@ -19,7 +19,7 @@
  * loops at once, each on its own WorkQueue instance (own pool) on the same schema, all reading one
  * VirtualClock. Every 10% of a fill, and after it, the bench ANALYZEs the queue's tables (also at 500 and 2,000 tasks; what autovacuum
  * would do; the local test server runs with autovacuum off, and with the statistics of an empty table
- * enqueue's olderUnstartedVersions lookup is planned on tasks_ready and scans the tenant's whole ready
+ * enqueue's taskOlderUnstarted lookup is planned on tasks_ready and scans the tenant's whole ready
  * backlog: 20 ms an enqueue at 20k tasks). The clock is read inside the transaction after the advisory lock is taken, i.e. in
  * commit order, so enqueue times still only move forward; task i gets its tenant, priority draw and
  * clock position from its index, as in claim-latency.ts.
@@ -99,7 +99,7 @@ async function build(ctx: BenchContext, created: string[], label: string, ready:
       await enqueueOne(s, q, small ? SMALL[Math.floor(i / smallEvery) % SMALL.length]! : BIG);
       const d = ++done;
       // Planner statistics as autovacuum would keep them (the local server may run with it off): without
-      // them enqueue's olderUnstartedVersions plans on tasks_ready and scans the tenant's whole backlog.
+      // them enqueue's taskOlderUnstarted plans on tasks_ready and scans the tenant's whole backlog.
       // Early and then every 10%, so no stretch of the fill runs on the statistics of a much smaller table.
       if (d % every === 0 || d === 500 || d === 2000) await analyzeSchemas(PG_URL, [schema]);
       if (d % every === 0 && ready >= 10_000) ctx.progress(`  fill ${label}: ${d}/${ready} (${fmtRate(d / (elapsedNs(start) / 1e9))})`);

@@ -18,7 +18,7 @@ function yielding(tx: StoreTx): StoreTx {
       const method = Reflect.get(target, name) as (...args: unknown[]) => Step<unknown>;
       if (typeof method !== 'function') return method;
       // A savepoint only brackets the body's own statements; its generator passes their yields through.
-      if (name === 'savepoint') return method.bind(target);
+      if (name === 'txSavepoint') return method.bind(target);
       return function* (...args: unknown[]): Step<unknown> {
         const finished = method.apply(target, args).next();
         if (finished.done !== true) throw new TypeError(`statement ${String(name)} yielded on the synchronous connection`);

@@ -1,7 +1,7 @@
 /**
  * The store contract, admission (A2): tables `tenant_pauses` and `admission_decisions` and the
- * `tasks.deferred` column — pausedTenants, pauseTenant, resumeTenant, setDeferred, deferTask,
- * insertAdmission, admissionDecisions — each against every store kind (__test-helpers__/harness.ts).
+ * `tasks.deferred` column — pausedTenants, pauseTenant, resumeTenant, taskDeferredSet, taskDefer,
+ * admissionInsert, admissionDecisions — each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { AdmissionRow } from '../store.ts';
@@ -10,36 +10,36 @@ import { AT, STORE_KINDS, claim, contractStore, readyTask } from './__test-helpe
 describe.each(STORE_KINDS)('admission on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('pauseTenant', () => {
+  describe('tenantPause', () => {
     it('records a pause once: true the first time, false (the first kept) while paused', async () => {
       const answer = await db.scratch(function* (tx) {
-        const first = yield* tx.pauseTenant('acme', 'budget', AT);
-        const again = yield* tx.pauseTenant('acme', 'other', AT + 1);
-        return { first, again, paused: yield* tx.pausedTenants() };
+        const first = yield* tx.tenantPause('acme', 'budget', AT);
+        const again = yield* tx.tenantPause('acme', 'other', AT + 1);
+        return { first, again, paused: yield* tx.tenantPauseList() };
       });
       expect(answer).toEqual({ first: true, again: false, paused: [{ tenant: 'acme', reason: 'budget', at: AT }] });
     });
   });
 
-  describe('resumeTenant', () => {
+  describe('tenantResume', () => {
     it('removes a pause (true), and is false for a tenant not paused', async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.pauseTenant('acme', 'budget', AT);
-        yield* tx.pauseTenant('globex', 'manual', AT);
-        const resumed = yield* tx.resumeTenant('acme');
-        const again = yield* tx.resumeTenant('acme');
-        return { resumed, again, paused: yield* tx.pausedTenants() };
+        yield* tx.tenantPause('acme', 'budget', AT);
+        yield* tx.tenantPause('globex', 'manual', AT);
+        const resumed = yield* tx.tenantResume('acme');
+        const again = yield* tx.tenantResume('acme');
+        return { resumed, again, paused: yield* tx.tenantPauseList() };
       });
       expect(answer).toEqual({ resumed: true, again: false, paused: [{ tenant: 'globex', reason: 'manual', at: AT }] });
     });
   });
 
-  describe('pausedTenants', () => {
+  describe('tenantPauseList', () => {
     it('is [] when none, and the pauses in tenant order', async () => {
       const [empty, tenants] = await db.scratch(function* (tx) {
-        const empty = yield* tx.pausedTenants();
-        for (const tenant of ['c', 'A', 'a']) yield* tx.pauseTenant(tenant, 'r', AT);
-        return [empty, (yield* tx.pausedTenants()).map((row) => row.tenant)] as const;
+        const empty = yield* tx.tenantPauseList();
+        for (const tenant of ['c', 'A', 'a']) yield* tx.tenantPause(tenant, 'r', AT);
+        return [empty, (yield* tx.tenantPauseList()).map((row) => row.tenant)] as const;
       });
       expect(empty).toEqual([]);
       expect(tenants).toEqual(['A', 'a', 'c']);
@@ -47,24 +47,24 @@ describe.each(STORE_KINDS)('admission on %s', (kind) => {
 
     it('reads a pause committed by an earlier transaction', async () => {
       await db.commit(function* (tx) {
-        yield* tx.pauseTenant('committed-pause', 'r', AT);
+        yield* tx.tenantPause('committed-pause', 'r', AT);
       });
-      const seen = await db.read((tx) => tx.pausedTenants());
+      const seen = await db.read((tx) => tx.tenantPauseList());
       await db.commit(function* (tx) {
-        yield* tx.resumeTenant('committed-pause');
+        yield* tx.tenantResume('committed-pause');
       });
       expect(seen).toContainEqual({ tenant: 'committed-pause', reason: 'r', at: AT });
-      expect(await db.read((tx) => tx.pausedTenants())).not.toContainEqual(expect.objectContaining({ tenant: 'committed-pause' }));
+      expect(await db.read((tx) => tx.tenantPauseList())).not.toContainEqual(expect.objectContaining({ tenant: 'committed-pause' }));
     });
   });
 
-  describe('setDeferred', () => {
+  describe('taskDeferredSet', () => {
     it('sets and clears the reason of the last DEFER without touching event_seq, whatever the state', async () => {
       const rows = await db.scratch(function* (tx) {
         const a = yield* readyTask(tx);
-        yield* tx.setDeferred(a, 'budget:tokens');
+        yield* tx.taskDeferredSet(a, 'budget:tokens');
         const set = yield* tx.taskById(a);
-        yield* tx.setDeferred(a, null);
+        yield* tx.taskDeferredSet(a, null);
         return [set, yield* tx.taskById(a)];
       });
       expect(rows.map((row) => [row?.deferred, row?.event_seq])).toEqual([
@@ -74,18 +74,18 @@ describe.each(STORE_KINDS)('admission on %s', (kind) => {
     });
   });
 
-  describe('deferTask', () => {
+  describe('taskDefer', () => {
     it("records a ready task's DEFER reason and answers its next event_seq; undefined when not ready or missing", async () => {
       const answer = await db.scratch(function* (tx) {
         const ready = yield* readyTask(tx);
         const running = yield* readyTask(tx);
         yield* claim(tx, running);
         return {
-          first: yield* tx.deferTask(ready, 'budget:tokens'),
-          second: yield* tx.deferTask(ready, 'paused'),
-          running: yield* tx.deferTask(running, 'x'),
-          missing: yield* tx.deferTask(99, 'x'),
-          rows: (yield* tx.allTasks()).map((row) => [row.deferred, row.event_seq]),
+          first: yield* tx.taskDefer(ready, 'budget:tokens'),
+          second: yield* tx.taskDefer(ready, 'paused'),
+          running: yield* tx.taskDefer(running, 'x'),
+          missing: yield* tx.taskDefer(99, 'x'),
+          rows: (yield* tx.taskList()).map((row) => [row.deferred, row.event_seq]),
         };
       });
       expect(answer).toEqual({
@@ -101,7 +101,7 @@ describe.each(STORE_KINDS)('admission on %s', (kind) => {
     });
   });
 
-  describe('insertAdmission', () => {
+  describe('admissionInsert', () => {
     it("records a decision with its NULLs, and bumps 'decision:ACTION:reason' in the same transaction", async () => {
       const rows: AdmissionRow[] = [
         { at: AT, action: 'DEFER', reason: 'budget', tenant: 'acme', task_id: 1, retry_at: AT + 60_000, budget: 'tokens' },
@@ -109,8 +109,8 @@ describe.each(STORE_KINDS)('admission on %s', (kind) => {
         { at: AT + 2, action: 'DEFER', reason: 'budget', tenant: 'globex', task_id: 2, retry_at: null, budget: 'usd' },
       ];
       const answer = await db.scratch(function* (tx) {
-        for (const row of rows) yield* tx.insertAdmission(row);
-        return { decisions: yield* tx.admissionDecisions(), signals: yield* tx.signalCounters() };
+        for (const row of rows) yield* tx.admissionInsert(row);
+        return { decisions: yield* tx.admissionList(), signals: yield* tx.signalList() };
       });
       expect(answer).toEqual({
         decisions: rows,
@@ -124,20 +124,20 @@ describe.each(STORE_KINDS)('admission on %s', (kind) => {
     it("refuses an action the schema does not know (its CHECK)", async () => {
       await expect(
         db.scratch(function* (tx) {
-          yield* tx.insertAdmission({ at: AT, action: 'MAYBE' as never, reason: 'r', tenant: 'acme', task_id: null, retry_at: null, budget: null });
-          return yield* tx.admissionDecisions();
+          yield* tx.admissionInsert({ at: AT, action: 'MAYBE' as never, reason: 'r', tenant: 'acme', task_id: null, retry_at: null, budget: null });
+          return yield* tx.admissionList();
         }),
       ).rejects.toThrow(/check/i);
     });
   });
 
-  describe('admissionDecisions', () => {
+  describe('admissionList', () => {
     it('is [] when none, and the decisions in insert order', async () => {
       const [empty, tenants] = await db.scratch(function* (tx) {
-        const empty = yield* tx.admissionDecisions();
-        yield* tx.insertAdmission({ at: AT + 5, action: 'RESUME', reason: 'manual', tenant: 'z', task_id: null, retry_at: null, budget: null });
-        yield* tx.insertAdmission({ at: AT, action: 'REJECT', reason: 'capacity', tenant: 'a', task_id: null, retry_at: null, budget: null });
-        return [empty, (yield* tx.admissionDecisions()).map((row) => row.tenant)] as const;
+        const empty = yield* tx.admissionList();
+        yield* tx.admissionInsert({ at: AT + 5, action: 'RESUME', reason: 'manual', tenant: 'z', task_id: null, retry_at: null, budget: null });
+        yield* tx.admissionInsert({ at: AT, action: 'REJECT', reason: 'capacity', tenant: 'a', task_id: null, retry_at: null, budget: null });
+        return [empty, (yield* tx.admissionList()).map((row) => row.tenant)] as const;
       });
       expect(empty).toEqual([]);
       expect(tenants).toEqual(['z', 'a']);

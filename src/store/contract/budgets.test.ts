@@ -1,7 +1,7 @@
 /**
  * The store contract, tables `budget_levels` and `reservations` (A1, I16): budgetLevel,
- * writeBudgetLevel, budgetLevels, insertReservation, addToReservation, setConsumed, heldReservations,
- * releaseReservation and reservations, each against every store kind (__test-helpers__/harness.ts).
+ * budgetLevelPut, budgetLevels, reservationInsert, reservationAdd, reservationSetConsumed, reservationListHeld,
+ * reservationRelease and reservations, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { NewReservation, ReservationRow } from '../store.ts';
@@ -18,36 +18,36 @@ function held(overrides: Partial<ReservationRow> = {}): ReservationRow {
 describe.each(STORE_KINDS)('budgets and reservations on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('writeBudgetLevel', () => {
+  describe('budgetLevelPut', () => {
     it('inserts a level, then overwrites it (an upsert per budget and scope)', async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.writeBudgetLevel('tokens', '', 5, AT);
-        const first = yield* tx.budgetLevel('tokens', '');
-        yield* tx.writeBudgetLevel('tokens', '', 2, AT + 9);
-        return { first, second: yield* tx.budgetLevel('tokens', '') };
+        yield* tx.budgetLevelPut('tokens', '', 5, AT);
+        const first = yield* tx.budgetLevelGet('tokens', '');
+        yield* tx.budgetLevelPut('tokens', '', 2, AT + 9);
+        return { first, second: yield* tx.budgetLevelGet('tokens', '') };
       });
       expect(answer).toEqual({ first: { budget: 'tokens', scope: '', level: 5, updated_at: AT }, second: { budget: 'tokens', scope: '', level: 2, updated_at: AT + 9 } });
     });
   });
 
-  describe('budgetLevel', () => {
+  describe('budgetLevelGet', () => {
     it('is undefined for a (budget, scope) never written; scopes are apart', async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.writeBudgetLevel('tokens', 'tenant:a', 1, AT);
-        return [yield* tx.budgetLevel('tokens', ''), yield* tx.budgetLevel('tokens', 'tenant:b'), yield* tx.budgetLevel('usd', 'tenant:a')];
+        yield* tx.budgetLevelPut('tokens', 'tenant:a', 1, AT);
+        return [yield* tx.budgetLevelGet('tokens', ''), yield* tx.budgetLevelGet('tokens', 'tenant:b'), yield* tx.budgetLevelGet('usd', 'tenant:a')];
       });
       expect(answer).toEqual([undefined, undefined, undefined]);
     });
   });
 
-  describe('budgetLevels', () => {
+  describe('budgetLevelList', () => {
     it('lists every level by (budget, scope)', async () => {
       const rows = await db.scratch(function* (tx) {
-        yield* tx.writeBudgetLevel('usd', '', 1, AT);
-        yield* tx.writeBudgetLevel('tokens', 'tenant:b', 2, AT);
-        yield* tx.writeBudgetLevel('tokens', 'tenant:a', 3, AT);
-        yield* tx.writeBudgetLevel('tokens', '', 4, AT);
-        return (yield* tx.budgetLevels()).map((row) => [row.budget, row.scope, row.level]);
+        yield* tx.budgetLevelPut('usd', '', 1, AT);
+        yield* tx.budgetLevelPut('tokens', 'tenant:b', 2, AT);
+        yield* tx.budgetLevelPut('tokens', 'tenant:a', 3, AT);
+        yield* tx.budgetLevelPut('tokens', '', 4, AT);
+        return (yield* tx.budgetLevelList()).map((row) => [row.budget, row.scope, row.level]);
       });
       expect(rows).toEqual([
         ['tokens', '', 4],
@@ -58,11 +58,11 @@ describe.each(STORE_KINDS)('budgets and reservations on %s', (kind) => {
     });
   });
 
-  describe('insertReservation', () => {
+  describe('reservationInsert', () => {
     it('stores a held reservation: consumed 0, released and released_at NULL', async () => {
       const rows = await db.scratch(function* (tx) {
-        yield* tx.insertReservation(reservation({ scope: 'tenant:acme', reserved: 7, baseline: 3 }));
-        return yield* tx.reservations();
+        yield* tx.reservationInsert(reservation({ scope: 'tenant:acme', reserved: 7, baseline: 3 }));
+        return yield* tx.reservationList();
       });
       expect(rows).toEqual([held({ scope: 'tenant:acme', reserved: 7, baseline: 3 })]);
     });
@@ -70,26 +70,26 @@ describe.each(STORE_KINDS)('budgets and reservations on %s', (kind) => {
     it('refuses a second reservation of the same attempt and budget (the primary key)', async () => {
       await expect(
         db.scratch(function* (tx) {
-          yield* tx.insertReservation(reservation());
-          yield* tx.insertReservation(reservation({ reserved: 1 }));
-          return yield* tx.reservations();
+          yield* tx.reservationInsert(reservation());
+          yield* tx.reservationInsert(reservation({ reserved: 1 }));
+          return yield* tx.reservationList();
         }),
       ).rejects.toThrow(/unique|duplicate|primary/i);
     });
   });
 
-  describe('addToReservation', () => {
+  describe('reservationAdd', () => {
     it('adds to a held reservation of that attempt (true); false for a released one, another generation or none', async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.insertReservation(reservation());
-        yield* tx.insertReservation(reservation({ budget: 'usd' }));
-        yield* tx.releaseReservation(1, 1, 'usd', 10, 0, AT);
+        yield* tx.reservationInsert(reservation());
+        yield* tx.reservationInsert(reservation({ budget: 'usd' }));
+        yield* tx.reservationRelease(1, 1, 'usd', 10, 0, AT);
         return {
-          held: yield* tx.addToReservation(1, 1, 'tokens', 5),
-          released: yield* tx.addToReservation(1, 1, 'usd', 5),
-          generation: yield* tx.addToReservation(1, 2, 'tokens', 5),
-          none: yield* tx.addToReservation(2, 1, 'tokens', 5),
-          rows: (yield* tx.reservations()).map((row) => [row.budget, row.reserved]),
+          held: yield* tx.reservationAdd(1, 1, 'tokens', 5),
+          released: yield* tx.reservationAdd(1, 1, 'usd', 5),
+          generation: yield* tx.reservationAdd(1, 2, 'tokens', 5),
+          none: yield* tx.reservationAdd(2, 1, 'tokens', 5),
+          rows: (yield* tx.reservationList()).map((row) => [row.budget, row.reserved]),
         };
       });
       expect(answer).toEqual({
@@ -105,16 +105,16 @@ describe.each(STORE_KINDS)('budgets and reservations on %s', (kind) => {
     });
   });
 
-  describe('setConsumed', () => {
+  describe('reservationSetConsumed', () => {
     it('sets what a held reservation consumed; a released one keeps its own', async () => {
       const rows = await db.scratch(function* (tx) {
-        yield* tx.insertReservation(reservation());
-        yield* tx.insertReservation(reservation({ budget: 'usd' }));
-        yield* tx.releaseReservation(1, 1, 'usd', 6, 4, AT + 1);
-        yield* tx.setConsumed(1, 1, 'tokens', 8);
-        yield* tx.setConsumed(1, 1, 'usd', 9);
-        yield* tx.setConsumed(1, 1, 'nothing', 9);
-        return (yield* tx.reservations()).map((row) => [row.budget, row.consumed]);
+        yield* tx.reservationInsert(reservation());
+        yield* tx.reservationInsert(reservation({ budget: 'usd' }));
+        yield* tx.reservationRelease(1, 1, 'usd', 6, 4, AT + 1);
+        yield* tx.reservationSetConsumed(1, 1, 'tokens', 8);
+        yield* tx.reservationSetConsumed(1, 1, 'usd', 9);
+        yield* tx.reservationSetConsumed(1, 1, 'nothing', 9);
+        return (yield* tx.reservationList()).map((row) => [row.budget, row.consumed]);
       });
       expect(rows).toEqual([
         ['tokens', 8],
@@ -123,16 +123,16 @@ describe.each(STORE_KINDS)('budgets and reservations on %s', (kind) => {
     });
   });
 
-  describe('heldReservations', () => {
+  describe('reservationListHeld', () => {
     it("lists a task's reservations still held (any generation) by (generation, budget); [] when none", async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.insertReservation(reservation({ generation: 2, budget: 'a' }));
-        yield* tx.insertReservation(reservation({ generation: 1, budget: 'z' }));
-        yield* tx.insertReservation(reservation({ generation: 1, budget: 'b' }));
-        yield* tx.insertReservation(reservation({ generation: 1, budget: 'gone' }));
-        yield* tx.insertReservation(reservation({ taskId: 2, budget: 'other' }));
-        yield* tx.releaseReservation(1, 1, 'gone', 10, 0, AT);
-        return { one: (yield* tx.heldReservations(1)).map((row) => [row.generation, row.budget]), none: yield* tx.heldReservations(3) };
+        yield* tx.reservationInsert(reservation({ generation: 2, budget: 'a' }));
+        yield* tx.reservationInsert(reservation({ generation: 1, budget: 'z' }));
+        yield* tx.reservationInsert(reservation({ generation: 1, budget: 'b' }));
+        yield* tx.reservationInsert(reservation({ generation: 1, budget: 'gone' }));
+        yield* tx.reservationInsert(reservation({ taskId: 2, budget: 'other' }));
+        yield* tx.reservationRelease(1, 1, 'gone', 10, 0, AT);
+        return { one: (yield* tx.reservationListHeld(1)).map((row) => [row.generation, row.budget]), none: yield* tx.reservationListHeld(3) };
       });
       expect(answer).toEqual({
         one: [
@@ -145,28 +145,28 @@ describe.each(STORE_KINDS)('budgets and reservations on %s', (kind) => {
     });
   });
 
-  describe('releaseReservation', () => {
+  describe('reservationRelease', () => {
     it('releases a held reservation once with what it consumed (true), and false after or for none', async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.insertReservation(reservation());
-        const first = yield* tx.releaseReservation(1, 1, 'tokens', 7, 3, AT + 4);
-        const again = yield* tx.releaseReservation(1, 1, 'tokens', 1, 9, AT + 5);
-        const none = yield* tx.releaseReservation(1, 2, 'tokens', 1, 1, AT);
-        return { first, again, none, rows: yield* tx.reservations() };
+        yield* tx.reservationInsert(reservation());
+        const first = yield* tx.reservationRelease(1, 1, 'tokens', 7, 3, AT + 4);
+        const again = yield* tx.reservationRelease(1, 1, 'tokens', 1, 9, AT + 5);
+        const none = yield* tx.reservationRelease(1, 2, 'tokens', 1, 1, AT);
+        return { first, again, none, rows: yield* tx.reservationList() };
       });
       expect(answer).toEqual({ first: true, again: false, none: false, rows: [held({ released: 7, consumed: 3, released_at: AT + 4 })] });
     });
   });
 
-  describe('reservations', () => {
+  describe('reservationList', () => {
     it('is [] when none, and every reservation by (task, generation, budget)', async () => {
       const [empty, keys] = await db.scratch(function* (tx) {
-        const empty = yield* tx.reservations();
-        yield* tx.insertReservation(reservation({ taskId: 2, generation: 1, budget: 'a' }));
-        yield* tx.insertReservation(reservation({ taskId: 1, generation: 2, budget: 'a' }));
-        yield* tx.insertReservation(reservation({ taskId: 1, generation: 1, budget: 'b' }));
-        yield* tx.insertReservation(reservation({ taskId: 1, generation: 1, budget: 'a' }));
-        return [empty, (yield* tx.reservations()).map((row) => [row.task_id, row.generation, row.budget])] as const;
+        const empty = yield* tx.reservationList();
+        yield* tx.reservationInsert(reservation({ taskId: 2, generation: 1, budget: 'a' }));
+        yield* tx.reservationInsert(reservation({ taskId: 1, generation: 2, budget: 'a' }));
+        yield* tx.reservationInsert(reservation({ taskId: 1, generation: 1, budget: 'b' }));
+        yield* tx.reservationInsert(reservation({ taskId: 1, generation: 1, budget: 'a' }));
+        return [empty, (yield* tx.reservationList()).map((row) => [row.task_id, row.generation, row.budget])] as const;
       });
       expect(empty).toEqual([]);
       expect(keys).toEqual([

@@ -1,7 +1,7 @@
 /**
- * The store contract, the claim's reads of `tasks` (Q4-Q7, A6): holding, overdueLeases, anyReady,
- * firstReadyTenant, nextReadyTenant, levelHead, readyHeads, levelNext, olderSessionHolders, sessionBusy
- * and candidateById, each against every store kind (__test-helpers__/harness.ts).
+ * The store contract, the claim's reads of `tasks` (Q4-Q7, A6): holding, claimOverdueLeases, anyReady,
+ * claimFirstReadyTenant, claimNextReadyTenant, claimLevelHead, claimReadyHeads, claimLevelNext, sessionOlderHolders, sessionBusy
+ * and claimCandidate, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask, sortedBy } from './__test-helpers__/harness.ts';
@@ -9,10 +9,10 @@ import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, ready
 describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('holding', () => {
+  describe('claimHolding', () => {
     it('reads every running and uncertain task from the holding index, and [] when none holds', async () => {
       const [empty, rows] = await db.scratch(function* (tx) {
-        const empty = yield* tx.holding();
+        const empty = yield* tx.claimHolding();
         const a = yield* readyTask(tx, { tenant: 'b' });
         const b = yield* readyTask(tx, { tenant: 'a' });
         yield* readyTask(tx, { tenant: 'a' });
@@ -20,7 +20,7 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
         yield* claim(tx, b, { workerId: 'w2', leaseUntil: AT + 20 });
         yield* makeUncertain(tx, b);
         yield* failedTask(tx);
-        return [empty, yield* tx.holding()] as const;
+        return [empty, yield* tx.claimHolding()] as const;
       });
       expect(empty).toEqual([]);
       // The order is not part of the interface (SQLite's walk of its index; PostgreSQL orders by that index's columns).
@@ -31,7 +31,7 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
     });
   });
 
-  describe('overdueLeases', () => {
+  describe('claimOverdueLeases', () => {
     it('lists running tasks whose lease ended at or before `at`, by (lease_until, id); uncertain ones are not overdue', async () => {
       const ids = await db.scratch(function* (tx) {
         const leases = [AT + 30, AT + 10, AT + 10, AT + 5, AT + 50];
@@ -43,8 +43,8 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
         }
         yield* makeUncertain(tx, ids[3]!);
         return {
-          at30: (yield* tx.overdueLeases(AT + 30)).map((row) => [row.id, row.lease_until]),
-          at4: yield* tx.overdueLeases(AT + 4),
+          at30: (yield* tx.claimOverdueLeases(AT + 30)).map((row) => [row.id, row.lease_until]),
+          at4: yield* tx.claimOverdueLeases(AT + 4),
         };
       });
       expect(ids.at30).toEqual([
@@ -56,48 +56,48 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
     });
   });
 
-  describe('anyReady', () => {
+  describe('claimAnyReady', () => {
     it('is false with no ready task and true with one', async () => {
       const answer = await db.scratch(function* (tx) {
-        const none = yield* tx.anyReady();
+        const none = yield* tx.claimAnyReady();
         const id = yield* readyTask(tx);
-        const one = yield* tx.anyReady();
+        const one = yield* tx.claimAnyReady();
         yield* claim(tx, id);
-        return [none, one, yield* tx.anyReady()];
+        return [none, one, yield* tx.claimAnyReady()];
       });
       expect(answer).toEqual([false, true, false]);
     });
   });
 
-  describe('firstReadyTenant', () => {
+  describe('claimFirstReadyTenant', () => {
     it('is the smallest tenant with a ready task (bytewise), and undefined when none', async () => {
       const answer = await db.scratch(function* (tx) {
-        const none = yield* tx.firstReadyTenant();
+        const none = yield* tx.claimFirstReadyTenant();
         const z = yield* readyTask(tx, { tenant: 'B' });
         yield* readyTask(tx, { tenant: 'a' });
         yield* readyTask(tx, { tenant: 'b' });
-        const withUpper = yield* tx.firstReadyTenant();
+        const withUpper = yield* tx.claimFirstReadyTenant();
         yield* claim(tx, z);
-        return [none, withUpper, yield* tx.firstReadyTenant()];
+        return [none, withUpper, yield* tx.claimFirstReadyTenant()];
       });
       // 'B' < 'a' bytewise: SQLite's BINARY and PostgreSQL's COLLATE "C" agree.
       expect(answer).toEqual([undefined, 'B', 'a']);
     });
   });
 
-  describe('nextReadyTenant', () => {
+  describe('claimNextReadyTenant', () => {
     it('is the next tenant with a ready task after the one given, and undefined after the last', async () => {
       const answer = await db.scratch(function* (tx) {
         for (const tenant of ['c', 'a', 'b', 'a']) yield* readyTask(tx, { tenant });
         const running = yield* readyTask(tx, { tenant: 'bb' });
         yield* claim(tx, running);
-        return [yield* tx.nextReadyTenant(''), yield* tx.nextReadyTenant('a'), yield* tx.nextReadyTenant('b'), yield* tx.nextReadyTenant('c')];
+        return [yield* tx.claimNextReadyTenant(''), yield* tx.claimNextReadyTenant('a'), yield* tx.claimNextReadyTenant('b'), yield* tx.claimNextReadyTenant('c')];
       });
       expect(answer).toEqual(['a', 'b', 'c', undefined]);
     });
   });
 
-  describe('levelHead', () => {
+  describe('claimLevelHead', () => {
     it('is the earliest eligible ready task of the highest priority within [min, max] for one tenant', async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { priority: 5, now: AT + 2 }); // 1
@@ -105,13 +105,13 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
         yield* readyTask(tx, { priority: 9, now: AT + 50 }); // 3: not eligible before AT + 50
         yield* readyTask(tx, { priority: 3, now: AT }); // 4
         yield* readyTask(tx, { tenant: 'other', priority: 30, now: AT }); // 5
-        const head = (q: { maxPriority: number; minPriority: number; now: number }) => tx.levelHead({ tenant: 'acme', ...q });
+        const head = (q: { maxPriority: number; minPriority: number; now: number }) => tx.claimLevelHead({ tenant: 'acme', ...q });
         return {
           all: yield* head({ maxPriority: 30, minPriority: 0, now: AT + 10 }),
           later: yield* head({ maxPriority: 30, minPriority: 0, now: AT + 50 }),
           below5: yield* head({ maxPriority: 4, minPriority: 0, now: AT + 10 }),
           above5: yield* head({ maxPriority: 30, minPriority: 6, now: AT + 10 }),
-          none: yield* tx.levelHead({ tenant: 'nobody', maxPriority: 30, minPriority: 0, now: AT + 10 }),
+          none: yield* tx.claimLevelHead({ tenant: 'nobody', maxPriority: 30, minPriority: 0, now: AT + 10 }),
         };
       });
       expect(answer).toEqual({
@@ -127,22 +127,22 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
       const head = await db.scratch(function* (tx) {
         yield* readyTask(tx, { priority: 1 });
         yield* readyTask(tx, { priority: 1 });
-        return yield* tx.levelHead({ tenant: 'acme', maxPriority: 30, minPriority: 0, now: AT });
+        return yield* tx.claimLevelHead({ tenant: 'acme', maxPriority: 30, minPriority: 0, now: AT });
       });
       expect(head).toEqual({ id: 1, priority: 1, enqueued_at: AT });
     });
   });
 
-  describe('readyHeads', () => {
+  describe('claimReadyHeads', () => {
     it('gives every ready tenant in tenant order with its head at `now`, or null when none is eligible yet', async () => {
       const answer = await db.scratch(function* (tx) {
-        const empty = yield* tx.readyHeads(AT);
+        const empty = yield* tx.claimReadyHeads(AT);
         yield* readyTask(tx, { tenant: 'c', priority: 2, now: AT });
         yield* readyTask(tx, { tenant: 'c', priority: 7, now: AT });
         yield* readyTask(tx, { tenant: 'a', priority: 0, now: AT + 100 });
         yield* readyTask(tx, { tenant: 'b', priority: 4, now: AT + 1 });
         yield* readyTask(tx, { tenant: 'b', priority: 4, now: AT });
-        return { empty, heads: yield* tx.readyHeads(AT + 10) };
+        return { empty, heads: yield* tx.claimReadyHeads(AT + 10) };
       });
       expect(answer).toEqual({
         empty: [],
@@ -155,7 +155,7 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
     });
   });
 
-  describe('levelNext', () => {
+  describe('claimLevelNext', () => {
     it('is the next eligible task of the same (tenant, priority) level after (enqueuedAt, id), in level order', async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { priority: 3, now: AT }); // 1
@@ -163,14 +163,14 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
         yield* readyTask(tx, { priority: 3, now: AT + 5 }); // 3
         yield* readyTask(tx, { priority: 4, now: AT + 1 }); // 4: another level
         yield* readyTask(tx, { priority: 3, now: AT + 90 }); // 5: not eligible at AT + 10
-        const next = (enqueuedAt: number, id: number) => tx.levelNext({ tenant: 'acme', priority: 3, enqueuedAt, id, now: AT + 10 });
+        const next = (enqueuedAt: number, id: number) => tx.claimLevelNext({ tenant: 'acme', priority: 3, enqueuedAt, id, now: AT + 10 });
         return [yield* next(AT, 1), yield* next(AT, 2), yield* next(AT + 5, 3)];
       });
       expect(answer).toEqual([{ id: 2, priority: 3, enqueued_at: AT }, { id: 3, priority: 3, enqueued_at: AT + 5 }, undefined]);
     });
   });
 
-  describe('olderSessionHolders', () => {
+  describe('sessionOlderHolders', () => {
     it('lists the running and uncertain tasks of the session with a lower version, in id order', async () => {
       const rows = await db.scratch(function* (tx) {
         const v2 = yield* readyTask(tx, { topic: 's', version: 2 });
@@ -183,7 +183,7 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
         yield* makeUncertain(tx, v1);
         yield* claim(tx, v4, { workerId: 'w3' });
         yield* claim(tx, other, { workerId: 'w4' });
-        return [yield* tx.olderSessionHolders('acme', 's', 4), yield* tx.olderSessionHolders('acme', 's', 1)] as const;
+        return [yield* tx.sessionOlderHolders('acme', 's', 4), yield* tx.sessionOlderHolders('acme', 's', 1)] as const;
       });
       expect(rows[0]).toEqual([
         { id: 1, state: 'running' },
@@ -210,12 +210,12 @@ describe.each(STORE_KINDS)('claim reads on %s', (kind) => {
     });
   });
 
-  describe('candidateById', () => {
+  describe('claimCandidate', () => {
     it("reads the claim's columns of a task, and undefined for a missing id", async () => {
       const [row, missing] = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx, { tenant: 't', topic: 'c', version: 3, priority: 6, deadline: AT + 1, needsJson: '{"n":1}', critical: 1, inputJson: '{"x":2}' });
-        yield* tx.setDeferred(id, 'budget:x');
-        return [yield* tx.candidateById(id), yield* tx.candidateById(77)] as const;
+        yield* tx.taskDeferredSet(id, 'budget:x');
+        return [yield* tx.claimCandidate(id), yield* tx.claimCandidate(77)] as const;
       });
       expect(row).toEqual({
         id: 1,

@@ -1,5 +1,5 @@
 /**
- * The store contract, table `effects` (R3): insertEffect, effectByKey and effects, each against every
+ * The store contract, table `effects` (R3): effectInsert, effectByKey and effects, each against every
  * store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
@@ -13,11 +13,11 @@ function effect(overrides: Partial<NewEffect> = {}): NewEffect {
 describe.each(STORE_KINDS)('effects on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('insertEffect', () => {
+  describe('effectInsert', () => {
     it('records an effect once per request key: true the first time, false (the first kept) after', async () => {
       const answer = await db.scratch(function* (tx) {
-        const first = yield* tx.insertEffect(effect());
-        const again = yield* tx.insertEffect(effect({ result: '{"sent":"twice"}', generation: 2 }));
+        const first = yield* tx.effectInsert(effect());
+        const again = yield* tx.effectInsert(effect({ result: '{"sent":"twice"}', generation: 2 }));
         return { first, again, stored: yield* tx.effectByKey('k1') };
       });
       expect(answer).toEqual({ first: true, again: false, stored: { request_key: 'k1', task_id: 1, tenant: 'acme', action: 'send_email', generation: 1, result: '{"sent":true}', at: AT } });
@@ -30,14 +30,14 @@ describe.each(STORE_KINDS)('effects on %s', (kind) => {
     });
   });
 
-  describe('effects', () => {
+  describe('effectList', () => {
     it('lists every effect without its result, by (at, request_key)', async () => {
       const [empty, rows] = await db.scratch(function* (tx) {
-        const empty = yield* tx.effects();
-        yield* tx.insertEffect(effect({ requestKey: 'b', now: AT }));
-        yield* tx.insertEffect(effect({ requestKey: 'a', now: AT + 1 }));
-        yield* tx.insertEffect(effect({ requestKey: 'a0', now: AT }));
-        return [empty, yield* tx.effects()] as const;
+        const empty = yield* tx.effectList();
+        yield* tx.effectInsert(effect({ requestKey: 'b', now: AT }));
+        yield* tx.effectInsert(effect({ requestKey: 'a', now: AT + 1 }));
+        yield* tx.effectInsert(effect({ requestKey: 'a0', now: AT }));
+        return [empty, yield* tx.effectList()] as const;
       });
       expect(empty).toEqual([]);
       expect(rows).toEqual([

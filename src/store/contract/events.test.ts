@@ -1,6 +1,6 @@
 /**
- * The store contract, tables `events` (Q15) and `rejections` (Q3, I4): insertEvent, eventsForTask,
- * allEvents, eventCursor, eventsSince, failureReasons, insertRejection and rejections, each against
+ * The store contract, tables `events` (Q15) and `rejections` (Q3, I4): eventAppend, eventListForTask,
+ * eventList, eventCursor, eventListSince, taskFailureReasons, rejectionInsert and rejections, each against
  * every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
@@ -9,12 +9,12 @@ import { AT, STORE_KINDS, contractStore, readyTask } from './__test-helpers__/ha
 describe.each(STORE_KINDS)('events on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('insertEvent', () => {
+  describe('eventAppend', () => {
     it('stores every column as given, NULL worker and generation included; ids follow insert order', async () => {
       const events = await db.scratch(function* (tx) {
-        yield* tx.insertEvent(1, 1, 'enqueued', AT, '{"to":"ready"}', null, null);
-        yield* tx.insertEvent(1, 2, 'claimed', AT + 1, '{"from":"ready","to":"running"}', 'w1', 1);
-        return yield* tx.allEvents();
+        yield* tx.eventAppend(1, 1, 'enqueued', AT, '{"to":"ready"}', null, null);
+        yield* tx.eventAppend(1, 2, 'claimed', AT + 1, '{"from":"ready","to":"running"}', 'w1', 1);
+        return yield* tx.eventList();
       });
       expect(events).toEqual([
         { id: 1, task_id: 1, seq: 1, type: 'enqueued', at: AT, data: '{"to":"ready"}', worker_id: null, generation: null },
@@ -23,14 +23,14 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     });
 
     it('keeps text byte for byte when written with other statements in one round trip (quotes, backslashes, non-ASCII, JSON escapes)', async () => {
-      // On PostgreSQL insertEvent waits for the next statement and goes with it as EXECUTE ... with literals (pg-statements.ts batchText).
+      // On PostgreSQL eventAppend waits for the next statement and goes with it as EXECUTE ... with literals (pg-statements.ts batchText).
       const texts = [`{"q":"it's"}`, '{"b":"back\\\\slash \\n"}', '{"u":"é 😀 \\u0000"}', "'); DROP TABLE events; --", '\\', "E'x'", ''];
       const data = await db.scratch(function* (tx) {
         for (const [i, text] of texts.entries()) {
-          yield* tx.insertEvent(1, i + 1, 'note', AT, text, i % 2 === 0 ? `w'${i}\\` : null, i);
-          yield* tx.bumpSignal(`note:${text}`, 1);
+          yield* tx.eventAppend(1, i + 1, 'note', AT, text, i % 2 === 0 ? `w'${i}\\` : null, i);
+          yield* tx.signalBump(`note:${text}`, 1);
         }
-        return { events: (yield* tx.eventsForTask(1)).map((event) => [event.data, event.worker_id]), signals: (yield* tx.signalCounters()).map((row) => row.name) };
+        return { events: (yield* tx.eventListForTask(1)).map((event) => [event.data, event.worker_id]), signals: (yield* tx.signalList()).map((row) => row.name) };
       });
       expect(data.events).toEqual(texts.map((text, i) => [text, i % 2 === 0 ? `w'${i}\\` : null]));
       expect([...data.signals].sort()).toEqual(texts.map((text) => `note:${text}`).sort());
@@ -39,33 +39,33 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     it('refuses a value that is missing (never written as NULL): the transaction fails and nothing of it is kept', async () => {
       await expect(
         db.commit(function* (tx) {
-          yield* tx.insertEvent(1, 1, 'enqueued', AT, '{}', null, null);
-          yield* tx.insertEvent(1, 2, 'claimed', AT, '{}', undefined as never, 1);
-          return yield* tx.allEvents();
+          yield* tx.eventAppend(1, 1, 'enqueued', AT, '{}', null, null);
+          yield* tx.eventAppend(1, 2, 'claimed', AT, '{}', undefined as never, 1);
+          return yield* tx.eventList();
         }),
       ).rejects.toThrow(/eventInsert: no value for :worker_id/);
-      expect(await db.read(function* (tx) { return yield* tx.allEvents(); })).toEqual([]);
+      expect(await db.read(function* (tx) { return yield* tx.eventList(); })).toEqual([]);
     });
 
     it('refuses a second event with the same (task, seq): the transaction fails', async () => {
       await expect(
         db.scratch(function* (tx) {
-          yield* tx.insertEvent(1, 1, 'enqueued', AT, '{}', null, null);
-          yield* tx.insertEvent(1, 1, 'enqueued', AT, '{}', null, null);
-          return yield* tx.allEvents();
+          yield* tx.eventAppend(1, 1, 'enqueued', AT, '{}', null, null);
+          yield* tx.eventAppend(1, 1, 'enqueued', AT, '{}', null, null);
+          return yield* tx.eventList();
         }),
       ).rejects.toThrow(/unique|duplicate/i);
     });
   });
 
-  describe('eventsForTask', () => {
+  describe('eventListForTask', () => {
     it("lists one task's events in seq order whatever the insert order, and [] for a task with none", async () => {
       const [seqs, none] = await db.scratch(function* (tx) {
-        yield* tx.insertEvent(1, 2, 'b', AT, '{}', null, null);
-        yield* tx.insertEvent(2, 1, 'x', AT, '{}', null, null);
-        yield* tx.insertEvent(1, 1, 'a', AT, '{}', null, null);
-        yield* tx.insertEvent(1, 3, 'c', AT, '{}', null, null);
-        return [(yield* tx.eventsForTask(1)).map((event) => [event.seq, event.type, event.id]), yield* tx.eventsForTask(9)] as const;
+        yield* tx.eventAppend(1, 2, 'b', AT, '{}', null, null);
+        yield* tx.eventAppend(2, 1, 'x', AT, '{}', null, null);
+        yield* tx.eventAppend(1, 1, 'a', AT, '{}', null, null);
+        yield* tx.eventAppend(1, 3, 'c', AT, '{}', null, null);
+        return [(yield* tx.eventListForTask(1)).map((event) => [event.seq, event.type, event.id]), yield* tx.eventListForTask(9)] as const;
       });
       expect(seqs).toEqual([
         [1, 'a', 3],
@@ -76,13 +76,13 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     });
   });
 
-  describe('allEvents', () => {
+  describe('eventList', () => {
     it('is [] on an empty log and every event in id (commit) order', async () => {
       const [empty, all] = await db.scratch(function* (tx) {
-        const empty = yield* tx.allEvents();
-        yield* tx.insertEvent(2, 1, 'x', AT, '{}', null, null);
-        yield* tx.insertEvent(1, 1, 'y', AT, '{}', null, null);
-        return [empty, (yield* tx.allEvents()).map((event) => [event.id, event.task_id])] as const;
+        const empty = yield* tx.eventList();
+        yield* tx.eventAppend(2, 1, 'x', AT, '{}', null, null);
+        yield* tx.eventAppend(1, 1, 'y', AT, '{}', null, null);
+        return [empty, (yield* tx.eventList()).map((event) => [event.id, event.task_id])] as const;
       });
       expect(empty).toEqual([]);
       expect(all).toEqual([
@@ -96,22 +96,22 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     it('is 0 on an empty log and the newest event id after inserts', async () => {
       const answer = await db.scratch(function* (tx) {
         const empty = yield* tx.eventCursor();
-        yield* tx.insertEvent(1, 1, 'a', AT, '{}', null, null);
-        yield* tx.insertEvent(1, 2, 'b', AT, '{}', null, null);
+        yield* tx.eventAppend(1, 1, 'a', AT, '{}', null, null);
+        yield* tx.eventAppend(1, 2, 'b', AT, '{}', null, null);
         return [empty, yield* tx.eventCursor()];
       });
       expect(answer).toEqual([0, 2]);
     });
   });
 
-  describe('eventsSince', () => {
+  describe('eventListSince', () => {
     it('reads at most `limit` events after the cursor, in id order', async () => {
       const answer = await db.scratch(function* (tx) {
-        for (let seq = 1; seq <= 5; seq++) yield* tx.insertEvent(1, seq, `e${seq}`, AT + seq, '{}', null, null);
+        for (let seq = 1; seq <= 5; seq++) yield* tx.eventAppend(1, seq, `e${seq}`, AT + seq, '{}', null, null);
         const ids = function* (cursor: number, limit: number) {
-          return (yield* tx.eventsSince(cursor, limit)).map((event) => event.id);
+          return (yield* tx.eventListSince(cursor, limit)).map((event) => event.id);
         };
-        return { first: yield* ids(0, 2), middle: yield* ids(2, 10), end: yield* ids(5, 10), full: (yield* tx.eventsSince(4, 1))[0] };
+        return { first: yield* ids(0, 2), middle: yield* ids(2, 10), end: yield* ids(5, 10), full: (yield* tx.eventListSince(4, 1))[0] };
       });
       expect(answer).toEqual({
         first: [1, 2],
@@ -122,13 +122,13 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     });
   });
 
-  describe('failureReasons', () => {
+  describe('taskFailureReasons', () => {
     it("lists a task's failure events (retry_scheduled, lease_expired, stop_confirmed, failed, expired) in seq order", async () => {
       const [reasons, none] = await db.scratch(function* (tx) {
         const types = ['enqueued', 'claimed', 'retry_scheduled', 'claimed', 'lease_expired', 'stop_confirmed', 'claimed', 'completed', 'failed', 'expired'];
-        for (const [i, type] of types.entries()) yield* tx.insertEvent(1, i + 1, type, AT, `{"n":${i + 1}}`, null, null);
-        yield* tx.insertEvent(2, 1, 'failed', AT, '{"other":true}', null, null);
-        return [yield* tx.failureReasons(1), yield* tx.failureReasons(3)] as const;
+        for (const [i, type] of types.entries()) yield* tx.eventAppend(1, i + 1, type, AT, `{"n":${i + 1}}`, null, null);
+        yield* tx.eventAppend(2, 1, 'failed', AT, '{"other":true}', null, null);
+        return [yield* tx.taskFailureReasons(1), yield* tx.taskFailureReasons(3)] as const;
       });
       expect(reasons).toEqual([
         { type: 'retry_scheduled', data: '{"n":3}' },
@@ -141,13 +141,13 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     });
   });
 
-  describe('insertRejection', () => {
+  describe('rejectionInsert', () => {
     it('records a rejection and bumps its signal counter rejection:<reason> in the same transaction', async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.insertRejection('acme', 't1', 1, 'capacity', AT);
-        yield* tx.insertRejection('acme', 't2', 2, 'capacity', AT + 1);
-        yield* tx.insertRejection('globex', 't1', 1, 'expired', AT + 2);
-        return { rejections: yield* tx.rejections(), signals: yield* tx.signalCounters() };
+        yield* tx.rejectionInsert('acme', 't1', 1, 'capacity', AT);
+        yield* tx.rejectionInsert('acme', 't2', 2, 'capacity', AT + 1);
+        yield* tx.rejectionInsert('globex', 't1', 1, 'expired', AT + 2);
+        return { rejections: yield* tx.rejectionList(), signals: yield* tx.signalList() };
       });
       expect(answer.signals).toEqual([
         { name: 'rejection:capacity', value: 2 },
@@ -157,14 +157,14 @@ describe.each(STORE_KINDS)('events on %s', (kind) => {
     });
   });
 
-  describe('rejections', () => {
+  describe('rejectionList', () => {
     it('is [] when none, and the rejections in insert order with every column', async () => {
       const [empty, rows] = await db.scratch(function* (tx) {
-        const empty = yield* tx.rejections();
+        const empty = yield* tx.rejectionList();
         yield* readyTask(tx);
-        yield* tx.insertRejection('b', 'x', 3, 'late', AT + 1);
-        yield* tx.insertRejection('a', 'y', 1, 'capacity', AT);
-        return [empty, yield* tx.rejections()] as const;
+        yield* tx.rejectionInsert('b', 'x', 3, 'late', AT + 1);
+        yield* tx.rejectionInsert('a', 'y', 1, 'capacity', AT);
+        return [empty, yield* tx.rejectionList()] as const;
       });
       expect(empty).toEqual([]);
       expect(rows).toEqual([

@@ -1,6 +1,6 @@
 /**
- * The store contract, fair share (A3): table `tenant_service` and `tasks.service_charged` — serviceOf,
- * addService, tenantServices, serviceCharged, addServiceCharged — and tenantHasLive, each against every
+ * The store contract, fair share (A3): table `tenant_service` and `tasks.service_charged` — serviceGet,
+ * serviceAdd, tenantServices, taskServiceCharged, taskAddServiceCharged — and tenantHasLive, each against every
  * store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
@@ -9,35 +9,35 @@ import { STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask
 describe.each(STORE_KINDS)('fair share on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('serviceOf', () => {
+  describe('serviceGet', () => {
     it('is 0 for a tenant never charged', async () => {
-      expect(await db.scratch((tx) => tx.serviceOf('nobody'))).toBe(0);
+      expect(await db.scratch((tx) => tx.serviceGet('nobody'))).toBe(0);
     });
   });
 
-  describe('addService', () => {
+  describe('serviceAdd', () => {
     it("creates a tenant's service and adds to it (negative deltas too)", async () => {
       const answer = await db.scratch(function* (tx) {
-        yield* tx.addService('acme', 10);
-        yield* tx.addService('acme', 5);
-        yield* tx.addService('acme', -3);
-        yield* tx.addService('globex', 1);
-        return [yield* tx.serviceOf('acme'), yield* tx.serviceOf('globex')];
+        yield* tx.serviceAdd('acme', 10);
+        yield* tx.serviceAdd('acme', 5);
+        yield* tx.serviceAdd('acme', -3);
+        yield* tx.serviceAdd('globex', 1);
+        return [yield* tx.serviceGet('acme'), yield* tx.serviceGet('globex')];
       });
       expect(answer).toEqual([12, 1]);
     });
   });
 
-  describe('tenantServices', () => {
+  describe('serviceList', () => {
     it('is [] when none, and every tenant with its service in tenant order', async () => {
       const [empty, rows] = await db.scratch(function* (tx) {
-        const empty = yield* tx.tenantServices();
-        yield* tx.addService('b', 2);
-        yield* tx.addService('a', 1);
-        yield* tx.addService('B', 3);
-        yield* tx.addService('é', 4);
-        yield* tx.addService('z', 5);
-        return [empty, yield* tx.tenantServices()] as const;
+        const empty = yield* tx.serviceList();
+        yield* tx.serviceAdd('b', 2);
+        yield* tx.serviceAdd('a', 1);
+        yield* tx.serviceAdd('B', 3);
+        yield* tx.serviceAdd('é', 4);
+        yield* tx.serviceAdd('z', 5);
+        return [empty, yield* tx.serviceList()] as const;
       });
       expect(empty).toEqual([]);
       // Bytewise (UTF-8): SQLite's BINARY and PostgreSQL's COLLATE "C" put 'B' before 'a' and 'z' before 'é'.
@@ -51,25 +51,25 @@ describe.each(STORE_KINDS)('fair share on %s', (kind) => {
     });
   });
 
-  describe('serviceCharged', () => {
+  describe('taskServiceCharged', () => {
     it('is 0 for a new task and for a missing one', async () => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
-        return [yield* tx.serviceCharged(id), yield* tx.serviceCharged(99)];
+        return [yield* tx.taskServiceCharged(id), yield* tx.taskServiceCharged(99)];
       });
       expect(answer).toEqual([0, 0]);
     });
   });
 
-  describe('addServiceCharged', () => {
+  describe('taskAddServiceCharged', () => {
     it("adds to one task's charge (negative deltas too) and leaves the others", async () => {
       const answer = await db.scratch(function* (tx) {
         const a = yield* readyTask(tx);
         const b = yield* readyTask(tx);
-        yield* tx.addServiceCharged(a, 40);
-        yield* tx.addServiceCharged(a, -15);
-        yield* tx.addServiceCharged(99, 1);
-        return [yield* tx.serviceCharged(a), yield* tx.serviceCharged(b)];
+        yield* tx.taskAddServiceCharged(a, 40);
+        yield* tx.taskAddServiceCharged(a, -15);
+        yield* tx.taskAddServiceCharged(99, 1);
+        return [yield* tx.taskServiceCharged(a), yield* tx.taskServiceCharged(b)];
       });
       expect(answer).toEqual([25, 0]);
     });

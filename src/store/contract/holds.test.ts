@@ -1,6 +1,6 @@
 /**
  * The store contract, the hold of a task's credits (R4; columns of `tasks`) and the `credit_ledger`
- * table: closeHold, holds, staleHolds, insertCredit and creditLedger, each against every store kind
+ * table: holdClose, holds, holdListStale, creditInsert and creditLedger, each against every store kind
  * (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
@@ -9,13 +9,13 @@ import { AT, RELEASED, STORE_KINDS, claim, contractStore, makeUncertain, readyTa
 describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('closeHold', () => {
+  describe('holdClose', () => {
     it("closes a held hold once, answering the task's tenant; undefined when closed already or missing", async () => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx, { tenant: 'globex', holdCredits: 30 });
-        const first = yield* tx.closeHold(id, { state: 'settled', charged: 12, usage: '{"tokens":12}', reason: 'checkpointed' }, AT + 5);
-        const again = yield* tx.closeHold(id, RELEASED, AT + 6);
-        return { first, again, missing: yield* tx.closeHold(99, RELEASED, AT), holds: yield* tx.holds() };
+        const first = yield* tx.holdClose(id, { state: 'settled', charged: 12, usage: '{"tokens":12}', reason: 'checkpointed' }, AT + 5);
+        const again = yield* tx.holdClose(id, RELEASED, AT + 6);
+        return { first, again, missing: yield* tx.holdClose(99, RELEASED, AT), holds: yield* tx.holdList() };
       });
       expect(answer).toEqual({
         first: 'globex',
@@ -26,14 +26,14 @@ describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
     });
   });
 
-  describe('holds', () => {
+  describe('holdList', () => {
     it('lists every task that carries a hold, in id order, open ones with NULL closing columns', async () => {
       const [empty, holds] = await db.scratch(function* (tx) {
-        const empty = yield* tx.holds();
+        const empty = yield* tx.holdList();
         yield* readyTask(tx, { tenant: 'a', holdCredits: 5, tier: 'gold', now: AT + 1 });
         const b = yield* readyTask(tx, { tenant: 'b', holdCredits: 0 });
-        yield* tx.closeHold(b, RELEASED, AT + 2);
-        return [empty, yield* tx.holds()] as const;
+        yield* tx.holdClose(b, RELEASED, AT + 2);
+        return [empty, yield* tx.holdList()] as const;
       });
       expect(empty).toEqual([]);
       expect(holds).toEqual([
@@ -43,7 +43,7 @@ describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
     });
   });
 
-  describe('staleHolds', () => {
+  describe('holdListStale', () => {
     it('lists uncertain tasks still holding whose lease ended at or before the cutoff', async () => {
       const rows = await db.scratch(function* (tx) {
         const ids: number[] = [];
@@ -56,8 +56,8 @@ describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
         yield* makeUncertain(tx, ids[1]!);
         yield* makeUncertain(tx, ids[2]!);
         // ids[3] stays running (not stale however old its lease); ids[1]'s hold is closed already.
-        yield* tx.closeHold(ids[1]!, RELEASED, AT);
-        return { at20: yield* tx.staleHolds(AT + 20), at9: yield* tx.staleHolds(AT + 9) };
+        yield* tx.holdClose(ids[1]!, RELEASED, AT);
+        return { at20: yield* tx.holdListStale(AT + 20), at9: yield* tx.holdListStale(AT + 9) };
       });
       // The order is not part of the interface (SQLite reads the holding index; PostgreSQL orders by its columns).
       expect(sortedBy(rows.at20, (row) => row.task_id).map((row) => [row.task_id, row.state])).toEqual([[1, 'uncertain']]);
@@ -65,12 +65,12 @@ describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
     });
   });
 
-  describe('insertCredit', () => {
+  describe('creditInsert', () => {
     it('appends a ledger row with every column as given', async () => {
       const rows = await db.scratch(function* (tx) {
-        yield* tx.insertCredit(1, 'acme', 'charge', 12, AT);
-        yield* tx.insertCredit(1, 'acme', 'release', 18, AT + 1);
-        return yield* tx.creditLedger();
+        yield* tx.creditInsert(1, 'acme', 'charge', 12, AT);
+        yield* tx.creditInsert(1, 'acme', 'release', 18, AT + 1);
+        return yield* tx.creditList();
       });
       expect(rows).toEqual([
         { task_id: 1, tenant: 'acme', kind: 'charge', credits: 12, at: AT },
@@ -81,20 +81,20 @@ describe.each(STORE_KINDS)('holds and credits on %s', (kind) => {
     it("refuses a kind other than charge or release (the schema's CHECK)", async () => {
       await expect(
         db.scratch(function* (tx) {
-          yield* tx.insertCredit(1, 'acme', 'refund' as never, 1, AT);
-          return yield* tx.creditLedger();
+          yield* tx.creditInsert(1, 'acme', 'refund' as never, 1, AT);
+          return yield* tx.creditList();
         }),
       ).rejects.toThrow(/check/i);
     });
   });
 
-  describe('creditLedger', () => {
+  describe('creditList', () => {
     it('is [] when empty and the rows in insert order, not by task or time', async () => {
       const [empty, rows] = await db.scratch(function* (tx) {
-        const empty = yield* tx.creditLedger();
-        yield* tx.insertCredit(2, 'b', 'release', 1, AT + 9);
-        yield* tx.insertCredit(1, 'a', 'charge', 2, AT);
-        return [empty, (yield* tx.creditLedger()).map((row) => row.task_id)] as const;
+        const empty = yield* tx.creditList();
+        yield* tx.creditInsert(2, 'b', 'release', 1, AT + 9);
+        yield* tx.creditInsert(1, 'a', 'charge', 2, AT);
+        return [empty, (yield* tx.creditList()).map((row) => row.task_id)] as const;
       });
       expect(empty).toEqual([]);
       expect(rows).toEqual([2, 1]);

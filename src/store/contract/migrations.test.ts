@@ -10,9 +10,9 @@ import { STORE_KINDS, contractStore } from './__test-helpers__/harness.ts';
 describe.each(STORE_KINDS)('migrations on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('schemaMigrations', () => {
+  describe('migrationList', () => {
     it('lists every migration applied, by version, with its name and the time the store opened at (0 here)', async () => {
-      const rows = await db.read((tx) => tx.schemaMigrations());
+      const rows = await db.read((tx) => tx.migrationList());
       expect(rows).toEqual(MIGRATIONS.map((migration) => ({ version: migration.version, name: migration.name, applied_at: 0 })));
       expect(rows.at(-1)?.version).toBe(LATEST_SCHEMA_VERSION);
     });

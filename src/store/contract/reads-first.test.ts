@@ -26,18 +26,18 @@ describe.each(STORE_KINDS)('reads first, and reads answered ahead, on %s', (kind
       const started = yield* readyTask(tx, { tenant, topic: 'chat', version: 2, inputHash: 'h2' });
       yield* claim(tx, started);
       yield* readyTask(tx, { tenant, topic: 'chat', version: 4, inputHash: 'h4' });
-      yield* tx.pauseTenant('rf-enqueue-paused', 'manual', AT);
+      yield* tx.tenantPause('rf-enqueue-paused', 'manual', AT);
     });
     const enqueue = (version: number) =>
       function* (tx: StoreTx) {
-        const latest = yield* tx.latestVersionOfTopic(tenant, 'chat');
-        const older = yield* tx.olderUnstartedVersions(tenant, 'chat', version);
-        const paused = (yield* tx.pausedTenants()).filter((row) => row.tenant.startsWith('rf-enqueue'));
-        const live = yield* tx.liveCount();
-        const id = yield* tx.insertTask(newTask({ tenant, topic: 'chat', version, inputHash: `h${version}` }));
-        yield* tx.adjustLive(1);
-        yield* tx.insertEvent(id ?? 0, 1, 'enqueued', AT, '{}', null, null);
-        return { latest, older, paused, live, id, liveAfter: yield* tx.liveCount(), rows: (yield* tx.tasksForTenant(tenant)).map((row) => [row.id, row.version, row.state]), events: yield* tx.eventsForTask(id ?? 0) };
+        const latest = yield* tx.taskLatestVersion(tenant, 'chat');
+        const older = yield* tx.taskOlderUnstarted(tenant, 'chat', version);
+        const paused = (yield* tx.tenantPauseList()).filter((row) => row.tenant.startsWith('rf-enqueue'));
+        const live = yield* tx.counterLive();
+        const id = yield* tx.taskCreate(newTask({ tenant, topic: 'chat', version, inputHash: `h${version}` }));
+        yield* tx.counterLiveAdjust(1);
+        yield* tx.eventAppend(id ?? 0, 1, 'enqueued', AT, '{}', null, null);
+        return { latest, older, paused, live, id, liveAfter: yield* tx.counterLive(), rows: (yield* tx.taskListForTenant(tenant)).map((row) => [row.id, row.version, row.state]), events: yield* tx.eventListForTask(id ?? 0) };
       };
     for (const version of [3, 4]) {
       const plain = await db.scratch(enqueue(version));
@@ -50,24 +50,24 @@ describe.each(STORE_KINDS)('reads first, and reads answered ahead, on %s', (kind
     }
   });
 
-  it("a holder's body answers the same with ReadsFirst.completingRow, and its fenced write lands", async () => {
+  it("a holder's body answers the same with ReadsFirst.holderRow, and its fenced write lands", async () => {
     const tenant = 'rf-holder';
     const id = await db.commit(function* (tx) {
       const id = yield* readyTask(tx, { tenant, topic: 'job', version: 1, inputHash: 'h1' });
       yield* claim(tx, id, { workerId: 'rf-w', leaseUntil: AT + 60_000 });
-      yield* tx.insertCheckpoint({ id, generation: 1, kind: 'A', step: 1, state: '{}', usage: '{"tokens":5}', now: AT, eventSeq: 3, requeueSafe: 0 });
+      yield* tx.checkpointInsert({ id, generation: 1, kind: 'A', step: 1, state: '{}', usage: '{"tokens":5}', now: AT, eventSeq: 3, requeueSafe: 0 });
       yield* readyTask(tx, { tenant, topic: 'job', version: 2, inputHash: 'h2' });
       return id;
     });
     const complete = function* (tx: StoreTx, at: number) {
-      const row = yield* tx.completingRow(id);
-      const newer = yield* tx.newerVersionExists(tenant, 'job', row!.version);
-      const usage = yield* tx.lastCheckpointUsage(id);
+      const row = yield* tx.holderRow(id);
+      const newer = yield* tx.taskNewerVersionExists(tenant, 'job', row!.version);
+      const usage = yield* tx.checkpointLastUsage(id);
       const seq = yield* endByHolder(tx, { id, workerId: 'rf-w', generation: 1, now: at }, 'done', { eventSeq: row!.event_seq + 1, hold: { state: 'settled', charged: 5, usage: usage ?? null, reason: 'checkpointed' } });
       return { row, newer, usage, seq, after: yield* tx.taskById(id) };
     };
     const plain = await db.scratch(complete);
-    const ahead = await db.scratch(withReads(complete, { completingRow: id }));
+    const ahead = await db.scratch(withReads(complete, { holderRow: id }));
     expect(ahead).toEqual(plain);
     expect(plain).toMatchObject({ newer: true, usage: '{"tokens":5}', seq: 3, after: { state: 'done', hold_state: 'settled', hold_usage: '{"tokens":5}' } });
   });
@@ -79,16 +79,16 @@ describe.each(STORE_KINDS)('reads first, and reads answered ahead, on %s', (kind
       yield* readyTask(tx, { tenant: 'rf-claim-b', topic: 't', version: 1, inputHash: 'b1', priority: 5, now: AT - 120_000 });
       yield* readyTask(tx, { tenant: 'rf-claim-c', topic: 'u', version: 1, inputHash: 'c1', now: AT + 1_000 });
       yield* claim(tx, a, { workerId: 'rf-w' });
-      yield* tx.pauseTenant('rf-claim-paused', 'manual', AT);
+      yield* tx.tenantPause('rf-claim-paused', 'manual', AT);
     });
     const claimBody = function* (tx: StoreTx, at: number) {
-      const holding = (yield* tx.holding()).filter((row) => row.tenant.startsWith('rf-claim')).map((row) => row.id);
-      const paused = (yield* tx.pausedTenants()).filter((row) => row.tenant.startsWith('rf-claim'));
-      const heads = (yield* tx.readyHeads(at)).filter((row) => row.tenant.startsWith('rf-claim'));
+      const holding = (yield* tx.claimHolding()).filter((row) => row.tenant.startsWith('rf-claim')).map((row) => row.id);
+      const paused = (yield* tx.tenantPauseList()).filter((row) => row.tenant.startsWith('rf-claim'));
+      const heads = (yield* tx.claimReadyHeads(at)).filter((row) => row.tenant.startsWith('rf-claim'));
       const candidates = [];
       for (const { head } of heads) {
         if (head === null) continue;
-        const candidate = yield* tx.candidateById(head.id);
+        const candidate = yield* tx.claimCandidate(head.id);
         candidates.push({ candidate, busy: yield* tx.sessionBusy(candidate!.tenant, candidate!.topic, candidate!.id) });
       }
       return { holding, paused, heads, candidates };
@@ -113,23 +113,23 @@ describe.each(STORE_KINDS)('reads first, and reads answered ahead, on %s', (kind
       const a = yield* readyTask(tx, { tenant: 'rw', topic: 's', version: 1 });
       const b = yield* readyTask(tx, { tenant: 'rw', topic: 's', version: 2 });
       // holding() reads the paused tenants and the ready heads ahead (PostgreSQL); a pause and a claim follow.
-      yield* tx.holding();
-      yield* tx.pauseTenant('rw', 'manual', at);
-      const paused = (yield* tx.pausedTenants()).map((row) => row.tenant).filter((tenant) => tenant === 'rw');
-      // candidateById(b) reads sessionBusy of its session ahead; then a of the same session is claimed.
-      yield* tx.candidateById(b);
+      yield* tx.claimHolding();
+      yield* tx.tenantPause('rw', 'manual', at);
+      const paused = (yield* tx.tenantPauseList()).map((row) => row.tenant).filter((tenant) => tenant === 'rw');
+      // claimCandidate(b) reads sessionBusy of its session ahead; then a of the same session is claimed.
+      yield* tx.claimCandidate(b);
       yield* claim(tx, a);
       const busy = yield* tx.sessionBusy('rw', 's', b);
-      // completingRow(a) reads newerVersionExists and lastCheckpointUsage of a ahead; then both change.
-      yield* tx.completingRow(a);
+      // holderRow(a) reads taskNewerVersionExists and checkpointLastUsage of a ahead; then both change.
+      yield* tx.holderRow(a);
       yield* readyTask(tx, { tenant: 'rw', topic: 's', version: 3 });
-      yield* tx.insertCheckpoint({ id: a, generation: 1, kind: 'A', step: 1, state: '{}', usage: '{"tokens":2}', now: at, eventSeq: 3, requeueSafe: 0 });
-      const newer = yield* tx.newerVersionExists('rw', 's', 2);
-      const usage = yield* tx.lastCheckpointUsage(a);
+      yield* tx.checkpointInsert({ id: a, generation: 1, kind: 'A', step: 1, state: '{}', usage: '{"tokens":2}', now: at, eventSeq: 3, requeueSafe: 0 });
+      const newer = yield* tx.taskNewerVersionExists('rw', 's', 2);
+      const usage = yield* tx.checkpointLastUsage(a);
       // holding() again, then a's move to uncertain: the heads and holders read after it see it.
-      yield* tx.holding();
+      yield* tx.claimHolding();
       yield* makeUncertain(tx, a);
-      const holders = (yield* tx.holding()).filter((row) => row.tenant === 'rw').map((row) => [row.id - a, row.state]);
+      const holders = (yield* tx.claimHolding()).filter((row) => row.tenant === 'rw').map((row) => [row.id - a, row.state]);
       return { paused, busy, newer, usage, holders };
     });
     expect(answer).toEqual({ paused: ['rw'], busy: true, newer: true, usage: '{"tokens":2}', holders: [[0, 'uncertain']] });

@@ -1,7 +1,7 @@
 /**
- * The store contract, the control-plane signals (A5): table `signal_counters` (bumpSignal,
- * signalCounters) and the bounded reads of `tasks` that signals are made of (holdingSince, readyDepth,
- * oldestReady, oldestEligibleReady, recentTasks), each against every store kind (__test-helpers__/harness.ts).
+ * The store contract, the control-plane signals (A5): table `signal_counters` (signalBump,
+ * signalList) and the bounded reads of `tasks` that signals are made of (taskHoldingSince, readyDepth,
+ * taskOldestReady, taskOldestEligibleReady, taskListRecent), each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, readyTask, sortedBy } from './__test-helpers__/harness.ts';
@@ -9,13 +9,13 @@ import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, ready
 describe.each(STORE_KINDS)('signals on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('bumpSignal', () => {
+  describe('signalBump', () => {
     it('creates a counter at the delta and adds to it after (negative deltas too)', async () => {
       const counters = await db.scratch(function* (tx) {
-        yield* tx.bumpSignal('retry:rate_limited', 1);
-        yield* tx.bumpSignal('retry:rate_limited', 4);
-        yield* tx.bumpSignal('x', -2);
-        return yield* tx.signalCounters();
+        yield* tx.signalBump('retry:rate_limited', 1);
+        yield* tx.signalBump('retry:rate_limited', 4);
+        yield* tx.signalBump('x', -2);
+        return yield* tx.signalList();
       });
       expect(counters).toEqual([
         { name: 'retry:rate_limited', value: 5 },
@@ -24,19 +24,19 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
     });
   });
 
-  describe('signalCounters', () => {
+  describe('signalList', () => {
     it('is [] on a fresh database, and the counters by name (bytewise)', async () => {
       const [empty, names] = await db.scratch(function* (tx) {
-        const empty = yield* tx.signalCounters();
-        for (const name of ['b', 'a:z', 'B', 'a:a']) yield* tx.bumpSignal(name, 1);
-        return [empty, (yield* tx.signalCounters()).map((row) => row.name)] as const;
+        const empty = yield* tx.signalList();
+        for (const name of ['b', 'a:z', 'B', 'a:a']) yield* tx.signalBump(name, 1);
+        return [empty, (yield* tx.signalList()).map((row) => row.name)] as const;
       });
       expect(empty).toEqual([]);
       expect(names).toEqual(['B', 'a:a', 'a:z', 'b']);
     });
   });
 
-  describe('holdingSince', () => {
+  describe('taskHoldingSince', () => {
     it('lists running and uncertain tasks with their last claim and lease', async () => {
       const rows = await db.scratch(function* (tx) {
         const a = yield* readyTask(tx, { tenant: 'a' });
@@ -46,7 +46,7 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
         yield* claim(tx, b, { workerId: 'w2', now: AT + 2, leaseUntil: AT + 200 });
         yield* makeUncertain(tx, b);
         yield* failedTask(tx);
-        return yield* tx.holdingSince();
+        return yield* tx.taskHoldingSince();
       });
       // The order is not part of the interface (SQLite's index walk; PostgreSQL orders by the holding index's columns).
       expect(sortedBy(rows, (row) => row.id)).toEqual([
@@ -56,14 +56,14 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
     });
   });
 
-  describe('readyDepth', () => {
+  describe('taskReadyDepth', () => {
     it('counts ready tasks per (tenant, priority), by tenant then priority descending', async () => {
       const [empty, rows] = await db.scratch(function* (tx) {
-        const empty = yield* tx.readyDepth();
+        const empty = yield* tx.taskReadyDepth();
         for (const [tenant, priority] of [['b', 1], ['a', 2], ['a', 9], ['a', 2], ['b', 1]] as const) yield* readyTask(tx, { tenant, priority });
         const running = yield* readyTask(tx, { tenant: 'a', priority: 9 });
         yield* claim(tx, running);
-        return [empty, yield* tx.readyDepth()] as const;
+        return [empty, yield* tx.taskReadyDepth()] as const;
       });
       expect(empty).toEqual([]);
       expect(rows).toEqual([
@@ -74,7 +74,7 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
     });
   });
 
-  describe('oldestReady', () => {
+  describe('taskOldestReady', () => {
     it('gives each tenant with ready work its oldest ready task by (enqueued_at, id), whatever its priority', async () => {
       const rows = await db.scratch(function* (tx) {
         yield* readyTask(tx, { tenant: 'b', priority: 9, now: AT + 5 }); // 1
@@ -83,7 +83,7 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
         yield* readyTask(tx, { tenant: 'a', priority: 4, now: AT + 7 }); // 4
         const running = yield* readyTask(tx, { tenant: 'a', now: AT }); // 5
         yield* claim(tx, running);
-        return yield* tx.oldestReady();
+        return yield* tx.taskOldestReady();
       });
       expect(rows).toEqual([
         { tenant: 'a', id: 3, enqueued_at: AT + 7 },
@@ -92,7 +92,7 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
     });
   });
 
-  describe('oldestEligibleReady', () => {
+  describe('taskOldestEligibleReady', () => {
     it("is the tenant's oldest ready task past its backoff and before its deadline at `now`; undefined when none", async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { now: AT + 1, deadline: AT + 5 }); // 1: past its deadline at AT + 10
@@ -101,24 +101,24 @@ describe.each(STORE_KINDS)('signals on %s', (kind) => {
         yield* readyTask(tx, { now: AT + 4 }); // 4
         yield* readyTask(tx, { tenant: 'other', now: AT }); // 5
         return {
-          at10: yield* tx.oldestEligibleReady('acme', AT + 10),
-          at11: yield* tx.oldestEligibleReady('acme', AT + 11),
-          at0: yield* tx.oldestEligibleReady('acme', AT),
-          none: yield* tx.oldestEligibleReady('nobody', AT + 10),
+          at10: yield* tx.taskOldestEligibleReady('acme', AT + 10),
+          at11: yield* tx.taskOldestEligibleReady('acme', AT + 11),
+          at0: yield* tx.taskOldestEligibleReady('acme', AT),
+          none: yield* tx.taskOldestEligibleReady('nobody', AT + 10),
         };
       });
       expect(answer).toEqual({ at10: { id: 3, enqueued_at: AT + 3 }, at11: { id: 4, enqueued_at: AT + 4 }, at0: undefined, none: undefined });
     });
   });
 
-  describe('recentTasks', () => {
+  describe('taskListRecent', () => {
     it('lists the last `limit` tasks by (enqueued_at, id) descending, with their claim and end times', async () => {
       const rows = await db.scratch(function* (tx) {
         yield* readyTask(tx, { now: AT + 2 }); // 1
         yield* readyTask(tx, { now: AT + 9 }); // 2
         yield* readyTask(tx, { now: AT + 2 }); // 3
         yield* failedTask(tx, { now: AT }); // 4: claimed and failed at AT
-        return { two: yield* tx.recentTasks(2), all: (yield* tx.recentTasks(10)).map((row) => row.id), none: yield* tx.recentTasks(0) };
+        return { two: yield* tx.taskListRecent(2), all: (yield* tx.taskListRecent(10)).map((row) => row.id), none: yield* tx.taskListRecent(0) };
       });
       expect(rows).toEqual({
         two: [

@@ -1,7 +1,7 @@
 /**
- * The store contract, the writes of `tasks.state` and of a lease holder (Q7-Q9, Q13): writeState (its
- * three kinds), completingRow, heartbeat, bumpEventSeqFenced, requestCancel, and the transaction's own
- * savepoint and markClaimable, each against every store kind (__test-helpers__/harness.ts).
+ * The store contract, the writes of `tasks.state` and of a lease holder (Q7-Q9, Q13): taskWriteState (its
+ * three kinds), holderRow, heartbeat, holderBumpEventSeq, requestCancel, and the transaction's own
+ * savepoint and txMarkClaimable, each against every store kind (__test-helpers__/harness.ts).
  *
  * Differs by design: a claim's or a holder's state write that matches no row. SQLite answers it at once
  * (undefined); PostgreSQL sends it with the next round trip (pg-statements.ts deferOne) and answers the
@@ -16,13 +16,13 @@ import { AT, RELEASED, STORE_KINDS, claim, contractStore, endByHolder, makeUncer
 describe.each(STORE_KINDS)('state writes on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('writeState', () => {
+  describe('taskWriteState', () => {
     it("claim: moves a ready task to running with its lease, counts, times, and a RUN signal; answers the event_seq given", async () => {
       const [seq, row, signals] = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx, { now: AT - 5_000 });
-        yield* tx.setDeferred(id, 'budget:tokens');
-        const seq = yield* tx.writeState({ kind: 'claim', id, previousGeneration: 0, workerId: 'w1', generation: 1, leaseUntil: AT + 30_000, eventSeq: 2, now: AT });
-        return [seq, yield* tx.taskById(id), yield* tx.signalCounters()] as const;
+        yield* tx.taskDeferredSet(id, 'budget:tokens');
+        const seq = yield* tx.taskWriteState({ kind: 'claim', id, previousGeneration: 0, workerId: 'w1', generation: 1, leaseUntil: AT + 30_000, eventSeq: 2, now: AT });
+        return [seq, yield* tx.taskById(id), yield* tx.signalList()] as const;
       });
       expect(seq).toBe(2);
       expect(row).toMatchObject({
@@ -46,7 +46,7 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
       const row = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
         const fence = yield* claim(tx, id, { now: AT });
-        yield* tx.writeState({ kind: 'holder', fence, to: 'ready', eventSeq: 3, result: null, outcome: null, errorClass: 'rate_limited', errorMessage: 'slow', notBefore: AT + 1_000, finishedAt: null, hold: null });
+        yield* tx.taskWriteState({ kind: 'holder', fence, to: 'ready', eventSeq: 3, result: null, outcome: null, errorClass: 'rate_limited', errorMessage: 'slow', notBefore: AT + 1_000, finishedAt: null, hold: null });
         yield* claim(tx, id, { generation: 2, now: AT + 2_000, eventSeq: 4, workerId: 'w2' });
         return yield* tx.taskById(id);
       });
@@ -57,8 +57,8 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
       const outcome = await settled(
         db.scratch(function* (tx) {
           const id = yield* readyTask(tx);
-          const seq = yield* tx.writeState({ kind: 'claim', id, previousGeneration: 5, workerId: 'w1', generation: 6, leaseUntil: AT + 30_000, eventSeq: 2, now: AT });
-          return { seq, row: yield* tx.taskById(id), signals: yield* tx.signalCounters() };
+          const seq = yield* tx.taskWriteState({ kind: 'claim', id, previousGeneration: 5, workerId: 'w1', generation: 6, leaseUntil: AT + 30_000, eventSeq: 2, now: AT });
+          return { seq, row: yield* tx.taskById(id), signals: yield* tx.signalList() };
         }),
       );
       if (db.postgres) {
@@ -93,7 +93,7 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
       const row = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
         const fence = yield* claim(tx, id);
-        yield* tx.writeState({ kind: 'holder', fence, to: 'ready', eventSeq: 3, result: null, outcome: null, errorClass: 'rate_limited', errorMessage: 'slow down', notBefore: AT + 60_000, finishedAt: null, hold: null });
+        yield* tx.taskWriteState({ kind: 'holder', fence, to: 'ready', eventSeq: 3, result: null, outcome: null, errorClass: 'rate_limited', errorMessage: 'slow down', notBefore: AT + 60_000, finishedAt: null, hold: null });
         return yield* tx.taskById(id);
       });
       expect(row).toMatchObject({ state: 'ready', not_before: AT + 60_000, lease_until: null, error_class: 'rate_limited', error_message: 'slow down', finished_at: null, hold_state: 'held', generation: 1, event_seq: 3 });
@@ -130,7 +130,7 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
         yield* claim(tx, id, { leaseUntil: AT + 30_000, eventSeq: 2 });
-        const seq = yield* tx.writeState({ kind: 'other', id, from: 'running', generation: 1, to: 'uncertain', outcome: null, finishedAt: null, keepLease: true, hold: null });
+        const seq = yield* tx.taskWriteState({ kind: 'other', id, from: 'running', generation: 1, to: 'uncertain', outcome: null, finishedAt: null, keepLease: true, hold: null });
         return { seq, row: yield* tx.taskById(id) };
       });
       expect(answer.seq).toBe(3);
@@ -140,12 +140,12 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
     it('other: closing the hold, ends the task; outcome is kept when none is given (COALESCE)', async () => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
-        const cancelled = yield* tx.writeState({ kind: 'other', id, from: 'ready', generation: 0, to: 'cancelled', outcome: 'cancelled', finishedAt: AT + 1, keepLease: false, hold: RELEASED });
+        const cancelled = yield* tx.taskWriteState({ kind: 'other', id, from: 'ready', generation: 0, to: 'cancelled', outcome: 'cancelled', finishedAt: AT + 1, keepLease: false, hold: RELEASED });
         const other = yield* readyTask(tx);
         yield* claim(tx, other);
         yield* makeUncertain(tx, other);
-        const expired = yield* tx.writeState({ kind: 'other', id: other, from: 'uncertain', generation: 1, to: 'expired', outcome: null, finishedAt: AT + 2, keepLease: false, hold: RELEASED });
-        return { cancelled, expired, rows: yield* tx.allTasks(), holds: yield* tx.holds() };
+        const expired = yield* tx.taskWriteState({ kind: 'other', id: other, from: 'uncertain', generation: 1, to: 'expired', outcome: null, finishedAt: AT + 2, keepLease: false, hold: RELEASED });
+        return { cancelled, expired, rows: yield* tx.taskList(), holds: yield* tx.holdList() };
       });
       // The hold closes at the move's finishedAt, with the closure given.
       expect(answer.holds.map((hold) => [hold.task_id, hold.state, hold.charged_credits, hold.reason, hold.closed_at])).toEqual([
@@ -163,11 +163,11 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
     it('other: answers undefined and writes nothing when the state, the generation or the open hold is not as read', async () => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
-        const wrongState = yield* tx.writeState({ kind: 'other', id, from: 'running', generation: 0, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: RELEASED });
-        const wrongGeneration = yield* tx.writeState({ kind: 'other', id, from: 'ready', generation: 3, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: RELEASED });
-        yield* tx.closeHold(id, RELEASED, AT);
-        const closedHold = yield* tx.writeState({ kind: 'other', id, from: 'ready', generation: 0, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: RELEASED });
-        const missing = yield* tx.writeState({ kind: 'other', id: 99, from: 'ready', generation: 0, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: null });
+        const wrongState = yield* tx.taskWriteState({ kind: 'other', id, from: 'running', generation: 0, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: RELEASED });
+        const wrongGeneration = yield* tx.taskWriteState({ kind: 'other', id, from: 'ready', generation: 3, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: RELEASED });
+        yield* tx.holdClose(id, RELEASED, AT);
+        const closedHold = yield* tx.taskWriteState({ kind: 'other', id, from: 'ready', generation: 0, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: RELEASED });
+        const missing = yield* tx.taskWriteState({ kind: 'other', id: 99, from: 'ready', generation: 0, to: 'cancelled', outcome: null, finishedAt: AT, keepLease: false, hold: null });
         return { wrongState, wrongGeneration, closedHold, missing, row: yield* tx.taskById(id) };
       });
       expect(answer).toMatchObject({ wrongState: undefined, wrongGeneration: undefined, closedHold: undefined, missing: undefined });
@@ -175,12 +175,12 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
     });
   });
 
-  describe('completingRow', () => {
+  describe('holderRow', () => {
     it("reads a holder's columns of the task, and undefined for a missing id", async () => {
       const [row, missing] = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx, { tenant: 't', topic: 'c', version: 2, deadline: AT + 9 });
         yield* claim(tx, id, { leaseUntil: AT + 30_000 });
-        return [yield* tx.completingRow(id), yield* tx.completingRow(42)] as const;
+        return [yield* tx.holderRow(id), yield* tx.holderRow(42)] as const;
       });
       expect(row).toEqual({
         id: 1,
@@ -203,15 +203,15 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
     });
   });
 
-  describe('heartbeat', () => {
+  describe('holderHeartbeat', () => {
     it('renews the lease under the fence and says whether a cancel was requested', async () => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
         const fence = yield* claim(tx, id, { leaseUntil: AT + 30_000 });
-        const first = yield* tx.heartbeat({ ...fence, now: AT + 10_000 }, AT + 40_000);
+        const first = yield* tx.holderHeartbeat({ ...fence, now: AT + 10_000 }, AT + 40_000);
         const lease = (yield* tx.taskById(id))?.lease_until;
-        yield* tx.requestCancel(id);
-        const second = yield* tx.heartbeat({ ...fence, now: AT + 20_000 }, AT + 50_000);
+        yield* tx.taskRequestCancel(id);
+        const second = yield* tx.holderHeartbeat({ ...fence, now: AT + 20_000 }, AT + 50_000);
         return { first, lease, second };
       });
       expect(answer).toEqual({ first: { cancelRequested: false }, lease: AT + 40_000, second: { cancelRequested: true } });
@@ -222,9 +222,9 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
         const id = yield* readyTask(tx);
         const fence = yield* claim(tx, id, { leaseUntil: AT + 30_000 });
         return {
-          worker: yield* tx.heartbeat({ ...fence, workerId: 'w2' }, AT + 99_000),
-          generation: yield* tx.heartbeat({ ...fence, generation: 2 }, AT + 99_000),
-          lapsed: yield* tx.heartbeat({ ...fence, now: AT + 30_000 }, AT + 99_000),
+          worker: yield* tx.holderHeartbeat({ ...fence, workerId: 'w2' }, AT + 99_000),
+          generation: yield* tx.holderHeartbeat({ ...fence, generation: 2 }, AT + 99_000),
+          lapsed: yield* tx.holderHeartbeat({ ...fence, now: AT + 30_000 }, AT + 99_000),
           lease: (yield* tx.taskById(id))?.lease_until,
         };
       });
@@ -232,18 +232,18 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
     });
   });
 
-  describe('bumpEventSeqFenced', () => {
+  describe('holderBumpEventSeq', () => {
     it('answers the next event_seq under the fence, and undefined under a stale one', async () => {
       const answer = await db.scratch(function* (tx) {
         const id = yield* readyTask(tx);
         const fence = yield* claim(tx, id, { eventSeq: 2 });
-        return [yield* tx.bumpEventSeqFenced(fence), yield* tx.bumpEventSeqFenced(fence), yield* tx.bumpEventSeqFenced({ ...fence, workerId: 'w9' }), (yield* tx.taskById(id))?.event_seq];
+        return [yield* tx.holderBumpEventSeq(fence), yield* tx.holderBumpEventSeq(fence), yield* tx.holderBumpEventSeq({ ...fence, workerId: 'w9' }), (yield* tx.taskById(id))?.event_seq];
       });
       expect(answer).toEqual([3, 4, undefined, 4]);
     });
   });
 
-  describe('requestCancel', () => {
+  describe('taskRequestCancel', () => {
     it('marks a running or uncertain task once, answering its next event_seq; undefined for ready, already marked, or missing', async () => {
       const answer = await db.scratch(function* (tx) {
         const running = yield* readyTask(tx);
@@ -253,38 +253,38 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
         yield* makeUncertain(tx, uncertain);
         const ready = yield* readyTask(tx);
         return {
-          running: yield* tx.requestCancel(running),
-          again: yield* tx.requestCancel(running),
-          uncertain: yield* tx.requestCancel(uncertain),
-          ready: yield* tx.requestCancel(ready),
-          missing: yield* tx.requestCancel(99),
-          flags: (yield* tx.allTasks()).map((row) => row.cancel_requested),
+          running: yield* tx.taskRequestCancel(running),
+          again: yield* tx.taskRequestCancel(running),
+          uncertain: yield* tx.taskRequestCancel(uncertain),
+          ready: yield* tx.taskRequestCancel(ready),
+          missing: yield* tx.taskRequestCancel(99),
+          flags: (yield* tx.taskList()).map((row) => row.cancel_requested),
         };
       });
       expect(answer).toEqual({ running: 3, again: undefined, uncertain: 4, ready: undefined, missing: undefined, flags: [1, 1, 0] });
     });
   });
 
-  describe('savepoint', () => {
+  describe('txSavepoint', () => {
     it("undoes what its body wrote when the body throws, rethrows, and keeps what came before", async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { tenant: 'before' });
         let caught: unknown;
         try {
-          yield* tx.savepoint(function* () {
+          yield* tx.txSavepoint(function* () {
             yield* readyTask(tx, { tenant: 'inside' });
-            yield* tx.bumpSignal('inside', 1);
-            yield* tx.allTasks();
+            yield* tx.signalBump('inside', 1);
+            yield* tx.taskList();
             throw new Error('undo');
           });
         } catch (error) {
           caught = error;
         }
-        const kept = yield* tx.savepoint(function* () {
+        const kept = yield* tx.txSavepoint(function* () {
           yield* readyTask(tx, { tenant: 'kept' });
           return 'value';
         });
-        return { caught: (caught as Error).message, kept, tenants: (yield* tx.allTasks()).map((row) => row.tenant), signals: yield* tx.signalCounters() };
+        return { caught: (caught as Error).message, kept, tenants: (yield* tx.taskList()).map((row) => row.tenant), signals: yield* tx.signalList() };
       });
       expect(answer).toEqual({ caught: 'undo', kept: 'value', tenants: ['before', 'kept'], signals: [] });
     });
@@ -294,24 +294,24 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
         yield* readyTask(tx, { tenant: 'a' });
         let failure = '';
         try {
-          yield* tx.savepoint(function* () {
+          yield* tx.txSavepoint(function* () {
             yield* readyTask(tx, { tenant: 'inside' });
             // A priority outside 0..30 breaks the schema's CHECK.
-            yield* tx.insertTask(newTask({ tenant: 'bad', priority: 99 }));
-            yield* tx.allTasks();
+            yield* tx.taskCreate(newTask({ tenant: 'bad', priority: 99 }));
+            yield* tx.taskList();
           });
         } catch (error) {
           failure = String((error as Error).message);
         }
         yield* readyTask(tx, { tenant: 'after' });
-        return { failure, tenants: (yield* tx.allTasks()).map((row) => row.tenant) };
+        return { failure, tenants: (yield* tx.taskList()).map((row) => row.tenant) };
       });
       expect(answer.failure).toMatch(/check/i);
       expect(answer.tenants).toEqual(['a', 'after']);
     });
   });
 
-  describe('markClaimable', () => {
+  describe('txMarkClaimable', () => {
     // Not a statement: it yields nothing, and the store tells its watchers once the transaction commits.
     // On a PostgreSQL server that notice is a NOTIFY heard on a LISTEN connection of its own, at a time
     // of its own (src/adapters/pg-listener.test.ts and src/worker/wakeups.test.ts cover it); waiting for it here
@@ -322,17 +322,17 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
       const stop = store.watch!(() => heard++);
       try {
         await db.commit(function* (tx) {
-          tx.markClaimable();
-          tx.markClaimable();
-          yield* tx.liveCount();
+          tx.txMarkClaimable();
+          tx.txMarkClaimable();
+          yield* tx.counterLive();
         });
         const afterCommit = heard;
         await db.scratch(function* (tx) {
-          tx.markClaimable();
-          yield* tx.liveCount();
+          tx.txMarkClaimable();
+          yield* tx.counterLive();
         });
         await db.commit(function* (tx) {
-          yield* tx.liveCount();
+          yield* tx.counterLive();
         });
         expect([afterCommit, heard]).toEqual([1, 1]);
       } finally {
@@ -342,8 +342,8 @@ describe.each(STORE_KINDS)('state writes on %s', (kind) => {
 
     it('yields nothing and answers undefined inside a body', async () => {
       const answer = await db.scratch(function* (tx) {
-        const value = tx.markClaimable();
-        return { value, live: yield* tx.liveCount() };
+        const value = tx.txMarkClaimable();
+        return { value, live: yield* tx.counterLive() };
       });
       expect(answer).toEqual({ value: undefined, live: 0 });
     });

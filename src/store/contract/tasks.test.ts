@@ -1,13 +1,13 @@
 /**
  * The store contract, table `tasks` (issue 36 item 4): the reads of task rows, the insert (Q1, Q2) and
- * the live counter (Q3), each against every store kind (__test-helpers__/harness.ts). writeState has a file of its own
+ * the live counter (Q3), each against every store kind (__test-helpers__/harness.ts). taskWriteState has a file of its own
  * (state-writes.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { TaskRow } from '../store.ts';
 import { AT, STORE_KINDS, claim, contractStore, failedTask, makeUncertain, newTask, readyTask } from './__test-helpers__/harness.ts';
 
-/** The row insertTask stores for newTask(overrides) with id `id`: every column, NULLs where nothing was written. */
+/** The row taskCreate stores for newTask(overrides) with id `id`: every column, NULLs where nothing was written. */
 function insertedRow(id: number, task: ReturnType<typeof newTask>): TaskRow {
   return {
     id,
@@ -57,11 +57,11 @@ function asTaskRow(row: TaskRow | undefined): TaskRow | undefined {
 describe.each(STORE_KINDS)('tasks on %s', (kind) => {
   const db = contractStore(kind);
 
-  describe('insertTask', () => {
+  describe('taskCreate', () => {
     it('stores every column given and the defaults of the rest; taskById reads it back as written', async () => {
       const task = newTask({ tenant: 'acme', priority: 7, store: 's1', deadline: AT + 60_000, contextJson: '{"brand":"x"}', needsJson: '{"tokens":3}', critical: 1, holdCredits: 25 });
       const [id, row] = await db.scratch(function* (tx) {
-        const id = yield* tx.insertTask(task);
+        const id = yield* tx.taskCreate(task);
         return [id, yield* tx.taskById(id!)] as const;
       });
       expect(id).toBe(1);
@@ -71,7 +71,7 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     it('keeps NULLs as null (store, deadline, context, needs)', async () => {
       const task = newTask();
       const row = await db.scratch(function* (tx) {
-        return yield* tx.taskById((yield* tx.insertTask(task))!);
+        return yield* tx.taskById((yield* tx.taskCreate(task))!);
       });
       expect(row).toMatchObject({ store: null, deadline: null, context: null, needs: null, worker_id: null, lease_until: null, result: null });
     });
@@ -86,9 +86,9 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     it('refuses a taken (tenant, topic, version) key with undefined and leaves the first row alone (Q1)', async () => {
       const first = newTask({ topic: 'order-1', inputHash: 'first' });
       const [a, b, rows] = await db.scratch(function* (tx) {
-        const a = yield* tx.insertTask(first);
-        const b = yield* tx.insertTask({ ...first, inputHash: 'second', inputJson: '{"other":true}' });
-        return [a, b, yield* tx.allTasks()] as const;
+        const a = yield* tx.taskCreate(first);
+        const b = yield* tx.taskCreate({ ...first, inputHash: 'second', inputJson: '{"other":true}' });
+        return [a, b, yield* tx.taskList()] as const;
       });
       expect(a).toBe(1);
       expect(b).toBeUndefined();
@@ -97,9 +97,9 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
 
     it('keys by tenant and version too: the same topic in another tenant or version is a new row', async () => {
       const ids = await db.scratch(function* (tx) {
-        const a = yield* tx.insertTask(newTask({ tenant: 'acme', topic: 'same' }));
-        const b = yield* tx.insertTask(newTask({ tenant: 'globex', topic: 'same' }));
-        const c = yield* tx.insertTask(newTask({ tenant: 'acme', topic: 'same', version: 2 }));
+        const a = yield* tx.taskCreate(newTask({ tenant: 'acme', topic: 'same' }));
+        const b = yield* tx.taskCreate(newTask({ tenant: 'globex', topic: 'same' }));
+        const c = yield* tx.taskCreate(newTask({ tenant: 'acme', topic: 'same', version: 2 }));
         return [a, b, c];
       });
       expect(ids).toEqual([1, 2, 3]);
@@ -108,8 +108,8 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     it('stores a task created ended (a late version) with its hold closed and finished_at set (Q2)', async () => {
       const task = newTask({ state: 'superseded', hold: { state: 'released', charged: 0, usage: null, reason: 'superseded' } });
       const [row, holds] = await db.scratch(function* (tx) {
-        const id = yield* tx.insertTask(task);
-        return [yield* tx.taskById(id!), yield* tx.holds()] as const;
+        const id = yield* tx.taskCreate(task);
+        return [yield* tx.taskById(id!), yield* tx.holdList()] as const;
       });
       expect(row).toMatchObject({ id: 1, state: 'superseded', finished_at: AT, hold_state: 'released', event_seq: 1 });
       expect(holds).toEqual([{ task_id: 1, tenant: 'acme', tier: 'standard', credits: 10, state: 'released', charged_credits: 0, usage: null, reason: 'superseded', held_at: AT, closed_at: AT }]);
@@ -118,8 +118,8 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     it('refuses a taken key for a task created ended too', async () => {
       const task = newTask({ topic: 'late' });
       const refused = await db.scratch(function* (tx) {
-        yield* tx.insertTask(task);
-        return yield* tx.insertTask({ ...task, state: 'superseded', hold: { state: 'released', charged: 0, usage: null, reason: 'superseded' } });
+        yield* tx.taskCreate(task);
+        return yield* tx.taskCreate({ ...task, state: 'superseded', hold: { state: 'released', charged: 0, usage: null, reason: 'superseded' } });
       });
       expect(refused).toBeUndefined();
     });
@@ -147,26 +147,26 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     });
   });
 
-  describe('tasksForTenant', () => {
+  describe('taskListForTenant', () => {
     it("lists one tenant's tasks in id order, and [] for a tenant with none", async () => {
       const [acme, none] = await db.scratch(function* (tx) {
         yield* readyTask(tx, { tenant: 'acme' });
         yield* readyTask(tx, { tenant: 'globex' });
         yield* readyTask(tx, { tenant: 'acme' });
-        return [yield* tx.tasksForTenant('acme'), yield* tx.tasksForTenant('nobody')] as const;
+        return [yield* tx.taskListForTenant('acme'), yield* tx.taskListForTenant('nobody')] as const;
       });
       expect(acme.map((row) => row.id)).toEqual([1, 3]);
       expect(none).toEqual([]);
     });
   });
 
-  describe('allTasks', () => {
+  describe('taskList', () => {
     it('is [] on an empty database and every task in id order after inserts', async () => {
       const [empty, all] = await db.scratch(function* (tx) {
-        const empty = yield* tx.allTasks();
+        const empty = yield* tx.taskList();
         yield* readyTask(tx, { tenant: 'b' });
         yield* readyTask(tx, { tenant: 'a' });
-        return [empty, yield* tx.allTasks()] as const;
+        return [empty, yield* tx.taskList()] as const;
       });
       expect(empty).toEqual([]);
       expect(all.map((row) => [row.id, row.tenant])).toEqual([
@@ -176,7 +176,7 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     });
   });
 
-  describe('tasksInState', () => {
+  describe('taskListInState', () => {
     it('lists the tasks of one state in id order, for indexed (ready, running, uncertain) and other states', async () => {
       const answer = await db.scratch(function* (tx) {
         const ids = [yield* readyTask(tx), yield* readyTask(tx), yield* readyTask(tx), yield* readyTask(tx), yield* readyTask(tx)];
@@ -186,7 +186,7 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
         yield* makeUncertain(tx, ids[4]!);
         const failed = yield* failedTask(tx);
         const ofState = function* (state: 'ready' | 'running' | 'uncertain' | 'failed' | 'done') {
-          return (yield* tx.tasksInState(state)).map((row) => [row.id, row.state]);
+          return (yield* tx.taskListInState(state)).map((row) => [row.id, row.state]);
         };
         return { ready: yield* ofState('ready'), running: yield* ofState('running'), uncertain: yield* ofState('uncertain'), failed: yield* ofState('failed'), done: yield* ofState('done'), failedId: failed };
       });
@@ -207,15 +207,15 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     });
   });
 
-  describe('countsByState', () => {
+  describe('taskCountsByState', () => {
     it('counts the tasks of each state present (no row for an absent state)', async () => {
       const counts = await db.scratch(function* (tx) {
-        const empty = yield* tx.countsByState();
+        const empty = yield* tx.taskCountsByState();
         const a = yield* readyTask(tx);
         yield* readyTask(tx);
         yield* claim(tx, a);
         yield* failedTask(tx);
-        return { empty, counts: yield* tx.countsByState() };
+        return { empty, counts: yield* tx.taskCountsByState() };
       });
       expect(counts.empty).toEqual([]);
       // The order is not part of the interface (SQLite's GROUP BY order is its own): compared as a set.
@@ -224,7 +224,7 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     });
   });
 
-  describe('occupiedByTenant', () => {
+  describe('taskOccupiedByTenant', () => {
     it('counts running and uncertain tasks per tenant; ready and ended ones take no slot', async () => {
       const rows = await db.scratch(function* (tx) {
         const a1 = yield* readyTask(tx, { tenant: 'a' });
@@ -236,14 +236,14 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
         yield* makeUncertain(tx, a2);
         yield* claim(tx, b1, { workerId: 'w3' });
         yield* failedTask(tx, { tenant: 'd' });
-        return yield* tx.occupiedByTenant();
+        return yield* tx.taskOccupiedByTenant();
       });
       expect(Object.fromEntries(rows.map((row) => [row.tenant, row.n]))).toEqual({ a: 2, b: 1 });
       expect(rows).toHaveLength(2);
     });
   });
 
-  describe('tasksEnqueuedBetween', () => {
+  describe('taskListEnqueuedBetween', () => {
     it('lists tasks with a context enqueued in [from, to), in id order', async () => {
       const ids = await db.scratch(function* (tx) {
         yield* readyTask(tx, { now: 100, contextJson: '{}' });
@@ -252,39 +252,39 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
         yield* readyTask(tx, { now: 299, contextJson: '{"a":1}' });
         yield* readyTask(tx, { now: 300, contextJson: '{}' });
         return {
-          window: (yield* tx.tasksEnqueuedBetween(200, 300)).map((row) => row.id),
-          empty: yield* tx.tasksEnqueuedBetween(300, 300),
+          window: (yield* tx.taskListEnqueuedBetween(200, 300)).map((row) => row.id),
+          empty: yield* tx.taskListEnqueuedBetween(300, 300),
         };
       });
       expect(ids).toEqual({ window: [2, 4], empty: [] });
     });
   });
 
-  describe('latestVersionOfTopic', () => {
+  describe('taskLatestVersion', () => {
     it('is the highest version of a (tenant, topic), and null when it has none', async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { topic: 'chat', version: 2 });
         yield* readyTask(tx, { topic: 'chat', version: 5 });
         yield* readyTask(tx, { topic: 'chat', version: 3 });
         yield* readyTask(tx, { tenant: 'other', topic: 'chat', version: 9 });
-        return [yield* tx.latestVersionOfTopic('acme', 'chat'), yield* tx.latestVersionOfTopic('acme', 'none')];
+        return [yield* tx.taskLatestVersion('acme', 'chat'), yield* tx.taskLatestVersion('acme', 'none')];
       });
       expect(answer).toEqual([5, null]);
     });
   });
 
-  describe('newerVersionExists', () => {
+  describe('taskNewerVersionExists', () => {
     it('is true only when a strictly higher version of the same tenant and topic exists', async () => {
       const answer = await db.scratch(function* (tx) {
         yield* readyTask(tx, { topic: 'chat', version: 2 });
         yield* readyTask(tx, { tenant: 'other', topic: 'chat', version: 9 });
-        return [yield* tx.newerVersionExists('acme', 'chat', 1), yield* tx.newerVersionExists('acme', 'chat', 2), yield* tx.newerVersionExists('acme', 'chat', 3), yield* tx.newerVersionExists('acme', 'none', 0)];
+        return [yield* tx.taskNewerVersionExists('acme', 'chat', 1), yield* tx.taskNewerVersionExists('acme', 'chat', 2), yield* tx.taskNewerVersionExists('acme', 'chat', 3), yield* tx.taskNewerVersionExists('acme', 'none', 0)];
       });
       expect(answer).toEqual([true, false, false, false]);
     });
   });
 
-  describe('olderUnstartedVersions', () => {
+  describe('taskOlderUnstarted', () => {
     it('lists older versions still ready and never claimed, in id order, as movable rows', async () => {
       const rows = await db.scratch(function* (tx) {
         yield* readyTask(tx, { topic: 'chat', version: 3 });
@@ -293,7 +293,7 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
         yield* claim(tx, started);
         yield* readyTask(tx, { topic: 'chat', version: 5 });
         yield* readyTask(tx, { tenant: 'other', topic: 'chat', version: 1 });
-        return [yield* tx.olderUnstartedVersions('acme', 'chat', 5), yield* tx.olderUnstartedVersions('acme', 'chat', 1)] as const;
+        return [yield* tx.taskOlderUnstarted('acme', 'chat', 5), yield* tx.taskOlderUnstarted('acme', 'chat', 1)] as const;
       });
       expect(rows[0]).toEqual([
         { id: 1, tenant: 'acme', state: 'ready', generation: 0, hold_state: 'held' },
@@ -303,34 +303,34 @@ describe.each(STORE_KINDS)('tasks on %s', (kind) => {
     });
   });
 
-  describe('liveCount', () => {
+  describe('counterLive', () => {
     it('is 0 on a fresh database', async () => {
-      expect(await db.scratch((tx) => tx.liveCount())).toBe(0);
+      expect(await db.scratch((tx) => tx.counterLive())).toBe(0);
     });
   });
 
-  describe('adjustLive', () => {
+  describe('counterLiveAdjust', () => {
     it('adds a delta (negative too) to the live count, read back in the same transaction', async () => {
       const counts = await db.scratch(function* (tx) {
-        yield* tx.adjustLive(3);
-        const up = yield* tx.liveCount();
-        yield* tx.adjustLive(-2);
-        return [up, yield* tx.liveCount()];
+        yield* tx.counterLiveAdjust(3);
+        const up = yield* tx.counterLive();
+        yield* tx.counterLiveAdjust(-2);
+        return [up, yield* tx.counterLive()];
       });
       expect(counts).toEqual([3, 1]);
     });
 
     it('commits: a later transaction reads the count', async () => {
-      const before = await db.read((tx) => tx.liveCount());
+      const before = await db.read((tx) => tx.counterLive());
       await db.commit(function* (tx) {
-        yield* tx.adjustLive(2);
+        yield* tx.counterLiveAdjust(2);
       });
-      const after = await db.read((tx) => tx.liveCount());
+      const after = await db.read((tx) => tx.counterLive());
       await db.commit(function* (tx) {
-        yield* tx.adjustLive(-2);
+        yield* tx.counterLiveAdjust(-2);
       });
       expect(after - before).toBe(2);
-      expect(await db.read((tx) => tx.liveCount())).toBe(before);
+      expect(await db.read((tx) => tx.counterLive())).toBe(before);
     });
   });
 });

@@ -33,29 +33,29 @@ export const admissionInsert = write('admissionInsert', ['at', 'action', 'reason
 export const admissionList = read('admissionList').rows<AdmissionRow>('SELECT at, action, reason, tenant, task_id, retry_at, budget FROM admission_decisions ORDER BY id');
 
 export const admissionOperations = {
-  pausedTenants() {
+  tenantPauseList() {
     return this.run(tenantPauseList, {});
   },
-  pauseTenant(tenant, reason, at) {
+  tenantPause(tenant, reason, at) {
     return this.run(tenantPauseInsert, { tenant, reason, at }, (changes) => changes === 1);
   },
-  resumeTenant(tenant) {
+  tenantResume(tenant) {
     return this.run(tenantPauseDelete, { tenant }, (changes) => changes === 1);
   },
-  setDeferred(id, reason) {
+  taskDeferredSet(id, reason) {
     this.send(taskDeferredSet, { deferred: reason, task_id: id });
     return NOTHING;
   },
-  deferTask(id, reason) {
+  taskDefer(id, reason) {
     return this.run(taskDefer, { deferred: reason, task_id: id });
   },
-  insertAdmission(row) {
+  admissionInsert(row) {
     const { at, action, reason, tenant, task_id, retry_at, budget } = row;
     this.send(admissionInsert, { at, action, reason, tenant, task_id, retry_at, budget });
     this.send(signalBump, { name: `decision:${action}:${reason}`, delta: 1 });
     return NOTHING;
   },
-  admissionDecisions() {
+  admissionList() {
     return this.run(admissionList, {});
   },
-} satisfies Operations<'pausedTenants' | 'pauseTenant' | 'resumeTenant' | 'setDeferred' | 'deferTask' | 'insertAdmission' | 'admissionDecisions'>;
+} satisfies Operations<'tenantPauseList' | 'tenantPause' | 'tenantResume' | 'taskDeferredSet' | 'taskDefer' | 'admissionInsert' | 'admissionList'>;

@@ -47,37 +47,37 @@ export const reservationRelease = write('reservationRelease', ['released', 'cons
 export const reservationList = read('reservationList').rows<ReservationRow>('SELECT * FROM reservations ORDER BY task_id, generation, budget');
 
 export const budgetOperations = {
-  budgetLevel(budget, scope) {
+  budgetLevelGet(budget, scope) {
     return this.run(budgetLevelGet, { budget, scope });
   },
-  writeBudgetLevel(budget, scope, level, updatedAt) {
+  budgetLevelPut(budget, scope, level, updatedAt) {
     this.send(budgetLevelPut, { budget, scope, level, updated_at: updatedAt });
     return NOTHING;
   },
-  budgetLevels() {
+  budgetLevelList() {
     return this.run(budgetLevelList, {});
   },
-  insertReservation(reservation) {
+  reservationInsert(reservation) {
     const { taskId, generation, budget, scope, reserved, baseline, at } = reservation;
     this.send(reservationInsert, { task_id: taskId, generation, budget, scope, reserved, baseline, reserved_at: at });
     return NOTHING;
   },
-  addToReservation(taskId, generation, budget, units) {
+  reservationAdd(taskId, generation, budget, units) {
     return this.run(reservationAdd, { units, task_id: taskId, generation, budget }, (changes) => changes === 1);
   },
-  setConsumed(taskId, generation, budget, consumed) {
+  reservationSetConsumed(taskId, generation, budget, consumed) {
     this.send(reservationSetConsumed, { consumed, task_id: taskId, generation, budget });
     return NOTHING;
   },
-  heldReservations(taskId) {
+  reservationListHeld(taskId) {
     return this.run(reservationHeld, { task_id: taskId });
   },
-  releaseReservation(taskId, generation, budget, released, consumed, at) {
+  reservationRelease(taskId, generation, budget, released, consumed, at) {
     return this.run(reservationRelease, { released, consumed, released_at: at, task_id: taskId, generation, budget }, (changes) => changes === 1);
   },
-  reservations() {
+  reservationList() {
     return this.run(reservationList, {});
   },
 } satisfies Operations<
-  'budgetLevel' | 'writeBudgetLevel' | 'budgetLevels' | 'insertReservation' | 'addToReservation' | 'setConsumed' | 'heldReservations' | 'releaseReservation' | 'reservations'
+  'budgetLevelGet' | 'budgetLevelPut' | 'budgetLevelList' | 'reservationInsert' | 'reservationAdd' | 'reservationSetConsumed' | 'reservationListHeld' | 'reservationRelease' | 'reservationList'
 >;

@@ -20,11 +20,11 @@ export const checkpointLastFlags = read('checkpointLastFlags', ['task_id']).one<
   'SELECT kind, requeue_safe FROM checkpoints WHERE task_id = :task_id ORDER BY seq DESC LIMIT 1',
 );
 
-/** R4: what settlement charges from. PostgreSQL reads it ahead with a holder's row (pg-statements.ts completingRow). */
+/** R4: what settlement charges from. PostgreSQL reads it ahead with a holder's row (pg-statements.ts holderRow). */
 export const checkpointLastUsage = read('checkpointLastUsage', ['task_id']).pluck<string>('SELECT usage FROM checkpoints WHERE task_id = :task_id ORDER BY seq DESC LIMIT 1');
 
 export const checkpointOperations = {
-  insertCheckpoint(checkpoint) {
+  checkpointInsert(checkpoint) {
     const { id, generation, kind, step, state, usage, now, eventSeq, requeueSafe } = checkpoint;
     return this.run(
       checkpointInsert,
@@ -32,13 +32,13 @@ export const checkpointOperations = {
       (seq) => seq as number,
     );
   },
-  lastCheckpoint(id) {
+  checkpointLast(id) {
     return this.run(checkpointLast, { task_id: id });
   },
-  lastCheckpointFlags(id) {
+  checkpointLastFlags(id) {
     return this.run(checkpointLastFlags, { task_id: id });
   },
-  lastCheckpointUsage(id) {
+  checkpointLastUsage(id) {
     return this.run(checkpointLastUsage, { task_id: id });
   },
-} satisfies Operations<'insertCheckpoint' | 'lastCheckpoint' | 'lastCheckpointFlags' | 'lastCheckpointUsage'>;
+} satisfies Operations<'checkpointInsert' | 'checkpointLast' | 'checkpointLastFlags' | 'checkpointLastUsage'>;

@@ -139,38 +139,38 @@ function headsOf(rows: readonly ReadyHeadRow[]): { tenant: string; head: LevelHe
 }
 
 export const claimOperations = {
-  holding() {
+  claimHolding() {
     return this.run(claimHolding, {});
   },
-  overdueLeases(at) {
+  claimOverdueLeases(at) {
     return this.run(claimOverdueLeases, { at });
   },
-  anyReady() {
+  claimAnyReady() {
     return this.run(claimAnyReady, {}, (found) => found !== undefined);
   },
-  firstReadyTenant() {
+  claimFirstReadyTenant() {
     return this.run(claimFirstReadyTenant, {});
   },
-  nextReadyTenant(after) {
+  claimNextReadyTenant(after) {
     return this.run(claimNextReadyTenant, { after });
   },
-  levelHead(query) {
+  claimLevelHead(query) {
     return this.run(claimLevelHead, query);
   },
-  readyHeads(now) {
+  claimReadyHeads(now) {
     return this.run(claimReadyHeads, { now }, headsOf);
   },
-  levelNext(query) {
+  claimLevelNext(query) {
     return this.run(claimLevelNext, query);
   },
-  olderSessionHolders(tenant, topic, version) {
+  sessionOlderHolders(tenant, topic, version) {
     return this.run(sessionOlderHolders, { tenant, topic, version });
   },
   sessionBusy(tenant, topic, exceptId) {
     return this.run(sessionBusy, { tenant, topic, except_id: exceptId }, (found) => found !== undefined);
   },
   /** The candidate; on PostgreSQL its session's sessionBusy is answered ahead from it (a claim asks for it next). */
-  candidateById(id) {
+  claimCandidate(id) {
     return this.run(claimCandidate, { task_id: id }, (row) => {
       if (row === undefined || !('ahead_session_busy' in row)) return row;
       const { ahead_session_busy: busy, ...candidate } = row;
@@ -180,15 +180,15 @@ export const claimOperations = {
     });
   },
 } satisfies Operations<
-  | 'holding'
-  | 'overdueLeases'
-  | 'anyReady'
-  | 'firstReadyTenant'
-  | 'nextReadyTenant'
-  | 'levelHead'
-  | 'readyHeads'
-  | 'levelNext'
-  | 'olderSessionHolders'
+  | 'claimHolding'
+  | 'claimOverdueLeases'
+  | 'claimAnyReady'
+  | 'claimFirstReadyTenant'
+  | 'claimNextReadyTenant'
+  | 'claimLevelHead'
+  | 'claimReadyHeads'
+  | 'claimLevelNext'
+  | 'sessionOlderHolders'
   | 'sessionBusy'
-  | 'candidateById'
+  | 'claimCandidate'
 >;

@@ -45,23 +45,23 @@ export const taskResetForRedrive = write('taskResetForRedrive', ['task_id', 'at'
 export const deadLetterDelete = write('deadLetterDelete', ['task_id']).changes('DELETE FROM dead_letters WHERE task_id = :task_id');
 
 export const deadLetterOperations = {
-  failureReasons(id) {
+  taskFailureReasons(id) {
     return this.run(taskFailureReasons, { task_id: id });
   },
-  insertDeadLetter(id, reason, reasonsJson, at, keep) {
+  deadLetterInsert(id, reason, reasonsJson, at, keep) {
     this.send(deadLetterInsert, { task_id: id, reason, reasons: reasonsJson, at });
     this.send(deadLetterTrim, { keep });
     return NOTHING;
   },
-  deadLetters() {
+  deadLetterList() {
     return this.run(deadLetterList, {});
   },
   deadLetterTask(id) {
     return this.run(deadLetterTask, { task_id: id });
   },
-  resetForRedrive(id, at) {
+  taskResetForRedrive(id, at) {
     this.send(taskResetForRedrive, { task_id: id, at });
     this.send(deadLetterDelete, { task_id: id });
     return NOTHING;
   },
-} satisfies Operations<'failureReasons' | 'insertDeadLetter' | 'deadLetters' | 'deadLetterTask' | 'resetForRedrive'>;
+} satisfies Operations<'taskFailureReasons' | 'deadLetterInsert' | 'deadLetterList' | 'deadLetterTask' | 'taskResetForRedrive'>;

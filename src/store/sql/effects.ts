@@ -20,11 +20,11 @@ export const effectOperations = {
   effectByKey(requestKey) {
     return this.run(effectByKey, { request_key: requestKey });
   },
-  insertEffect(effect) {
+  effectInsert(effect) {
     const { requestKey, id, tenant, action, generation, result, now } = effect;
     return this.run(effectInsert, { request_key: requestKey, task_id: id, tenant, action, generation, result, at: now }, (changes) => changes === 1);
   },
-  effects() {
+  effectList() {
     return this.run(effectList, {});
   },
-} satisfies Operations<'effectByKey' | 'insertEffect' | 'effects'>;
+} satisfies Operations<'effectByKey' | 'effectInsert' | 'effectList'>;

@@ -39,31 +39,31 @@ export const rejectionInsert = write('rejectionInsert', ['tenant', 'topic', 'ver
 export const rejectionList = read('rejectionList').rows<RejectionRow>('SELECT tenant, topic, version, reason, at FROM rejections ORDER BY id');
 
 export const eventOperations = {
-  insertEvent(taskId, seq, type, at, dataJson, workerId, generation) {
+  eventAppend(taskId, seq, type, at, dataJson, workerId, generation) {
     const params = { task_id: taskId, seq, type, at, data: dataJson, worker_id: workerId, generation };
     this.send(eventInsert, params, (id) => {
       if (id !== undefined) this.lastEventId = id;
     });
     return NOTHING;
   },
-  eventsForTask(id) {
+  eventListForTask(id) {
     return this.run(eventListForTask, { task_id: id });
   },
-  allEvents() {
+  eventList() {
     return this.run(eventList, {});
   },
   eventCursor() {
     return this.run(eventCursor, {}, (cursor) => cursor as number);
   },
-  eventsSince(cursor, limit) {
+  eventListSince(cursor, limit) {
     return this.run(eventListSince, { cursor, limit });
   },
-  insertRejection(tenant, topic, version, reason, at) {
+  rejectionInsert(tenant, topic, version, reason, at) {
     this.send(rejectionInsert, { tenant, topic, version, reason, at });
     this.send(signalBump, { name: `rejection:${reason}`, delta: 1 });
     return NOTHING;
   },
-  rejections() {
+  rejectionList() {
     return this.run(rejectionList, {});
   },
-} satisfies Operations<'insertEvent' | 'eventsForTask' | 'allEvents' | 'eventCursor' | 'eventsSince' | 'insertRejection' | 'rejections'>;
+} satisfies Operations<'eventAppend' | 'eventListForTask' | 'eventList' | 'eventCursor' | 'eventListSince' | 'rejectionInsert' | 'rejectionList'>;

@@ -31,24 +31,24 @@ export const tenantHasLive = read('tenantHasLive', ['tenant', 'except_id']).pluc
 );
 
 export const fairShareOperations = {
-  serviceOf(tenant) {
+  serviceGet(tenant) {
     return this.run(serviceGet, { tenant }, (service) => service ?? 0);
   },
-  addService(tenant, delta) {
+  serviceAdd(tenant, delta) {
     this.send(serviceAdd, { tenant, delta });
     return NOTHING;
   },
-  serviceCharged(id) {
+  taskServiceCharged(id) {
     return this.run(taskServiceCharged, { task_id: id }, (charged) => charged ?? 0);
   },
-  addServiceCharged(id, delta) {
+  taskAddServiceCharged(id, delta) {
     this.send(taskAddServiceCharged, { delta, task_id: id });
     return NOTHING;
   },
   tenantHasLive(tenant, exceptId) {
     return this.run(tenantHasLive, { tenant, except_id: exceptId }, (live) => live === 1);
   },
-  tenantServices() {
+  serviceList() {
     return this.run(serviceList, {});
   },
-} satisfies Operations<'serviceOf' | 'addService' | 'serviceCharged' | 'addServiceCharged' | 'tenantHasLive' | 'tenantServices'>;
+} satisfies Operations<'serviceGet' | 'serviceAdd' | 'taskServiceCharged' | 'taskAddServiceCharged' | 'tenantHasLive' | 'serviceList'>;

@@ -19,7 +19,7 @@ export const FENCE = `id = :id AND state = 'running' AND worker_id = :workerId A
 export const COMPLETING_COLUMNS =
   'id, tenant, topic, version, state, worker_id, generation, lease_until, deadline, cancel_requested, event_seq, hold_state, attempts, deliveries, first_claimed_at';
 
-/** What a holder's call asks after its row, read with it on PostgreSQL: newerVersionExists and lastCheckpointUsage of the row. */
+/** What a holder's call asks after its row, read with it on PostgreSQL: taskNewerVersionExists and checkpointLastUsage of the row. */
 export const COMPLETING_AHEAD = `EXISTS (SELECT 1 FROM tasks AS n WHERE n.tenant = tasks.tenant AND n.topic = tasks.topic AND n.version > tasks.version) AS ahead_newer,
                          (SELECT c.usage FROM checkpoints AS c WHERE c.task_id = tasks.id ORDER BY c.seq DESC LIMIT 1) AS ahead_usage`;
 
@@ -33,7 +33,7 @@ interface Ahead {
  * A holder's row (Q8, Q9, Q12). On PostgreSQL with what its call reads next (holderOperations below
  * hands those answers to the runner); PgStatements also reads it ahead, before the queue lock with its
  * version (completingRowVersioned, rowUnchanged) or in a transaction's first round trip
- * (ReadsFirst.completingRow), under this statement's name.
+ * (ReadsFirst.holderRow), under this statement's name.
  */
 export const holderRow = read('holderRow', ['task_id']).one<CompletingRow | (CompletingRow & Ahead)>({
   sqlite: `SELECT ${COMPLETING_COLUMNS} FROM tasks WHERE id = :task_id`,
@@ -60,26 +60,26 @@ export const taskRequestCancel = write('taskRequestCancel', ['task_id']).pluck<n
 );
 
 export const holderOperations = {
-  /** The holder's row; on PostgreSQL, newerVersionExists and lastCheckpointUsage of it are answered ahead from it (a complete asks for them next). */
-  completingRow(id) {
+  /** The holder's row; on PostgreSQL, taskNewerVersionExists and checkpointLastUsage of it are answered ahead from it (a complete asks for them next). */
+  holderRow(id) {
     return this.run(holderRow, { task_id: id }, (row) => {
       if (row === undefined || !('ahead_newer' in row)) return row;
       const { ahead_newer: newer, ahead_usage: usage, ...completing } = row;
-      // In the statements' own answers: newerVersionExists's pluck is 1, or undefined for no row.
+      // In the statements' own answers: taskNewerVersionExists's pluck is 1, or undefined for no row.
       this.answeredAhead(taskNewerVersion, { tenant: completing.tenant, topic: completing.topic, version: completing.version }, newer ? 1 : undefined);
       this.answeredAhead(checkpointLastUsage, { task_id: completing.id }, usage ?? undefined);
       return completing;
     });
   },
-  heartbeat(fence, leaseUntil) {
+  holderHeartbeat(fence, leaseUntil) {
     return this.run(holderHeartbeat, { ...fence, leaseUntil }, (renewed) =>
       renewed === undefined ? undefined : { cancelRequested: renewed.cancel_requested === 1 },
     );
   },
-  bumpEventSeqFenced(fence) {
+  holderBumpEventSeq(fence) {
     return this.run(holderBumpEventSeq, fence);
   },
-  requestCancel(id) {
+  taskRequestCancel(id) {
     return this.run(taskRequestCancel, { task_id: id });
   },
-} satisfies Operations<'completingRow' | 'heartbeat' | 'bumpEventSeqFenced' | 'requestCancel'>;
+} satisfies Operations<'holderRow' | 'holderHeartbeat' | 'holderBumpEventSeq' | 'taskRequestCancel'>;

@@ -52,20 +52,20 @@ export const creditInsert = write('creditInsert', ['task_id', 'tenant', 'kind', 
 export const creditList = read('creditList').rows<CreditRow>('SELECT task_id, tenant, kind, credits, at FROM credit_ledger ORDER BY id');
 
 export const holdOperations = {
-  closeHold(id, hold, at) {
+  holdClose(id, hold, at) {
     return this.run(holdClose, { task_id: id, hold_state: hold.state, charged: hold.charged, usage: hold.usage, reason: hold.reason, at });
   },
-  insertCredit(taskId, tenant, kind, credits, at) {
+  creditInsert(taskId, tenant, kind, credits, at) {
     this.send(creditInsert, { task_id: taskId, tenant, kind, credits, at });
     return NOTHING;
   },
-  holds() {
+  holdList() {
     return this.run(holdList, {});
   },
-  staleHolds(cutoff) {
+  holdListStale(cutoff) {
     return this.run(holdStale, { cutoff });
   },
-  creditLedger() {
+  creditList() {
     return this.run(creditList, {});
   },
-} satisfies Operations<'closeHold' | 'insertCredit' | 'holds' | 'staleHolds' | 'creditLedger'>;
+} satisfies Operations<'holdClose' | 'creditInsert' | 'holdList' | 'holdListStale' | 'creditList'>;

@@ -6,7 +6,7 @@ import { read } from './statement.ts';
 export const migrationList = read('migrationList').rows<MigrationRow>('SELECT version, name, applied_at FROM schema_migrations ORDER BY version');
 
 export const migrationOperations = {
-  schemaMigrations() {
+  migrationList() {
     return this.run(migrationList, {});
   },
-} satisfies Operations<'schemaMigrations'>;
+} satisfies Operations<'migrationList'>;

@@ -78,26 +78,26 @@ export const taskRecent = read('taskRecent', ['limit']).rows<{ id: number; enque
 });
 
 export const signalOperations = {
-  bumpSignal(name, delta) {
+  signalBump(name, delta) {
     this.send(signalBump, { name, delta });
     return NOTHING;
   },
-  signalCounters() {
+  signalList() {
     return this.run(signalList, {});
   },
-  holdingSince() {
+  taskHoldingSince() {
     return this.run(taskHoldingSince, {});
   },
-  readyDepth() {
+  taskReadyDepth() {
     return this.run(taskReadyDepth, {});
   },
-  oldestReady() {
+  taskOldestReady() {
     return this.run(taskOldestReady, {});
   },
-  oldestEligibleReady(tenant, now) {
+  taskOldestEligibleReady(tenant, now) {
     return this.run(taskOldestEligibleReady, { tenant, now });
   },
-  recentTasks(limit) {
+  taskListRecent(limit) {
     return this.run(taskRecent, { limit });
   },
-} satisfies Operations<'bumpSignal' | 'signalCounters' | 'holdingSince' | 'readyDepth' | 'oldestReady' | 'oldestEligibleReady' | 'recentTasks'>;
+} satisfies Operations<'signalBump' | 'signalList' | 'taskHoldingSince' | 'taskReadyDepth' | 'taskOldestReady' | 'taskOldestEligibleReady' | 'taskListRecent'>;

@@ -1,6 +1,6 @@
 /**
  * The writes of a task's row (Q1-Q3, Q8): its insert, and the state writes, the only statements of the
- * store that write tasks.state (transition() is writeState's only caller). No RETURNING on the hot
+ * store that write tasks.state (transition() is taskWriteState's only caller). No RETURNING on the hot
  * writes: SQLite buffers RETURNING rows in an ephemeral table, which cost more than the UPDATE; the
  * caller read the row in this transaction and computes the new values. Moves that are not the holder's
  * read rows from indexes that do not carry event_seq (the holding index), so they bump it in SQL; they
@@ -17,7 +17,7 @@ import { RUN_SIGNAL, signalBump } from './signals.ts';
 import { read, write } from './statement.ts';
 
 /** R4: the hold's columns, closed (at `closedAt`, a parameter) in the statement that ends the run. */
-const closeHold = (closedAt: string) =>
+const holdClose = (closedAt: string) =>
   `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = ${closedAt}`;
 const HOLD_PARAMS = ['holdState', 'charged', 'usage', 'holdReason'] as const;
 
@@ -78,7 +78,7 @@ const FENCE_PARAMS = ['id', 'workerId', 'generation', 'now'] as const;
 /** Q8: a holder's completion, its hold settled or released in the same write. */
 export const holderComplete = write('holderComplete', ['result', ...FENCE_PARAMS, 'eventSeq', 'outcome', ...HOLD_PARAMS]).changes(
   `UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${closeHold(':now')}
+                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${holdClose(':now')}
                      WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
 );
 
@@ -102,7 +102,7 @@ export const holderLeave = write('holderLeave', [...LEAVE_PARAMS, ...FENCE_PARAM
 export const holderLeaveClosingHold = write('holderLeaveClosingHold', [...LEAVE_PARAMS, ...FENCE_PARAMS, ...HOLD_PARAMS]).changes(
   `UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                                   not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
-                                  lease_until = NULL, event_seq = :eventSeq, ${closeHold(':now')}
+                                  lease_until = NULL, event_seq = :eventSeq, ${holdClose(':now')}
                                 WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
 );
 
@@ -118,7 +118,7 @@ export const taskMove = write('taskMove', [...MOVE_PARAMS, 'keepLease']).pluck<n
 
 export const taskMoveClosingHold = write('taskMoveClosingHold', [...MOVE_PARAMS, ...HOLD_PARAMS]).pluck<number>(
   `UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
-                              lease_until = NULL, event_seq = event_seq + 1, ${closeHold(':finishedAt')}
+                              lease_until = NULL, event_seq = event_seq + 1, ${holdClose(':finishedAt')}
                             WHERE id = :id AND state = :fromState AND generation = :generation AND ${HOLD_IS_OPEN_SQL}
                             RETURNING event_seq`,
 );
@@ -128,7 +128,7 @@ function holdParams(hold: HoldClosure) {
 }
 
 export const taskWriteOperations = {
-  insertTask(task: NewTask) {
+  taskCreate(task: NewTask) {
     const { hold, ...columns } = task;
     if (hold !== null) return this.run(taskInsertEnded, { ...columns, ...holdParams(hold) });
     // On PostgreSQL, the key read free with the lock and nothing written since: the insert waits with
@@ -148,7 +148,7 @@ export const taskWriteOperations = {
    * must change it (sendOne): a miss answers undefined on SQLite, and fails the transaction as an
    * InvariantError on PostgreSQL, where the write rides with the next statement, as transition() would.
    */
-  writeState(change: StateWrite) {
+  taskWriteState(change: StateWrite) {
     if (change.kind === 'claim') {
       if (!this.sendOne(taskClaim, change, () => `task ${change.id}'s claim`)) return answer(undefined);
       // A5: every claim is a RUN decision, counted in the claim's own transaction.
@@ -196,4 +196,4 @@ export const taskWriteOperations = {
       ? this.run(taskMove, { ...params, keepLease: change.keepLease ? 1 : 0 })
       : this.run(taskMoveClosingHold, { ...params, ...holdParams(change.hold) });
   },
-} satisfies Operations<'insertTask' | 'writeState'>;
+} satisfies Operations<'taskCreate' | 'taskWriteState'>;

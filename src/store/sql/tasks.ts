@@ -77,55 +77,55 @@ export const taskOperations = {
   taskByKey(tenant, topic, version) {
     return this.run(taskByKey, { tenant, topic, version });
   },
-  tasksForTenant(tenant) {
+  taskListForTenant(tenant) {
     return this.run(taskListForTenant, { tenant });
   },
-  allTasks() {
+  taskList() {
     return this.run(taskList, {});
   },
   /** Tasks in one state, by id, through the partial index that covers the state when there is one. */
-  tasksInState(state) {
+  taskListInState(state) {
     if (state === 'running' || state === 'uncertain') return this.run(taskListOccupyingInState, { state }, byId);
     if (state === 'ready') return this.run(taskListReady, {}, byId);
     return this.run(taskListInState, { state });
   },
-  countsByState() {
+  taskCountsByState() {
     return this.run(taskCountsByState, {});
   },
-  occupiedByTenant() {
+  taskOccupiedByTenant() {
     return this.run(taskOccupiedByTenant, {});
   },
-  tasksEnqueuedBetween(from, to) {
+  taskListEnqueuedBetween(from, to) {
     return this.run(taskListEnqueuedBetween, { from, to });
   },
-  latestVersionOfTopic(tenant, topic) {
+  taskLatestVersion(tenant, topic) {
     return this.run(taskLatestVersion, { tenant, topic }, (latest) => latest ?? null);
   },
-  newerVersionExists(tenant, topic, version) {
+  taskNewerVersionExists(tenant, topic, version) {
     return this.run(taskNewerVersion, { tenant, topic, version }, (found) => found !== undefined);
   },
-  olderUnstartedVersions(tenant, topic, version) {
+  taskOlderUnstarted(tenant, topic, version) {
     return this.run(taskOlderUnstarted, { tenant, topic, version });
   },
-  liveCount() {
+  counterLive() {
     return this.run(counterLive, {}) as Step<number>;
   },
-  adjustLive(delta) {
+  counterLiveAdjust(delta) {
     this.send(counterLiveAdjust, { delta });
     return NOTHING;
   },
 } satisfies Operations<
   | 'taskById'
   | 'taskByKey'
-  | 'tasksForTenant'
-  | 'allTasks'
-  | 'tasksInState'
-  | 'countsByState'
-  | 'occupiedByTenant'
-  | 'tasksEnqueuedBetween'
-  | 'latestVersionOfTopic'
-  | 'newerVersionExists'
-  | 'olderUnstartedVersions'
-  | 'liveCount'
-  | 'adjustLive'
+  | 'taskListForTenant'
+  | 'taskList'
+  | 'taskListInState'
+  | 'taskCountsByState'
+  | 'taskOccupiedByTenant'
+  | 'taskListEnqueuedBetween'
+  | 'taskLatestVersion'
+  | 'taskNewerVersionExists'
+  | 'taskOlderUnstarted'
+  | 'counterLive'
+  | 'counterLiveAdjust'
 >;

@@ -94,7 +94,7 @@ export function contractStore(kind: StoreKind): ContractStore {
     store = openStore(kind, dirs);
     // The PostgreSQL stores migrate on their first transaction: take that cost here, not in a case.
     await store.read('contract:open', function* (tx) {
-      return yield* tx.liveCount();
+      return yield* tx.counterLive();
     });
   });
   afterAll(async () => {
@@ -161,7 +161,7 @@ export function newTask(overrides: Partial<NewTask> = {}): NewTask {
 
 /** Inserts a ready task; its id (the insert must not be refused). */
 export function* readyTask(tx: StoreTx, overrides: Partial<NewTask> = {}): Step<number> {
-  const id = yield* tx.insertTask(newTask(overrides));
+  const id = yield* tx.taskCreate(newTask(overrides));
   if (id === undefined) throw new Error('fixture: the insert was refused');
   return id;
 }
@@ -179,7 +179,7 @@ export function* claim(tx: StoreTx, id: number, options: Claim = {}): Step<{ id:
   const workerId = options.workerId ?? 'w1';
   const generation = options.generation ?? 1;
   const now = options.now ?? AT;
-  const written = yield* tx.writeState({
+  const written = yield* tx.taskWriteState({
     kind: 'claim',
     id,
     previousGeneration: generation - 1,
@@ -195,7 +195,7 @@ export function* claim(tx: StoreTx, id: number, options: Claim = {}): Step<{ id:
 
 /** Moves a running task to uncertain, keeping its lease (an expiry); the new event_seq. */
 export function* makeUncertain(tx: StoreTx, id: number, generation = 1): Step<number> {
-  const seq = yield* tx.writeState({ kind: 'other', id, from: 'running', generation, to: 'uncertain', outcome: null, finishedAt: null, keepLease: true, hold: null });
+  const seq = yield* tx.taskWriteState({ kind: 'other', id, from: 'running', generation, to: 'uncertain', outcome: null, finishedAt: null, keepLease: true, hold: null });
   if (seq === undefined) throw new Error('fixture: the move to uncertain missed');
   return seq;
 }
@@ -210,7 +210,7 @@ export function* endByHolder(
   to: 'done' | 'failed' | 'cancelled' | 'expired',
   options: { hold?: HoldClosure; eventSeq?: number; result?: string } = {},
 ): Step<number | undefined> {
-  return yield* tx.writeState({
+  return yield* tx.taskWriteState({
     kind: 'holder',
     fence,
     to,
