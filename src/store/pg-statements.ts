@@ -274,7 +274,7 @@ export class PgStatements implements StoreTx, SqlRunner {
    * statement's cost here, so they go with the next statement that the body does wait for, in one
    * batch, in the order asked (pending writes first), or with COMMIT (the store takes them with
    * takePending). A failure of one surfaces at that batch's yield, still inside the transaction (and
-   * inside its savepoint: savepoint() sends what its body left before it releases).
+   * inside its savepoint: txSavepoint() sends what its body left before it releases).
    */
   private pending: PendingWrite[] = [];
 
@@ -307,7 +307,7 @@ export class PgStatements implements StoreTx, SqlRunner {
    */
   private enqueueBase: { paused: PauseRow[]; live: number; delta: number } | undefined;
   /**
-   * Whether savepoint() may leave its RELEASE pending, to go with the next batch (COMMIT's, for an
+   * Whether txSavepoint() may leave its RELEASE pending, to go with the next batch (COMMIT's, for an
    * enqueue) instead of a round trip of its own. The store turns it off for a transaction run again
    * because such a batch failed (`releaseFailed`): a failure inside a savepoint is then met where the
    * body can catch it, as the StoreTx contract says.

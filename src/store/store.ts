@@ -523,7 +523,7 @@ export interface ReadsFirst {
   /** The body reads StoreTx.holderRow of this task first. */
   holderRow?: number;
   /**
-   * The body is a claim: it reads holding() first, then the paused tenants, the ready tenants' heads at
+   * The body is a claim: it reads claimHolding() first, then the paused tenants, the ready tenants' heads at
    * its time and the candidate among them (StoreTx.claimCandidate), unless it has written in between.
    * The store may read ahead the row of the head most likely picked, by Q4's score and the tenant
    * limits with these settings.

@@ -1,7 +1,7 @@
 /**
  * The store contract, admission (A2): tables `tenant_pauses` and `admission_decisions` and the
- * `tasks.deferred` column — pausedTenants, pauseTenant, resumeTenant, taskDeferredSet, taskDefer,
- * admissionInsert, admissionDecisions — each against every store kind (__test-helpers__/harness.ts).
+ * `tasks.deferred` column — tenantPauseList, tenantPause, tenantResume, taskDeferredSet, taskDefer,
+ * admissionInsert, admissionList — each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { AdmissionRow } from '../store.ts';

@@ -1,7 +1,7 @@
 /**
- * The store contract, tables `budget_levels` and `reservations` (A1, I16): budgetLevel,
- * budgetLevelPut, budgetLevels, reservationInsert, reservationAdd, reservationSetConsumed, reservationListHeld,
- * reservationRelease and reservations, each against every store kind (__test-helpers__/harness.ts).
+ * The store contract, tables `budget_levels` and `reservations` (A1, I16): budgetLevelGet,
+ * budgetLevelPut, budgetLevelList, reservationInsert, reservationAdd, reservationSetConsumed, reservationListHeld,
+ * reservationRelease and reservationList, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { NewReservation, ReservationRow } from '../store.ts';

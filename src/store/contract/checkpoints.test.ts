@@ -1,5 +1,5 @@
 /**
- * The store contract, table `checkpoints` (R1, R2, R5): checkpointInsert, lastCheckpoint,
+ * The store contract, table `checkpoints` (R1, R2, R5): checkpointInsert, checkpointLast,
  * checkpointLastFlags and checkpointLastUsage, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The store contract, the claim's reads of `tasks` (Q4-Q7, A6): holding, claimOverdueLeases, anyReady,
+ * The store contract, the claim's reads of `tasks` (Q4-Q7, A6): claimHolding, claimOverdueLeases, claimAnyReady,
  * claimFirstReadyTenant, claimNextReadyTenant, claimLevelHead, claimReadyHeads, claimLevelNext, sessionOlderHolders, sessionBusy
  * and claimCandidate, each against every store kind (__test-helpers__/harness.ts).
  */

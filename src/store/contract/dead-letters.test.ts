@@ -1,5 +1,5 @@
 /**
- * The store contract, table `dead_letters` (R6, O1): deadLetterInsert, deadLetters, deadLetterTask and
+ * The store contract, table `dead_letters` (R6, O1): deadLetterInsert, deadLetterList, deadLetterTask and
  * taskResetForRedrive, each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

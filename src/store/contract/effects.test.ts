@@ -1,5 +1,5 @@
 /**
- * The store contract, table `effects` (R3): effectInsert, effectByKey and effects, each against every
+ * The store contract, table `effects` (R3): effectInsert, effectByKey and effectList, each against every
  * store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

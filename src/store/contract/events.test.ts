@@ -1,6 +1,6 @@
 /**
  * The store contract, tables `events` (Q15) and `rejections` (Q3, I4): eventAppend, eventListForTask,
- * eventList, eventCursor, eventListSince, taskFailureReasons, rejectionInsert and rejections, each against
+ * eventList, eventCursor, eventListSince, taskFailureReasons, rejectionInsert and rejectionList, each against
  * every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

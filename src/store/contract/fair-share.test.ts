@@ -1,6 +1,6 @@
 /**
  * The store contract, fair share (A3): table `tenant_service` and `tasks.service_charged` — serviceGet,
- * serviceAdd, tenantServices, taskServiceCharged, taskAddServiceCharged — and tenantHasLive, each against every
+ * serviceAdd, serviceList, taskServiceCharged, taskAddServiceCharged — and tenantHasLive, each against every
  * store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * The store contract, the hold of a task's credits (R4; columns of `tasks`) and the `credit_ledger`
- * table: holdClose, holds, holdListStale, creditInsert and creditLedger, each against every store kind
+ * table: holdClose, holdList, holdListStale, creditInsert and creditList, each against every store kind
  * (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The store contract, table `schema_migrations` (Q18): schemaMigrations, against every store kind
+ * The store contract, table `schema_migrations` (Q18): migrationList, against every store kind
  * (__test-helpers__/harness.ts). Both dialects apply the same versions under the same names (their DDL differs).
  */
 import { describe, expect, it } from 'vitest';

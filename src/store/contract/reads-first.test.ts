@@ -112,7 +112,7 @@ describe.each(STORE_KINDS)('reads first, and reads answered ahead, on %s', (kind
     const answer = await db.scratch(function* (tx, at) {
       const a = yield* readyTask(tx, { tenant: 'rw', topic: 's', version: 1 });
       const b = yield* readyTask(tx, { tenant: 'rw', topic: 's', version: 2 });
-      // holding() reads the paused tenants and the ready heads ahead (PostgreSQL); a pause and a claim follow.
+      // claimHolding() reads the paused tenants and the ready heads ahead (PostgreSQL); a pause and a claim follow.
       yield* tx.claimHolding();
       yield* tx.tenantPause('rw', 'manual', at);
       const paused = (yield* tx.tenantPauseList()).map((row) => row.tenant).filter((tenant) => tenant === 'rw');
@@ -126,7 +126,7 @@ describe.each(STORE_KINDS)('reads first, and reads answered ahead, on %s', (kind
       yield* tx.checkpointInsert({ id: a, generation: 1, kind: 'A', step: 1, state: '{}', usage: '{"tokens":2}', now: at, eventSeq: 3, requeueSafe: 0 });
       const newer = yield* tx.taskNewerVersionExists('rw', 's', 2);
       const usage = yield* tx.checkpointLastUsage(a);
-      // holding() again, then a's move to uncertain: the heads and holders read after it see it.
+      // claimHolding() again, then a's move to uncertain: the heads and holders read after it see it.
       yield* tx.claimHolding();
       yield* makeUncertain(tx, a);
       const holders = (yield* tx.claimHolding()).filter((row) => row.tenant === 'rw').map((row) => [row.id - a, row.state]);

@@ -1,6 +1,6 @@
 /**
  * The store contract, the control-plane signals (A5): table `signal_counters` (signalBump,
- * signalList) and the bounded reads of `tasks` that signals are made of (taskHoldingSince, readyDepth,
+ * signalList) and the bounded reads of `tasks` that signals are made of (taskHoldingSince, taskReadyDepth,
  * taskOldestReady, taskOldestEligibleReady, taskListRecent), each against every store kind (__test-helpers__/harness.ts).
  */
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
  * The store contract, the writes of `tasks.state` and of a lease holder (Q7-Q9, Q13): taskWriteState (its
- * three kinds), holderRow, heartbeat, holderBumpEventSeq, requestCancel, and the transaction's own
- * savepoint and txMarkClaimable, each against every store kind (__test-helpers__/harness.ts).
+ * three kinds), holderRow, holderHeartbeat, holderBumpEventSeq, taskRequestCancel, and the transaction's own
+ * txSavepoint and txMarkClaimable, each against every store kind (__test-helpers__/harness.ts).
  *
  * Differs by design: a claim's or a holder's state write that matches no row. SQLite answers it at once
  * (undefined); PostgreSQL sends it with the next round trip (pg-statements.ts deferOne) and answers the

@@ -35,5 +35,5 @@ export const OPERATIONS = {
   ...taskWriteOperations,
 };
 
-/** The StoreTx methods the catalogue writes: all but savepoint and txMarkClaimable, which each runner keeps its own (transaction control, a flag). */
+/** The StoreTx methods the catalogue writes: all but txSavepoint and txMarkClaimable, which each runner keeps its own (transaction control, a flag). */
 export type OperationName = keyof typeof OPERATIONS;

@@ -25,7 +25,7 @@ export const taskListInState = read('taskListInState', ['state']).rows<TaskRow>(
  * The same for the states a partial index covers: a walk of that index, not a scan of every task ever
  * run. SQLite uses a partial index only when the query repeats the index's own WHERE term, and (without
  * statistics) prefers a rowid scan whenever there is an ORDER BY id, so these two have none: their
- * rows are put in id order by tasksInState below, on both dialects. The holding index holds the state,
+ * rows are put in id order by taskListInState below, on both dialects. The holding index holds the state,
  * so the walk reads a task's row only when its state is the one asked for.
  */
 export const taskListOccupyingInState = read('taskListOccupyingInState', ['state']).rows<TaskRow>(`SELECT * FROM tasks WHERE ${OCCUPYING} AND state = :state`);
