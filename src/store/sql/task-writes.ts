@@ -17,7 +17,7 @@ import { RUN_SIGNAL, signalBump } from './signals.ts';
 import { read, write } from './statement.ts';
 
 /** R4: the hold's columns, closed (at `closedAt`, a parameter) in the statement that ends the run. */
-const holdClose = (closedAt: string) =>
+const closedHoldColumns = (closedAt: string) =>
   `hold_state = :holdState, hold_charged_credits = :charged, hold_usage = :usage, hold_reason = :holdReason, hold_closed_at = ${closedAt}`;
 const HOLD_PARAMS = ['holdState', 'charged', 'usage', 'holdReason'] as const;
 
@@ -78,7 +78,7 @@ const FENCE_PARAMS = ['id', 'workerId', 'generation', 'now'] as const;
 /** Q8: a holder's completion, its hold settled or released in the same write. */
 export const holderComplete = write('holderComplete', ['result', ...FENCE_PARAMS, 'eventSeq', 'outcome', ...HOLD_PARAMS]).changes(
   `UPDATE tasks SET state = 'done', result = :result, finished_at = :now, run_ms = :now - claimed_at,
-                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${holdClose(':now')}
+                       lease_until = NULL, event_seq = :eventSeq, outcome = :outcome, ${closedHoldColumns(':now')}
                      WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
 );
 
@@ -102,7 +102,7 @@ export const holderLeave = write('holderLeave', [...LEAVE_PARAMS, ...FENCE_PARAM
 export const holderLeaveClosingHold = write('holderLeaveClosingHold', [...LEAVE_PARAMS, ...FENCE_PARAMS, ...HOLD_PARAMS]).changes(
   `UPDATE tasks SET state = :state, outcome = :outcome, error_class = :errorClass, error_message = :errorMessage,
                                   not_before = :notBefore, finished_at = :finishedAt, run_ms = :now - claimed_at,
-                                  lease_until = NULL, event_seq = :eventSeq, ${holdClose(':now')}
+                                  lease_until = NULL, event_seq = :eventSeq, ${closedHoldColumns(':now')}
                                 WHERE ${FENCE} AND ${HOLD_IS_OPEN_SQL}`,
 );
 
@@ -118,7 +118,7 @@ export const taskMove = write('taskMove', [...MOVE_PARAMS, 'keepLease']).pluck<n
 
 export const taskMoveClosingHold = write('taskMoveClosingHold', [...MOVE_PARAMS, ...HOLD_PARAMS]).pluck<number>(
   `UPDATE tasks SET state = :state, outcome = COALESCE(:outcome, outcome), finished_at = :finishedAt,
-                              lease_until = NULL, event_seq = event_seq + 1, ${holdClose(':finishedAt')}
+                              lease_until = NULL, event_seq = event_seq + 1, ${closedHoldColumns(':finishedAt')}
                             WHERE id = :id AND state = :fromState AND generation = :generation AND ${HOLD_IS_OPEN_SQL}
                             RETURNING event_seq`,
 );
