@@ -21,8 +21,9 @@
  * others it is their job handler. When stdin closes (the parent ended or died) the child exits, so no
  * orphan is left behind.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { appendFileSync, watch, type FSWatcher } from 'node:fs';
 import { resolve } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
@@ -91,6 +92,41 @@ interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * FLEET_TRACE=PREFIX (a diagnostic, not part of a measurement): each child appends to PREFIX-<pid>.jsonl
+ * one line `{ c, ev, t }` (t in wall ms) for every wake-up a Leasehold queue hears (`wake`), every claim
+ * it starts and ends (`claim0`, `claim1:<key>`, `claimNone`) and every model call (`decide:<key>`); for
+ * leasehold-sqlite also each garbage collection over 2 ms (`gc:<kind>:<ms>`) and each event-loop stall
+ * over 15 ms (`lag:<ms>`), and the parent writes PREFIX-parent.jsonl with each probe's enqueue times. It
+ * is how a pickup's milliseconds were split into enqueue, wake-up, claim and run start.
+ */
+function traceLeasehold(prefix: string, contender: FleetContender, queue: WorkQueue): (key: string) => void {
+  const line = (c: string, ev: string, t: number) => appendFileSync(`${prefix}-${process.pid}.jsonl`, `${JSON.stringify({ c, ev, t })}\n`);
+  const record = (ev: string) => line(contender, ev, wallMs());
+  queue.watch(() => record('wake'));
+  const claim = queue.claim.bind(queue);
+  (queue as { claim: typeof claim }).claim = async (workerId) => {
+    record('claim0');
+    const claimed = await claim(workerId);
+    record(claimed.ok ? `claim1:${keyOf(claimed.task.input)}` : 'claimNone');
+    return claimed;
+  };
+  if (contender === 'leasehold-sqlite') {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.duration > 2) line('gc', `gc:${((e as { detail?: { kind?: number } }).detail)?.kind}:${e.duration.toFixed(1)}`, performance.timeOrigin + e.startTime);
+      }
+    }).observe({ entryTypes: ['gc'] });
+    let last = wallMs();
+    setInterval(() => {
+      const t = wallMs();
+      if (t - last > 15) line('lag', `lag:${(t - last).toFixed(1)}`, last);
+      last = t;
+    }, 5).unref();
+  }
+  return (key) => record(`decide:${key}`);
+}
+
 /** Leasehold: the public Worker with a model that answers at once, on a queue opened as a user opens it. */
 function leaseholdRuntime(contender: FleetContender, queue: WorkQueue, workerPrefix: string): Runtime {
   let worker: Worker | undefined;
@@ -99,11 +135,13 @@ function leaseholdRuntime(contender: FleetContender, queue: WorkQueue, workerPre
     async decide(request) {
       const k = keyOf(request.input);
       emit({ type: 's', c: contender, k, t: wallMs() });
+      traceDecide?.(k);
       // The handler "returns" once the model has decided; the Worker then writes the run's end.
       queueMicrotask(() => emit({ type: 'e', c: contender, k, t: wallMs() }));
       return { toolCalls: [], final: { ok: true }, usage: { inputTokens: 1, outputTokens: 1 } };
     },
   };
+  const traceDecide = process.env.FLEET_TRACE ? traceLeasehold(process.env.FLEET_TRACE, contender, queue) : undefined;
   return {
     async start() {
       const clock = new SystemClock();
@@ -241,13 +279,22 @@ function floorSqliteRuntime(file: string, workerId: string): Runtime {
   // commit is visible (the writer's sync and its wal-index update come after), so a notice whose
   // counter has not moved yet is checked again after 1, 2, 4, 8, 16 and 32 ms.
   let watcher: FSWatcher | undefined;
+  // One recheck pending at a time, as Leasehold's WalWatcher does: otherwise every WAL notice of a
+  // backlog's burst of writes leaves a chain of timers of its own.
+  let recheck: NodeJS.Timeout | undefined;
   return wakeLoop(claimAndRun, (wake) => {
     const check = (delayMs: number) => {
       if (dataVersion() !== seen) wake();
-      else if (delayMs <= 32) setTimeout(() => check(delayMs * 2), delayMs);
+      else if (delayMs <= 32 && recheck === undefined) {
+        recheck = setTimeout(() => {
+          recheck = undefined;
+          check(delayMs * 2);
+        }, delayMs);
+      }
     };
     watcher = watch(`${file}-wal`, () => check(1));
   }, async () => {
+    clearTimeout(recheck);
     watcher?.close();
     db.close();
   });

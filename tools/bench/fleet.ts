@@ -34,7 +34,8 @@
  * A round gives every contender, in an order that rotates (and reverses every other round), two phases:
  *
  *   1. Pickup on an idle fleet. First the contender's fleet must have been idle for IDLE_MS (12 s; the
- *      section waits if not), so Leasehold's idle wait has reached its 8 s ceiling. Then PROBES tasks are
+ *      section waits if not), so Leasehold's idle wait has reached its 8 s ceiling, and every fleet for
+ *      SETTLE_MS (5 s), so no other contender's backlog is still being cleared up. Then PROBES tasks are
  *      enqueued one at a time by the parent process (a producer is another process), each after a pause
  *      of 300–900 ms (a fixed pseudo-random sequence, the same for every contender) and after the
  *      previous probe's handler ended. A sample is the wall time from just before the enqueue call to
@@ -61,6 +62,7 @@
  * stops the children (killing any that hangs), drops the run's schemas and deletes its Redis keys.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +84,13 @@ const repoRoot = resolve(here, '..', '..');
 const CHILD = join(here, 'fleet-child.ts');
 const PROCESSES = 4;
 const IDLE_MS = 12_000;
+/**
+ * How long every fleet must have been quiet before a pickup phase starts. The processes are shared:
+ * measured with FLEET_TRACE (fleet-child.ts), for about 3 s after floor-sqlite's backlog their event
+ * loops stalled 100 to 500 ms at a time (garbage collection among it), and leasehold-sqlite, next in
+ * the order, paid it in its first probes (pickups of 30 to 230 ms).
+ */
+const SETTLE_MS = 5_000;
 const PROBE_TIMEOUT_MS = 20_000;
 /** How long a child may take to answer a command (start, stop) before the section gives up on it. */
 const REPLY_TIMEOUT_MS = 30_000;
@@ -268,6 +277,16 @@ interface Setup {
   bullPrefix?: string;
 }
 
+/**
+ * A SQLite contender's folder, its own: Leasehold's WAL watch watches the folder of its file, and
+ * another contender's backlog written beside it would wake it on every write.
+ */
+function folderOf(tmpDir: string, name: FleetContender): string {
+  const folder = join(tmpDir, name);
+  mkdirSync(folder, { recursive: true });
+  return folder;
+}
+
 async function setUp(ctx: BenchContext, names: readonly FleetContender[]): Promise<Setup> {
   const clock = new SystemClock();
   const producers = new Map<FleetContender, Producer>();
@@ -276,7 +295,7 @@ async function setUp(ctx: BenchContext, names: readonly FleetContender[]): Promi
   const setup: Setup = { producers, childArgs, schemas };
   for (const name of names) {
     if (name === 'leasehold-sqlite') {
-      const file = join(ctx.tmpDir, 'leasehold.db');
+      const file = join(folderOf(ctx.tmpDir, name), 'leasehold.db');
       const queue = openWorkQueue({ db: file, clock, config: { ...FLEET_CONFIG } });
       await queue.snapshot();
       producers.set(name, leaseholdProducer(queue));
@@ -388,7 +407,7 @@ async function setUp(ctx: BenchContext, names: readonly FleetContender[]): Promi
       });
       childArgs.push(`--floor-schema=${schema}`);
     } else if (name === 'floor-sqlite') {
-      const file = join(ctx.tmpDir, 'floor.db');
+      const file = join(folderOf(ctx.tmpDir, name), 'floor.db');
       const db = new Database(file);
       db.pragma('journal_mode = WAL');
       // An enqueue is synced before it is acknowledged, as Leasehold's default durability syncs it.
@@ -439,7 +458,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
 
   const quick = ctx.options.quick;
   const rounds = quick ? 1 : Math.max(1, Math.min(ctx.options.rounds, 3));
-  const probes = quick ? 3 : 6;
+  const probes = quick ? 3 : 12;
   const backlog = quick ? 300 : 2000;
   const capMs = quick ? 5_000 : 10_000;
 
@@ -466,9 +485,11 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
       for (const name of order) {
         const producer = setup.producers.get(name)!;
         const idleFor = wallMs() - lastActive.get(name)!;
-        if (idleFor < IDLE_MS) {
-          ctx.progress(`  ${name}: waiting ${((IDLE_MS - idleFor) / 1000).toFixed(1)} s for the fleet to be idle ${IDLE_MS / 1000} s`);
-          await sleep(IDLE_MS - idleFor);
+        const quietFor = wallMs() - Math.max(...lastActive.values());
+        const waitMs = Math.max(IDLE_MS - idleFor, SETTLE_MS - quietFor);
+        if (waitMs > 0) {
+          ctx.progress(`  ${name}: waiting ${(waitMs / 1000).toFixed(1)} s for its fleet to be idle ${IDLE_MS / 1000} s and every fleet ${SETTLE_MS / 1000} s`);
+          await sleep(waitMs);
         }
         // Phase 1: pickup. The pauses are the same sequence for every contender in a round.
         const pause = prng(1000 + r);
@@ -479,6 +500,7 @@ async function run(ctx: BenchContext): Promise<SectionResult> {
           const key = `p${r}-${i}`;
           const before = wallMs();
           const reported = await producer.enqueue(key, i);
+          if (process.env.FLEET_TRACE) appendFileSync(`${process.env.FLEET_TRACE}-parent.jsonl`, `${JSON.stringify({ c: name, key, before, after: wallMs() })}\n`);
           const started = await tracker.first('s', name, reported, PROBE_TIMEOUT_MS - (wallMs() - before));
           if (started === undefined) {
             timeouts++;
