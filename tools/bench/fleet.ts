@@ -610,7 +610,7 @@ function report(
   context.push(
     { label: 'fleet', value: `${PROCESSES} processes, slots ${FLEET_SLOTS} each, every contender at its worker runtime's defaults otherwise` },
     { label: 'leasehold config', value: `${JSON.stringify(FLEET_CONFIG)}, ${FLEET_TENANTS} tenants round robin, priority 0; Worker defaults (idleWaitMs 1000 → maxIdleWaitMs 8000)` },
-    { label: 'pickup', value: `${run.probes} probes a round, one at a time, 300–900 ms apart, after ≥${IDLE_MS / 1000} s idle; enqueue-call to handler-start, performance.timeOrigin + now() in each process` },
+    { label: 'pickup', value: `${run.probes} probes a round, one at a time, 300–900 ms apart, after ≥${IDLE_MS / 1000} s idle (every fleet ≥${SETTLE_MS / 1000} s); enqueue-call to handler-start, performance.timeOrigin + now() in each process` },
     { label: 'throughput', value: `backlog of ${run.backlog} enqueued in bulk with the fleet stopped, then 4 runtimes started at once; cut at ${run.capMs / 1000} s` },
     { label: 'floors', value: `floor-pg: LISTEN/NOTIFY + one-statement claim; floor-sqlite: fs.watch on the WAL + PRAGMA data_version + one-transaction claim; ${FLOOR_FALLBACK_POLL_MS / 1000} s fallback poll` },
     ...(run.pgDown !== undefined ? [{ label: 'PostgreSQL contenders SKIPPED', value: run.pgDown }] : []),
