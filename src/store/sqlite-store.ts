@@ -8,6 +8,7 @@ import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
 import type { WalWatcher } from '../adapters/wal-watch.ts';
+import { wakeSignal } from '../adapters/wake-token.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
 /**
@@ -85,16 +86,12 @@ export class SqliteStore implements Store {
   /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
   private readonly notices: NoticeBoard;
   private readonly dataVersion: Statement;
-  /** W1 across processes: this store's watchers, told when another process committed (adapters/wal-watch.ts). */
+  /** W1 across processes: this store's watchers, told when its WalWatcher took a wake token another process made (adapters/wal-watch.ts). */
   private readonly foreign = privateNoticeBoard();
   /** 'loading' while its module is imported: it is loaded on the first watch, so a process that never watches (the simulator) never loads it. */
   private walWatcher: WalWatcher | 'loading' | undefined;
-  /**
-   * W1 across processes: tells other processes' watchers that a claimable commit is visible
-   * (adapters/wal-watch.ts walSignal). Loaded when a file database opens; a commit made before it is
-   * loaded is still found by their rechecks.
-   */
-  private walSignal: (() => void) | undefined;
+  /** W1 across processes: makes the wake token that tells one other process's watcher of a claimable commit (adapters/wake-token.ts). */
+  private readonly wakeSignal: (() => void) | undefined;
 
   private constructor(
     readonly db: DatabaseHandle,
@@ -117,15 +114,7 @@ export class SqliteStore implements Store {
       this.level = synchronousFor(durability, 'claim');
       db.pragma(`synchronous = ${this.level}`);
     }
-    if (!db.memory && options.watchOtherProcesses !== false) {
-      const path = resolve(db.name);
-      void import('../adapters/wal-watch.ts').then(
-        ({ walSignal }) => {
-          if (!this.closed) this.walSignal = walSignal(path);
-        },
-        () => undefined,
-      );
-    }
+    if (!db.memory && options.watchOtherProcesses !== false) this.wakeSignal = wakeSignal(resolve(db.name));
   }
 
   /**
@@ -179,7 +168,7 @@ export class SqliteStore implements Store {
         // W1: after the commit, never before it: a worker woken now must find the task committed.
         if (this.statements.claimable) {
           this.notices.publish();
-          this.walSignal?.();
+          this.wakeSignal?.();
         }
         return result;
       } catch (error) {
@@ -208,7 +197,7 @@ export class SqliteStore implements Store {
       void import('../adapters/wal-watch.ts').then(
         ({ WalWatcher: Watcher }) => {
           if (this.walWatcher !== 'loading' || this.closed) return;
-          const watcher = new Watcher(resolve(this.db.name), () => this.readDataVersion(), () => this.foreign.publish());
+          const watcher = new Watcher(resolve(this.db.name), () => this.foreign.publish());
           this.walWatcher = watcher;
           watcher.start();
         },
@@ -228,15 +217,6 @@ export class SqliteStore implements Store {
   private stopWalWatch(): void {
     if (typeof this.walWatcher === 'object') this.walWatcher.stop();
     this.walWatcher = undefined;
-  }
-
-  private readDataVersion(): number | undefined {
-    if (this.closed) return undefined;
-    try {
-      return this.dataVersion.get() as number;
-    } catch {
-      return undefined;
-    }
   }
 
   /**
