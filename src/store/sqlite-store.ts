@@ -53,8 +53,9 @@ export interface SqliteStoreOptions {
    */
   durability?: Durability;
   /**
-   * W1: whether `watch` also watches the file for other processes' commits, and whether this store
-   * signals its own claimable commits to their watchers (adapters/wal-watch.ts; default true). The
+   * W1: whether `watch` also watches the folder for the wake tokens of other processes, and whether this
+   * store makes one after each of its claimable commits (adapters/wal-watch.ts, wake-token.ts; default
+   * true). The
    * simulator says false: its actors share one connection, and a real file-system notice must never
    * reach its virtual loop.
    */
