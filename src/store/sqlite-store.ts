@@ -55,9 +55,8 @@ export interface SqliteStoreOptions {
   /**
    * W1: whether `watch` also watches the folder for the wake tokens of other processes, and whether this
    * store makes one after each of its claimable commits (adapters/wal-watch.ts, wake-token.ts; default
-   * true). The
-   * simulator says false: its actors share one connection, and a real file-system notice must never
-   * reach its virtual loop.
+   * true). The simulator says false: its actors share one connection, and a real file-system notice must
+   * never reach its virtual loop.
    */
   watchOtherProcesses?: boolean;
 }
