@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openWorkQueue } from '../work-queue.ts';
 import { SystemClock } from './clock.ts';
-import { WalWatcher } from './wal-watch.ts';
+import { WakeWatcher } from './wal-watch.ts';
 import { wakeSignal, wakeTokenOf } from './wake-token.ts';
 
 // Records the store's signals (the wake token's creation) while still making them.
@@ -102,11 +102,11 @@ describe('wakeSignal: a writer tells one watcher of another process that its cla
   });
 });
 
-describe('WalWatcher: one watcher takes each wake', () => {
+describe('WakeWatcher: one watcher takes each wake', () => {
   /** A watcher of `file` that counts the wakes it is told, stopped after the test. */
   function watcherOf(file: string): { told: () => number } {
     let told = 0;
-    const watcher = new WalWatcher(file, () => told++);
+    const watcher = new WakeWatcher(file, () => told++);
     watcher.start();
     closers.push(() => watcher.stop());
     return { told: () => told };
@@ -150,7 +150,7 @@ describe('WalWatcher: one watcher takes each wake', () => {
   it('a stopped watcher takes nothing: the token waits for the next one', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'leasehold-wake-')), 'q.db');
     let told = 0;
-    const watcher = new WalWatcher(file, () => told++);
+    const watcher = new WakeWatcher(file, () => told++);
     watcher.start();
     watcher.stop();
     wakeSignal(file)();

@@ -5,8 +5,8 @@ import { wakeTokenOf } from './wake-token.ts';
 /**
  * W1 on SQLite across processes, one process first: a store that commits work made claimable creates
  * a wake token, an empty file beside the database (`<file>-leasehold-wake`), once the commit is
- * visible (wake-token.ts wakeSignal). Every watcher of the database's folder hears the kernel's notice of it
- * (inotify, through fs.watch) and tries to delete it; the one whose delete succeeds tells its store's
+ * visible (wake-token.ts wakeSignal). Every watcher of the database's folder hears the kernel's notice
+ * of it (inotify, through fs.watch) and tries to delete it; the one whose delete succeeds tells its store's
  * workers, the others do nothing. So an idle fleet of N processes starts a new task with one claim,
  * not N claims at once on a machine's few cores (and on one write lock), and a commit that made
  * nothing claimable (a claim, a heartbeat, a run's end) wakes nobody.
@@ -14,14 +14,14 @@ import { wakeTokenOf } from './wake-token.ts';
  * The rest of the fleet learns of every commit from the change counter (`PRAGMA data_version`), which
  * an idle worker reads every changeCheckMs (Worker, 25 ms), as it does where the file system sends no
  * notices: a token taken by a process whose workers are all busy, or by the writer's own process,
- * delays the task by that interval, never longer. The token is a hint: a lost one costs the same.
+ * delays the task by that interval at most. The token is a hint: a lost one costs the same.
  *
  * A production adapter (it watches a real folder and makes a real file); the simulator has no folder to
  * watch and delivers its notices through the virtual loop (sim/store/fleet.ts). It watches the folder,
  * not the token, which comes and goes. Anything it cannot do (a file system without notices, too many
  * watches, a folder it may not write) leaves the counter's poll in charge: nothing is lost but speed.
  */
-export class WalWatcher {
+export class WakeWatcher {
   private watcher: FSWatcher | undefined;
   private readonly token: string;
 

@@ -7,7 +7,7 @@ import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability 
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
-import type { WalWatcher } from '../adapters/wal-watch.ts';
+import type { WakeWatcher } from '../adapters/wal-watch.ts';
 import { wakeSignal } from '../adapters/wake-token.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
@@ -86,10 +86,10 @@ export class SqliteStore implements Store {
   /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
   private readonly notices: NoticeBoard;
   private readonly dataVersion: Statement;
-  /** W1 across processes: this store's watchers, told when its WalWatcher took a wake token another process made (adapters/wal-watch.ts). */
+  /** W1 across processes: this store's watchers, told when its WakeWatcher took a wake token another process made (adapters/wal-watch.ts). */
   private readonly foreign = privateNoticeBoard();
   /** 'loading' while its module is imported: it is loaded on the first watch, so a process that never watches (the simulator) never loads it. */
-  private walWatcher: WalWatcher | 'loading' | undefined;
+  private wakeWatcher: WakeWatcher | 'loading' | undefined;
   /** W1 across processes: makes the wake token that tells one other process's watcher of a claimable commit (adapters/wake-token.ts). */
   private readonly wakeSignal: (() => void) | undefined;
 
@@ -192,31 +192,31 @@ export class SqliteStore implements Store {
     if (this.closed) return () => {};
     const unsubscribe = this.notices.subscribe(listener);
     const unsubscribeForeign = this.foreign.subscribe(listener);
-    if (!this.db.memory && this.walWatcher === undefined && this.options.watchOtherProcesses !== false) {
-      this.walWatcher = 'loading';
+    if (!this.db.memory && this.wakeWatcher === undefined && this.options.watchOtherProcesses !== false) {
+      this.wakeWatcher = 'loading';
       void import('../adapters/wal-watch.ts').then(
-        ({ WalWatcher: Watcher }) => {
-          if (this.walWatcher !== 'loading' || this.closed) return;
+        ({ WakeWatcher: Watcher }) => {
+          if (this.wakeWatcher !== 'loading' || this.closed) return;
           const watcher = new Watcher(resolve(this.db.name), () => this.foreign.publish());
-          this.walWatcher = watcher;
+          this.wakeWatcher = watcher;
           watcher.start();
         },
         () => {
           // No watch: the counter's poll stays in charge.
-          this.walWatcher = undefined;
+          this.wakeWatcher = undefined;
         },
       );
     }
     return () => {
       unsubscribe();
       unsubscribeForeign();
-      if (this.foreign.listeners === 0) this.stopWalWatch();
+      if (this.foreign.listeners === 0) this.stopWakeWatch();
     };
   }
 
-  private stopWalWatch(): void {
-    if (typeof this.walWatcher === 'object') this.walWatcher.stop();
-    this.walWatcher = undefined;
+  private stopWakeWatch(): void {
+    if (typeof this.wakeWatcher === 'object') this.wakeWatcher.stop();
+    this.wakeWatcher = undefined;
   }
 
   /**
@@ -267,7 +267,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopWalWatch();
+    this.stopWakeWatch();
     if (this.owned) this.db.close();
   }
 }

@@ -278,8 +278,9 @@ interface Setup {
 }
 
 /**
- * A SQLite contender's folder, its own: Leasehold's WAL watch watches the folder of its file, and
- * another contender's backlog written beside it would wake it on every write.
+ * A SQLite contender's folder, its own: both watch the folder of their file (floor-sqlite its WAL,
+ * Leasehold its wake file), and another contender's backlog written beside them would send them a
+ * notice for every write.
  */
 function folderOf(tmpDir: string, name: FleetContender): string {
   const folder = join(tmpDir, name);
