@@ -278,9 +278,8 @@ interface Setup {
 }
 
 /**
- * A SQLite contender's folder, its own: both watch the folder of their file (floor-sqlite its WAL,
- * Leasehold its wake file), and another contender's backlog written beside them would send them a
- * notice for every write.
+ * A SQLite contender's folder, its own: Leasehold watches the folder of its file (for its wake file),
+ * and another contender's backlog written beside it would send it a notice for every write.
  */
 function folderOf(tmpDir: string, name: FleetContender): string {
   const folder = join(tmpDir, name);
