@@ -1,67 +1,94 @@
-import { unlinkSync, watch, type FSWatcher } from 'node:fs';
+import { utimesSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { wakeTokenOf } from './wake-token.ts';
+
+/** How long after a notice the counter is read again while it has not moved (1 + 2 + ... + 32 ms). */
+const RECHECKS_MS = [1, 2, 4, 8, 16, 32];
 
 /**
- * W1 on SQLite across processes, one process first: a store that commits work made claimable creates
- * a wake token, an empty file beside the database (`<file>-leasehold-wake`), once the commit is
- * visible (wake-token.ts wakeSignal). Every watcher of the database's folder hears the kernel's notice
- * of it (inotify, through fs.watch) and tries to delete it; the one whose delete succeeds tells its store's
- * workers, the others do nothing. So an idle fleet of N processes starts a new task with one claim,
- * not N claims at once on a machine's few cores (and on one write lock), and a commit that made
- * nothing claimable (a claim, a heartbeat, a run's end) wakes nobody.
+ * W1 on SQLite across processes: the kernel tells (inotify, through fs.watch) when the database's WAL
+ * file changed, and the store's `PRAGMA data_version` says whether another connection committed since
+ * the last look; only then are the watchers told. So an idle worker of one process starts work another
+ * process enqueued within a few milliseconds, where the counter's own poll (Worker, changeCheckMs) takes
+ * up to its interval. The WAL is written before its commit is visible to readers, so a notice whose
+ * counter has not moved yet is read again a few times over the next 63 ms.
  *
- * The rest of the fleet learns of every commit from the change counter (`PRAGMA data_version`), which
- * an idle worker reads every changeCheckMs (Worker, 25 ms), as it does where the file system sends no
- * notices: a token taken by a process whose workers are all busy, or by the writer's own process,
- * delays the task by that interval at most. The token is a hint: a lost one costs the same.
+ * A writer can say when its commit is visible: walSignal, below, which a Leasehold store calls after
+ * each commit that made a task claimable, so a watcher learns of it at once instead of at its next
+ * recheck (the WAL notice alone comes before the writer's sync, which can take milliseconds).
  *
- * A production adapter (it watches a real folder and makes a real file); the simulator has no folder to
+ * A production adapter (it watches a real file and keeps real timers); the simulator has no file to
  * watch and delivers its notices through the virtual loop (sim/store/fleet.ts). It watches the folder,
- * not the token, which comes and goes. Anything it cannot do (a file system without notices, too many
- * watches, a folder it may not write) leaves the counter's poll in charge: nothing is lost but speed.
+ * not the file, so a WAL that is deleted (the last connection closed) and made again is still seen.
+ * Anything it cannot do (a file system without notices, too many watches) leaves the counter's poll in
+ * charge: nothing is lost but speed.
  */
-export class WakeWatcher {
+export class WalWatcher {
   private watcher: FSWatcher | undefined;
-  private readonly token: string;
+  private last: number | undefined;
+  private rechecking: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    databasePath: string,
+    private readonly databasePath: string,
+    /** The store connection's PRAGMA data_version, or undefined when it cannot be read now. */
+    private readonly counter: () => number | undefined,
     private readonly changed: () => void,
-  ) {
-    this.token = wakeTokenOf(databasePath);
-  }
+  ) {}
 
   start(): void {
     if (this.watcher !== undefined) return;
-    const name = basename(this.token);
+    const wal = `${basename(this.databasePath)}-wal`;
+    this.last = this.counter();
     try {
-      this.watcher = watch(dirname(this.token), { persistent: false }, (_event, file) => {
-        if (file === null || file === name) this.take();
+      this.watcher = watch(dirname(this.databasePath), { persistent: false }, (_event, file) => {
+        if (file === null || file === wal) this.check(0);
       });
       this.watcher.on('error', () => this.stop());
     } catch {
       this.watcher = undefined;
-      return;
     }
-    // A token no watcher took (none was running): its work waits, so this one takes it now.
-    this.take();
   }
 
   stop(): void {
     this.watcher?.close();
     this.watcher = undefined;
+    if (this.rechecking !== undefined) clearTimeout(this.rechecking);
+    this.rechecking = undefined;
   }
 
-  /** Deletes the token if it is there: the one watcher whose delete succeeds tells its store. */
-  private take(): void {
+  private check(attempt: number): void {
     if (this.watcher === undefined) return;
-    try {
-      unlinkSync(this.token);
-    } catch {
-      // Not there: another watcher took it first, or this notice was of its delete.
+    const now = this.counter();
+    if (now !== undefined && now !== this.last) {
+      this.last = now;
+      this.changed();
       return;
     }
-    this.changed();
+    const delayMs = RECHECKS_MS[attempt];
+    if (delayMs === undefined || this.rechecking !== undefined) return;
+    this.rechecking = setTimeout(() => {
+      // allow-ambient: production adapter, the recheck of a WAL notice
+      this.rechecking = undefined;
+      this.check(attempt + 1);
+    }, delayMs);
+    this.rechecking.unref?.();
   }
+}
+
+/**
+ * W1 across processes, the writer's side: after a commit that made a task claimable, the store sets the
+ * WAL file's times (utimes), which the kernel reports to every WalWatcher of the database's folder as
+ * a change of the WAL, now that the commit is visible. SQLite reads neither time. A WAL that is not
+ * there (no connection open in WAL mode) or cannot be touched (a read-only folder, another owner)
+ * costs nothing: the watchers' rechecks and the counter's poll still find the commit.
+ */
+export function walSignal(databasePath: string): () => void {
+  const wal = `${databasePath}-wal`;
+  return () => {
+    try {
+      const seconds = Date.now() / 1000; // allow-ambient: production adapter, the WAL's times the signal sets
+      utimesSync(wal, seconds, seconds);
+    } catch {
+      // Nothing to touch: the watchers' own rechecks remain.
+    }
+  };
 }

@@ -4,8 +4,8 @@
  * (`StoreTx.txMarkClaimable`); once it has committed, the store publishes one notice on the board of its
  * database, and every queue of this process open on the same database hears it, whichever connection
  * it holds. Other processes learn of it another way: PostgreSQL's NOTIFY, sent in the same transaction
- * (adapters/pg-listener.ts), or on SQLite the wake token that one process takes (adapters/wal-watch.ts)
- * and `PRAGMA data_version`, which every idle worker reads on a short interval (Worker, changeCheckMs).
+ * (adapters/pg-listener.ts), or SQLite's `PRAGMA data_version`, which an idle worker reads on a short
+ * interval (Worker, changeCheckMs).
  *
  * A notice is a hint, never a promise: it may come for a task another worker claims first, or for one a
  * savepoint rolled back, and it may not come at all (a listener added late). So a worker that hears one

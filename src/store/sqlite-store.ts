@@ -7,8 +7,7 @@ import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability 
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
-import type { WakeWatcher } from '../adapters/wal-watch.ts';
-import { wakeSignal } from '../adapters/wake-token.ts';
+import type { WalWatcher } from '../adapters/wal-watch.ts';
 import { runToEnd, type Step, type Store, type StoreTx, type TransactionBody } from './store.ts';
 
 /**
@@ -53,10 +52,10 @@ export interface SqliteStoreOptions {
    */
   durability?: Durability;
   /**
-   * W1: whether `watch` also watches the folder for the wake tokens of other processes, and whether this
-   * store makes one after each of its claimable commits (adapters/wal-watch.ts, wake-token.ts; default
-   * true). The simulator says false: its actors share one connection, and a real file-system notice must
-   * never reach its virtual loop.
+   * W1: whether `watch` also watches the file for other processes' commits, and whether this store
+   * signals its own claimable commits to their watchers (adapters/wal-watch.ts; default true). The
+   * simulator says false: its actors share one connection, and a real file-system notice must never
+   * reach its virtual loop.
    */
   watchOtherProcesses?: boolean;
 }
@@ -86,12 +85,16 @@ export class SqliteStore implements Store {
   /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
   private readonly notices: NoticeBoard;
   private readonly dataVersion: Statement;
-  /** W1 across processes: this store's watchers, told when its WakeWatcher took a wake token another process made (adapters/wal-watch.ts). */
+  /** W1 across processes: this store's watchers, told when another process committed (adapters/wal-watch.ts). */
   private readonly foreign = privateNoticeBoard();
   /** 'loading' while its module is imported: it is loaded on the first watch, so a process that never watches (the simulator) never loads it. */
-  private wakeWatcher: WakeWatcher | 'loading' | undefined;
-  /** W1 across processes: makes the wake token that tells one other process's watcher of a claimable commit (adapters/wake-token.ts). */
-  private readonly wakeSignal: (() => void) | undefined;
+  private walWatcher: WalWatcher | 'loading' | undefined;
+  /**
+   * W1 across processes: tells other processes' watchers that a claimable commit is visible
+   * (adapters/wal-watch.ts walSignal). Loaded when a file database opens; a commit made before it is
+   * loaded is still found by their rechecks.
+   */
+  private walSignal: (() => void) | undefined;
 
   private constructor(
     readonly db: DatabaseHandle,
@@ -114,7 +117,15 @@ export class SqliteStore implements Store {
       this.level = synchronousFor(durability, 'claim');
       db.pragma(`synchronous = ${this.level}`);
     }
-    if (!db.memory && options.watchOtherProcesses !== false) this.wakeSignal = wakeSignal(resolve(db.name));
+    if (!db.memory && options.watchOtherProcesses !== false) {
+      const path = resolve(db.name);
+      void import('../adapters/wal-watch.ts').then(
+        ({ walSignal }) => {
+          if (!this.closed) this.walSignal = walSignal(path);
+        },
+        () => undefined,
+      );
+    }
   }
 
   /**
@@ -168,7 +179,7 @@ export class SqliteStore implements Store {
         // W1: after the commit, never before it: a worker woken now must find the task committed.
         if (this.statements.claimable) {
           this.notices.publish();
-          this.wakeSignal?.();
+          this.walSignal?.();
         }
         return result;
       } catch (error) {
@@ -192,31 +203,40 @@ export class SqliteStore implements Store {
     if (this.closed) return () => {};
     const unsubscribe = this.notices.subscribe(listener);
     const unsubscribeForeign = this.foreign.subscribe(listener);
-    if (!this.db.memory && this.wakeWatcher === undefined && this.options.watchOtherProcesses !== false) {
-      this.wakeWatcher = 'loading';
+    if (!this.db.memory && this.walWatcher === undefined && this.options.watchOtherProcesses !== false) {
+      this.walWatcher = 'loading';
       void import('../adapters/wal-watch.ts').then(
-        ({ WakeWatcher: Watcher }) => {
-          if (this.wakeWatcher !== 'loading' || this.closed) return;
-          const watcher = new Watcher(resolve(this.db.name), () => this.foreign.publish());
-          this.wakeWatcher = watcher;
+        ({ WalWatcher: Watcher }) => {
+          if (this.walWatcher !== 'loading' || this.closed) return;
+          const watcher = new Watcher(resolve(this.db.name), () => this.readDataVersion(), () => this.foreign.publish());
+          this.walWatcher = watcher;
           watcher.start();
         },
         () => {
           // No watch: the counter's poll stays in charge.
-          this.wakeWatcher = undefined;
+          this.walWatcher = undefined;
         },
       );
     }
     return () => {
       unsubscribe();
       unsubscribeForeign();
-      if (this.foreign.listeners === 0) this.stopWakeWatch();
+      if (this.foreign.listeners === 0) this.stopWalWatch();
     };
   }
 
-  private stopWakeWatch(): void {
-    if (typeof this.wakeWatcher === 'object') this.wakeWatcher.stop();
-    this.wakeWatcher = undefined;
+  private stopWalWatch(): void {
+    if (typeof this.walWatcher === 'object') this.walWatcher.stop();
+    this.walWatcher = undefined;
+  }
+
+  private readDataVersion(): number | undefined {
+    if (this.closed) return undefined;
+    try {
+      return this.dataVersion.get() as number;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -267,7 +287,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopWakeWatch();
+    this.stopWalWatch();
     if (this.owned) this.db.close();
   }
 }

@@ -105,7 +105,7 @@ describe('W1: work starts at once (SQLite)', () => {
   });
 
   it.each([
-    ['the wake token its enqueue makes beside the database, which the kernel reports (fs.watch)', NEVER_POLL_MS],
+    ['the kernel\'s notice that the WAL changed (fs.watch), checked against PRAGMA data_version', NEVER_POLL_MS],
     ['PRAGMA data_version, read every changeCheckMs', 10],
   ])('an enqueue by another process wakes an idle worker through %s', async (_how, changeCheckMs) => {
     const file = tempFile();

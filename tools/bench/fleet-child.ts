@@ -279,8 +279,8 @@ function floorSqliteRuntime(file: string, workerId: string): Runtime {
   // commit is visible (the writer's sync and its wal-index update come after), so a notice whose
   // counter has not moved yet is checked again after 1, 2, 4, 8, 16 and 32 ms.
   let watcher: FSWatcher | undefined;
-  // One recheck pending at a time: otherwise every WAL notice of a backlog's burst of writes leaves a
-  // chain of timers of its own.
+  // One recheck pending at a time, as Leasehold's WalWatcher does: otherwise every WAL notice of a
+  // backlog's burst of writes leaves a chain of timers of its own.
   let recheck: NodeJS.Timeout | undefined;
   return wakeLoop(claimAndRun, (wake) => {
     const check = (delayMs: number) => {

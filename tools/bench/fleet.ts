@@ -278,8 +278,8 @@ interface Setup {
 }
 
 /**
- * A SQLite contender's folder, its own: Leasehold watches the folder of its file (for its wake file),
- * and another contender's backlog written beside it would send it a notice for every write.
+ * A SQLite contender's folder, its own: Leasehold's WAL watch watches the folder of its file, and
+ * another contender's backlog written beside it would wake it on every write.
  */
 function folderOf(tmpDir: string, name: FleetContender): string {
   const folder = join(tmpDir, name);
