@@ -1,12 +1,12 @@
 import { InvariantError } from '../queue/errors.ts';
 import { scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
-import type { HoldingRow, PauseRow, Step, ReadsFirst, StoreTx } from './store.ts';
+import type { HoldingRow, LevelHeadRow, PauseRow, Step, ReadsFirst, StoreTx } from './store.ts';
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
 import { taskInsertSlot } from './sql/task-writes.ts';
 import { counterLive, counterLiveAdjust, taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
 import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.ts';
-import { CANDIDATE_COLUMNS, claimCandidate, claimHolding, claimReadyHeads, SESSION_BUSY_OF } from './sql/claim.ts';
+import { CANDIDATE_COLUMNS, claimCandidate, claimHolding, claimLevelHead, claimReadyHeads, SESSION_BUSY_OF } from './sql/claim.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
 import { installOperations, type SqlRunner } from './sql/runner.ts';
 import { declaredStatementNames, paramValue, StatementError, type Params, type Statement as Declared, type Write } from './sql/statement.ts';
@@ -155,7 +155,10 @@ export function isRowChanged(error: unknown): boolean {
  * not_before, in tenant order: where every head found is eligible at a time, these are READY_HEADS at
  * that time (the first task in order, if eligible, is the first eligible one); where one is not, they
  * say nothing of it. One seek on tasks_ready a tenant: the index is in (tenant, then the claim's order),
- * so the first entry past the last tenant found is both the next tenant and its head.
+ * so the first entry past the last tenant found is both the next tenant and its head. With each head
+ * comes the first task below its level (`below_*`, the same seek from the next level down): where it is
+ * eligible at that time, or there is none, it answers the claim's next seek of the tenant
+ * (claimLevelHead under the head's level, belowKey), which otherwise costs a round trip a tenant.
  */
 const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued_at, not_before) AS (
                  (SELECT tenant, id, priority, enqueued_at, not_before FROM tasks WHERE state = 'ready'
@@ -164,7 +167,12 @@ const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued
                  SELECT next.tenant, next.id, next.priority, next.enqueued_at, next.not_before FROM walk CROSS JOIN LATERAL (
                    SELECT t.tenant, t.id, t.priority, t.enqueued_at, t.not_before FROM tasks t WHERE t.state = 'ready' AND t.tenant > walk.tenant
                    ORDER BY t.tenant, t.priority DESC, t.enqueued_at, t.id LIMIT 1) AS next)
-               SELECT tenant, id, priority, enqueued_at, not_before FROM walk ORDER BY tenant`;
+               SELECT walk.tenant, walk.id, walk.priority, walk.enqueued_at, walk.not_before,
+                 below.id AS below_id, below.priority AS below_priority, below.enqueued_at AS below_enqueued_at, below.not_before AS below_not_before
+               FROM walk LEFT JOIN LATERAL (
+                 SELECT b.id, b.priority, b.enqueued_at, b.not_before FROM tasks b WHERE b.state = 'ready' AND b.tenant = walk.tenant AND b.priority < walk.priority
+                 ORDER BY b.priority DESC, b.enqueued_at, b.id LIMIT 1) AS below ON true
+               ORDER BY walk.tenant`;
 
 /** A head's input comes with readyHeadsRows up to this many bytes; a larger one is read with the candidate alone. */
 export const AHEAD_INPUT_BYTES = 4096;
@@ -187,6 +195,7 @@ export const SQL = {
                               ORDER BY ${scoreSql({ base: 'heads.priority', enqueuedAt: 'heads.enqueued_at', now: '$1::bigint', agingCap: '$2::bigint', agingPeriodMs: '$3::bigint' })} DESC, heads.enqueued_at, heads.id
                               LIMIT 1)
                    SELECT heads.tenant, heads.id, heads.priority, heads.enqueued_at, heads.not_before,
+                     heads.below_id, heads.below_priority, heads.below_enqueued_at, heads.below_not_before,
                      c.topic, c.version, c.state, c.generation, c.attempts,
                      CASE WHEN octet_length(c.input) <= ${AHEAD_INPUT_BYTES} THEN c.input END AS input,
                      octet_length(c.input) <= ${AHEAD_INPUT_BYTES} AS ahead_input,
@@ -340,7 +349,9 @@ export class PgStatements implements StoreTx, SqlRunner {
     // Only a pause or a resume writes the pauses the enqueue base keeps: it forgets them.
     if (declared.name === tenantPauseInsert.name || declared.name === tenantPauseDelete.name) this.enqueueBase = undefined;
     const known =
-      declared.name === tenantPauseList.name && this.enqueueBase !== undefined
+      declared.name === claimLevelHead.name
+        ? this.belowHead(params as Params<string>)
+        : declared.name === tenantPauseList.name && this.enqueueBase !== undefined
         ? { answer: this.enqueueBase.paused }
         : declared.name === counterLive.name && this.enqueueBase !== undefined
           ? { answer: this.enqueueBase.live + this.enqueueBase.delta }
@@ -413,6 +424,25 @@ export class PgStatements implements StoreTx, SqlRunner {
     return `${name}\u0000${JSON.stringify(values)}`;
   }
 
+  /** Where `ahead` keeps the first ready task under a tenant's head level (readyHeadsRows' below_*), or null for none. */
+  private static belowKey(tenant: string, maxPriority: number, now: number): string {
+    return PgStatements.aheadKey('claimLevelHead:below', [tenant, maxPriority, now]);
+  }
+
+  /**
+   * A claimLevelHead answered from the first task under the tenant's head level, read ahead with the
+   * heads and eligible at the same time: within [minPriority, maxPriority] the head is that task when
+   * its level reaches minPriority, and there is none otherwise (its level is the highest eligible one
+   * below the head's). Undefined (no answer) when nothing was read ahead for this seek.
+   */
+  private belowHead(params: Params<string>): { answer: LevelHeadRow | undefined } | undefined {
+    const key = PgStatements.belowKey(params.tenant as string, params.maxPriority as number, params.now as number);
+    if (!this.ahead.has(key)) return undefined;
+    const below = this.ahead.get(key) as LevelHeadRow | null;
+    this.ahead.delete(key);
+    return { answer: below !== null && below.priority >= (params.minPriority as number) ? { ...below } : undefined };
+  }
+
   /**
    * The statements of what a body reads first (store.ts ReadsFirst), for the round trip that begins the
    * transaction. A claim's are its holders, the paused tenants and the ready heads whatever the time
@@ -451,7 +481,14 @@ export class PgStatements implements StoreTx, SqlRunner {
       this.remember(claimHolding.name, [], holding!.rows);
       this.remember(tenantPauseList.name, [], paused!.rows);
       const now = this.now;
-      if (heads!.rows.every((row) => row.id === null || (row.not_before as number) <= now)) this.remember(claimReadyHeads.name, valuesOf(claimReadyHeads, { now }), heads!.rows);
+      if (heads!.rows.every((row) => row.id === null || (row.not_before as number) <= now)) {
+        this.remember(claimReadyHeads.name, valuesOf(claimReadyHeads, { now }), heads!.rows);
+        for (const row of heads!.rows) {
+          if (row.id === null || (row.below_id !== null && (row.below_not_before as number) > now)) continue;
+          const below = row.below_id === null ? null : { id: row.below_id, priority: row.below_priority, enqueued_at: row.below_enqueued_at };
+          this.ahead.set(PgStatements.belowKey(row.tenant as string, (row.priority as number) - 1, now), below);
+        }
+      }
       for (const row of heads!.rows) {
         if (row.id === null || row.ahead_input !== true) continue; // not the likely pick (no row came), or its input is large
         const candidate = Object.fromEntries(CANDIDATE_NAMES.map((name) => [name, row[name]]));

@@ -13,7 +13,7 @@ import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
 import { COMMIT_DURABLY, COMMIT_OUTCOME, PgStore, QUEUE_LOCK_CLASS, queueLockKey } from './pg-store.ts';
-import { claimCandidate, claimReadyHeads } from './sql/claim.ts';
+import { claimCandidate, claimLevelHead, claimReadyHeads } from './sql/claim.ts';
 import { taskOlderUnstarted } from './sql/tasks.ts';
 import type { TaskRow } from './store.ts';
 
@@ -343,6 +343,55 @@ describe('PgStore on a PostgreSQL server', () => {
       }
       // small is at its limit of 2 now: nothing is eligible, and nothing was read for a candidate.
       expect(await queue.claim('w2')).toMatchObject({ ok: false, reason: 'quota' });
+    });
+
+    /** The seek of one level range of a tenant (claimLevelHead), alone or in a batch. */
+    const seeksALevel = (text: string) => text === claimLevelHead.postgres.text || text.includes('EXECUTE leasehold_claimLevelHead_b');
+
+    /** Tasks of one tenant at `priorities`, in that order, one minute apart. */
+    async function levels(priorities: readonly number[]): Promise<{ queue: WorkQueue; clock: ManualClock; schema: string; ids: number[] }> {
+      const schema = schemaForTest();
+      const { queue, clock } = openQueue(schema);
+      const ids: number[] = [];
+      for (const [i, priority] of priorities.entries()) {
+        clock.advance(60_000);
+        const enqueued = await queue.enqueue({ tenant: 'acme', topic: `t${i}`, version: 1, priority, input: {} });
+        if (!enqueued.ok) throw new Error('expected an enqueue');
+        ids.push(enqueued.taskId);
+      }
+      return { queue, clock, schema, ids };
+    }
+
+    it('answers the seek beneath a head from the task read ahead beneath it: a tenant at one priority level is claimed in 2 round trips', async () => {
+      const { queue, ids } = await levels([10]);
+      const { result, sent } = await tracing(() => queue.claim('w1'));
+      expect(result).toMatchObject({ ok: true, task: { id: ids[0] } });
+      expect(sent.filter(seeksALevel)).toEqual([]);
+      expect(sent.filter((text) => !/^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text))).toHaveLength(2);
+      await assertEventLogConsistent(queue);
+    });
+
+    it('with two levels, seeks only beneath the second: the first seek is answered from the task read ahead', async () => {
+      const { queue, ids } = await levels([10, 20]);
+      const first = await tracing(() => queue.claim('w1'));
+      expect(first.result).toMatchObject({ ok: true, task: { id: ids[1] } });
+      expect(first.sent.filter(seeksALevel)).toHaveLength(1);
+      const second = await tracing(() => queue.claim('w2'));
+      expect(second.result).toMatchObject({ ok: true, task: { id: ids[0] } });
+      expect(second.sent.filter(seeksALevel)).toEqual([]);
+      await assertEventLogConsistent(queue);
+    });
+
+    it('seeks beneath a head at its own time when the task read ahead beneath it is held back, and does not claim that task', async () => {
+      // The priority-10 task is older: by aging it would outscore the fresh priority-20 one, were it eligible.
+      const { queue, clock, schema, ids } = await levels([10, 20]);
+      clock.advance(20 * 60_000);
+      await (await admin()).query(`UPDATE ${schema}.tasks SET not_before = $2 WHERE id = $1`, [ids[0], clock.now() + 60_000]);
+      const { result, sent } = await tracing(() => queue.claim('w1'));
+      expect(result).toMatchObject({ ok: true, task: { id: ids[1] } });
+      expect(sent.filter(seeksALevel)).toHaveLength(1);
+      expect(await queue.get(ids[0]!)).toMatchObject({ state: 'ready' });
+      await assertEventLogConsistent(queue);
     });
 
     it('reads the heads at its own time when a head read ahead is not eligible by then, and claims the eligible task beneath it', async () => {
