@@ -12,6 +12,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertEventLogConsistent, ManualClock } from '../queue/__test-helpers__/test-kit.ts';
+import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshPgliteStore, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
 import { PgStore } from './pg-store.ts';
@@ -61,31 +62,145 @@ const stores: [string, () => Store][] = [
 ];
 
 describe('an enqueue on a PostgreSQL server', () => {
-  it('takes 2 round trips: reads with the lock (the paused tenants and the live count among them); SAVEPOINT, insert, event, RELEASE with NOTIFY and COMMIT', async () => {
+  /** A queue on a fresh schema of the server, with its clock. */
+  function serverQueue(config: Parameters<typeof openWorkQueue>[0]['config'] = { globalLimit: 10, perTenantLimit: 10 }): { queue: WorkQueue; clock: ManualClock; schema: string } {
     const schema = freshSchemaName();
     cleanups.push(() => dropSchema(schema));
     const clock = new ManualClock();
-    const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { globalLimit: 10, perTenantLimit: 10 } });
+    const queue = openWorkQueue({ db: PG_URL, schema, clock, config });
     cleanups.push(() => queue.close());
-    // Warm: the pool's connection has prepared what an enqueue uses.
-    expect(await queue.enqueue({ tenant: 'acme', topic: 'warm', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true });
+    return { queue, clock, schema };
+  }
+
+  it('reads with the lock first: 2 round trips, then SAVEPOINT, insert, event, RELEASE with NOTIFY and COMMIT', async () => {
+    const { queue } = serverQueue();
+    // Warm: the pool has connected and the schema is migrated; nothing was enqueued, so there is nothing to guess from.
+    expect(await queue.liveCount()).toBe(0);
     const { result, sent } = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 't', version: 1, priority: 3, input: { text: 'hello' } }));
-    expect(result).toEqual({ ok: true, taskId: 2, status: 'enqueued' });
+    expect(result).toEqual({ ok: true, taskId: 1, status: 'enqueued' });
     const trips = sent.filter((text) => !preparing(text));
     expect(trips).toHaveLength(2);
     expect(trips[0]).toMatch(
       /pg_advisory_xact_lock.*EXECUTE leasehold_taskLatestVersion_b\('acme', 't'\).*EXECUTE leasehold_taskOlderUnstarted_b\('acme', 't', '1'\).*EXECUTE leasehold_taskInsertSlot_b\('acme', 't', '1'\);\s*EXECUTE leasehold_tenantPauseList_b;\s*EXECUTE leasehold_counterLive_b$/s,
     );
     expect(trips[1]).toMatch(
-      /^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_taskInsertAs_one_b\('acme', 't', '1', .*'2'\);\s*EXECUTE leasehold_counterLiveAdjust_b\('1'\);\s*EXECUTE leasehold_eventInsert_b\('2', .*;\s*RELEASE SAVEPOINT leasehold_step;\s*NOTIFY leasehold_claimable_\w+, '\d+'; COMMIT;/s,
+      /^SAVEPOINT leasehold_step;\s*EXECUTE leasehold_taskInsertAs_one_b\('acme', 't', '1', .*'1'\);\s*EXECUTE leasehold_counterLiveAdjust_b\('1'\);\s*EXECUTE leasehold_eventInsert_b\('1', .*;\s*RELEASE SAVEPOINT leasehold_step;\s*NOTIFY leasehold_claimable_\w+, '\d+'; COMMIT;/s,
     );
-    // A newer version read ahead with the lock replaces the waiting one; an older one arrives superseded.
-    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'replaced' });
-    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 2, priority: 3, input: { v: 2 } })).toEqual({ ok: true, taskId: 4, status: 'superseded' });
-    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 3, status: 'duplicate' });
-    expect((await queue.get(2))?.state).toBe('superseded');
-    expect((await queue.get(3))?.state).toBe('ready');
+    // A newer version read with the lock replaces the waiting one; an older one arrives superseded.
+    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 2, status: 'replaced' });
+    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 2, priority: 3, input: { v: 2 } })).toEqual({ ok: true, taskId: 3, status: 'superseded' });
+    expect(await queue.enqueue({ tenant: 'acme', topic: 't', version: 3, priority: 3, input: { v: 3 } })).toEqual({ ok: true, taskId: 2, status: 'duplicate' });
+    expect((await queue.get(1))?.state).toBe('superseded');
+    expect((await queue.get(2))?.state).toBe('ready');
     await assertEventLogConsistent(queue);
+  });
+
+  /** The one round trip of an enqueue that guessed its first reads: BEGIN with the lock, the guess's check, the writes, NOTIFY and COMMIT. */
+  const guessedTrip = (topic: string, nextId: number, live: number) =>
+    new RegExp(
+      `^BEGIN;.*pg_advisory_xact_lock.*txid_current\\(\\) AS xid;\\s*EXECUTE leasehold_enqueueUnchanged_b\\('acme', '${topic}', '${nextId}', '${live}'\\);\\s*SAVEPOINT leasehold_step;\\s*EXECUTE leasehold_taskInsertAs_one_b\\('acme', '${topic}', .*RELEASE SAVEPOINT leasehold_step;\\s*SELECT pg_notify\\('leasehold_claimable_\\w+', txid_current\\(\\)::text\\); COMMIT;`,
+      's',
+    );
+
+  it("guesses the next enqueue's first reads from the last one's: right, it is 1 round trip and writes what the reads would have made it write", async () => {
+    const { queue } = serverQueue();
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 3, input: {} })).toMatchObject({ ok: true, taskId: 1 });
+    // Its work is done before the next enqueue (an idle fleet): the live count is back to what the first found.
+    const claimed = await queue.claim('w1');
+    if (!claimed.ok) throw new Error('expected a claim');
+    expect(await queue.complete(claimed.task.id, 'w1', claimed.task.generation, { answer: 1 })).toMatchObject({ ok: true });
+    const { result, sent } = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 3, input: { text: 'hi' } }));
+    expect(result).toEqual({ ok: true, taskId: 2, status: 'enqueued' });
+    const trips = sent.filter((text) => !preparing(text));
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatch(guessedTrip('b', 2, 0));
+    expect(await queue.get(2)).toMatchObject({ state: 'ready', topic: 'b' });
+    expect(await queue.liveCount()).toBe(1);
+    expect(await queue.claim('w1')).toMatchObject({ ok: true, task: { id: 2 } });
+    await assertEventLogConsistent(queue);
+  });
+
+  it('a wrong guess writes nothing and the enqueue runs again reading: a growing backlog, then a topic that exists, then a pause', async () => {
+    const { queue, clock } = serverQueue();
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 3, input: {} })).toMatchObject({ ok: true, taskId: 1 });
+    // Nothing ran meanwhile: the live count is one more than the first found, not what it found.
+    const missed = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 3, input: {} }));
+    expect(missed.result).toEqual({ ok: true, taskId: 2, status: 'enqueued' });
+    const trips = missed.sent.filter((text) => !preparing(text));
+    expect(trips[0]).toMatch(guessedTrip('b', 2, 0));
+    expect(trips.slice(1).map((text) => text.split(';')[0])).toEqual(['ROLLBACK', 'BEGIN', 'SAVEPOINT leasehold_step']);
+    // The miss taught it the backlog grows; a guess waits 10 ms after a miss.
+    clock.advance(10);
+    const right = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 'c', version: 1, priority: 3, input: {} }));
+    expect(right.result).toEqual({ ok: true, taskId: 3, status: 'enqueued' });
+    expect(right.sent.filter((text) => !preparing(text))).toEqual([expect.stringMatching(guessedTrip('c', 3, 2))]);
+    // A topic that has a task: replaced, superseded and duplicate as the reads say, never a second insert of the key.
+    clock.advance(20);
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'c', version: 2, priority: 3, input: {} })).toEqual({ ok: true, taskId: 4, status: 'replaced' });
+    clock.advance(40);
+    expect(await queue.enqueue({ tenant: 'acme', topic: 'c', version: 2, priority: 3, input: {} })).toEqual({ ok: true, taskId: 4, status: 'duplicate' });
+    // A paused tenant: the task waits and wakes nobody.
+    await queue.pauseTenant('acme', 'maintenance');
+    clock.advance(80);
+    const paused = await tracing(() => queue.enqueue({ tenant: 'acme', topic: 'd', version: 1, priority: 3, input: {} }));
+    expect(paused.result).toEqual({ ok: true, taskId: 5, status: 'enqueued' });
+    // Its guess (no paused tenant) failed under the lock; the transaction that committed sends no notice.
+    expect(paused.sent.filter((text) => !preparing(text)).map((text) => text.split(';')[0])).toEqual(['BEGIN', 'ROLLBACK', 'BEGIN', 'SAVEPOINT leasehold_step']);
+    expect(paused.sent.at(-1)).not.toMatch(/NOTIFY|pg_notify/);
+    expect(await queue.claim('w1')).toMatchObject({ ok: false });
+    expect((await queue.get(3))?.state).toBe('superseded');
+    expect(await queue.liveCount()).toBe(4);
+    await assertEventLogConsistent(queue);
+  });
+
+  it('a guess another producer made wrong meanwhile: the enqueue decides on what is there (the queue is full now)', async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const clock = new ManualClock();
+    const open = () => {
+      const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { capacity: 2, globalLimit: 2, perTenantLimit: 2 } });
+      cleanups.push(() => queue.close());
+      return queue;
+    };
+    const [mine, theirs] = [open(), open()];
+    expect(await mine.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 1 });
+    const claimed = await mine.claim('w1');
+    if (!claimed.ok) throw new Error('expected a claim');
+    await mine.complete(claimed.task.id, 'w1', claimed.task.generation, { answer: 1 });
+    expect(await theirs.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 2 });
+    expect(await theirs.enqueue({ tenant: 'acme', topic: 'c', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 3 });
+    // Mine guesses id 2 and a live count of 0; there are 2 live tasks and the capacity is 2.
+    const { result, sent } = await tracing(() => mine.enqueue({ tenant: 'acme', topic: 'd', version: 1, priority: 0, input: {} }));
+    expect(sent.find((text) => !preparing(text))).toMatch(guessedTrip('d', 2, 0));
+    expect(result).toMatchObject({ ok: false, error: 'queue_full' });
+    expect(await mine.get(4)).toBeUndefined();
+    expect((await mine.rejections()).map((row) => [row.topic, row.reason])).toEqual([['d', 'queue_full']]);
+    await assertEventLogConsistent(mine);
+  });
+
+  it('a guess whose id another producer took meanwhile, its work done too: the live count matches, the id does not, and the insert takes the next', async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const clock = new ManualClock();
+    const open = () => {
+      const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { globalLimit: 2, perTenantLimit: 2 } });
+      cleanups.push(() => queue.close());
+      return queue;
+    };
+    const runAll = async (queue: WorkQueue) => {
+      for (let run = await queue.claim('w'); run.ok; run = await queue.claim('w')) await queue.complete(run.task.id, 'w', run.task.generation, { answer: run.task.id });
+    };
+    const [mine, theirs] = [open(), open()];
+    expect(await mine.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 1 });
+    await runAll(mine);
+    expect(await theirs.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 2 });
+    await runAll(theirs);
+    const { result, sent } = await tracing(() => mine.enqueue({ tenant: 'acme', topic: 'c', version: 1, priority: 0, input: {} }));
+    expect(sent.find((text) => !preparing(text))).toMatch(guessedTrip('c', 2, 0));
+    expect(result).toEqual({ ok: true, taskId: 3, status: 'enqueued' });
+    expect((await mine.get(2))?.topic).toBe('b');
+    expect(await mine.liveCount()).toBe(1);
+    await assertEventLogConsistent(mine);
   });
 
   it('refuses a new topic at capacity with its insert undone and the rejection kept, in one transaction', async () => {

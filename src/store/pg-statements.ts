@@ -218,8 +218,25 @@ export const SQL = {
   rowUnchanged: `SELECT (CASE WHEN (SELECT ${COMPLETING_VERSION} FROM (SELECT xmin, ${COMPLETING_AHEAD} FROM tasks WHERE id = $1) AS read)
                          IS NOT DISTINCT FROM $2::text THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
   queueLock: 'SELECT pg_advisory_xact_lock($1::int4, $2::int4) AS locked',
+  /**
+   * The first statement after the lock of an enqueue whose first reads were predicted (predictEnqueue):
+   * fails the transaction as rowUnchanged does unless they hold: no task of the topic ($1 tenant, $2
+   * topic), so no version to compare, replace or collide with; $3 the id an insert takes; no paused
+   * tenant; $4 the live count.
+   */
+  enqueueUnchanged: `SELECT (CASE WHEN NOT EXISTS (SELECT 1 FROM tasks WHERE tenant = $1 AND topic = $2)
+                                AND (SELECT COALESCE(MAX(id), 0) + 1 FROM tasks) = $3::bigint
+                                AND NOT EXISTS (SELECT 1 FROM tenant_pauses)
+                                AND (SELECT value FROM counters WHERE name = 'live') = $4::bigint
+                           THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
 
 } as const;
+
+/** What an enqueue's first reads answer when its topic has no task yet (PgStatements.predictEnqueue): the id an insert takes, the live count. */
+export interface EnqueueGuess {
+  nextId: number;
+  live: number;
+}
 
 /** A statement as PgStatements sends it: its prepared name, its text, and whether it only reads (it keeps what was read ahead). */
 interface PgStatement {
@@ -296,6 +313,20 @@ export class PgStatements implements StoreTx, SqlRunner {
    */
   private ahead = new Map<string, unknown>();
 
+  /**
+   * The BEGIN (with the queue lock and the transaction's id) of a transaction not begun yet, an enqueue
+   * whose first reads were predicted (predictEnqueue): it goes first in whichever round trip comes
+   * first, a read's or COMMIT's, with the search_path its statements are prepared under.
+   */
+  private leader: { text: string; setPath: string } | undefined;
+  /** The transaction's id, when it came back with `leader`. */
+  xid: string | undefined;
+  /** What an enqueue's first reads found (or were predicted to find, and checked): the store guesses the next enqueue's from it. */
+  enqueueSeen: EnqueueGuess & { paused: boolean } | undefined;
+  /** An enqueue's first reads were predicted (predictEnqueue): a failed check (rowChanged) means one more try, reading them. */
+  predicted = false;
+  /** The enqueue inserted its task at the id its first reads gave (taskInsertSlot). */
+  slotUsed = false;
   /** The version of the holder's row read before the lock (completingRowVersioned): null when there was no row. */
   private readVersion: { id: number; version: string | null } | undefined;
   /** lockFirst's statements are pending and not sent yet. */
@@ -408,11 +439,11 @@ export class PgStatements implements StoreTx, SqlRunner {
       this.wrote = true;
     }
     const configs = forms.map((form, i) => ({ name: form.name, text: form.text, values: [...statements[i]![1]] }));
-    if (this.pending.length === 0 && configs.length === 1) return [(yield this.runner.query(configs[0]!)) as PgResult];
+    if (this.pending.length === 0 && configs.length === 1 && this.leader === undefined) return [(yield this.runner.query(configs[0]!)) as PgResult];
     const writes = this.takePending();
     let results: PgResult[];
     try {
-      results = (yield this.runner.batch([...writes.map((write) => write.config), ...configs])) as PgResult[];
+      results = (yield this.batchOf([...writes.map((write) => write.config), ...configs])) as PgResult[];
     } catch (error) {
       throw this.failed(error, writes);
     }
@@ -503,6 +534,8 @@ export class PgStatements implements StoreTx, SqlRunner {
       this.remember(taskOlderUnstarted.name, valuesOf(taskOlderUnstarted, { tenant, topic, version }), results[1]!.rows);
       this.remember(taskInsertSlot.name, valuesOf(taskInsertSlot, { tenant, topic, version }), results[2]!.rows[0]);
       this.enqueueBase = { paused: results[3]!.rows as unknown as PauseRow[], live: Number(results[4]!.rows[0]?.value), delta: 0 };
+      const slot = results[2]!.rows[0];
+      if (slot !== undefined) this.enqueueSeen = { live: this.enqueueBase.live, nextId: Number(slot.next_id), paused: results[3]!.rows.length > 0 };
       return;
     }
     if (reads?.holderRow === undefined) return;
@@ -531,6 +564,54 @@ export class PgStatements implements StoreTx, SqlRunner {
       { config: { name: 'leasehold_rowUnchanged', text: SQL.rowUnchanged, values: [id, version] } },
     );
     this.lockUnsent = true;
+  }
+
+  /**
+   * An enqueue in one round trip: its first reads (ReadsFirst.enqueue) are answered from `guess`, what
+   * the store saw at its last enqueue (a topic with no task yet, the next id, no paused tenant, the live
+   * count), and nothing is sent until the body sends something: then BEGIN and the lock (`leader`), and
+   * enqueueUnchanged of the guess as the first statement under the lock, go first in that round trip,
+   * COMMIT's when the body read nothing else. A wrong guess fails the transaction with nothing written
+   * (rowChanged), and the store runs it again reading them.
+   */
+  predictEnqueue(reads: NonNullable<ReadsFirst['enqueue']>, guess: EnqueueGuess, leader: { text: string; setPath: string }): void {
+    const { tenant, topic, version } = reads;
+    this.remember(taskLatestVersion.name, valuesOf(taskLatestVersion, { tenant, topic }), null);
+    this.remember(taskOlderUnstarted.name, valuesOf(taskOlderUnstarted, { tenant, topic, version }), []);
+    this.remember(taskInsertSlot.name, valuesOf(taskInsertSlot, { tenant, topic, version }), { next_id: guess.nextId, taken: false });
+    this.enqueueBase = { paused: [], live: guess.live, delta: 0 };
+    this.enqueueSeen = { ...guess, paused: false };
+    this.pending.push({ config: { name: 'leasehold_enqueueUnchanged', text: SQL.enqueueUnchanged, values: [tenant, topic, guess.nextId, guess.live] } });
+    this.leader = leader;
+    this.predicted = true;
+  }
+
+  /** What the enqueue added to the live count (its counterLiveAdjust; nothing once a savepoint rolled back to forgot them). */
+  get liveAdded(): number {
+    return this.enqueueBase?.delta ?? 0;
+  }
+
+  /** Whether nothing was sent yet (a predicted enqueue that read nothing else): COMMIT's round trip carries the BEGIN too. */
+  get unbegun(): boolean {
+    return this.leader !== undefined;
+  }
+
+  /**
+   * One round trip: `configs`, then `trailer` if given; behind the BEGIN of a transaction not begun yet
+   * (`leader`, prepared under its search_path first), whose own results are dropped and its id kept.
+   */
+  batchOf(configs: readonly PgQueryConfig[], trailer?: string): Promise<PgResult[]> {
+    const leader = this.leader;
+    if (leader === undefined) return this.runner.batch(configs, trailer);
+    this.leader = undefined;
+    return (async () => {
+      await this.runner.prepareIn(configs, leader.setPath);
+      const results = await this.runner.batch(configs, trailer, leader.text);
+      const begun = results.findIndex((result) => result.rows[0] !== undefined && 'xid' in result.rows[0]);
+      const xid = results[begun]?.rows[0]?.xid;
+      this.xid = xid === undefined || xid === null ? undefined : String(xid);
+      return results.slice(begun + 1);
+    })();
   }
 
   /** Keeps a read's answer for its call to come (see `ahead`). */
@@ -570,7 +651,10 @@ export class PgStatements implements StoreTx, SqlRunner {
 
   /** A read's answer if it was read ahead and nothing was written since (see `ahead`), without a round trip; forgotten once used. */
   recalled<K extends string, R>(declared: Declared<K, R>, params: Params<K>): { answer: R } | undefined {
-    return this.ahead.size === 0 ? undefined : this.recall<R>(declared.name, valuesOf(declared, params));
+    const recalled = this.ahead.size === 0 ? undefined : this.recall<R>(declared.name, valuesOf(declared, params));
+    // taskCreate inserts at the id it read ahead when the key was free (sql/task-writes.ts).
+    if (declared.name === taskInsertSlot.name && (recalled?.answer as { taken?: boolean } | undefined)?.taken === false) this.slotUsed = true;
+    return recalled;
   }
 
   /** Sends the pending writes now (one round trip), then `trailer` in the same round trip if given; nothing when neither is there. */
@@ -579,7 +663,7 @@ export class PgStatements implements StoreTx, SqlRunner {
     const writes = this.takePending();
     let results: PgResult[];
     try {
-      results = (yield this.runner.batch(writes.map((write) => write.config), trailer)) as PgResult[];
+      results = (yield this.batchOf(writes.map((write) => write.config), trailer)) as PgResult[];
     } catch (error) {
       throw this.failed(error, writes);
     }
@@ -667,6 +751,8 @@ export class PgStatements implements StoreTx, SqlRunner {
     this.lastEventId = eventsBefore;
     this.ahead.clear();
     this.enqueueBase = undefined;
+    // An insert at the id read ahead is undone with the savepoint.
+    this.slotUsed = false;
     const unsent = this.pending.indexOf(marker);
     if (unsent >= 0) {
       this.pending.length = unsent;

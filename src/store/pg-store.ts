@@ -3,7 +3,7 @@ import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } fro
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { checkPostgresUrl, pgOpenErrorOf, redactPostgresUrl } from './pg-open-errors.ts';
-import { batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type EnqueueGuess, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
 import { noticeBoardOf, type NoticeBoard } from './notices.ts';
@@ -61,7 +61,10 @@ import { pgDriver } from './pg-driver.ts';
  * end of the second; a complete is 2, its first made without the lock and its second taking it. An
  * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken, the id an insert
  * would take, the paused tenants and the live count in the round trip that takes the lock; its
- * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. (A batch that
+ * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. The next enqueue
+ * of a new topic guesses those reads from what the last one found (enqueueGuess) and sends everything,
+ * BEGIN and the lock, a check of the guess (enqueueUnchanged), its writes and COMMIT, in 1 round trip;
+ * a wrong guess fails that try with nothing written, and it runs again reading. (A batch that
  * carried a savepoint's deferred RELEASE and failed runs the transaction again with the RELEASE awaited
  * inside the savepoint, so its body meets the failure where it can catch it.)
  *
@@ -98,6 +101,8 @@ const FLUSH = `pg_logical_emit_message(true, 'leasehold', 'flush') AS flushed`;
 export const COMMIT_DURABLY = `COMMIT; SELECT ${FLUSH}`;
 /** What commitOutcome asks: the transaction's status, and the WAL flushed through it whatever it says. */
 export const COMMIT_OUTCOME = `SELECT txid_status($1::bigint) AS status, ${FLUSH}`;
+/** The same for a predicted enqueue, whose transaction id never came back: whether its task's row is there. */
+export const INSERT_OUTCOME = (tasks: string) => `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${tasks} WHERE id = $1 AND tenant = $2 AND topic = $3 AND version = $4) THEN 'committed' ELSE 'aborted' END AS status, ${FLUSH}`;
 
 /** The second key of the queue's advisory locks: an int4 hash (FNV-1a) of the schema ('' for the default). */
 export function queueLockKey(schema: string | undefined): number {
@@ -440,6 +445,22 @@ export class PgStore implements Store {
   private cursor = 0;
   /** W1: `NOTIFY <channel>`, sent before COMMIT by a transaction that made a task claimable (with its id as the payload: PgListener). */
   private readonly notify: string;
+  /**
+   * What the last enqueue's first reads found (PgStatements.enqueueSeen), as the next one's guess: an
+   * enqueue of a new topic is then one round trip (predictEnqueue) while the guess holds, which it does
+   * for a producer whose work is done between its enqueues. Undefined while a tenant is paused.
+   */
+  private enqueueGuess: (EnqueueGuess & { added: number }) | undefined;
+  /**
+   * Which live count the guess takes: the one the last enqueue found ('before', its work done by the
+   * next enqueue: an idle fleet) or that plus what it added ('after': a backlog that grows). A miss
+   * picks the one that would have been right, if either was.
+   */
+  private liveGuess: 'before' | 'after' = 'before';
+  private missedGuess: (EnqueueGuess & { added: number }) | undefined;
+  /** Wrong guesses in a row, and the time before which none is made after the last (10 ms doubling per miss, up to 1.28 s). */
+  private guessMisses = 0;
+  private guessAfter = -Infinity;
   /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts, loaded then). */
   private listener: Promise<PgListener> | undefined;
   /** W1 on PGlite (one process): the database's board, published after each claimable commit. */
@@ -649,6 +670,10 @@ export class PgStore implements Store {
     // A savepoint's RELEASE goes with the next batch, unless a batch that carried one failed: then the
     // transaction runs again with it awaited in the savepoint (PgStatements.deferRelease).
     let deferRelease = true;
+    // An enqueue guesses its first reads while the last guess held or its pause after a miss is over.
+    const guessAt = readsFirst?.enqueue !== undefined && readClock !== undefined && this.enqueueGuess !== undefined ? readClock() : undefined;
+    const last = guessAt !== undefined && guessAt >= this.guessAfter ? this.enqueueGuess : undefined;
+    let guess: EnqueueGuess | undefined = last === undefined ? undefined : { nextId: last.nextId, live: this.liveGuess === 'after' ? last.live + last.added : last.live };
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -667,9 +692,12 @@ export class PgStore implements Store {
         const { runner } = lease;
         // A claim's time is only known once the lock is held: the clock read now picks which head's row is read ahead.
         const before = readsFirst?.claim !== undefined && readClock !== undefined ? readClock() : undefined;
-        const first = PgStatements.readsFirst(readsFirst, before, unlocked);
+        const first = guess !== undefined ? [] : PgStatements.readsFirst(readsFirst, before, unlocked);
         let begun: PgResult[];
-        if (first.length === 0) {
+        if (guess !== undefined) {
+          // Nothing is sent yet: BEGIN goes with the body's first round trip (predictEnqueue).
+          begun = [];
+        } else if (first.length === 0) {
           const answer = (await runner.query(begin)) as PgResult | PgResult[];
           // pg answers a text of several statements with one result each.
           begun = Array.isArray(answer) ? answer : [answer];
@@ -684,7 +712,8 @@ export class PgStore implements Store {
         const { at, body } = start();
         statements = new PgStatements(runner, at);
         statements.deferRelease = deferRelease;
-        statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
+        if (guess !== undefined) statements.predictEnqueue(readsFirst!.enqueue!, guess, { text: begin, setPath: this.setPath });
+        else statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
         if (unlocked) statements.lockFirst(QUEUE_LOCK_CLASS, this.lockKey);
         result = await drive(body(statements));
         // The writes the body left pending go in COMMIT's own round trip.
@@ -697,12 +726,17 @@ export class PgStore implements Store {
         // at COMMIT and not at all on a rollback, and it serialises notifying commits on one lock, so a
         // claim, a heartbeat or a complete does not send one.
         // The payload, the transaction's id, names the listener told first (PgListener); it is only digits.
-        const commit = statements.claimable ? `${this.notify}${xid !== undefined && /^\d+$/.test(xid) ? `, '${xid}'` : ''}; ${closing}` : closing;
-        if (writes.length === 0) await runner.query(commit);
+        xid ??= statements.xid;
+        // A transaction that sends its BEGIN with this COMMIT learns its id only then: the server names it.
+        const payload = xid !== undefined && /^\d+$/.test(xid) ? `${this.notify}, '${xid}'` : statements.unbegun ? `SELECT pg_notify('${claimableChannel(this.lockKey)}', txid_current()::text)` : this.notify;
+        const commit = statements.claimable ? `${payload}; ${closing}` : closing;
+        if (writes.length === 0 && !statements.unbegun) await runner.query(commit);
         else {
           const failing = statements;
-          settlePending(writes, await runner.batch(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes))));
+          settlePending(writes, await statements.batchOf(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes))));
+          xid ??= statements.xid;
         }
+        if (statements.enqueueSeen !== undefined) this.guessed(statements);
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         if (statements.claimable) this.board?.publish();
@@ -716,6 +750,13 @@ export class PgStore implements Store {
           } catch (rollbackError) {
             broken = rollbackError;
           }
+        }
+        if (guess !== undefined && (statements?.rowChanged === true || isRowChanged(error))) {
+          // The enqueue's guess was wrong: nothing was written; it runs again reading what it guessed.
+          this.missed(readClock!(), last);
+          guess = undefined;
+          attempt--;
+          continue;
         }
         if (unlocked && (statements?.rowChanged === true || isRowChanged(error))) {
           // What the holder's call read before the lock changed before it got the lock: nothing was
@@ -734,7 +775,9 @@ export class PgStore implements Store {
         if (code === undefined) throw error;
         // Nothing was committed unless the connection broke while COMMIT was in flight (an error the
         // server answered with aborted the transaction, COMMIT with it). Then the server says which.
-        const outcome = committing && breaksConnection(code) ? await this.commitOutcome(xid) : 'aborted';
+        // A predicted enqueue sent its BEGIN with COMMIT, so its id never came back: its inserted row says.
+        const inserted = xid === undefined && statements?.predicted === true && statements.slotUsed && readsFirst?.enqueue !== undefined ? { ...readsFirst.enqueue, id: statements.enqueueSeen!.nextId } : undefined;
+        const outcome = committing && breaksConnection(code) ? await this.commitOutcome(inserted ?? xid) : 'aborted';
         if (outcome === 'committed') {
           settled?.(this.cursor);
           if (statements?.claimable === true) this.board?.publish();
@@ -748,12 +791,32 @@ export class PgStore implements Store {
     }
   }
 
+  /** After an enqueue committed: its first reads (found, or guessed and checked) are the next one's guess. */
+  private guessed(statements: PgStatements): void {
+    const seen = statements.enqueueSeen!;
+    const missed = this.missedGuess;
+    this.missedGuess = undefined;
+    if (missed !== undefined && !statements.predicted) {
+      if (seen.live === missed.live + missed.added) this.liveGuess = 'after';
+      else if (seen.live === missed.live) this.liveGuess = 'before';
+    }
+    this.enqueueGuess = seen.paused ? undefined : { live: seen.live, added: statements.liveAdded, nextId: seen.nextId + (statements.slotUsed ? 1 : 0) };
+    if (statements.predicted) this.guessMisses = 0;
+  }
+
+  /** A wrong guess: none is made for 10 ms, twice as long after each further miss in a row (up to 1.28 s). */
+  private missed(now: number, guess: (EnqueueGuess & { added: number }) | undefined): void {
+    this.missedGuess = guess;
+    this.guessMisses = Math.min(this.guessMisses + 1, 8);
+    this.guessAfter = now + 10 * 2 ** (this.guessMisses - 1);
+  }
+
   /**
    * Whether the transaction `xid` committed, asked on another connection after its own was lost while
    * COMMIT was in flight: 'committed' or 'aborted' as txid_status answers (a terminated backend's open
    * transaction is aborted), 'unknown' when it cannot tell (still in progress, no xid, no server).
    */
-  private async commitOutcome(xid: string | undefined): Promise<'committed' | 'aborted' | 'unknown'> {
+  private async commitOutcome(xid: string | { id: number; tenant: string; topic: string; version: number } | undefined): Promise<'committed' | 'aborted' | 'unknown'> {
     if (xid === undefined) return 'unknown';
     let lease: PgLease;
     try {
@@ -765,7 +828,7 @@ export class PgStore implements Store {
     try {
       // Committed may not be flushed yet (the transaction's own flush went with the lost connection): this
       // statement's one-record synchronous transaction flushes the WAL through it before it answers.
-      const status = (await lease.runner.query({ text: COMMIT_OUTCOME, values: [xid] })).rows[0]?.status;
+      const status = (await lease.runner.query(typeof xid === 'string' ? { text: COMMIT_OUTCOME, values: [xid] } : { text: INSERT_OUTCOME(`${this.options.schema === undefined ? '' : `${quoteIdentifier(this.options.schema)}.`}tasks`), values: [xid.id, xid.tenant, xid.topic, xid.version] })).rows[0]?.status;
       return status === 'committed' ? 'committed' : status === 'aborted' ? 'aborted' : 'unknown';
     } catch (error) {
       broken = error;

@@ -531,7 +531,10 @@ export interface ReadsFirst {
   claim?: { agingCap: number; agingPeriodMs: number; perTenantLimit: number; tenantLimits: Readonly<Record<string, number>> };
   /**
    * The body is an enqueue of this key: before it writes anything it may read
-   * taskLatestVersion(tenant, topic) and taskOlderUnstarted(tenant, topic, version).
+   * taskLatestVersion(tenant, topic) and taskOlderUnstarted(tenant, topic, version). A store may also
+   * guess those reads (and the insert's id, the paused tenants, the live count), run the body on the
+   * guess with its time read before the transaction begins, and commit its writes only if the guess
+   * holds under the lock, running it again reading otherwise (PgStore).
    */
   enqueue?: { tenant: string; topic: string; version: number };
 }
