@@ -454,7 +454,7 @@ export class PgStore implements Store {
   /**
    * Which live count the guess takes: the one the last enqueue found ('before', its work done by the
    * next enqueue: an idle fleet) or that plus what it added ('after': a backlog that grows). A miss
-   * picks the one that would have been right, if either was.
+   * picks 'after' if that would have been right, else 'before'.
    */
   private liveGuess: 'before' | 'after' = 'before';
   private missedGuess: (EnqueueGuess & { added: number }) | undefined;
@@ -797,8 +797,8 @@ export class PgStore implements Store {
     const missed = this.missedGuess;
     this.missedGuess = undefined;
     if (missed !== undefined && !statements.predicted) {
-      if (seen.live === missed.live + missed.added) this.liveGuess = 'after';
-      else if (seen.live === missed.live) this.liveGuess = 'before';
+      // Neither: work was done meanwhile besides, as on an idle fleet (its count falls back between enqueues).
+      this.liveGuess = seen.live === missed.live + missed.added && missed.added !== 0 ? 'after' : 'before';
     }
     this.enqueueGuess = seen.paused ? undefined : { live: seen.live, added: statements.liveAdded, nextId: seen.nextId + (statements.slotUsed ? 1 : 0) };
     if (statements.predicted) this.guessMisses = 0;
