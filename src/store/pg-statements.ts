@@ -1,5 +1,5 @@
 import { InvariantError } from '../queue/errors.ts';
-import { scoreSql } from '../queue/scoring.ts';
+import { PRIORITY_RANGE, scoreSql } from '../queue/scoring.ts';
 import { OCCUPYING_SQL } from '../queue/states.ts';
 import type { HoldingRow, LevelHeadRow, PauseRow, Step, ReadsFirst, StoreTx } from './store.ts';
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
@@ -158,7 +158,8 @@ export function isRowChanged(error: unknown): boolean {
  * so the first entry past the last tenant found is both the next tenant and its head. With each head
  * comes the first task below its level (`below_*`, the same seek from the next level down): where it is
  * eligible at that time, or there is none, it answers the claim's next seek of the tenant
- * (claimLevelHead under the head's level, belowKey), which otherwise costs a round trip a tenant.
+ * (claimLevelHead under the head's level, belowKey), which otherwise costs a round trip a tenant. A
+ * head at the lowest level has nothing beneath it: that seek is not made (a one-time filter).
  */
 const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued_at, not_before) AS (
                  (SELECT tenant, id, priority, enqueued_at, not_before FROM tasks WHERE state = 'ready'
@@ -170,7 +171,8 @@ const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued
                SELECT walk.tenant, walk.id, walk.priority, walk.enqueued_at, walk.not_before,
                  below.id AS below_id, below.priority AS below_priority, below.enqueued_at AS below_enqueued_at, below.not_before AS below_not_before
                FROM walk LEFT JOIN LATERAL (
-                 SELECT b.id, b.priority, b.enqueued_at, b.not_before FROM tasks b WHERE b.state = 'ready' AND b.tenant = walk.tenant AND b.priority < walk.priority
+                 SELECT b.id, b.priority, b.enqueued_at, b.not_before FROM tasks b
+                 WHERE walk.priority > ${PRIORITY_RANGE.min} AND b.state = 'ready' AND b.tenant = walk.tenant AND b.priority < walk.priority
                  ORDER BY b.priority DESC, b.enqueued_at, b.id LIMIT 1) AS below ON true
                ORDER BY walk.tenant`;
 
