@@ -383,9 +383,12 @@ describe('PgStore on a PostgreSQL server', () => {
     });
 
     it('seeks beneath a head at its own time when the task read ahead beneath it is held back, and does not claim that task', async () => {
-      // The priority-10 task is older: by aging it would outscore the fresh priority-20 one, were it eligible.
-      const { queue, clock, schema, ids } = await levels([10, 20]);
-      clock.advance(20 * 60_000);
+      // The priority-10 task waited an hour: aged to 40 (the cap), it would outscore the fresh priority-20 one, were it eligible.
+      const { queue, clock, schema, ids } = await levels([10]);
+      clock.advance(60 * 60_000);
+      const fresh = await queue.enqueue({ tenant: 'acme', topic: 'fresh', version: 1, priority: 20, input: {} });
+      if (!fresh.ok) throw new Error('expected an enqueue');
+      ids.push(fresh.taskId);
       await (await admin()).query(`UPDATE ${schema}.tasks SET not_before = $2 WHERE id = $1`, [ids[0], clock.now() + 60_000]);
       const { result, sent } = await tracing(() => queue.claim('w1'));
       expect(result).toMatchObject({ ok: true, task: { id: ids[1] } });
