@@ -294,6 +294,22 @@ describe('Supervisor lifecycle', () => {
     expect(result.message).toBe(`the agent module ${AGENT} failed to load 1 time(s) in a row: exit 78`);
   });
 
+  it("a load failure told over the channel after node reported the exit is still the failure it names (the exit waits for the channel to close)", async () => {
+    const { supervisor, ofType } = supervised({ execArgv: [], maxLoadFailures: 1 });
+    await supervisor.start();
+    const [child] = children;
+    // As node may order them: the exit first, then the message still in the channel, then its close.
+    child!.emit('exit', 78, null);
+    expect(ofType('exited')).toEqual([]);
+    child!.say({ type: 'fatal', phase: 'load', message: 'AgentModuleError: its default export is number 42' });
+    child!.connected = false;
+    child!.emit('disconnect');
+    const result = await supervisor.done;
+    expect(ofType('exited').map((event) => [event.pid, event.code])).toEqual([[child!.pid, 78]]);
+    expect(ofType('load_failed').map((event) => event.message)).toEqual(['AgentModuleError: its default export is number 42']);
+    expect(result.message).toBe(`the agent module ${AGENT} failed to load 1 time(s) in a row: AgentModuleError: its default export is number 42`);
+  });
+
   it('a stop during a restart backoff starts no new process', async () => {
     const { supervisor, ofType } = supervised({ execArgv: [], restart: { initialMs: 600_000, maxMs: 600_000 } });
     await supervisor.start();

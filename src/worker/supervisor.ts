@@ -320,7 +320,13 @@ export class Supervisor {
     }
     child.on('error', (error) => this.say(`supervisor: ${workerId} (pid ${child.pid}): ${error.message}`));
     child.on('message', (message: ChildMessage) => this.onMessage(record, message));
-    child.once('exit', (code, signal) => this.onExit(record, code, signal));
+    // Node may report the exit before the last messages the process sent (its load failure, just before
+    // it exited 78): while the channel is still open, the exit is acted on once it closes, which is after
+    // every message on it was delivered.
+    child.once('exit', (code, signal) => {
+      if (child.connected) child.once('disconnect', () => this.onExit(record, code, signal));
+      else this.onExit(record, code, signal);
+    });
     const start: StartMessage = {
       type: 'start',
       workerId,
