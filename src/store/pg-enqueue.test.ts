@@ -63,13 +63,22 @@ const stores: [string, () => Store][] = [
 
 describe('an enqueue on a PostgreSQL server', () => {
   /** A queue on a fresh schema of the server, with its clock. */
-  function serverQueue(config: Parameters<typeof openWorkQueue>[0]['config'] = { globalLimit: 10, perTenantLimit: 10 }): { queue: WorkQueue; clock: ManualClock; schema: string } {
+  function serverQueue(config: Parameters<typeof openWorkQueue>[0]['config'] = { globalLimit: 10, perTenantLimit: 10 }): { queue: WorkQueue; clock: ManualClock } {
+    const { queues, clock } = producers(config, 1);
+    return { queue: queues[0]!, clock };
+  }
+
+  /** `count` queues on one fresh schema of the server, as that many producers open it, with their one clock. */
+  function producers(config: Parameters<typeof openWorkQueue>[0]['config'], count = 2): { queues: WorkQueue[]; clock: ManualClock } {
     const schema = freshSchemaName();
     cleanups.push(() => dropSchema(schema));
     const clock = new ManualClock();
-    const queue = openWorkQueue({ db: PG_URL, schema, clock, config });
-    cleanups.push(() => queue.close());
-    return { queue, clock, schema };
+    const open = () => {
+      const queue = openWorkQueue({ db: PG_URL, schema, clock, config });
+      cleanups.push(() => queue.close());
+      return queue;
+    };
+    return { queues: Array.from({ length: count }, open), clock };
   }
 
   it('reads with the lock first: 2 round trips, then SAVEPOINT, insert, event, RELEASE with NOTIFY and COMMIT', async () => {
@@ -154,15 +163,7 @@ describe('an enqueue on a PostgreSQL server', () => {
   });
 
   it('a guess another producer made wrong meanwhile: the enqueue decides on what is there (the queue is full now)', async () => {
-    const schema = freshSchemaName();
-    cleanups.push(() => dropSchema(schema));
-    const clock = new ManualClock();
-    const open = () => {
-      const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { capacity: 2, globalLimit: 2, perTenantLimit: 2 } });
-      cleanups.push(() => queue.close());
-      return queue;
-    };
-    const [mine, theirs] = [open(), open()];
+    const [mine, theirs] = producers({ capacity: 2, globalLimit: 2, perTenantLimit: 2 }).queues as [WorkQueue, WorkQueue];
     expect(await mine.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 1 });
     const claimed = await mine.claim('w1');
     if (!claimed.ok) throw new Error('expected a claim');
@@ -179,18 +180,10 @@ describe('an enqueue on a PostgreSQL server', () => {
   });
 
   it('a guess whose id another producer took meanwhile, its work done too: the live count matches, the id does not, and the insert takes the next', async () => {
-    const schema = freshSchemaName();
-    cleanups.push(() => dropSchema(schema));
-    const clock = new ManualClock();
-    const open = () => {
-      const queue = openWorkQueue({ db: PG_URL, schema, clock, config: { globalLimit: 2, perTenantLimit: 2 } });
-      cleanups.push(() => queue.close());
-      return queue;
-    };
     const runAll = async (queue: WorkQueue) => {
       for (let run = await queue.claim('w'); run.ok; run = await queue.claim('w')) await queue.complete(run.task.id, 'w', run.task.generation, { answer: run.task.id });
     };
-    const [mine, theirs] = [open(), open()];
+    const [mine, theirs] = producers({ globalLimit: 2, perTenantLimit: 2 }).queues as [WorkQueue, WorkQueue];
     expect(await mine.enqueue({ tenant: 'acme', topic: 'a', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 1 });
     await runAll(mine);
     expect(await theirs.enqueue({ tenant: 'acme', topic: 'b', version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, taskId: 2 });

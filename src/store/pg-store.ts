@@ -62,7 +62,7 @@ import { pgDriver } from './pg-driver.ts';
  * enqueue (ReadsFirst.enqueue) reads its key's versions, whether the key is taken, the id an insert
  * would take, the paused tenants and the live count in the round trip that takes the lock; its
  * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. The next enqueue
- * of a new topic guesses those reads from what the last one found (enqueueGuess) and sends everything,
+ * of a new topic guesses those reads from what the last one found (EnqueueGuesses) and sends everything,
  * BEGIN and the lock, a check of the guess (enqueueUnchanged), its writes and COMMIT, in 1 round trip;
  * a wrong guess fails that try with nothing written, and it runs again reading. (A batch that
  * carried a savepoint's deferred RELEASE and failed runs the transaction again with the RELEASE awaited
@@ -120,6 +120,61 @@ export function queueLockKey(schema: string | undefined): number {
  */
 export function claimableChannel(lockKey: number): string {
   return `leasehold_claimable_${(lockKey >>> 0).toString(16)}`;
+}
+
+/**
+ * One store's guesses of an enqueue's first reads (PgStatements.predictEnqueue): what the last enqueue
+ * found, so that an enqueue of a new topic is one round trip while the guess holds, which it does for a
+ * producer whose work is done between its enqueues or that fills a backlog alone. None while a tenant
+ * is paused, and none for 10 ms after a wrong guess, twice as long after each further miss in a row
+ * (up to 1.28 s).
+ */
+class EnqueueGuesses {
+  /** What the last enqueue found, and what it added to the live count. */
+  private last: (EnqueueGuess & { added: number }) | undefined;
+  /**
+   * Which live count a guess takes: the one the last enqueue found ('before', its work done by the
+   * next enqueue: an idle fleet) or that plus what it added ('after': a backlog that grows). A miss
+   * picks 'after' if that would have been right, else 'before'.
+   */
+  private live: 'before' | 'after' = 'before';
+  /** The base of the guess handed out last, and of the last that missed (until the next enqueue reads). */
+  private handedOut: (EnqueueGuess & { added: number }) | undefined;
+  private missedFrom: (EnqueueGuess & { added: number }) | undefined;
+  private misses = 0;
+  private after = -Infinity;
+
+  /** Whether there is anything to guess from (an enqueue committed, no tenant paused). */
+  get any(): boolean {
+    return this.last !== undefined;
+  }
+
+  /** The guess for an enqueue at `now`, or undefined while guessing pauses after a miss. */
+  next(now: number): EnqueueGuess | undefined {
+    const last = now >= this.after ? this.last : undefined;
+    this.handedOut = last;
+    return last === undefined ? undefined : { nextId: last.nextId, live: this.live === 'after' ? last.live + last.added : last.live };
+  }
+
+  /** The guess handed out last was wrong under the lock. */
+  missed(now: number): void {
+    this.missedFrom = this.handedOut;
+    this.misses = Math.min(this.misses + 1, 8);
+    this.after = now + 10 * 2 ** (this.misses - 1);
+  }
+
+  /** An enqueue committed: its first reads (found, or guessed and checked) are the next one's guess. */
+  saw(statements: PgStatements): void {
+    const seen = statements.enqueueSeen!;
+    const missed = this.missedFrom;
+    this.missedFrom = undefined;
+    if (missed !== undefined && !statements.predicted) {
+      // Neither: work was done meanwhile besides, as on an idle fleet (its count falls back between enqueues).
+      this.live = seen.live === missed.live + missed.added && missed.added !== 0 ? 'after' : 'before';
+    }
+    this.last = seen.paused ? undefined : { live: seen.live, added: statements.liveAdded, nextId: seen.nextId + (statements.slotUsed ? 1 : 0) };
+    if (statements.predicted) this.misses = 0;
+  }
 }
 
 /** BIGINT (20) and NUMERIC (1700, what SUM of a BIGINT gives) as JavaScript numbers, for this store's queries only. */
@@ -445,22 +500,8 @@ export class PgStore implements Store {
   private cursor = 0;
   /** W1: `NOTIFY <channel>`, sent before COMMIT by a transaction that made a task claimable (with its id as the payload: PgListener). */
   private readonly notify: string;
-  /**
-   * What the last enqueue's first reads found (PgStatements.enqueueSeen), as the next one's guess: an
-   * enqueue of a new topic is then one round trip (predictEnqueue) while the guess holds, which it does
-   * for a producer whose work is done between its enqueues. Undefined while a tenant is paused.
-   */
-  private enqueueGuess: (EnqueueGuess & { added: number }) | undefined;
-  /**
-   * Which live count the guess takes: the one the last enqueue found ('before', its work done by the
-   * next enqueue: an idle fleet) or that plus what it added ('after': a backlog that grows). A miss
-   * picks 'after' if that would have been right, else 'before'.
-   */
-  private liveGuess: 'before' | 'after' = 'before';
-  private missedGuess: (EnqueueGuess & { added: number }) | undefined;
-  /** Wrong guesses in a row, and the time before which none is made after the last (10 ms doubling per miss, up to 1.28 s). */
-  private guessMisses = 0;
-  private guessAfter = -Infinity;
+  /** W1: the guesses of an enqueue's first reads, from what the last enqueue found (EnqueueGuesses). */
+  private readonly guesses = new EnqueueGuesses();
   /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts, loaded then). */
   private listener: Promise<PgListener> | undefined;
   /** W1 on PGlite (one process): the database's board, published after each claimable commit. */
@@ -587,7 +628,7 @@ export class PgStore implements Store {
     let broken: unknown;
     try {
       await migratePg(lease.runner, this.at(), this.lockKey, this.options.schema);
-      const cursor = await lease.runner.query({ text: `SELECT COALESCE(MAX(id), 0) AS v FROM ${this.options.schema === undefined ? '' : `${quoteIdentifier(this.options.schema)}.`}events`, values: [] });
+      const cursor = await lease.runner.query({ text: `SELECT COALESCE(MAX(id), 0) AS v FROM ${this.qualified('events')}`, values: [] });
       this.cursor = Number(cursor.rows[0]?.v ?? 0);
     } catch (error) {
       if (error instanceof NewerSchemaError) throw new OpenError(this.label, 'newer_schema', error.message);
@@ -671,9 +712,7 @@ export class PgStore implements Store {
     // transaction runs again with it awaited in the savepoint (PgStatements.deferRelease).
     let deferRelease = true;
     // An enqueue guesses its first reads while the last guess held or its pause after a miss is over.
-    const guessAt = readsFirst?.enqueue !== undefined && readClock !== undefined && this.enqueueGuess !== undefined ? readClock() : undefined;
-    const last = guessAt !== undefined && guessAt >= this.guessAfter ? this.enqueueGuess : undefined;
-    let guess: EnqueueGuess | undefined = last === undefined ? undefined : { nextId: last.nextId, live: this.liveGuess === 'after' ? last.live + last.added : last.live };
+    let guess = readsFirst?.enqueue !== undefined && readClock !== undefined && this.guesses.any ? this.guesses.next(readClock()) : undefined;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -736,7 +775,7 @@ export class PgStore implements Store {
           settlePending(writes, await statements.batchOf(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes))));
           xid ??= statements.xid;
         }
-        if (statements.enqueueSeen !== undefined) this.guessed(statements);
+        if (statements.enqueueSeen !== undefined) this.guesses.saw(statements);
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
         if (statements.claimable) this.board?.publish();
@@ -753,7 +792,7 @@ export class PgStore implements Store {
         }
         if (guess !== undefined && (statements?.rowChanged === true || isRowChanged(error))) {
           // The enqueue's guess was wrong: nothing was written; it runs again reading what it guessed.
-          this.missed(readClock!(), last);
+          this.guesses.missed(readClock!());
           guess = undefined;
           attempt--;
           continue;
@@ -791,26 +830,6 @@ export class PgStore implements Store {
     }
   }
 
-  /** After an enqueue committed: its first reads (found, or guessed and checked) are the next one's guess. */
-  private guessed(statements: PgStatements): void {
-    const seen = statements.enqueueSeen!;
-    const missed = this.missedGuess;
-    this.missedGuess = undefined;
-    if (missed !== undefined && !statements.predicted) {
-      // Neither: work was done meanwhile besides, as on an idle fleet (its count falls back between enqueues).
-      this.liveGuess = seen.live === missed.live + missed.added && missed.added !== 0 ? 'after' : 'before';
-    }
-    this.enqueueGuess = seen.paused ? undefined : { live: seen.live, added: statements.liveAdded, nextId: seen.nextId + (statements.slotUsed ? 1 : 0) };
-    if (statements.predicted) this.guessMisses = 0;
-  }
-
-  /** A wrong guess: none is made for 10 ms, twice as long after each further miss in a row (up to 1.28 s). */
-  private missed(now: number, guess: (EnqueueGuess & { added: number }) | undefined): void {
-    this.missedGuess = guess;
-    this.guessMisses = Math.min(this.guessMisses + 1, 8);
-    this.guessAfter = now + 10 * 2 ** (this.guessMisses - 1);
-  }
-
   /**
    * Whether the transaction `xid` committed, asked on another connection after its own was lost while
    * COMMIT was in flight: 'committed' or 'aborted' as txid_status answers (a terminated backend's open
@@ -828,7 +847,7 @@ export class PgStore implements Store {
     try {
       // Committed may not be flushed yet (the transaction's own flush went with the lost connection): this
       // statement's one-record synchronous transaction flushes the WAL through it before it answers.
-      const status = (await lease.runner.query(typeof xid === 'string' ? { text: COMMIT_OUTCOME, values: [xid] } : { text: INSERT_OUTCOME(`${this.options.schema === undefined ? '' : `${quoteIdentifier(this.options.schema)}.`}tasks`), values: [xid.id, xid.tenant, xid.topic, xid.version] })).rows[0]?.status;
+      const status = (await lease.runner.query(typeof xid === 'string' ? { text: COMMIT_OUTCOME, values: [xid] } : { text: INSERT_OUTCOME(this.qualified('tasks')), values: [xid.id, xid.tenant, xid.topic, xid.version] })).rows[0]?.status;
       return status === 'committed' ? 'committed' : status === 'aborted' ? 'aborted' : 'unknown';
     } catch (error) {
       broken = error;
@@ -836,6 +855,11 @@ export class PgStore implements Store {
     } finally {
       lease.release(broken);
     }
+  }
+
+  /** A table of this store's schema, named so that no search_path is needed (a statement outside its transactions). */
+  private qualified(table: string): string {
+    return this.options.schema === undefined ? table : `${quoteIdentifier(this.options.schema)}.${table}`;
   }
 
   async close(): Promise<void> {
