@@ -216,15 +216,28 @@ describe('PgListener: one listener first, the rest FOLLOW_MS later', () => {
       client.roster = roster;
       return connection;
     };
-    const listener = new PgListener(connect, 'leasehold_claimable_9');
+    const handoffs: (string | undefined)[] = [];
+    const listener = new PgListener(connect, 'leasehold_claimable_9', undefined, (text) => handoffs.push(text));
     const wakes: number[] = [];
     listener.subscribe(() => wakes.push(wakes.length));
     await until('listening, the roster read', () => listener.listening && server.clients[0]!.queries.length === 2);
     // The wake every connection gives when it is up.
     await until('the first wake', () => wakes.length === 1);
     const notice = (payload?: string) => server.clients[0]!.emit('notification', { channel: 'leasehold_claimable_9', payload });
-    return { listener, wakes, notice };
+    return { listener, wakes, notice, handoffs };
   }
+
+  it('hands what a notice carries after its id to the store when the notice names this listener, and undefined when it names another', async () => {
+    const { listener, wakes, notice, handoffs } = await listening(202, [101, 202, 303]);
+    notice('4 [1,"acme"]'); // backend 202: told at once, with the handoff
+    expect(handoffs).toEqual(['[1,"acme"]']);
+    expect(wakes).toHaveLength(2);
+    notice('3 [2,"acme"]'); // backend 101 claims first: this store must not try the handoff
+    notice('7'); // backend 202 again, no handoff: the queue had more than one task live
+    notice('10 two\nlines'); // backend 202; a payload's text is handed on as it came
+    expect(handoffs).toEqual(['[1,"acme"]', undefined, undefined, 'two\nlines']);
+    await listener.close();
+  });
 
   it('a notice whose id names this listener in the roster wakes it at once', async () => {
     const { listener, wakes, notice } = await listening(202, [101, 202, 303]);

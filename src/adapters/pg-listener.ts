@@ -38,7 +38,9 @@ export const FOLLOW_MS = 25;
  * modulo the roster's length tells its watchers at once, every other one FOLLOW_MS later (one wake for
  * any number of notices meanwhile). So a task still waits no more than FOLLOW_MS when the named process
  * is busy or gone, and a notice with no id, or a roster that cannot be read or does not hold this
- * connection, tells everyone at once as before.
+ * connection, tells everyone at once as before. What a notice carries after its id (the handoff of an
+ * idle queue's one task: PgStore) goes to the store before its watchers are told, from the notices
+ * that tell it at once; from the others the store is told there is none.
  */
 export class PgListener {
   private readonly board = privateNoticeBoard();
@@ -58,6 +60,12 @@ export class PgListener {
     /** An identifier of lower-case letters, digits and underscores (PgStore makes it from the queue's lock key). */
     private readonly channel: string,
     private readonly log: (message: string) => void = () => {},
+    /**
+     * Told of every notice, before its watchers are: what it carries after its transaction's id
+     * (PgStore's handoff, the one ready task of an otherwise idle queue) when it names this listener,
+     * undefined otherwise (the queue changed, and another listener claims first).
+     */
+    private readonly handedOff: (text: string | undefined) => void = () => {},
   ) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new RangeError(`a LISTEN channel must be a plain identifier, got ${JSON.stringify(channel)}`);
   }
@@ -129,11 +137,14 @@ export class PgListener {
   private heard(connection: ListenConnection, payload: string | undefined): void {
     const own = (connection.client as { processID?: unknown }).processID;
     const n = this.roster.length;
-    const id = payload === undefined || !/^\d{1,15}$/.test(payload) ? undefined : Number(payload);
+    const notice = payload === undefined ? null : /^(\d{1,15})(?: ([^]+))?$/.exec(payload);
+    const id = notice === null ? undefined : Number(notice[1]);
     if (id === undefined || n < 2 || typeof own !== 'number' || !this.roster.includes(own) || this.roster[id % n] === own) {
+      this.handedOff(notice?.[2]);
       this.board.publish();
       return;
     }
+    this.handedOff(undefined);
     if (this.following !== undefined) return;
     this.following = setTimeout(() => {
       // allow-ambient: production adapter, the wake of a listener a notice did not name

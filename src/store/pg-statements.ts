@@ -5,6 +5,7 @@ import type { HoldingRow, LevelHeadRow, PauseRow, Step, ReadsFirst, StoreTx } fr
 import { tenantPauseDelete, tenantPauseInsert, tenantPauseList } from './sql/admission.ts';
 import { taskInsertSlot } from './sql/task-writes.ts';
 import { counterLive, counterLiveAdjust, taskLatestVersion, taskOlderUnstarted } from './sql/tasks.ts';
+import { eventInsert } from './sql/events.ts';
 import { COMPLETING_AHEAD, COMPLETING_COLUMNS, holderRow } from './sql/holders.ts';
 import { CANDIDATE_COLUMNS, claimCandidate, claimHolding, claimLevelHead, claimReadyHeads, SESSION_BUSY_OF } from './sql/claim.ts';
 import { OPERATIONS, type OperationName } from './sql/index.ts';
@@ -179,6 +180,32 @@ const READY_HEADS_ANY_TIME = `WITH RECURSIVE walk(tenant, id, priority, enqueued
 /** A head's input comes with readyHeadsRows up to this many bytes; a larger one is read with the candidate alone. */
 export const AHEAD_INPUT_BYTES = 4096;
 
+/**
+ * W1: the columns of a handoff, in its JSON array's order: the row's version (xmin), then what a claim's
+ * first reads (readyHeadsRows) say of the head it will pick, so that predictClaim answers them exactly.
+ */
+const HANDOFF_COLUMNS = ['xmin', ...new Set([...CANDIDATE_NAMES, 'not_before'])];
+/** The largest handoff sent: a NOTIFY payload must stay under 8000 bytes, the transaction's id and a space before it. */
+const HANDOFF_BYTES = 7900;
+
+/**
+ * W1: the handoff, the one ready task of an otherwise idle queue (the only live task, so none holds a
+ * slot and no other is ready; no paused tenant; its input at most AHEAD_INPUT_BYTES), as a JSON array of
+ * HANDOFF_COLUMNS; NULL otherwise. A claim that hears it can answer its own first reads from it and
+ * claim in one round trip (PgStore, predictClaim). It is a hint: it reads the live counter, and the
+ * claim checks the tables themselves under the lock (claimUnchanged). Its conditions are one-time
+ * filters, so a busy queue pays two single-row reads for it, with the NOTIFY every such commit sends.
+ */
+function handoffRowSql(): string {
+  const row = `json_build_array(${HANDOFF_COLUMNS.map((name) => (name === 'xmin' ? 't.xmin::text' : `t.${name}`)).join(', ')})::text`;
+  return `(SELECT CASE WHEN octet_length(one.row) <= ${HANDOFF_BYTES} THEN one.row END FROM (
+            SELECT ${row} AS row FROM tasks AS t
+            WHERE t.state = 'ready' AND octet_length(t.input) <= ${AHEAD_INPUT_BYTES}
+              AND (SELECT value FROM counters WHERE name = 'live') = 1
+              AND NOT EXISTS (SELECT 1 FROM tenant_pauses)
+            LIMIT 1) AS one)`;
+}
+
 export const SQL = {
   /**
    * What a claim reads first, in the round trip that takes the lock (ReadsFirst.claim), before it knows
@@ -232,7 +259,31 @@ export const SQL = {
                                 AND (SELECT value FROM counters WHERE name = 'live') = $4::bigint
                            THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
 
+  /**
+   * What a transaction that made a task claimable sends before COMMIT (PgStore): NOTIFY on $1 (the
+   * queue's channel) with the transaction's id, followed by the handoff when there is one (HANDOFF_ROW),
+   * which it also answers, for a store that publishes it itself (PGlite's, in one process).
+   */
+  claimableNotify: `WITH h AS MATERIALIZED (SELECT ${handoffRowSql()} AS handoff)
+                    SELECT pg_notify($1, txid_current()::text || COALESCE(' ' || h.handoff, '')) AS notified, h.handoff FROM h`,
+  /**
+   * The first statement after the lock of a claim whose first reads were predicted from a handoff
+   * (predictClaim): fails the transaction as rowUnchanged does unless the queue is still as the handoff
+   * found it: no task holds a slot, no tenant is paused, no task but $1 is ready, and $1 is ready and
+   * unchanged ($2, its row's xmin then).
+   */
+  claimUnchanged: `SELECT (CASE WHEN NOT EXISTS (SELECT 1 FROM tasks WHERE ${OCCUPYING})
+                                AND NOT EXISTS (SELECT 1 FROM tenant_pauses)
+                                AND NOT EXISTS (SELECT 1 FROM tasks WHERE state = 'ready' AND id <> $1)
+                                AND (SELECT xmin::text FROM tasks WHERE id = $1 AND state = 'ready') = $2::text
+                           THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
 } as const;
+
+/** A handoff read back (PgStatements.handoff): the task's row version, and its columns by name. */
+export interface Handoff {
+  xmin: string;
+  row: Readonly<Record<string, unknown>>;
+}
 
 /** What an enqueue's first reads answer when its topic has no task yet (PgStatements.predictEnqueue): the id an insert takes, the live count. */
 export interface EnqueueGuess {
@@ -329,6 +380,10 @@ export class PgStatements implements StoreTx, SqlRunner {
   predicted = false;
   /** The enqueue inserted its task at the id its first reads gave (taskInsertSlot). */
   slotUsed = false;
+  /** A claim's first reads were predicted from a handoff (predictClaim): a failed check (rowChanged) means one more try, reading them. */
+  claimPredicted = false;
+  /** The claimed event a predicted claim appended: what tells whether it committed when its id never came back (PgStore). */
+  claimedEvent: { task_id: number; worker_id: string; generation: number } | undefined;
   /** The version of the holder's row read before the lock (completingRowVersioned): null when there was no row. */
   private readVersion: { id: number; version: string | null } | undefined;
   /** lockFirst's statements are pending and not sent yet. */
@@ -426,6 +481,10 @@ export class PgStatements implements StoreTx, SqlRunner {
     this.defer(formOf(declared), valuesOf(declared, params), settled === undefined ? undefined : (result) => settled(answerOf(declared, result)));
     // The live counter's adjustments are counted on the enqueue base's count (see enqueueBase).
     if (declared.name === counterLiveAdjust.name && this.enqueueBase !== undefined) this.enqueueBase.delta += (params as Params<string>).delta as number;
+    if (this.claimPredicted && declared.name === eventInsert.name && (params as Params<string>).type === 'claimed') {
+      const { task_id: taskId, worker_id: workerId, generation } = params as Params<string>;
+      this.claimedEvent ??= { task_id: taskId as number, worker_id: workerId as string, generation: generation as number };
+    }
   }
 
   /** One statement: yields its query to the driver (with the pending writes before it) and returns the result it sends back. */
@@ -586,6 +645,42 @@ export class PgStatements implements StoreTx, SqlRunner {
     this.pending.push({ config: { name: 'leasehold_enqueueUnchanged', text: SQL.enqueueUnchanged, values: [tenant, topic, guess.nextId, guess.live] } });
     this.leader = leader;
     this.predicted = true;
+  }
+
+  /**
+   * A handoff's text (HANDOFF_ROW, as a notice carried it) read back, or undefined when it is not one.
+   * Only its shape is checked: what it says of the queue is checked under the lock (claimUnchanged).
+   */
+  static handoff(text: string): Handoff | undefined {
+    let values: unknown;
+    try {
+      values = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    if (!Array.isArray(values) || values.length !== HANDOFF_COLUMNS.length) return undefined;
+    const row = Object.fromEntries(HANDOFF_COLUMNS.map((name, i) => [name, values[i]]));
+    const { xmin, id, tenant } = row;
+    if (typeof xmin !== 'string' || typeof id !== 'number' || typeof tenant !== 'string') return undefined;
+    return { xmin, row };
+  }
+
+  /**
+   * A claim in one round trip (W1): its first reads (ReadsFirst.claim) are answered from `handoff`, the
+   * one ready task of a queue with nothing else live, as they would answer if the queue is still so (no
+   * holder, no pause, that task the only head, with nothing beneath it and its session free), and
+   * nothing is sent until the body sends something: then BEGIN and the lock (`leader`), and
+   * claimUnchanged, go first in that round trip, COMMIT's when the body read nothing else. A queue that
+   * changed meanwhile fails the transaction with nothing written (rowChanged), and the store runs it
+   * again reading them.
+   */
+  predictClaim(reads: ReadsFirst, handoff: Handoff, leader: { text: string; setPath: string }): void {
+    const { xmin, ...columns } = handoff.row;
+    const head = { ...columns, below_id: null, below_priority: null, below_enqueued_at: null, below_not_before: null, ahead_input: true, ahead_session_busy: false };
+    this.answeredFirst(reads, [{ rows: [], rowCount: 0 }, { rows: [], rowCount: 0 }, { rows: [head], rowCount: 1 }]);
+    this.pending.push({ config: { name: 'leasehold_claimUnchanged', text: SQL.claimUnchanged, values: [handoff.row.id, xmin] } });
+    this.leader = leader;
+    this.claimPredicted = true;
   }
 
   /** What the enqueue added to the live count (its counterLiveAdjust; nothing once a savepoint rolled back to forgot them). */

@@ -3,7 +3,7 @@ import { ConfigError, ConnectionError, OpenError, type ConnectionErrorCode } fro
 import { NewerSchemaError } from './migrations.ts';
 import { migratePg, quoteIdentifier, type PgSession } from './pg-migrations.ts';
 import { checkPostgresUrl, pgOpenErrorOf, redactPostgresUrl } from './pg-open-errors.ts';
-import { batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, type EnqueueGuess, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
+import { batchName, batchText, isRowChanged, PgStatements, prepareText, settlePending, SQL, type EnqueueGuess, type Handoff, type PgQuery, type PgQueryConfig, type PgResult } from './pg-statements.ts';
 import type { ReadsFirst, Step, Store, StoreTx, TransactionBody } from './store.ts';
 import type { ListenConnection, PgListener } from '../adapters/pg-listener.ts';
 import { noticeBoardOf, type NoticeBoard } from './notices.ts';
@@ -64,7 +64,12 @@ import { pgDriver } from './pg-driver.ts';
  * SAVEPOINT, insert, event and RELEASE then go with NOTIFY and COMMIT: 2 round trips. The next enqueue
  * of a new topic guesses those reads from what the last one found (EnqueueGuesses) and sends everything,
  * BEGIN and the lock, a check of the guess (enqueueUnchanged), its writes and COMMIT, in 1 round trip;
- * a wrong guess fails that try with nothing written, and it runs again reading. (A batch that
+ * a wrong guess fails that try with nothing written, and it runs again reading. A transaction that
+ * makes a task claimable sends its NOTIFY with the task's row when it is the only task live and no
+ * tenant is paused (SQL.claimableNotify: the handoff); the store whose listener the notice names (on
+ * PGlite, any store of the queue) keeps it, and its next claim answers its first reads from it and
+ * sends BEGIN, the lock, a check that the queue is still so (claimUnchanged), its writes and COMMIT in
+ * 1 round trip, running again reading if the check fails. (A batch that
  * carried a savepoint's deferred RELEASE and failed runs the transaction again with the RELEASE awaited
  * inside the savepoint, so its body meets the failure where it can catch it.)
  *
@@ -103,6 +108,8 @@ export const COMMIT_DURABLY = `COMMIT; SELECT ${FLUSH}`;
 export const COMMIT_OUTCOME = `SELECT txid_status($1::bigint) AS status, ${FLUSH}`;
 /** The same for a predicted enqueue, whose transaction id never came back: whether its task's row is there. */
 export const INSERT_OUTCOME = (tasks: string) => `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${tasks} WHERE id = $1 AND tenant = $2 AND topic = $3 AND version = $4) THEN 'committed' ELSE 'aborted' END AS status, ${FLUSH}`;
+/** And for a claim from a handoff (its BEGIN went with its COMMIT): whether its claimed event is there, by its worker and the lease's generation. */
+export const CLAIM_OUTCOME = (events: string) => `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${events} WHERE task_id = $1 AND type = 'claimed' AND worker_id = $2 AND generation = $3) THEN 'committed' ELSE 'aborted' END AS status, ${FLUSH}`;
 
 /** The second key of the queue's advisory locks: an int4 hash (FNV-1a) of the schema ('' for the default). */
 export function queueLockKey(schema: string | undefined): number {
@@ -408,6 +415,17 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
   } as PgQuery & PgSession;
 }
 
+/** Each PGlite database's handoff slots (PgStore.handoffs), one per queue (schema), shared by every store on it. */
+const PGLITE_HANDOFFS = new WeakMap<PgliteLike, Map<string, { text: string | undefined }>>();
+
+function handoffsOf(db: PgliteLike, schema: string | undefined): { text: string | undefined } {
+  let slots = PGLITE_HANDOFFS.get(db);
+  if (slots === undefined) PGLITE_HANDOFFS.set(db, (slots = new Map()));
+  let slot = slots.get(schema ?? '');
+  if (slot === undefined) slots.set(schema ?? '', (slot = { text: undefined }));
+  return slot;
+}
+
 /** Each PGlite database's queue of leases: the end of the last lease asked for, shared by every store on the database. */
 const PGLITE_TURNS = new WeakMap<PgliteLike, Promise<void>>();
 
@@ -498,8 +516,14 @@ export class PgStore implements Store {
   private closed = false;
   /** The newest event id this store knows committed: read once on open, then kept by every commit that inserted one. */
   private cursor = 0;
-  /** W1: `NOTIFY <channel>`, sent before COMMIT by a transaction that made a task claimable (with its id as the payload: PgListener). */
-  private readonly notify: string;
+  /** W1: the NOTIFY sent before COMMIT by a transaction that made a task claimable (SQL.claimableNotify). */
+  private readonly notify: PgQueryConfig;
+  /**
+   * W1: the last handoff heard (the one ready task of an idle queue), taken by the next claim: on a
+   * server from the notices that name this store's listener, on PGlite from the commit of any store of
+   * the queue on the same database (one slot per database and schema).
+   */
+  private readonly handoffs: { text: string | undefined };
   /** W1: the guesses of an enqueue's first reads, from what the last enqueue found (EnqueueGuesses). */
   private readonly guesses = new EnqueueGuesses();
   /** W1 on a server: the LISTEN connection, opened by the first watcher (adapters/pg-listener.ts, loaded then). */
@@ -519,7 +543,8 @@ export class PgStore implements Store {
   ) {
     this.kind = kind;
     this.lockKey = queueLockKey(options.schema);
-    this.notify = `NOTIFY ${claimableChannel(this.lockKey)}`;
+    this.notify = { name: 'leasehold_claimableNotify', text: SQL.claimableNotify, values: [claimableChannel(this.lockKey)] };
+    this.handoffs = 'pglite' in hearing ? handoffsOf(hearing.pglite, options.schema) : { text: undefined };
     this.board = 'pglite' in hearing ? noticeBoardOf(hearing.pglite) : undefined;
     this.setPath = options.schema !== undefined && !sessionPath ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
   }
@@ -591,7 +616,10 @@ export class PgStore implements Store {
     if (this.board !== undefined) return this.board.subscribe(listener);
     if (this.listener === undefined) {
       const { listen } = this.hearing as { listen: () => Promise<ListenConnection> };
-      this.listener = import('../adapters/pg-listener.ts').then(({ PgListener: Listener }) => new Listener(listen, claimableChannel(this.lockKey)));
+      const handedOff = (text: string | undefined) => {
+        this.handoffs.text = text;
+      };
+      this.listener = import('../adapters/pg-listener.ts').then(({ PgListener: Listener }) => new Listener(listen, claimableChannel(this.lockKey), undefined, handedOff));
     }
     let unsubscribe: (() => void) | undefined;
     let stopped = false;
@@ -713,6 +741,8 @@ export class PgStore implements Store {
     let deferRelease = true;
     // An enqueue guesses its first reads while the last guess held or its pause after a miss is over.
     let guess = readsFirst?.enqueue !== undefined && readClock !== undefined && this.guesses.any ? this.guesses.next(readClock()) : undefined;
+    // W1: a claim takes the handoff heard last, if any, and answers its first reads from it.
+    let handoff = readsFirst?.claim !== undefined && readClock !== undefined ? this.takeHandoff() : undefined;
     for (let attempt = 1; ; attempt++) {
       let lease: PgLease;
       try {
@@ -731,10 +761,11 @@ export class PgStore implements Store {
         const { runner } = lease;
         // A claim's time is only known once the lock is held: the clock read now picks which head's row is read ahead.
         const before = readsFirst?.claim !== undefined && readClock !== undefined ? readClock() : undefined;
-        const first = guess !== undefined ? [] : PgStatements.readsFirst(readsFirst, before, unlocked);
+        const predicted = guess !== undefined || handoff !== undefined;
+        const first = predicted ? [] : PgStatements.readsFirst(readsFirst, before, unlocked);
         let begun: PgResult[];
-        if (guess !== undefined) {
-          // Nothing is sent yet: BEGIN goes with the body's first round trip (predictEnqueue).
+        if (predicted) {
+          // Nothing is sent yet: BEGIN goes with the body's first round trip (predictEnqueue, predictClaim).
           begun = [];
         } else if (first.length === 0) {
           const answer = (await runner.query(begin)) as PgResult | PgResult[];
@@ -752,6 +783,7 @@ export class PgStore implements Store {
         statements = new PgStatements(runner, at);
         statements.deferRelease = deferRelease;
         if (guess !== undefined) statements.predictEnqueue(readsFirst!.enqueue!, guess, { text: begin, setPath: this.setPath });
+        else if (handoff !== undefined) statements.predictClaim(readsFirst!, handoff, { text: begin, setPath: this.setPath });
         else statements.answeredFirst(readsFirst, begun.slice(begun.length - first.length));
         if (unlocked) statements.lockFirst(QUEUE_LOCK_CLASS, this.lockKey);
         result = await drive(body(statements));
@@ -763,18 +795,20 @@ export class PgStore implements Store {
         const closing = at !== undefined && statements.wrote ? COMMIT_DURABLY : 'COMMIT';
         // W1: one NOTIFY per transaction, only for one that made a task claimable. PostgreSQL delivers it
         // at COMMIT and not at all on a rollback, and it serialises notifying commits on one lock, so a
-        // claim, a heartbeat or a complete does not send one.
-        // The payload, the transaction's id, names the listener told first (PgListener); it is only digits.
-        xid ??= statements.xid;
-        // A transaction that sends its BEGIN with this COMMIT learns its id only then: the server names it.
-        const payload = xid !== undefined && /^\d+$/.test(xid) ? `${this.notify}, '${xid}'` : statements.unbegun ? `SELECT pg_notify('${claimableChannel(this.lockKey)}', txid_current()::text)` : this.notify;
-        const commit = statements.claimable ? `${payload}; ${closing}` : closing;
-        if (writes.length === 0 && !statements.unbegun) await runner.query(commit);
+        // claim, a heartbeat or a complete does not send one. Its payload is the transaction's id, which
+        // names the listener told first (PgListener), then the handoff if the queue has one (claimableNotify).
+        const notify = statements.claimable ? [this.notify] : [];
+        let handedOff: unknown;
+        if (writes.length === 0 && notify.length === 0 && !statements.unbegun) await runner.query(closing);
         else {
           const failing = statements;
-          settlePending(writes, await statements.batchOf(writes.map((write) => write.config), commit).catch((error: unknown) => Promise.reject(failing.failed(error, writes))));
+          const results = await statements.batchOf([...writes.map((write) => write.config), ...notify], closing).catch((error: unknown) => Promise.reject(failing.failed(error, writes)));
+          settlePending(writes, results);
+          handedOff = results[writes.length]?.rows[0]?.handoff;
           xid ??= statements.xid;
         }
+        // On PGlite the handoff goes to the next claim of any store of the queue (a server's goes by NOTIFY).
+        if (this.kind === 'pglite' && notify.length > 0) this.handoffs.text = typeof handedOff === 'string' ? handedOff : undefined;
         if (statements.enqueueSeen !== undefined) this.guesses.saw(statements);
         if (statements.lastEventId !== undefined && statements.lastEventId > this.cursor) this.cursor = statements.lastEventId;
         settled?.(this.cursor);
@@ -797,7 +831,13 @@ export class PgStore implements Store {
           attempt--;
           continue;
         }
-        if (unlocked && (statements?.rowChanged === true || isRowChanged(error))) {
+        if (handoff !== undefined && (statements?.rowChanged === true || isRowChanged(error))) {
+          // The queue changed since the handoff: nothing was written; the claim runs again reading.
+          handoff = undefined;
+          attempt--;
+          continue;
+        }
+                if (unlocked && (statements?.rowChanged === true || isRowChanged(error))) {
           // What the holder's call read before the lock changed before it got the lock: nothing was
           // written; it runs again, taking the lock first. Not a failure of the server: no attempt spent.
           holderFirst = false;
@@ -816,7 +856,9 @@ export class PgStore implements Store {
         // server answered with aborted the transaction, COMMIT with it). Then the server says which.
         // A predicted enqueue sent its BEGIN with COMMIT, so its id never came back: its inserted row says.
         const inserted = xid === undefined && statements?.predicted === true && statements.slotUsed && readsFirst?.enqueue !== undefined ? { ...readsFirst.enqueue, id: statements.enqueueSeen!.nextId } : undefined;
-        const outcome = committing && breaksConnection(code) ? await this.commitOutcome(inserted ?? xid) : 'aborted';
+        // A claim from a handoff likewise: its claimed event says.
+        const claimed = xid === undefined && statements?.claimPredicted === true ? statements.claimedEvent : undefined;
+        const outcome = committing && breaksConnection(code) ? await this.commitOutcome(inserted ?? claimed ?? xid) : 'aborted';
         if (outcome === 'committed') {
           settled?.(this.cursor);
           if (statements?.claimable === true) this.board?.publish();
@@ -835,7 +877,9 @@ export class PgStore implements Store {
    * COMMIT was in flight: 'committed' or 'aborted' as txid_status answers (a terminated backend's open
    * transaction is aborted), 'unknown' when it cannot tell (still in progress, no xid, no server).
    */
-  private async commitOutcome(xid: string | { id: number; tenant: string; topic: string; version: number } | undefined): Promise<'committed' | 'aborted' | 'unknown'> {
+  private async commitOutcome(
+    xid: string | { id: number; tenant: string; topic: string; version: number } | { task_id: number; worker_id: string; generation: number } | undefined,
+  ): Promise<'committed' | 'aborted' | 'unknown'> {
     if (xid === undefined) return 'unknown';
     let lease: PgLease;
     try {
@@ -847,7 +891,13 @@ export class PgStore implements Store {
     try {
       // Committed may not be flushed yet (the transaction's own flush went with the lost connection): this
       // statement's one-record synchronous transaction flushes the WAL through it before it answers.
-      const status = (await lease.runner.query(typeof xid === 'string' ? { text: COMMIT_OUTCOME, values: [xid] } : { text: INSERT_OUTCOME(this.qualified('tasks')), values: [xid.id, xid.tenant, xid.topic, xid.version] })).rows[0]?.status;
+      const asked =
+        typeof xid === 'string'
+          ? { text: COMMIT_OUTCOME, values: [xid] }
+          : 'task_id' in xid
+            ? { text: CLAIM_OUTCOME(this.qualified('events')), values: [xid.task_id, xid.worker_id, xid.generation] }
+            : { text: INSERT_OUTCOME(this.qualified('tasks')), values: [xid.id, xid.tenant, xid.topic, xid.version] };
+      const status = (await lease.runner.query(asked)).rows[0]?.status;
       return status === 'committed' ? 'committed' : status === 'aborted' ? 'aborted' : 'unknown';
     } catch (error) {
       broken = error;
@@ -857,7 +907,15 @@ export class PgStore implements Store {
     }
   }
 
-  /** A table of this store's schema, named so that no search_path is needed (a statement outside its transactions). */
+  /** The handoff heard last, read back (PgStatements.handoff), and forgotten: one claim tries it. */
+  private takeHandoff(): Handoff | undefined {
+    const text = this.handoffs.text;
+    if (text === undefined) return undefined;
+    this.handoffs.text = undefined;
+    return PgStatements.handoff(text);
+  }
+
+    /** A table of this store's schema, named so that no search_path is needed (a statement outside its transactions). */
   private qualified(table: string): string {
     return this.options.schema === undefined ? table : `${quoteIdentifier(this.options.schema)}.${table}`;
   }

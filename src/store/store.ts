@@ -526,7 +526,10 @@ export interface ReadsFirst {
    * The body is a claim: it reads claimHolding() first, then the paused tenants, the ready tenants' heads at
    * its time and the candidate among them (StoreTx.claimCandidate), unless it has written in between.
    * The store may read ahead the row of the head most likely picked, by Q4's score and the tenant
-   * limits with these settings.
+   * limits with these settings. It may also answer them from a handoff (a notice that carried the one
+   * ready task of an otherwise idle queue), run the body with its time read before the transaction
+   * begins, and commit its writes only if the queue is still so under the lock, running it again
+   * reading otherwise (PgStore).
    */
   claim?: { agingCap: number; agingPeriodMs: number; perTenantLimit: number; tenantLimits: Readonly<Record<string, number>> };
   /**
@@ -549,8 +552,9 @@ export interface Store {
   /**
    * Runs `body` in one write transaction. `readClock` is read once the write lock is held, so a lease
    * is judged at commit time and events are stamped in commit order (Q8, Q15); a store may read it
-   * before the lock for a body with `readsFirst.holderRow` if it commits only when nothing that body
-   * read changed before the lock (PgStore: its clock is then at most one lock wait early). A busy
+   * before the lock for a body with `readsFirst` (a holder's row, an enqueue's or a claim's first reads)
+   * if it commits only when nothing that body read changed before the lock (PgStore: its clock is then
+   * at most one lock wait early). A busy
    * database is retried a bounded number of times, then surfaces as BusyError with nothing written (Q18).
    */
   write<T>(operation: string, readClock: () => number, body: TransactionBody<T>): Promise<T>;

@@ -135,7 +135,7 @@ describe('the store contract suite covers StoreTx', () => {
 
   it('lists exactly the public methods both stores implement', () => {
     const sqlite = prototypeMethods(SqliteStatements.prototype, ['rowsInState', 'statement', 'run', 'send', 'sendOne', 'recalled', 'answeredAhead']);
-    const pg = prototypeMethods(PgStatements.prototype, ['q', 'together', 'remember', 'recall', 'defer', 'sendOne', 'recalled', 'flush', 'failed', 'takePending', 'control', 'rollbackTo', 'answeredFirst', 'lockFirst', 'predictEnqueue', 'batchOf', 'belowHead', 'run', 'holdingWithAhead', 'send', 'answeredAhead']);
+    const pg = prototypeMethods(PgStatements.prototype, ['q', 'together', 'remember', 'recall', 'defer', 'sendOne', 'recalled', 'flush', 'failed', 'takePending', 'control', 'rollbackTo', 'answeredFirst', 'lockFirst', 'predictEnqueue', 'predictClaim', 'batchOf', 'belowHead', 'run', 'holdingWithAhead', 'send', 'answeredAhead']);
     expect([...sqlite].sort()).toEqual([...STORE_TX_METHODS].sort());
     expect([...pg].sort()).toEqual([...STORE_TX_METHODS].sort());
   });
