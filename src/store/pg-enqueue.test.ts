@@ -9,12 +9,12 @@
  * undoes what the body wrote and rethrows; the rest stays) whether or not the body reached the server,
  * on the server (LEASEHOLD_PG_URL) and on PGlite, which run the same statements.
  */
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertEventLogConsistent, ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshPgliteStore, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
+import { preparing, tracing } from './__test-helpers__/pg-tracing.ts';
 import { PgStore } from './pg-store.ts';
 import type { Step, Store, StoreTx } from './store.ts';
 
@@ -22,25 +22,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Runs `work` and returns its result with the text of every query a pg client sent meanwhile, in order. */
-async function tracing<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text: string };
-    sent.push(typeof config === 'string' ? config : config.text);
-    return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-  } as typeof original;
-  try {
-    return { result: await work(), sent };
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-}
-
-/** Statements prepared for batches on first use on a connection are round trips of their own: counted apart. */
-const preparing = (text: string) => /^(BEGIN;(\s*SET LOCAL [^;]*;)?\s*)?PREPARE /.test(text);
 
 class Boom extends Error {}
 
