@@ -605,8 +605,10 @@ export class PgStatements implements StoreTx, SqlRunner {
     if (reads?.holderRow === undefined) return;
     const row = results[0]?.rows[0];
     if (row !== undefined && 'row_version' in row) {
-      const { xmin: _xmin, row_version: version, ...read } = row;
-      this.readVersion = { id: reads.holderRow, version: version as string };
+      // The row without its version columns, copied in its order (an object rest costs about three times as much).
+      const read: Record<string, unknown> = {};
+      for (const key in row) if (key !== 'xmin' && key !== 'row_version') read[key] = row[key];
+      this.readVersion = { id: reads.holderRow, version: row.row_version as string };
       this.remember(holderRow.name, valuesOf(holderRow, { task_id: reads.holderRow }), read);
       return;
     }
