@@ -16,8 +16,8 @@ import type { WorkQueue } from '../queue/types.ts';
 import { openWorkQueue } from '../work-queue.ts';
 import { dropSchema, freshSchemaName, PG_URL } from './__test-helpers__/pg-test-store.ts';
 import { preparing, tracing } from './__test-helpers__/pg-tracing.ts';
-import { isRowChanged, SQL } from './pg-statements.ts';
-import { CLAIM_OUTCOME, PgStore } from './pg-store.ts';
+import { handoffJson, isRowChanged, SQL } from './pg-statements.ts';
+import { CLAIM_OUTCOME, claimableChannel, PgStore, queueLockKey } from './pg-store.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -96,7 +96,7 @@ describe('a claim from a handoff, on a PostgreSQL server', () => {
     expect(result).toMatchObject({ ok: true, task: { id, tenant: 'acme', topic: 'next', generation: 1, input: { topic: 'next' } } });
     const trips = roundTrips(sent);
     expect(trips).toHaveLength(1);
-    expect(trips[0]).toMatch(/^BEGIN;.*pg_advisory_xact_lock.*;\s*EXECUTE leasehold_claimUnchanged_b\('\d+', '\d+'\);.*EXECUTE leasehold_taskClaim.*COMMIT;/s);
+    expect(trips[0]).toMatch(/^BEGIN;.*pg_advisory_xact_lock.*;\s*EXECUTE leasehold_claimUnchanged_b\('\d+', E?'\["\d+", \d+, "acme", "next",.*?\]'\);.*EXECUTE leasehold_taskClaim.*COMMIT;/s);
     expect(await worker.get(id)).toMatchObject({ state: 'running', workerId: 'w1', generation: 1 });
     await assertEventLogConsistent(worker);
   });
@@ -174,7 +174,8 @@ describe('a claim from a handoff, on a PostgreSQL server', () => {
     await client.connect();
     cleanups.push(() => client.end());
     await client.query(`SET search_path TO "${schema}"`);
-    const version = async () => (await client.query('SELECT xmin::text AS v FROM tasks WHERE id = $1', [x])).rows[0].v as string;
+    // The task's row as a handoff carries it (its xmin first).
+    const version = async () => (await client.query(`SELECT ${handoffJson('t')} AS v FROM tasks AS t WHERE t.id = $1`, [x])).rows[0].v as string;
     const xmin = await version();
     const holds = (id = x, v = xmin) =>
       client.query(SQL.claimUnchanged, [id, v]).then(
@@ -198,7 +199,31 @@ describe('a claim from a handoff, on a PostgreSQL server', () => {
     // The task's row written since (its version moved on), though still ready and alone.
     await client.query('UPDATE tasks SET priority = priority WHERE id = $1', [x]);
     expect(await holds()).toBe(false);
-    expect(await holds(x, await version())).toBe(true);
+    const now = await version();
+    expect(await holds(x, now)).toBe(true);
+    // A text that says otherwise of any column than the row does (here its input).
+    expect(await holds(x, now.replace('"{\\"topic\\":\\"x\\"}"', '"{\\"topic\\":\\"forged\\"}"'))).toBe(false);
+  });
+
+  it("a notice anyone connected could send decides nothing: a forged handoff's input is not the task's, and the claim reads the row", async () => {
+    const { producer, worker, heard, schema } = await fleet();
+    const before = heard();
+    const id = await enqueue(producer, 'real');
+    await until('the notice', () => heard() > before);
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    cleanups.push(() => client.end());
+    // The true handoff, with its input replaced, sent on the queue's channel by another connection.
+    const real = (await client.query(`SELECT ${handoffJson('t')} AS v FROM "${schema}".tasks AS t WHERE t.id = $1`, [id])).rows[0].v as string;
+    const forged = real.replace('{\\"topic\\":\\"real\\"}', '{\\"topic\\":\\"forged\\"}');
+    expect(forged).not.toBe(real);
+    const again = heard();
+    await client.query('SELECT pg_notify($1, $2)', [claimableChannel(queueLockKey(schema)), `1 ${forged}`]);
+    await until('the forged notice', () => heard() > again);
+    const { result, sent } = await tracing(() => worker.claim('w1'));
+    expect(sent.some((text) => text.includes('leasehold_claimUnchanged_b'))).toBe(true);
+    expect(result).toMatchObject({ ok: true, task: { id, input: { topic: 'real' } } });
+    await assertEventLogConsistent(worker);
   });
 
   it("CLAIM_OUTCOME finds a claim by its claimed event: the worker's and the generation's", async () => {

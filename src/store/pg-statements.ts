@@ -188,6 +188,11 @@ const HANDOFF_COLUMNS = ['xmin', ...new Set([...CANDIDATE_NAMES, 'not_before'])]
 /** The largest handoff sent: a NOTIFY payload must stay under 8000 bytes, the transaction's id and a space before it. */
 const HANDOFF_BYTES = 7900;
 
+/** A task row (`alias`) as a handoff's text: a JSON array of HANDOFF_COLUMNS, xmin first. */
+export function handoffJson(alias: string): string {
+  return `json_build_array(${HANDOFF_COLUMNS.map((name) => (name === 'xmin' ? `${alias}.xmin::text` : `${alias}.${name}`)).join(', ')})::text`;
+}
+
 /**
  * W1: the handoff, the one ready task of an otherwise idle queue (the only live task, so none holds a
  * slot and no other is ready; no paused tenant; its input at most AHEAD_INPUT_BYTES), as a JSON array of
@@ -197,9 +202,8 @@ const HANDOFF_BYTES = 7900;
  * filters, so a busy queue pays two single-row reads for it, with the NOTIFY every such commit sends.
  */
 function handoffRowSql(): string {
-  const row = `json_build_array(${HANDOFF_COLUMNS.map((name) => (name === 'xmin' ? 't.xmin::text' : `t.${name}`)).join(', ')})::text`;
   return `(SELECT CASE WHEN octet_length(one.row) <= ${HANDOFF_BYTES} THEN one.row END FROM (
-            SELECT ${row} AS row FROM tasks AS t
+            SELECT ${handoffJson('t')} AS row FROM tasks AS t
             WHERE t.state = 'ready' AND octet_length(t.input) <= ${AHEAD_INPUT_BYTES}
               AND (SELECT value FROM counters WHERE name = 'live') = 1
               AND NOT EXISTS (SELECT 1 FROM tenant_pauses)
@@ -261,8 +265,8 @@ export const SQL = {
 
   /**
    * What a transaction that made a task claimable sends before COMMIT (PgStore): NOTIFY on $1 (the
-   * queue's channel) with the transaction's id, followed by the handoff when there is one (HANDOFF_ROW),
-   * which it also answers, for a store that publishes it itself (PGlite's, in one process).
+   * queue's channel) with the transaction's id, followed by the handoff when there is one
+   * (handoffRowSql), which it also answers, for a store that publishes it itself (PGlite's, in one process).
    */
   claimableNotify: `WITH h AS MATERIALIZED (SELECT ${handoffRowSql()} AS handoff)
                     SELECT pg_notify($1, txid_current()::text || COALESCE(' ' || h.handoff, '')) AS notified, h.handoff FROM h`,
@@ -270,18 +274,19 @@ export const SQL = {
    * The first statement after the lock of a claim whose first reads were predicted from a handoff
    * (predictClaim): fails the transaction as rowUnchanged does unless the queue is still as the handoff
    * found it: no task holds a slot, no tenant is paused, no task but $1 is ready, and $1 is ready and
-   * unchanged ($2, its row's xmin then).
+   * its row is exactly the handoff's text ($2: its xmin, so unchanged, and every column the claim
+   * decided on, so a notice anyone connected could send decides nothing that is not in the table).
    */
   claimUnchanged: `SELECT (CASE WHEN NOT EXISTS (SELECT 1 FROM tasks WHERE ${OCCUPYING})
                                 AND NOT EXISTS (SELECT 1 FROM tenant_pauses)
                                 AND NOT EXISTS (SELECT 1 FROM tasks WHERE state = 'ready' AND id <> $1)
-                                AND (SELECT xmin::text FROM tasks WHERE id = $1 AND state = 'ready') = $2::text
+                                AND (SELECT ${handoffJson('t')} FROM tasks AS t WHERE t.id = $1 AND t.state = 'ready') = $2::text
                            THEN '1' ELSE '${ROW_CHANGED}' END)::int AS unchanged`,
 } as const;
 
-/** A handoff read back (PgStatements.handoff): the task's row version, and its row as the claim's heads read gives it. */
+/** A handoff read back (PgStatements.handoff): its text as it came, and the task's row as the claim's heads read gives it. */
 export interface Handoff {
-  xmin: string;
+  text: string;
   row: Record<string, unknown>;
 }
 
@@ -653,8 +658,8 @@ export class PgStatements implements StoreTx, SqlRunner {
   }
 
   /**
-   * A handoff's text (HANDOFF_ROW, as a notice carried it) read back, or undefined when it is not one.
-   * Only its shape is checked: what it says of the queue is checked under the lock (claimUnchanged).
+   * A handoff's text (handoffRowSql, as a notice carried it) read back, or undefined when it is not one.
+   * Only its shape is checked: what it says is checked against the table under the lock (claimUnchanged).
    */
   static handoff(text: string): Handoff | undefined {
     let values: unknown;
@@ -670,7 +675,7 @@ export class PgStatements implements StoreTx, SqlRunner {
     // read ahead, its session free.
     const row: Record<string, unknown> = { below_id: null, below_priority: null, below_enqueued_at: null, below_not_before: null, ahead_input: true, ahead_session_busy: false };
     for (let i = 1; i < HANDOFF_COLUMNS.length; i++) row[HANDOFF_COLUMNS[i]!] = values[i];
-    return { xmin, row };
+    return { text, row };
   }
 
   /**
@@ -685,7 +690,7 @@ export class PgStatements implements StoreTx, SqlRunner {
   predictClaim(reads: ReadsFirst, handoff: Handoff, leader: { text: string; setPath: string }): void {
     // The holders and the pauses read none: fresh arrays, as the driver gives, for the body may keep them.
     this.answeredFirst(reads, [{ rows: [], rowCount: 0 }, { rows: [], rowCount: 0 }, { rows: [handoff.row], rowCount: 1 }]);
-    this.pending.push({ config: { name: 'leasehold_claimUnchanged', text: SQL.claimUnchanged, values: [handoff.row.id, handoff.xmin] } });
+    this.pending.push({ config: { name: 'leasehold_claimUnchanged', text: SQL.claimUnchanged, values: [handoff.row.id, handoff.text] } });
     this.leader = leader;
     this.claimPredicted = true;
   }
