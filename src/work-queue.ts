@@ -34,6 +34,13 @@ export interface OpenWorkQueueOptions {
   db: string | Database | Pool | PgliteLike | Store;
   /** PostgreSQL only: the schema the queue's tables live in (created if missing); the connection's default otherwise. */
   schema?: string;
+  /**
+   * PostgreSQL only (default true): whether a notice that new work is claimable carries the task, when
+   * it is the only task live, so that an idle worker claims it in one round trip (docs/postgresql.md).
+   * Any role that may connect to the database can LISTEN and read that notice, input included: give
+   * false where such a role must not see task inputs (every queue on the schema should say the same).
+   */
+  handoff?: boolean;
   clock: Clock;
   /** Defaults to the OS CSPRNG; the simulator passes a seeded stream. */
   random?: Random;
@@ -71,12 +78,14 @@ export function openWorkQueue(options: OpenWorkQueueOptions): WorkQueue {
     throw new ConfigError('durability', 'PostgreSQL decides what a commit survives by its own settings (synchronous_commit, fsync); leave durability out');
   }
   if (!postgres && options.schema !== undefined) throw new ConfigError('schema', 'a schema is for a PostgreSQL database only');
+  if (options.handoff !== undefined && typeof options.handoff !== 'boolean') throw new ConfigError('handoff', `handoff must be true or false, got ${JSON.stringify(options.handoff) ?? typeof options.handoff}`);
+  if (!postgres && options.handoff !== undefined) throw new ConfigError('handoff', 'a handoff is a PostgreSQL notice; leave it out for SQLite or a Store passed in');
   const store = isStore(options.db)
     ? options.db
     : postgres
       ? PgStore.open(
           options.db as string | Pool | PgliteLike,
-          { busyRetries: config.busyRetries, ...(options.schema === undefined ? {} : { schema: options.schema }) },
+          { busyRetries: config.busyRetries, ...(options.schema === undefined ? {} : { schema: options.schema }), ...(options.handoff === undefined ? {} : { handoff: options.handoff }) },
           () => now(partial as QueueContext),
         )
       : SqliteStore.open(

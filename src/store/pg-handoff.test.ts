@@ -53,7 +53,7 @@ async function waitingBackend(name: string): Promise<number> {
  * A producer and a worker's queue on one fresh schema of the server (the worker's with an
  * application_name, to find its backends), and the notices the worker has heard so far.
  */
-async function fleet(busyRetries = 3): Promise<{ producer: WorkQueue; worker: WorkQueue; clock: ManualClock; heard: () => number; schema: string; name: string }> {
+async function fleet(busyRetries = 3, handoff?: boolean): Promise<{ producer: WorkQueue; worker: WorkQueue; clock: ManualClock; heard: () => number; schema: string; name: string }> {
   const schema = freshSchemaName();
   cleanups.push(() => dropSchema(schema));
   const clock = new ManualClock();
@@ -61,8 +61,8 @@ async function fleet(busyRetries = 3): Promise<{ producer: WorkQueue; worker: Wo
   const name = `lh_handoff_${schema}`;
   const url = new URL(PG_URL);
   url.searchParams.set('application_name', name);
-  const producer = openWorkQueue({ db: PG_URL, schema, clock, config });
-  const worker = openWorkQueue({ db: url.toString(), schema, clock, config });
+  const producer = openWorkQueue({ db: PG_URL, schema, clock, config, ...(handoff === undefined ? {} : { handoff }) });
+  const worker = openWorkQueue({ db: url.toString(), schema, clock, config, ...(handoff === undefined ? {} : { handoff }) });
   cleanups.push(() => producer.close(), () => worker.close());
   let notices = 0;
   const stop = worker.watch(() => notices++);
@@ -224,6 +224,31 @@ describe('a claim from a handoff, on a PostgreSQL server', () => {
     expect(sent.some((text) => text.includes('leasehold_claimUnchanged_b'))).toBe(true);
     expect(result).toMatchObject({ ok: true, task: { id, input: { topic: 'real' } } });
     await assertEventLogConsistent(worker);
+  });
+
+  it('handoff: false keeps the task out of the notice (its payload is the transaction id alone), and the claim reads first', async () => {
+    const { producer, worker, heard, schema } = await fleet(3, false);
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    cleanups.push(() => client.end());
+    const payloads: (string | undefined)[] = [];
+    client.on('notification', (message) => payloads.push(message.payload));
+    await client.query(`LISTEN ${claimableChannel(queueLockKey(schema))}`);
+    const before = heard();
+    const id = await enqueue(producer, 'private');
+    await until('the notice', () => heard() > before);
+    await client.query('SELECT 1');
+    expect(payloads).toHaveLength(1);
+    expect(payloads[0]).toMatch(/^\d+$/);
+    const { result, sent } = await tracing(() => worker.claim('w1'));
+    expect(result).toMatchObject({ ok: true, task: { id } });
+    expect(sent.some((text) => text.includes('claimUnchanged'))).toBe(false);
+  });
+
+  it('refuses handoff for a SQLite queue, and one that is not a boolean, naming it', () => {
+    const clock = new ManualClock();
+    expect(() => openWorkQueue({ db: ':memory:', clock, handoff: false })).toThrow(expect.objectContaining({ name: 'ConfigError', field: 'handoff' }));
+    expect(() => openWorkQueue({ db: PG_URL, clock, handoff: 'no' as unknown as boolean })).toThrow(/handoff must be true or false, got "no"/);
   });
 
   it("CLAIM_OUTCOME finds a claim by its claimed event: the worker's and the generation's", async () => {

@@ -270,6 +270,8 @@ export const SQL = {
    */
   claimableNotify: `WITH h AS MATERIALIZED (SELECT ${handoffRowSql()} AS handoff)
                     SELECT pg_notify($1, txid_current()::text || COALESCE(' ' || h.handoff, '')) AS notified, h.handoff FROM h`,
+  /** claimableNotify without the handoff (PgStoreOptions.handoff false): the transaction's id alone. */
+  claimableNotifyBare: `SELECT pg_notify($1, txid_current()::text) AS notified`,
   /**
    * The first statement after the lock of a claim whose first reads were predicted from a handoff
    * (predictClaim): fails the transaction as rowUnchanged does unless the queue is still as the handoff

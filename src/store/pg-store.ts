@@ -198,6 +198,8 @@ export interface PgStoreOptions {
   busyRetries: number;
   /** The schema the queue's tables live in (created if missing); the connection's default otherwise. */
   schema?: string;
+  /** W1 (default true): whether a claimable notice carries the task of an idle queue (the handoff), and a claim uses one. */
+  handoff?: boolean;
 }
 
 const SQLSTATE_CODES: Readonly<Record<string, ConnectionErrorCode>> = {
@@ -543,7 +545,9 @@ export class PgStore implements Store {
   ) {
     this.kind = kind;
     this.lockKey = queueLockKey(options.schema);
-    this.notify = { name: 'leasehold_claimableNotify', text: SQL.claimableNotify, values: [claimableChannel(this.lockKey)] };
+    this.notify = options.handoff === false
+      ? { name: 'leasehold_claimableNotifyBare', text: SQL.claimableNotifyBare, values: [claimableChannel(this.lockKey)] }
+      : { name: 'leasehold_claimableNotify', text: SQL.claimableNotify, values: [claimableChannel(this.lockKey)] };
     this.handoffs = 'pglite' in hearing ? handoffsOf(hearing.pglite, options.schema) : { text: undefined };
     this.board = 'pglite' in hearing ? noticeBoardOf(hearing.pglite) : undefined;
     this.setPath = options.schema !== undefined && !sessionPath ? `SET LOCAL search_path TO ${quoteIdentifier(options.schema)};` : '';
@@ -910,7 +914,7 @@ export class PgStore implements Store {
   /** The handoff heard last, read back (PgStatements.handoff), and forgotten: one claim tries it. */
   private takeHandoff(): Handoff | undefined {
     const text = this.handoffs.text;
-    if (text === undefined) return undefined;
+    if (text === undefined || this.options.handoff === false) return undefined;
     this.handoffs.text = undefined;
     return PgStatements.handoff(text);
   }
