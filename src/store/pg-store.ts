@@ -828,22 +828,13 @@ export class PgStore implements Store {
             broken = rollbackError;
           }
         }
-        if (guess !== undefined && (statements?.rowChanged === true || isRowChanged(error))) {
-          // The enqueue's guess was wrong: nothing was written; it runs again reading what it guessed.
-          this.guesses.missed(readClock!());
+        if ((guess !== undefined || handoff !== undefined || unlocked) && (statements?.rowChanged === true || isRowChanged(error))) {
+          // What the body decided on before the lock was not so under it (an enqueue's guess, a claim's
+          // handoff, a holder's row read first): nothing was written; it runs again reading, taking the
+          // lock first. Not a failure of the server: no attempt spent. A wrong guess pauses guessing.
+          if (guess !== undefined) this.guesses.missed(readClock!());
           guess = undefined;
-          attempt--;
-          continue;
-        }
-        if (handoff !== undefined && (statements?.rowChanged === true || isRowChanged(error))) {
-          // The queue changed since the handoff: nothing was written; the claim runs again reading.
           handoff = undefined;
-          attempt--;
-          continue;
-        }
-                if (unlocked && (statements?.rowChanged === true || isRowChanged(error))) {
-          // What the holder's call read before the lock changed before it got the lock: nothing was
-          // written; it runs again, taking the lock first. Not a failure of the server: no attempt spent.
           holderFirst = false;
           attempt--;
           continue;
