@@ -124,6 +124,18 @@ describe('PgStore on a PostgreSQL server', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('opens a schema whose name has capitals, as the name is written (the server folds an unquoted name to lower case)', async () => {
+    const schema = `${schemaForTest()}_Agents`;
+    cleanups.push(() => dropSchema(schema));
+    const { queue } = openQueue(schema);
+    const id = await enqueueOne(queue);
+    expect(await queue.claim('w1')).toMatchObject({ ok: true, task: { id } });
+    const client = await admin();
+    const { rows } = await client.query('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1', [schema]);
+    expect(rows[0].n).toBe(1);
+    expect((await client.query(`SELECT state FROM "${schema}".tasks WHERE id = $1`, [id])).rows).toEqual([{ state: 'running' }]);
+  });
+
   it('runs enqueue, claim, heartbeat, complete and the event log through openWorkQueue', async () => {
     const schema = schemaForTest();
     const { queue, clock } = openQueue(schema);

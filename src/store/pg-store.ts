@@ -574,7 +574,8 @@ export class PgStore implements Store {
         // the pool keeps what it opened (the default closed it after 10 s idle, so the first claim after a
         // quiet spell paid a connect, an authentication and a round trip of PREPAREs).
         idleTimeoutMillis: 0,
-        ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+        // Quoted: the server folds an unquoted name to lower case, and the migration creates the schema by its quoted name.
+        ...(options.schema === undefined ? {} : { options: `-c search_path=${quoteIdentifier(options.schema)}` }),
       });
       // A pooled connection the server drops while idle is removed by the pool, which then emits
       // 'error': the next call gets a fresh connection, so the event needs no handling beyond this.
