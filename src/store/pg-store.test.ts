@@ -136,6 +136,52 @@ describe('PgStore on a PostgreSQL server', () => {
     expect((await client.query(`SELECT state FROM "${schema}".tasks WHERE id = $1`, [id])).rows).toEqual([{ state: 'running' }]);
   });
 
+  describe('the connection of the last transaction is kept for the next one', () => {
+    it('takes a connection from its own pool once for calls one after another, and gives it back on close', async () => {
+      const connect = pg.Pool.prototype.connect;
+      let connects = 0;
+      pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
+        connects++;
+        return (connect as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof connect;
+      try {
+        const schema = schemaForTest();
+        const queue = openWorkQueue({ db: PG_URL, schema, clock: new ManualClock(), config: { globalLimit: 10, perTenantLimit: 10 } });
+        await enqueueOne(queue, 'a');
+        const before = connects;
+        for (const tenant of ['b', 'c', 'd', 'e']) await enqueueOne(queue, tenant);
+        expect(await queue.claim('w1')).toMatchObject({ ok: true });
+        expect(connects - before).toBe(0);
+        // Two at once: the second takes another connection from the pool, and both answer.
+        const both = await Promise.all([queue.snapshot(), queue.liveCount()]);
+        expect(both[1]).toBe(5);
+        // close() ends the pool, which waits for every connection it lent: the kept one is given back.
+        await queue.close();
+      } finally {
+        pg.Pool.prototype.connect = connect;
+      }
+    });
+
+    it('a kept connection the server dropped while idle is not used again: the next call succeeds with no retry to spare', async () => {
+      const schema = schemaForTest();
+      const name = `lh_kept_${schema}`;
+      const { queue } = openQueue(schema, { url: urlNamed(name), busyRetries: 0 });
+      await enqueueOne(queue, 'a');
+      const client = await admin();
+      const { rows } = await client.query('SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1', [name]);
+      expect(rows.length).toBeGreaterThan(0);
+      // The terminated session is gone once the server lists it no more; pg has heard of it by then.
+      for (let i = 0; i < 200; i++) {
+        const left = await client.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [name]);
+        if (left.rows.length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await enqueueOne(queue, 'b');
+      expect((await queue.snapshot()).tasks.map((task) => task.tenant)).toEqual(['a', 'b']);
+    });
+  });
+
   it('runs enqueue, claim, heartbeat, complete and the event log through openWorkQueue', async () => {
     const schema = schemaForTest();
     const { queue, clock } = openQueue(schema);
