@@ -17,4 +17,10 @@ export class TimerWaiter implements Waiter {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+
+  timer(ms: number, fire: () => void): () => void {
+    // allow-ambient: production adapter
+    const timer = setTimeout(fire, Math.max(0, ms));
+    return () => clearTimeout(timer);
+  }
 }

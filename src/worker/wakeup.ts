@@ -27,7 +27,16 @@ export class Wakeup {
     if (!this.woken) {
       const woken = new Promise<void>((resolve) => (this.resolve = resolve));
       if (ms === undefined) await woken;
-      else {
+      else if (waiter.timer !== undefined) {
+        // The timer ends the wait without counting as a wake; either way it is let go of after.
+        const cancel = waiter.timer(ms, () => {
+          const resolve = this.resolve;
+          this.resolve = undefined;
+          resolve?.();
+        });
+        await woken;
+        cancel();
+      } else {
         // The sleep that lost the race is aborted, so no timer outlives the wait. With a reason of its
         // own: abort() without one makes a DOMException, stack trace and all, on every wake and every
         // poll of an idle worker.

@@ -81,6 +81,30 @@ describe('Wakeup', () => {
     expect(await wakeup.wait(waiter)).toBe(true);
     expect(await wakeup.wait({ sleep: () => Promise.resolve() }, 5)).toBe(false);
   });
+
+  it("uses a waiter's cancellable timer when it has one: a wake lets go of it, its firing ends the wait as not woken", async () => {
+    const wakeup = new Wakeup();
+    const timers: { ms: number; fire: () => void; cancelled: boolean }[] = [];
+    const waiter = {
+      sleep: () => Promise.reject(new Error('sleep is not used when the waiter has timer()')),
+      timer(ms: number, fire: () => void) {
+        const timer = { ms, fire, cancelled: false };
+        timers.push(timer);
+        return () => void (timer.cancelled = true);
+      },
+    };
+    const woken = wakeup.wait(waiter, 8_000);
+    wakeup.wake();
+    expect(await woken).toBe(true);
+    expect(timers).toMatchObject([{ ms: 8_000, cancelled: true }]);
+    const timedOut = wakeup.wait(waiter, 1_000);
+    timers[1]!.fire();
+    expect(await timedOut).toBe(false);
+    expect(timers[1]).toMatchObject({ ms: 1_000, cancelled: true });
+    // A wake after the timer fired is kept for the next wait, as any wake that found nobody waiting.
+    wakeup.wake();
+    expect(await wakeup.wait(waiter, 1_000)).toBe(true);
+  });
 });
 
 describe('W1: work starts at once (SQLite)', () => {
