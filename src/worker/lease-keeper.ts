@@ -1,6 +1,7 @@
 import type { Waiter } from '../ports.ts';
 import { RetryableStoreError } from '../queue/errors.ts';
 import type { ClaimedTask, StaleLease, WorkQueue } from '../queue/types.ts';
+import { cancellableSleep, type CancellableSleep } from './sleep.ts';
 
 const LOST: StaleLease = Object.freeze({ ok: false as const, error: 'stale_lease' as const, message: 'the run already lost its lease; the write was not sent' });
 
@@ -19,7 +20,8 @@ export class LeaseKeeper {
   lost = false;
   cancelRequested: boolean;
   private stopped = false;
-  private readonly sleeping = new AbortController();
+  /** The sleep before the next heartbeat, let go of on stop(). */
+  private sleeping: CancellableSleep | undefined;
   /** Whether a write of the lane is in flight, and the writes waiting for it, in order. */
   private sending = false;
   private readonly waiting: (() => void)[] = [];
@@ -47,7 +49,7 @@ export class LeaseKeeper {
   stop(): void {
     this.stopped = true;
     // The beat's sleep ends now: a finished run leaves no heartbeat timer behind.
-    this.sleeping.abort();
+    this.sleeping?.cancel();
   }
 
   /** Called when any fenced write of the run came back stale_lease. */
@@ -106,7 +108,8 @@ export class LeaseKeeper {
 
   private async beat(): Promise<void> {
     while (!this.stopped && !this.lost) {
-      await this.waiter.sleep(this.heartbeatMs, this.sleeping.signal);
+      this.sleeping = cancellableSleep(this.waiter, this.heartbeatMs);
+      await this.sleeping.slept;
       if (this.stopped || this.lost) return;
       let renewed;
       try {

@@ -4,6 +4,7 @@ import type { ClaimedTask, WorkQueue } from '../queue/types.ts';
 import { requestKey } from './fingerprint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { resumeState } from './resume.ts';
+import { cancellableSleep } from './sleep.ts';
 import { StopRun } from './stop-run.ts';
 import { CallPool, isGraph, laneOf, planProblem, runGraph } from './tool-graph.ts';
 import {
@@ -255,12 +256,12 @@ class Run {
 
   private async withTimeout<T>(work: Promise<T>, name: string): Promise<T> {
     let timedOut = false;
-    // A call that answers in time aborts its timeout's sleep: no timer of a finished call outlives it.
-    const timer = new AbortController();
-    const timeout = this.deps.waiter.sleep(this.deps.toolTimeoutMs, timer.signal).then(() => {
-      timedOut = !timer.signal.aborted;
+    // A call that answers in time lets go of its timeout's sleep: no timer of a finished call outlives it.
+    const sleep = cancellableSleep(this.deps.waiter, this.deps.toolTimeoutMs);
+    const timeout = sleep.slept.then(() => {
+      timedOut = sleep.ranOut;
     });
-    const winner = await Promise.race([work.then((value) => ({ value })), timeout.then(() => undefined)]).finally(() => timer.abort());
+    const winner = await Promise.race([work.then((value) => ({ value })), timeout.then(() => undefined)]).finally(() => sleep.cancel());
     if (winner === undefined || timedOut) throw new ToolFailure('tool_timeout', `${name} gave no answer within ${this.deps.toolTimeoutMs} ms`);
     return winner.value;
   }

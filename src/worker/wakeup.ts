@@ -1,7 +1,5 @@
 import type { Waiter } from '../ports.ts';
-
-/** Why a wait's sleep is aborted: the wait is over (woken, or its own timer came due). */
-const WAIT_OVER = 'the wait is over';
+import { cancellableSleep } from './sleep.ts';
 
 /**
  * W1: how a worker's claim loop waits. It sleeps through the injected Waiter (real timers in production,
@@ -27,22 +25,11 @@ export class Wakeup {
     if (!this.woken) {
       const woken = new Promise<void>((resolve) => (this.resolve = resolve));
       if (ms === undefined) await woken;
-      else if (waiter.timer !== undefined) {
-        // The timer ends the wait without counting as a wake; either way it is let go of after.
-        const cancel = waiter.timer(ms, () => {
-          const resolve = this.resolve;
-          this.resolve = undefined;
-          resolve?.();
-        });
-        await woken;
-        cancel();
-      } else {
-        // The sleep that lost the race is aborted, so no timer outlives the wait. With a reason of its
-        // own: abort() without one makes a DOMException, stack trace and all, on every wake and every
-        // poll of an idle worker.
-        const sleeping = new AbortController();
-        await Promise.race([woken, waiter.sleep(ms, sleeping.signal)]);
-        sleeping.abort(WAIT_OVER);
+      else {
+        // The sleep that lost the race is let go of, so no timer outlives the wait.
+        const sleep = cancellableSleep(waiter, ms);
+        await Promise.race([woken, sleep.slept]);
+        sleep.cancel();
       }
       this.resolve = undefined;
     }
