@@ -136,6 +136,19 @@ describe('PgStore on a PostgreSQL server', () => {
     expect((await client.query(`SELECT state FROM "${schema}".tasks WHERE id = $1`, [id])).rows).toEqual([{ state: 'running' }]);
   });
 
+  it("keeps a URL's own options and adds the schema's search_path to them (pg lets the URL's override the pool's)", async () => {
+    const schema = schemaForTest();
+    const name = `lh_opts_${schema}`;
+    const url = new URL(PG_URL);
+    url.searchParams.set('options', `-c application_name=${name}`);
+    const { queue } = openQueue(schema, { url: url.toString() });
+    const id = await enqueueOne(queue);
+    expect(await queue.get(id)).toMatchObject({ state: 'ready' });
+    const client = await admin();
+    const { rows } = await client.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [name]);
+    expect(rows[0].n).toBeGreaterThan(0);
+  });
+
   describe('the connection of the last transaction is kept for the next one', () => {
     it('takes a connection from its own pool once for calls one after another, and gives it back on close', async () => {
       const connect = pg.Pool.prototype.connect;
@@ -160,6 +173,27 @@ describe('PgStore on a PostgreSQL server', () => {
       } finally {
         pg.Pool.prototype.connect = connect;
       }
+    });
+
+    it('a kept connection the server ends for idling (idle_session_timeout) is not used again: the next call succeeds with no retry to spare', async () => {
+      const schema = schemaForTest();
+      const name = `lh_idle_timeout_${schema}`;
+      const url = new URL(urlNamed(name));
+      url.searchParams.set('options', '-c idle_session_timeout=100');
+      const { queue } = openQueue(schema, { url: url.toString(), busyRetries: 0 });
+      await enqueueOne(queue, 'a');
+      const client = await admin();
+      // The server ends the idle session after 100 ms; pg has heard of it once the server lists it no more.
+      for (let i = 0; i < 500; i++) {
+        const left = await client.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [name]);
+        if (left.rows.length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect((await client.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [name])).rows).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await enqueueOne(queue, 'b');
+      // Read on another connection: the queue's own may be ended for idling again at any moment.
+      expect((await client.query(`SELECT tenant FROM "${schema}".tasks ORDER BY id`)).rows).toEqual([{ tenant: 'a' }, { tenant: 'b' }]);
     });
 
     it('a kept connection the server dropped while idle is not used again: the next call succeeds with no retry to spare', async () => {

@@ -455,6 +455,22 @@ function pgliteRunner(db: PgliteLike): PgQuery & PgSession {
   } as PgQuery & PgSession;
 }
 
+/**
+ * A URL's connection settings with the schema's search_path among its session options. Quoted: the
+ * server folds an unquoted name to lower case, and the migration creates the schema by its quoted name.
+ * pg lets a URL's own parameters override the pool's, so a URL that has an `options` of its own (a
+ * statement_timeout, say) gets the search_path added to it; otherwise the pool's `options` carry it.
+ */
+function sessionOptions(url: string, schema: string | undefined): { connectionString: string; options?: string } {
+  if (schema === undefined) return { connectionString: url };
+  const searchPath = `-c search_path=${quoteIdentifier(schema)}`;
+  const parsed = new URL(url);
+  const own = parsed.searchParams.get('options');
+  if (own === null) return { connectionString: url, options: searchPath };
+  parsed.searchParams.set('options', own.trim() === '' ? searchPath : `${own} ${searchPath}`);
+  return { connectionString: parsed.toString() };
+}
+
 /** Each PGlite database's handoff slots (PgStore.handoffs), one per queue (schema), shared by every store on it. */
 const PGLITE_HANDOFFS = new WeakMap<PgliteLike, Map<string, { text: string | undefined }>>();
 
@@ -606,14 +622,12 @@ export class PgStore implements Store {
       // pg is loaded here, on first use: a SQLite user need not install it (MissingDependencyError if missing).
       const pg = pgDriver();
       const pool = new pg.Pool({
-        connectionString: target,
+        ...sessionOptions(target, options.schema),
         types: PG_TYPES,
         // W1: an idle worker's next claim must not wait for a new connection and its statements' PREPARE:
         // the pool keeps what it opened (the default closed it after 10 s idle, so the first claim after a
         // quiet spell paid a connect, an authentication and a round trip of PREPAREs).
         idleTimeoutMillis: 0,
-        // Quoted: the server folds an unquoted name to lower case, and the migration creates the schema by its quoted name.
-        ...(options.schema === undefined ? {} : { options: `-c search_path=${quoteIdentifier(options.schema)}` }),
       });
       // A pooled connection the server drops while idle is removed by the pool, which then emits
       // 'error': the next call gets a fresh connection, so the event needs no handling beyond this.
