@@ -12,6 +12,8 @@ describe('connectionCodeOf', () => {
     expect(connectionCodeOf(failure('40001'))).toBe('serialization_failure');
     expect(connectionCodeOf(failure('40P01'))).toBe('deadlock');
     expect(connectionCodeOf(failure('57P01'))).toBe('connection_lost');
+    expect(connectionCodeOf(failure('57P05', 'terminating connection due to idle-session timeout'))).toBe('connection_lost');
+    expect(connectionCodeOf(failure('25P03', 'terminating connection due to idle-in-transaction timeout'))).toBe('connection_lost');
     expect(connectionCodeOf(failure('08001'))).toBe('server_unavailable');
     expect(connectionCodeOf(failure('ECONNREFUSED'))).toBe('server_unavailable');
     expect(connectionCodeOf(failure('ECONNRESET'))).toBe('connection_lost');

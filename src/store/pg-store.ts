@@ -208,6 +208,10 @@ const SQLSTATE_CODES: Readonly<Record<string, ConnectionErrorCode>> = {
   '57P01': 'connection_lost',
   '57P02': 'connection_lost',
   '57P03': 'server_unavailable',
+  // The server ended a session it found idle (idle_session_timeout), or idle in a transaction
+  // (idle_in_transaction_session_timeout): a call sent as it did so meets a connection that is gone.
+  '57P05': 'connection_lost',
+  '25P03': 'connection_lost',
   '08001': 'server_unavailable',
   '08004': 'server_unavailable',
 };
