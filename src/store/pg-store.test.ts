@@ -160,6 +160,8 @@ describe('PgStore on a PostgreSQL server', () => {
       try {
         const schema = schemaForTest();
         const queue = openWorkQueue({ db: PG_URL, schema, clock: new ManualClock(), config: { globalLimit: 10, perTenantLimit: 10 } });
+        // Closed below as part of the test; this one (a second close does nothing) covers a failed assertion.
+        cleanups.push(() => queue.close());
         await enqueueOne(queue, 'a');
         const before = connects;
         for (const tenant of ['b', 'c', 'd', 'e']) await enqueueOne(queue, tenant);
