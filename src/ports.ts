@@ -25,9 +25,10 @@ export interface Waiter {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
    * Optional: calls `fire` after `ms` unless the function it returns is called first, which lets go of
-   * the timer. A worker's idle wait uses it when present, since most waits end early (a notice, a run's
-   * end): an AbortSignal's abort dispatches an event, which on an idle process cost about 0.15 ms of the
-   * path from a notice to the claim, where clearing a timer costs next to nothing.
+   * the timer. A worker's idle wait, its heartbeat wait and a tool call's timeout use it when present
+   * (worker/sleep.ts), since most of them end early: an AbortSignal's abort dispatches an event, which on
+   * an idle process cost about 0.15 ms of the path from a notice to the claim, where clearing a timer
+   * costs next to nothing.
    */
   timer?(ms: number, fire: () => void): () => void;
 }
