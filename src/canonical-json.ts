@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * Canonical JSON: the one serialisation hashed for enqueue idempotency (Q1), effect fingerprints (R3)
@@ -102,6 +102,13 @@ function writeObject(value: object, trail: Trail, ancestors: Set<object>): strin
   }
 }
 
+/**
+ * Node's one-shot `crypto.hash` (Node 20.12 and later), else a Hash object. The one-shot call builds no
+ * object: on an enqueue after an idle pause it took about 10 µs where the Hash object took about 100 µs
+ * (measured, 200 alternating pairs 100 ms apart); the digest is the same.
+ */
+const oneShot: ((algorithm: string, data: string, encoding: 'hex') => string) | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return oneShot !== undefined ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }

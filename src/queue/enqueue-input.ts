@@ -70,11 +70,8 @@ export function validateEnqueue(request: EnqueueRequest, config: QueueConfig): E
   if (!needs.ok) return needs;
   const critical = request.critical ?? false;
   if (typeof critical !== 'boolean') return bad('critical', `expected a boolean, got ${describe(critical)}`);
-  // Needs and critical join the hash only when given, so a task enqueued without them hashes as before.
-  const hashed: Record<string, unknown> = { store, priority, payload: request.input, tier, deadline };
-  if (needs.needs !== null) hashed.needs = needs.needs;
-  if (critical) hashed.critical = true;
-  const inputHash = sha256Hex(canonicalJson(hashed));
+  const needsJson = needs.needs === null ? null : canonicalJson(needs.needs);
+  const inputHash = sha256Hex(hashedText(inputJson, store, priority, tier, deadline, needsJson, critical));
   return {
     ok: true,
     value: {
@@ -89,10 +86,21 @@ export function validateEnqueue(request: EnqueueRequest, config: QueueConfig): E
       contextJson: context.json,
       inputHash,
       needs: needs.needs,
-      needsJson: needs.needs === null ? null : canonicalJson(needs.needs),
+      needsJson,
       critical: critical ? 1 : 0,
     },
   };
+}
+
+/**
+ * Q1: the text the input hash is taken over, canonicalJson of `{ store, priority, payload, tier,
+ * deadline }` with `needs` and `critical` joining only when given (so a task enqueued without them
+ * hashes as before), written around the input and needs already serialised instead of serialising them
+ * again: its keys in canonicalJson's order (critical, deadline, needs, payload, priority, store, tier).
+ * enqueue-input.test.ts holds it equal to canonicalJson of that object.
+ */
+export function hashedText(inputJson: string, store: string | null, priority: number, tier: string, deadline: number | null, needsJson: string | null, critical: boolean): string {
+  return `{${critical ? '"critical":true,' : ''}"deadline":${deadline === null ? 'null' : JSON.stringify(deadline)},${needsJson === null ? '' : `"needs":${needsJson},`}"payload":${inputJson},"priority":${JSON.stringify(priority)},"store":${JSON.stringify(store)},"tier":${JSON.stringify(tier)}}`;
 }
 
 function checkContext(context: unknown): { ok: true; json: string | null } | { ok: false; field: string; message: string } {
