@@ -4,6 +4,7 @@
  * the contract suite (src/queue), where it ran the same SQLite code five times.
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -195,5 +196,51 @@ describe('Q18 SQLITE_BUSY surfaces as a typed BusyError and writes nothing', () 
     await expect(queue.claim('w1')).rejects.toThrow(BusyError);
     locker.exec('ROLLBACK');
     expect(await queue.claim('w1')).toEqual({ ok: false, reason: 'empty' });
+  });
+});
+
+describe('Q18 several processes opening one new file at once', () => {
+  /**
+   * Another process (here a worker thread, which has a connection and a clock of its own) writes to the
+   * new file, still in its first journal mode, and holds its write lock for `holdMs`. The store's switch
+   * to WAL meets it: SQLite answers SQLITE_BUSY at once there (its busy handler would deadlock), where
+   * the open must wait for the lock as any other statement of the store waits.
+   */
+  async function heldByAnotherWriter(file: string, holdMs: number): Promise<{ released: Promise<void> }> {
+    const { Worker } = await import('node:worker_threads');
+    const writer = new Worker(
+      `const Database = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
+       const { parentPort, workerData } = require('node:worker_threads');
+       const db = new Database(workerData.file);
+       db.exec('BEGIN IMMEDIATE; CREATE TABLE written_by_another (x); INSERT INTO written_by_another VALUES (1)');
+       parentPort.postMessage('locked');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); parentPort.postMessage('released'); }, workerData.holdMs);`,
+      { eval: true, workerData: { file, holdMs } },
+    );
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await new Promise<void>((resolve, reject) => {
+      writer.on('error', reject);
+      writer.on('message', (message) => (message === 'locked' ? resolve() : release()));
+    });
+    return { released };
+  }
+
+  it('waits for the other writer instead of failing the open with BusyError, and opens in WAL mode', async () => {
+    const file = databaseFile();
+    const { released } = await heldByAnotherWriter(file, 300);
+    const { queue } = openTestQueue({ db: file, config: { busyTimeoutMs: 5_000 } });
+    await enqueueOk(queue, { tenant: 'a' });
+    await released;
+    const reader = rawConnection(file);
+    expect(reader.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(reader.prepare('SELECT x FROM written_by_another').all()).toEqual([{ x: 1 }]);
+  });
+
+  it('still gives up with a typed BusyError when the other writer outlasts every wait', async () => {
+    const file = databaseFile();
+    const { released } = await heldByAnotherWriter(file, 1_500);
+    expect(() => openTestQueue({ db: file, config: { busyTimeoutMs: 50, busyRetries: 1 } })).toThrow(BusyError);
+    await released;
   });
 });

@@ -137,7 +137,7 @@ export class SqliteStore implements Store {
     const durability = requireDurability(options.durability);
     let opened: { db: DatabaseHandle; owned: boolean } | undefined;
     try {
-      opened = openHandle(target, options.busyTimeoutMs);
+      opened = openHandle(target, options.busyTimeoutMs, options.busyRetries);
       const inForce = opened.db.memory ? undefined : opened.owned ? (durability ?? DEFAULT_DURABILITY) : durability;
       const store = new SqliteStore(opened.db, opened.owned, options, inForce);
       migrate(opened.db, at());
@@ -292,6 +292,28 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * `PRAGMA journal_mode = WAL`, waiting for another connection's write lock. SQLite answers SQLITE_BUSY at
+ * once, without waiting out the busy timeout, when the switch meets a write in progress in another
+ * process: the switch holds a read lock while it asks for the write lock, and waiting for a writer that
+ * waits for that read lock to go could deadlock. Several processes opening one new file at once met it
+ * (`leasehold work --processes N`, the real-process test's four openers: 4 of 50 rounds on a loaded
+ * machine). Each retry first waits for the write lock in an empty transaction, which SQLite's busy
+ * handler waits for (up to the busy timeout) since it holds nothing yet; a file already in WAL mode then
+ * switches at once.
+ */
+function enterWal(db: DatabaseHandle, busyRetries: number): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!isBusy(error) || attempt > busyRetries) throw error;
+      db.exec('BEGIN IMMEDIATE; COMMIT');
+    }
+  }
+}
+
 /** What went wrong on open, as a typed error naming the path; anything else as it was. */
 function typedOpenError(path: string, error: unknown): unknown {
   if (error instanceof NewerSchemaError) return new OpenError(path, 'newer_schema', error.message);
@@ -302,7 +324,7 @@ function typedOpenError(path: string, error: unknown): unknown {
   return error;
 }
 
-function openHandle(target: string | DatabaseHandle, busyTimeoutMs: number): { db: DatabaseHandle; owned: boolean } {
+function openHandle(target: string | DatabaseHandle, busyTimeoutMs: number, busyRetries: number): { db: DatabaseHandle; owned: boolean } {
   if (typeof target === 'string') {
     if (target === '') throw new ConfigError('db', 'expected a path, ":memory:" or a better-sqlite3 handle');
     if (target.startsWith('file:')) {
@@ -319,7 +341,7 @@ function openHandle(target: string | DatabaseHandle, busyTimeoutMs: number): { d
         // tables, and each page it changes is one WAL frame, so smaller frames write less per commit
         // (measured: NEW_FILE_PAGE_SIZE below). An existing file keeps the page size it has.
         if ((db.pragma('page_count', { simple: true }) as number) === 0) db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`);
-        db.pragma('journal_mode = WAL');
+        enterWal(db, busyRetries);
       } catch (error) {
         db.close();
         throw error;
