@@ -137,15 +137,14 @@ export type ConnectionErrorCode = 'connection_lost' | 'serialization_failure' | 
  * The database server refused or dropped a transaction (SPEC P4): a serialization failure (SQLSTATE
  * 40001), a deadlock (40P01), a server shutting down, restarting or not accepting connections yet
  * (57P01, 57P02, 57P03), a session the server ended for idling (57P05, 25P03), a connection exception
- * (class 08), or a socket that failed (ECONNREFUSED,
- * ECONNRESET, EPIPE, "Connection terminated"). Retryable: the transaction was rolled back, so nothing of
- * it was written, with one exception that says so: when the connection was lost while COMMIT was in
- * flight, the store asks the server on another connection (txid_status): a commit is the call's
- * success, an abort is retried; when the server cannot say, the commit may or may not have happened
- * (`maybeCommitted`). A retry of the same call is still
- * safe: every write of the core is fenced (a holder's write checks its lease and generation) or
- * idempotent (an enqueue's unique key, an effect's request key), so a repeat of a committed call is
- * refused or answered as before. `sqlState` is the server's code when it sent one, else the socket's.
+ * (class 08), or a socket that failed (ECONNREFUSED, ECONNRESET, EPIPE, "Connection terminated").
+ * Retryable: the transaction was rolled back, so nothing of it was written, with one exception that
+ * says so: when the connection was lost while COMMIT was in flight, the store asks the server on
+ * another connection (txid_status): a commit is the call's success, an abort is retried; when the
+ * server cannot say, the commit may or may not have happened (`maybeCommitted`). A retry of the same
+ * call is still safe: every write of the core is fenced (a holder's write checks its lease and
+ * generation) or idempotent (an enqueue's unique key, an effect's request key), so a repeat of a
+ * committed call is refused or answered as before. `sqlState` is the server's code when it sent one, else the socket's.
  * The store retries the ones that happened before COMMIT itself, up to busyRetries times.
  */
 export class ConnectionError extends RetryableStoreError {

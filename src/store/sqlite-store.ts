@@ -297,10 +297,10 @@ export class SqliteStore implements Store {
  * once, without waiting out the busy timeout, when the switch meets a write in progress in another
  * process: the switch holds a read lock while it asks for the write lock, and waiting for a writer that
  * waits for that read lock to go could deadlock. Several processes opening one new file at once met it
- * (`leasehold work --processes N`; four processes opening a new file at one instant: 4 of 50 rounds on a loaded
- * machine). Each retry first waits for the write lock in an empty transaction, which SQLite's busy
- * handler waits for (up to the busy timeout) since it holds nothing yet; a file already in WAL mode then
- * switches at once.
+ * (`leasehold work --processes N`; four processes opening a new file at one instant: 4 of 50 rounds on
+ * a loaded machine). Each retry first waits for the write lock in an empty transaction, which SQLite's
+ * busy handler waits for (up to the busy timeout) since it holds nothing yet; a file already in WAL mode
+ * then switches at once.
  */
 function enterWal(db: DatabaseHandle, busyRetries: number): void {
   for (let attempt = 1; ; attempt++) {
