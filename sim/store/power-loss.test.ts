@@ -243,10 +243,10 @@ describe('power loss under acknowledged (the default)', () => {
     for (const operation of lostCommits) expect(SYNCED_WRITES.has(operation)).toBe(false);
   });
 
-  it('syncs at the acknowledged commits only: they run at FULL, the rest at NORMAL', async () => {
+  it('syncs after the acknowledged commits only: every commit runs at NORMAL, and the store syncs the WAL after a synced write', async () => {
     const cut = await cutAfter(SCRIPT.length, 'acknowledged');
     for (const commit of cut.twin.commits) {
-      expect([commit.operation, commit.synchronous]).toEqual([commit.operation, SYNCED_WRITES.has(commit.operation) ? 'FULL' : 'NORMAL']);
+      expect([commit.operation, commit.synchronous, commit.syncedAfter]).toEqual([commit.operation, 'NORMAL', SYNCED_WRITES.has(commit.operation) && commit.wrote]);
     }
     cut.twin.close();
   });
@@ -355,7 +355,10 @@ describe('the power-loss twin', () => {
     const queue = twin.openQueue({ clock });
     await queue.enqueue({ tenant: 'a', topic: 't', version: 1, priority: 0, input: {} });
     await queue.claim('w');
-    expect(twin.commits.map((c) => [c.operation, c.synchronous])).toEqual([['enqueue', 'FULL'], ['claim', 'NORMAL']]);
+    expect(twin.commits.map((c) => [c.operation, c.synchronous, c.syncedAfter])).toEqual([
+      ['enqueue', 'NORMAL', true],
+      ['claim', 'NORMAL', false],
+    ]);
     expect(twin.powerLoss().lost.map((c) => c.operation)).toEqual(['claim']);
     twin.close();
   });

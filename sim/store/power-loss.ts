@@ -17,7 +17,10 @@
  * store switches levels only between transactions, and leaves the level a commit used in place):
  *
  * - FULL or EXTRA: the WAL is synced at the commit, so this commit and every one before it is kept.
- * - NORMAL: the WAL is synced only before a checkpoint; a commit is kept once a checkpoint ran after it.
+ * - NORMAL: the WAL is synced only before a checkpoint; a commit is kept once a checkpoint ran after it,
+ *   or once the store synced the WAL after it (a synced write under `acknowledged` commits at NORMAL and
+ *   syncs the WAL before it answers: SqliteStoreOptions.syncWal, which the twin provides, so it knows
+ *   how far the file was synced: the WAL's length when the sync ran).
  * - OFF: never synced. The twin keeps nothing after the last sync point (SQLite itself promises less:
  *   an OFF database can be corrupt after a power loss).
  * - A transaction that wrote nothing syncs nothing, whatever the level.
@@ -51,7 +54,7 @@
  * real fsyncs of the file (the model does not need them, SQLite makes them): a path on a RAM filesystem
  * (/dev/shm) makes them cheap without changing what the twin says survives.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from '../../src/store/sqlite-handle.ts';
 import type { Random } from '../../src/ports.ts';
 import type { Durability } from '../../src/store/durability.ts';
@@ -85,6 +88,8 @@ export interface Commit {
   synchronous: SynchronousLevel;
   /** Whether it wrote WAL frames; one that wrote none changed nothing and synced nothing. */
   wrote: boolean;
+  /** Whether the store synced the WAL after it, before answering (a synced write under `acknowledged`). */
+  syncedAfter: boolean;
   /** The WAL file's length once the commit returned. */
   walBytes: number;
 }
@@ -145,6 +150,8 @@ export class PowerLossTwin {
   private framesGone = false;
   /** The WAL's length after the last commit or checkpoint. */
   private walEnd = 0;
+  /** The WAL's length at the store's last sync of it since the last checkpoint (syncWal); 0 for none. */
+  private syncedThrough = 0;
   /** The salts of the WAL's header since the twin's last checkpoint; a new pair means someone else restarted it. */
   private walSalt: string | undefined;
   private readonly walPath: string;
@@ -249,7 +256,8 @@ export class PowerLossTwin {
   /** Opens the store on the files as they are, and takes the synced baseline. */
   private start(): void {
     const { path, at, durability, busyTimeoutMs = 5_000, busyRetries = 3 } = this.options;
-    const inner = SqliteStore.open(path, { busyTimeoutMs, busyRetries, ...(durability === undefined ? {} : { durability }) }, at);
+    const syncWal = (walPath: string) => this.syncWal(walPath);
+    const inner = SqliteStore.open(path, { busyTimeoutMs, busyRetries, syncWal, ...(durability === undefined ? {} : { durability }) }, at);
     const db = inner.db;
     const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
     if (mode !== 'wal') {
@@ -287,15 +295,33 @@ export class PowerLossTwin {
     if (frames % (this.pageSize + FRAME_HEADER_BYTES) !== 0) throw new PowerLossModelError(`the WAL is ${walBytes} bytes at ${operation}, not a whole number of frames`);
     const wrote = walBytes > before;
     this.walEnd = walBytes;
-    const commit: Commit = { index: this.history.length + 1, operation, synchronous, wrote, walBytes };
+    const synced = this.syncedThrough;
+    this.syncedThrough = 0;
+    const commit: Commit = { index: this.history.length + 1, operation, synchronous, wrote, walBytes, syncedAfter: synced > 0 };
     this.history.push(commit);
+    if (wrote) this.pending.push(commit);
+    // The store's sync after the commit kept every commit whose frames it found in the file.
+    if (synced > 0) {
+      if (this.framesGone) throw new PowerLossModelError(`a synced commit (${operation}) after an unsynced checkpoint is not modelled`);
+      while (this.syncedCount < this.pending.length && this.pending[this.syncedCount]!.walBytes <= synced) this.syncedCount++;
+    }
     if (!wrote) return;
-    this.pending.push(commit);
     if (synchronous === 'FULL' || synchronous === 'EXTRA') {
       if (this.framesGone) throw new PowerLossModelError(`a synced commit (${operation}) after an unsynced checkpoint is not modelled`);
       this.syncedCount = this.pending.length;
     }
     if (frames / (this.pageSize + FRAME_HEADER_BYTES) >= this.checkpointPages) this.runCheckpoint();
+  }
+
+  /** The store's sync of the WAL after a commit (SqliteStoreOptions.syncWal): a real fdatasync, and how far it reached. */
+  private syncWal(walPath: string): void {
+    const fd = openSync(walPath, 'r+');
+    try {
+      fdatasyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.syncedThrough = this.walBytes();
   }
 
   private runCheckpoint(): void {
@@ -304,6 +330,7 @@ export class PowerLossTwin {
     if (row === undefined || row.busy !== 0) throw new PowerLossModelError('the checkpoint could not finish: another connection holds the file');
     this.walEnd = this.walBytes();
     this.walSalt = undefined;
+    this.syncedThrough = 0;
     if (this.walEnd !== 0) throw new PowerLossModelError(`the WAL is ${this.walEnd} bytes after a TRUNCATE checkpoint`);
     if (synchronous === 'OFF') {
       // Not a sync point: the frames left the WAL for an unsynced database file.

@@ -61,14 +61,22 @@ export type StorageErrorCode = 'disk_full' | 'io_error';
  * (retryable): a full disk may have room later, and a failed I/O never committed. Not retried by the
  * store itself, unlike SQLITE_BUSY: the same write would meet the same full disk at once. `sqliteCode`
  * is SQLite's own code (SQLITE_FULL, SQLITE_IOERR_WRITE, ...).
+ *
+ * `committed` true: the transaction committed, but the sync of the write-ahead log that follows it
+ * under the default durability failed (`sqliteCode` is then the file system's: EIO, ENOSPC, ...), so a
+ * power cut may still take it back. Other connections may have seen it. The call may be tried again:
+ * every synced write is idempotent (an enqueue answers duplicate, a run end finds its run ended).
  */
 export class StorageError extends RetryableStoreError {
   declare readonly code: StorageErrorCode;
   readonly sqliteCode: string;
+  readonly committed: boolean;
 
-  constructor(operation: string, code: StorageErrorCode, sqliteCode: string, detail: string) {
-    super(code, operation, `${code === 'disk_full' ? 'disk full' : 'I/O error'}: ${operation} was rolled back (${sqliteCode}: ${detail})`);
+  constructor(operation: string, code: StorageErrorCode, sqliteCode: string, detail: string, committed = false) {
+    const what = committed ? `${operation} committed, but the sync of its write-ahead log failed, so a power cut may take it back` : `${operation} was rolled back`;
+    super(code, operation, `${code === 'disk_full' ? 'disk full' : 'I/O error'}: ${what} (${sqliteCode}: ${detail})`);
     this.sqliteCode = sqliteCode;
+    this.committed = committed;
   }
 }
 

@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../queue/errors.ts';
+import { ConfigError, StorageError } from '../queue/errors.ts';
 import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
-import { DEFAULT_DURABILITY, DURABILITIES, LOSABLE_WRITES, requireDurability, SYNCED_WRITES, synchronousFor, type Durability } from './durability.ts';
+import { DEFAULT_DURABILITY, DURABILITIES, LOSABLE_WRITES, requireDurability, SYNCED_WRITES, syncedBeforeAnswer, synchronousFor, type Durability } from './durability.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'leasehold-durability-'));
@@ -18,13 +18,34 @@ const OPTIONS = { busyTimeoutMs: 1_000, busyRetries: 0 };
 const LEVEL = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 const levelOf = (db: Database.Database) => LEVEL[Number(db.pragma('synchronous', { simple: true }))];
 
-/** Runs a small life of a task and notes the connection's level after each write. */
+/** A store option that counts the store's syncs of the WAL after a commit (really syncing it). */
+function countingSync(): { syncWal: (walPath: string) => void; count: () => number } {
+  let syncs = 0;
+  return {
+    syncWal: (walPath) => {
+      const fd = openSync(walPath, 'r+');
+      fdatasyncSync(fd);
+      closeSync(fd);
+      syncs++;
+    },
+    count: () => syncs,
+  };
+}
+
+/**
+ * Runs a small life of a task and notes, after each write, the connection's level and whether the store
+ * synced the WAL after the commit (`syncs`, the counter of the store's syncWal, when it has one).
+ */
 let topics = 0;
-async function levelsAfterEachWrite(store: SqliteStore): Promise<[string, string][]> {
+async function levelsAfterEachWrite(store: SqliteStore, syncs: () => number = () => 0): Promise<[string, string][]> {
   const [first, second] = [`t${++topics}`, `t${++topics}`];
   const queue = openWorkQueue({ db: store, clock: new ManualClock() });
   const seen: [string, string][] = [];
-  const note = (operation: string) => seen.push([operation, levelOf(store.db)!]);
+  let before = syncs();
+  const note = (operation: string) => {
+    seen.push([operation, `${levelOf(store.db)!}${syncs() > before ? ', synced after' : ''}`]);
+    before = syncs();
+  };
   await queue.enqueue({ tenant: 'a', topic: first, version: 1, priority: 0, input: {} });
   note('enqueue');
   const waiting = await queue.enqueue({ tenant: 'a', topic: second, version: 1, priority: 0, input: {} });
@@ -44,6 +65,9 @@ async function levelsAfterEachWrite(store: SqliteStore): Promise<[string, string
   note('complete');
   await queue.cancel(waiting.taskId);
   note('cancel');
+  // A synced write that changed nothing (a resend: the insert is refused) has nothing to sync.
+  await queue.enqueue({ tenant: 'a', topic: first, version: 1, priority: 0, input: {} });
+  note('enqueue');
   await queue.close();
   return seen;
 }
@@ -67,12 +91,15 @@ describe('durability: what a commit survives', () => {
     expect([...SYNCED_WRITES, ...LOSABLE_WRITES].sort()).toEqual([...operations].sort());
   });
 
-  it('picks the level per operation; an operation nobody classified is synced', () => {
-    expect(synchronousFor('acknowledged', 'enqueue')).toBe('FULL');
-    expect(synchronousFor('acknowledged', 'claim')).toBe('NORMAL');
-    expect(synchronousFor('acknowledged', 'somethingNew')).toBe('FULL');
-    expect(synchronousFor('every_commit', 'claim')).toBe('FULL');
-    expect(synchronousFor('process_crash', 'enqueue')).toBe('NORMAL');
+  it('picks one level per durability, and the writes synced after their commit; an operation nobody classified is synced', () => {
+    expect(synchronousFor('acknowledged')).toBe('NORMAL');
+    expect(synchronousFor('every_commit')).toBe('FULL');
+    expect(synchronousFor('process_crash')).toBe('NORMAL');
+    expect(syncedBeforeAnswer('acknowledged', 'enqueue')).toBe(true);
+    expect(syncedBeforeAnswer('acknowledged', 'claim')).toBe(false);
+    expect(syncedBeforeAnswer('acknowledged', 'somethingNew')).toBe(true);
+    expect(syncedBeforeAnswer('every_commit', 'enqueue')).toBe(false);
+    expect(syncedBeforeAnswer('process_crash', 'enqueue')).toBe(false);
   });
 
   it('refuses a bad durability with a ConfigError naming the field, before anything is opened', () => {
@@ -92,31 +119,104 @@ describe('durability: what a commit survives', () => {
     void store.close();
   });
 
-  it('gives a path the default, acknowledged: NORMAL, and FULL for the commits whose answer leaves the process', async () => {
+  it('gives a path the default, acknowledged: NORMAL, and the WAL synced after the commits whose answer leaves the process', async () => {
     expect(DEFAULT_DURABILITY).toBe('acknowledged');
-    const store = SqliteStore.open(freshPath(), OPTIONS, () => 0);
+    const syncs = countingSync();
+    const store = SqliteStore.open(freshPath(), { ...OPTIONS, syncWal: syncs.syncWal }, () => 0);
     expect(store.durability).toBe('acknowledged');
     expect(levelOf(store.db)).toBe('NORMAL');
     expect(String(store.db.pragma('journal_mode', { simple: true }))).toBe('wal');
-    expect(await levelsAfterEachWrite(store)).toEqual([
-      ['enqueue', 'FULL'],
-      ['enqueue', 'FULL'],
+    expect(await levelsAfterEachWrite(store, syncs.count)).toEqual([
+      ['enqueue', 'NORMAL, synced after'],
+      ['enqueue', 'NORMAL, synced after'],
       ['claim', 'NORMAL'],
       ['heartbeat', 'NORMAL'],
       ['checkpoint', 'NORMAL'],
-      ['recordEffect', 'FULL'],
-      ['complete', 'FULL'],
-      ['cancel', 'FULL'],
+      ['recordEffect', 'NORMAL, synced after'],
+      ['complete', 'NORMAL, synced after'],
+      ['cancel', 'NORMAL, synced after'],
+      ['enqueue', 'NORMAL'],
     ]);
+  });
+
+  it.runIf(process.platform === 'linux')('syncs with an fdatasync of the WAL by default, and closes it with the store (counted in /proc/self/fd)', async () => {
+    const path = freshPath();
+    const store = SqliteStore.open(path, OPTIONS, () => 0);
+    const queue = openWorkQueue({ db: store, clock: new ManualClock() });
+    const descriptors = () => readdirSync('/proc/self/fd').length;
+    expect((await queue.enqueue({ tenant: 'a', topic: 'fd', version: 1, priority: 0, input: {} })).ok).toBe(true);
+    const open = descriptors();
+    expect((await queue.enqueue({ tenant: 'a', topic: 'fd2', version: 1, priority: 0, input: {} })).ok).toBe(true);
+    // One descriptor, kept: the second sync opens nothing more.
+    expect(descriptors()).toBe(open);
+    await queue.close();
+    expect(descriptors()).toBeLessThan(open);
+  });
+
+  it('makes a synced write visible before its sync, and answers only after it', async () => {
+    const path = freshPath();
+    let seenDuringSync: unknown;
+    let synced = false;
+    const store = SqliteStore.open(
+      path,
+      {
+        ...OPTIONS,
+        syncWal: () => {
+          const other = new Database(path, { readonly: true });
+          seenDuringSync = other.prepare('SELECT topic, state FROM tasks').all();
+          other.close();
+          synced = true;
+        },
+      },
+      () => 0,
+    );
+    const queue = openWorkQueue({ db: store, clock: new ManualClock() });
+    const answer = queue.enqueue({ tenant: 'a', topic: 'seen', version: 1, priority: 0, input: {} });
+    expect(synced).toBe(true);
+    expect(seenDuringSync).toEqual([{ topic: 'seen', state: 'ready' }]);
+    expect(await answer).toMatchObject({ ok: true, status: 'enqueued' });
+    await queue.close();
+  });
+
+  it('answers a failed sync with a StorageError saying the write committed and may not survive a power cut', async () => {
+    const path = freshPath();
+    let fail: { code: string } | undefined;
+    const store = SqliteStore.open(
+      path,
+      {
+        ...OPTIONS,
+        syncWal: () => {
+          if (fail !== undefined) throw Object.assign(new Error('simulated'), fail);
+        },
+      },
+      () => 0,
+    );
+    const queue = openWorkQueue({ db: store, clock: new ManualClock() });
+    for (const [code, typed] of [
+      ['EIO', 'io_error'],
+      ['ENOSPC', 'disk_full'],
+    ] as const) {
+      fail = { code };
+      const error = await queue.enqueue({ tenant: 'a', topic: code, version: 1, priority: 0, input: {} }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageError);
+      expect(error).toMatchObject({ code: typed, committed: true, sqliteCode: code, operation: 'enqueue' });
+      expect(String((error as Error).message)).toMatch(/enqueue committed, but the sync of its write-ahead log failed, so a power cut may take it back/);
+      // It committed: the same call again is a duplicate, which syncs nothing and so succeeds.
+      fail = undefined;
+      expect(await queue.enqueue({ tenant: 'a', topic: code, version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, status: 'duplicate' });
+    }
+    await queue.close();
   });
 
   it.each([
     ['every_commit', 'FULL'],
     ['process_crash', 'NORMAL'],
-  ] as [Durability, string][])('runs every commit of %s at %s', async (durability, level) => {
-    const store = SqliteStore.open(freshPath(), { ...OPTIONS, durability }, () => 0);
+  ] as [Durability, string][])('runs every commit of %s at %s, with no sync after it', async (durability, level) => {
+    const syncs = countingSync();
+    const store = SqliteStore.open(freshPath(), { ...OPTIONS, durability, syncWal: syncs.syncWal }, () => 0);
     expect(store.durability).toBe(durability);
-    for (const [, seen] of await levelsAfterEachWrite(store)) expect(seen).toBe(level);
+    for (const [, seen] of await levelsAfterEachWrite(store, syncs.count)) expect(seen).toBe(level);
+    expect(syncs.count()).toBe(0);
   });
 
   it('leaves a handle passed in at its own level, unless a durability is given', async () => {
@@ -131,9 +231,10 @@ describe('durability: what a commit survives', () => {
     const queue = openWorkQueue({ db: handle, clock: new ManualClock(), durability: 'every_commit' });
     expect(levelOf(handle)).toBe('FULL');
     await queue.close();
-    const given = SqliteStore.open(handle, { ...OPTIONS, durability: 'acknowledged' }, () => 0);
+    const syncs = countingSync();
+    const given = SqliteStore.open(handle, { ...OPTIONS, durability: 'acknowledged', syncWal: syncs.syncWal }, () => 0);
     expect(levelOf(handle)).toBe('NORMAL');
-    expect((await levelsAfterEachWrite(given)).map(([, level]) => level)).toContain('FULL');
+    expect((await levelsAfterEachWrite(given, syncs.count)).map(([, level]) => level)).toContain('NORMAL, synced after');
     expect(handle.open).toBe(true);
     handle.close();
   });

@@ -3,17 +3,21 @@
  * returns); a power loss (or an OS crash) loses every commit the disk was not told to keep. In WAL mode
  * SQLite syncs the WAL at each commit under synchronous FULL (or EXTRA), but under NORMAL only when it
  * checkpoints, so a NORMAL commit that was acknowledged can roll back after a power loss (SQLite docs:
- * "PRAGMA synchronous", "Write-Ahead Logging"). A FULL commit syncs the whole WAL file, so every frame
- * committed before it, by any connection, becomes durable with it: what survives is always a prefix of
- * the commit order.
+ * "PRAGMA synchronous", "Write-Ahead Logging"). A sync of the WAL file keeps every frame committed
+ * before it, by any connection: what survives is always a prefix of the commit order.
  *
  * The choice (`openWorkQueue({ durability })`, `SqliteStore.open(..., { durability })`):
  *
- * - `acknowledged` (the default for a path): the connection runs NORMAL, and the transactions whose
- *   answer leaves the process as a promise (`SYNCED_WRITES`) commit under FULL. No acknowledged
- *   enqueue, no effect-ledger row, no run end and no cancel is lost on power loss; claims, heartbeats,
- *   checkpoints and the like may roll back to the last synced state, which the queue re-derives.
- * - `every_commit`: synchronous FULL for every commit. Nothing committed is lost on power loss.
+ * - `acknowledged` (the default for a path): every commit runs at NORMAL, and the transactions whose
+ *   answer leaves the process as a promise (`SYNCED_WRITES`) have the WAL synced after their commit and
+ *   before that answer (`syncedBeforeAnswer`). No acknowledged enqueue, no effect-ledger row, no run end
+ *   and no cancel is lost on power loss; claims, heartbeats, checkpoints and the like may roll back to
+ *   the last synced state, which the queue re-derives. A commit is visible to other connections (and
+ *   wakes their workers) the moment it is made, during its sync, as PostgreSQL's store does: a power
+ *   cut in that moment loses it, and its caller was never told it succeeded. The sync runs outside the
+ *   write lock, so the next writer (a worker's claim of the task just enqueued) does not wait for it.
+ * - `every_commit`: synchronous FULL for every commit, synced at the commit under the write lock.
+ *   Nothing committed is lost on power loss, not even for a moment.
  * - `process_crash`: synchronous NORMAL for every commit (Leasehold before this option): every commit
  *   survives a process crash; on power loss, everything since the last checkpoint may be lost,
  *   acknowledged enqueues and ledger rows included.
@@ -97,9 +101,16 @@ export function requireDurability(value: unknown): Durability | undefined {
   return value as Durability;
 }
 
-/** The synchronous level a commit of `operation` runs at under `durability`. */
-export function synchronousFor(durability: Durability, operation: string): 'FULL' | 'NORMAL' {
-  if (durability === 'every_commit') return 'FULL';
-  if (durability === 'process_crash') return 'NORMAL';
-  return LOSABLE_WRITES.has(operation) ? 'NORMAL' : 'FULL';
+/** The synchronous level every commit runs at under `durability`: FULL for `every_commit`, NORMAL otherwise. */
+export function synchronousFor(durability: Durability): 'FULL' | 'NORMAL' {
+  return durability === 'every_commit' ? 'FULL' : 'NORMAL';
+}
+
+/**
+ * Whether a commit of `operation` has the WAL synced after it, before its answer is given: under
+ * `acknowledged`, every write but the LOSABLE_WRITES (an operation nobody classified is synced).
+ * `every_commit` syncs at the commit itself, and `process_crash` never.
+ */
+export function syncedBeforeAnswer(durability: Durability, operation: string): boolean {
+  return durability === 'acknowledged' && !LOSABLE_WRITES.has(operation);
 }

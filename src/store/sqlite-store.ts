@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import type { SqliteDatabase as DatabaseHandle, SqliteStatement as Statement } from './sqlite-handle.ts';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fstatSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { BusyError, ConfigError, OpenError, StorageError, type StorageErrorCode } from '../queue/errors.ts';
-import { DEFAULT_DURABILITY, requireDurability, synchronousFor, type Durability } from './durability.ts';
+import { DEFAULT_DURABILITY, requireDurability, syncedBeforeAnswer, synchronousFor, type Durability } from './durability.ts';
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
@@ -58,14 +58,20 @@ export interface SqliteStoreOptions {
    * reach its virtual loop.
    */
   watchOtherProcesses?: boolean;
+  /**
+   * How the write-ahead log is synced after a synced write's commit (durability.ts syncedBeforeAnswer):
+   * given the WAL's path, it returns once the file's data is on the disk, or throws. By default an
+   * fdatasync of the file; the simulator's power-loss twin passes its own, which also notes the sync.
+   * @internal
+   */
+  syncWal?: (walPath: string) => void;
 }
-
-type Level = 'FULL' | 'NORMAL';
 
 /**
  * The embedded store: one SQLite file (or ':memory:'), many processes on one host. A path gets WAL, and
  * readers never block the single writer; its commits are synced as its durability says (by default
- * `acknowledged`: NORMAL, and FULL for the commits whose answer leaves the process). A handle passed in
+ * `acknowledged`: every commit at NORMAL, and the WAL synced after the commits whose answer leaves the
+ * process, before that answer, outside the write lock: durability.ts). A handle passed in
  * keeps its own settings except the busy timeout, which the queue needs (Q18), and the synchronous
  * level when a durability is given.
  */
@@ -78,10 +84,10 @@ export class SqliteStore implements Store {
   private cursor = 0;
   private readonly runner: ReturnType<DatabaseHandle['transaction']>;
   private closed = false;
-  /** The connection's synchronous level as the store last set it; undefined when the store leaves it alone. */
-  private level: Level | undefined;
-  /** `PRAGMA synchronous = ...`, prepared once, for the switch between transactions (syncFor). */
-  private readonly switchTo: Record<Level, Statement> | undefined;
+  /** The WAL's path, for its sync after a synced write (durability.ts); undefined in memory. */
+  private readonly walPath: string | undefined;
+  /** The WAL file, opened for its sync on the first one (defaultSync); closed with the store. */
+  private walFd: number | undefined;
   /** W1: the board of this database (by its file's absolute path; a database in memory has its own handle's). */
   private readonly notices: NoticeBoard;
   private readonly dataVersion: Statement;
@@ -107,16 +113,9 @@ export class SqliteStore implements Store {
     this.statements = new SqliteStatements(db);
     this.notices = noticeBoardOf(db.memory ? db : resolve(db.name));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    if (durability !== undefined) {
-      // SQLite refuses to change the level inside a transaction, so it is set between transactions:
-      // once here, and again before a write that needs the other level (syncFor; only `acknowledged`
-      // has writes of both). It applies a synchronous pragma when it is prepared, so the switches are
-      // prepared first. It opens at a losable write's level (durability.ts LOSABLE_WRITES): a migration
-      // that a power loss rolls back runs again at the next open.
-      this.switchTo = { FULL: db.prepare('PRAGMA synchronous = FULL'), NORMAL: db.prepare('PRAGMA synchronous = NORMAL') };
-      this.level = synchronousFor(durability, 'claim');
-      db.pragma(`synchronous = ${this.level}`);
-    }
+    // One level for every commit (durability.ts): a synced write's sync follows its commit (syncWal).
+    if (durability !== undefined) db.pragma(`synchronous = ${synchronousFor(durability)}`);
+    this.walPath = db.memory ? undefined : `${resolve(db.name)}-wal`;
     if (!db.memory && options.watchOtherProcesses !== false) {
       const path = resolve(db.name);
       void import('../adapters/wal-watch.ts').then(
@@ -168,10 +167,20 @@ export class SqliteStore implements Store {
 
   /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. A simulator's seam. @internal */
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
-    if (this.durability !== undefined) this.syncFor(this.durability, operation);
+    const result = this.commit(operation, readClock, body);
+    // A synced write (durability.ts syncedBeforeAnswer) is answered once the WAL is synced through its
+    // commit. The commit is visible already, and its notices are out: the next writer (a worker's claim
+    // of the task just enqueued) takes the write lock while this sync runs, not after it.
+    if (this.statements.changed && this.durability !== undefined && syncedBeforeAnswer(this.durability, operation)) this.syncWal(operation);
+    return result;
+  }
+
+  /** One transaction, committed (at the connection's level), with the busy retries; the claimable notices sent after it. */
+  private commit<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
     for (let attempt = 1; ; attempt++) {
       this.statements.lastEventId = undefined;
       this.statements.claimable = false;
+      this.statements.changed = false;
       try {
         const result = this.runner.immediate(() => runToEnd(body(this.statements, readClock()))) as T;
         const inserted = this.statements.lastEventId;
@@ -274,20 +283,40 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Sets the level the next commit needs (under `acknowledged` it depends on the operation), and leaves it there, so a run of commits at
-   * one level switches once; the connection's level after a commit is the level that commit ran at.
+   * Syncs the WAL through the commit just made, or throws a StorageError saying the write committed
+   * but may not survive a power cut. A sync of the file keeps every frame before it (durability.ts).
    */
-  private syncFor(durability: Durability, operation: string): void {
-    const level = synchronousFor(durability, operation);
-    if (level === this.level) return;
-    this.switchTo![level].run();
-    this.level = level;
+  private syncWal(operation: string): void {
+    try {
+      if (this.options.syncWal !== undefined) this.options.syncWal(this.walPath!);
+      else this.defaultSync();
+    } catch (error) {
+      const code = String((error as { code?: unknown } | null)?.code ?? 'EIO');
+      const message = String((error as { message?: unknown } | null)?.message ?? error);
+      throw new StorageError(operation, code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : 'io_error', code, message, true);
+    }
+  }
+
+  /**
+   * fdatasync of the WAL, through a descriptor kept open (opened for writing: Windows flushes only such
+   * a handle). SQLite removes the WAL only when the last connection closes, and this one is open, but a
+   * file removed behind it (unlinked, so no longer the database's) is opened again rather than synced.
+   */
+  private defaultSync(): void {
+    if (this.walFd !== undefined && fstatSync(this.walFd).nlink === 0) {
+      closeSync(this.walFd);
+      this.walFd = undefined;
+    }
+    this.walFd ??= openSync(this.walPath!, 'r+');
+    fdatasyncSync(this.walFd);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.stopWalWatch();
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.walFd = undefined;
     if (this.owned) this.db.close();
   }
 }
