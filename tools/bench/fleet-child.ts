@@ -21,7 +21,7 @@
  * others it is their job handler. When stdin closes (the parent ended or died) the child exits, so no
  * orphan is left behind.
  */
-import { appendFileSync, watch, type FSWatcher } from 'node:fs';
+import { appendFileSync, fdatasyncSync, openSync, watch, type FSWatcher } from 'node:fs';
 import { resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -210,6 +210,19 @@ async function floorPgRuntime(url: string, schema: string, workerId: string): Pr
   });
 }
 
+/**
+ * The floors' sync of a SQLite file's WAL after a commit at NORMAL, as Leasehold's store makes a synced
+ * write durable under its default durability (src/store/durability.ts): an fdatasync of the WAL file,
+ * through a descriptor opened on the first call.
+ */
+export function floorWalSync(file: string): () => void {
+  let fd: number | undefined;
+  return () => {
+    fd ??= openSync(`${file}-wal`, 'r+');
+    fdatasyncSync(fd);
+  };
+}
+
 /** The floor on SQLite's tables (fleet.ts floorSqliteSchema): one transaction a claim, one a complete. */
 function floorSqliteRuntime(file: string, workerId: string): Runtime {
   const db = new Database(file);
@@ -238,7 +251,9 @@ function floorSqliteRuntime(file: string, workerId: string): Runtime {
   const countDown = db.prepare(`update tenant_running set running = running - 1 where tenant = ?`);
   const globalDown = db.prepare(`update counters set value = value - 1 where name = 'running'`);
   // A claim may roll back on power loss (the queue re-derives it), as Leasehold's claim under its
-  // default durability; a run's end is synced before it is acknowledged, as Leasehold's complete is.
+  // default durability; a run's end is synced before it is acknowledged, as Leasehold's complete is:
+  // committed at NORMAL, then the WAL synced (floorWalSync), outside the write lock.
+  const syncWal = floorWalSync(file);
   const claim = db.transaction((now: number) => {
     const row = pick.get(FLEET_CONFIG.globalLimit, FLEET_CONFIG.perTenantLimit) as { id: number; generation: number; tenant: string; input: string } | undefined;
     if (row === undefined) return undefined;
@@ -265,12 +280,8 @@ function floorSqliteRuntime(file: string, workerId: string): Runtime {
       return false;
     }
     handle('floor-sqlite', JSON.parse(job.input));
-    db.pragma('synchronous = FULL');
-    try {
-      complete.immediate(job.id, job.tenant, job.generation, Date.now());
-    } finally {
-      db.pragma('synchronous = NORMAL');
-    }
+    complete.immediate(job.id, job.tenant, job.generation, Date.now());
+    syncWal();
     return true;
   };
   // The wake: the kernel's notice that another process wrote the WAL (inotify through fs.watch), then

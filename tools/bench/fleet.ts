@@ -23,7 +23,8 @@
  *     that the WAL changed (fs.watch, inotify) checked against PRAGMA data_version, and claims in one
  *     transaction (a notice whose counter has not moved is checked again for up to 63 ms, since the WAL
  *     is written before its commit is visible). Both claim again as soon as a run ends and fall back to
- *     a 2 s poll. Their enqueue and run end are synced as Leasehold's are. A queue with Leasehold's
+ *     a 2 s poll. Their enqueue and run end are synced as Leasehold's are (on SQLite: committed at NORMAL,
+ *     then the WAL synced outside the write lock; on PostgreSQL: an asynchronous commit, then a flush). A queue with Leasehold's
  *     guarantees cannot start a task sooner or run a backlog faster than these, so floor ÷ graphile-worker (or ÷ BullMQ, ÷ pg-boss) is
  *     the most any such queue can reach against them here, and leasehold ÷ floor is how close it comes.
  *
@@ -72,7 +73,7 @@ import { Logger, makeWorkerUtils, runMigrations, type WorkerUtils } from 'graphi
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { openWorkQueue, SystemClock, type WorkQueue } from '../../src/index.ts';
-import { FLEET_CONFIG, FLEET_CONTENDERS, FLEET_QUEUE, FLEET_SLOTS, FLEET_TENANTS, FLOOR_FALLBACK_POLL_MS, wallMs, type FleetContender } from './fleet-child.ts';
+import { FLEET_CONFIG, FLEET_CONTENDERS, FLEET_QUEUE, FLEET_SLOTS, FLEET_TENANTS, FLOOR_FALLBACK_POLL_MS, floorWalSync, wallMs, type FleetContender } from './fleet-child.ts';
 import { pickupStats, roundRatios, throughputOf, type Throughput } from './fleet-stats.ts';
 import { floorSchemaSql } from './pg-cycle-child.ts';
 import { dropSchemas, flushPrefix, PG_URL, pgUnreachable, REDIS_URL, redisHostPort, redisUnreachable, runTag } from './pg-servers.ts';
@@ -410,18 +411,22 @@ async function setUp(ctx: BenchContext, names: readonly FleetContender[]): Promi
       const file = join(folderOf(ctx.tmpDir, name), 'floor.db');
       const db = new Database(file);
       db.pragma('journal_mode = WAL');
-      // An enqueue is synced before it is acknowledged, as Leasehold's default durability syncs it.
-      db.pragma('synchronous = FULL');
+      // An enqueue is synced before it is acknowledged, as Leasehold's default durability syncs it:
+      // committed at NORMAL, then the WAL synced, outside the write lock (floorWalSync).
+      db.pragma('synchronous = NORMAL');
       floorSqliteSchema(db);
+      const syncWal = floorWalSync(file);
       const insert = db.prepare('insert into jobs (tenant, enqueued_at, input) values (?, ?, ?)');
       const insertAll = db.transaction((keys: readonly string[]) => keys.forEach((k, i) => insert.run(`t${i % FLEET_TENANTS}`, Date.now(), JSON.stringify(payload(k)))));
       producers.set(name, {
         async enqueue(key, n) {
           insert.run(`t${n % FLEET_TENANTS}`, Date.now(), JSON.stringify(payload(key)));
+          syncWal();
           return key;
         },
         async fill(keys) {
           insertAll(keys);
+          syncWal();
           return [...keys];
         },
         async purge() {
