@@ -243,10 +243,11 @@ describe('power loss under acknowledged (the default)', () => {
     for (const operation of lostCommits) expect(SYNCED_WRITES.has(operation)).toBe(false);
   });
 
-  it('syncs after the acknowledged commits only: every commit runs at NORMAL, and the store syncs the WAL after a synced write', async () => {
+  it('syncs the acknowledged commits only: an enqueue runs at NORMAL and the store syncs the WAL after it, the other synced writes run at FULL, the rest at NORMAL', async () => {
     const cut = await cutAfter(SCRIPT.length, 'acknowledged');
     for (const commit of cut.twin.commits) {
-      expect([commit.operation, commit.synchronous, commit.syncedAfter]).toEqual([commit.operation, 'NORMAL', SYNCED_WRITES.has(commit.operation) && commit.wrote]);
+      const expected = commit.operation === 'enqueue' ? ['NORMAL', commit.wrote] : [SYNCED_WRITES.has(commit.operation) ? 'FULL' : 'NORMAL', false];
+      expect([commit.operation, commit.synchronous, commit.syncedAfter]).toEqual([commit.operation, ...expected]);
     }
     cut.twin.close();
   });

@@ -55,6 +55,7 @@
  * (/dev/shm) makes them cheap without changing what the twin says survives.
  */
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { SqliteDatabase as Database, SqliteStatement as Statement } from '../../src/store/sqlite-handle.ts';
 import type { Random } from '../../src/ports.ts';
 import type { Durability } from '../../src/store/durability.ts';
@@ -313,7 +314,10 @@ export class PowerLossTwin {
     if (frames / (this.pageSize + FRAME_HEADER_BYTES) >= this.checkpointPages) this.runCheckpoint();
   }
 
-  /** The store's sync of the WAL after a commit (SqliteStoreOptions.syncWal): a real fdatasync, and how far it reached. */
+  /**
+   * The store's sync of a file after a commit (SqliteStoreOptions.syncWal): a real fdatasync, and, when
+   * the file is this database's WAL, how far it reached. A sync of any other file keeps no commit.
+   */
   private syncWal(walPath: string): void {
     const fd = openSync(walPath, 'r+');
     try {
@@ -321,7 +325,7 @@ export class PowerLossTwin {
     } finally {
       closeSync(fd);
     }
-    this.syncedThrough = this.walBytes();
+    if (resolve(walPath) === resolve(this.walPath)) this.syncedThrough = this.walBytes();
   }
 
   private runCheckpoint(): void {

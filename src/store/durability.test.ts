@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, StorageError } from '../queue/errors.ts';
 import { ManualClock } from '../queue/__test-helpers__/test-kit.ts';
 import { openWorkQueue } from '../work-queue.ts';
-import { DEFAULT_DURABILITY, DURABILITIES, LOSABLE_WRITES, requireDurability, SYNCED_WRITES, syncedBeforeAnswer, synchronousFor, type Durability } from './durability.ts';
+import { DEFAULT_DURABILITY, DURABILITIES, LOSABLE_WRITES, requireDurability, SYNCED_WRITES, SYNCED_AFTER_COMMIT, syncedAfterCommit, synchronousFor, type Durability } from './durability.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'leasehold-durability-'));
@@ -91,15 +91,21 @@ describe('durability: what a commit survives', () => {
     expect([...SYNCED_WRITES, ...LOSABLE_WRITES].sort()).toEqual([...operations].sort());
   });
 
-  it('picks one level per durability, and the writes synced after their commit; an operation nobody classified is synced', () => {
-    expect(synchronousFor('acknowledged')).toBe('NORMAL');
-    expect(synchronousFor('every_commit')).toBe('FULL');
-    expect(synchronousFor('process_crash')).toBe('NORMAL');
-    expect(syncedBeforeAnswer('acknowledged', 'enqueue')).toBe(true);
-    expect(syncedBeforeAnswer('acknowledged', 'claim')).toBe(false);
-    expect(syncedBeforeAnswer('acknowledged', 'somethingNew')).toBe(true);
-    expect(syncedBeforeAnswer('every_commit', 'enqueue')).toBe(false);
-    expect(syncedBeforeAnswer('process_crash', 'enqueue')).toBe(false);
+  it('picks the level per operation, and the writes synced after their commit; an operation nobody classified is synced', () => {
+    expect(synchronousFor('acknowledged', 'enqueue')).toBe('NORMAL');
+    expect(synchronousFor('acknowledged', 'complete')).toBe('FULL');
+    expect(synchronousFor('acknowledged', 'claim')).toBe('NORMAL');
+    expect(synchronousFor('acknowledged', 'somethingNew')).toBe('FULL');
+    expect(synchronousFor('every_commit', 'claim')).toBe('FULL');
+    expect(synchronousFor('every_commit', 'enqueue')).toBe('FULL');
+    expect(synchronousFor('process_crash', 'enqueue')).toBe('NORMAL');
+    expect(syncedAfterCommit('acknowledged', 'enqueue')).toBe(true);
+    expect(syncedAfterCommit('acknowledged', 'complete')).toBe(false);
+    expect(syncedAfterCommit('acknowledged', 'claim')).toBe(false);
+    expect(syncedAfterCommit('every_commit', 'enqueue')).toBe(false);
+    expect(syncedAfterCommit('process_crash', 'enqueue')).toBe(false);
+    // A write synced after its commit is one of the synced writes, never a losable one.
+    for (const operation of SYNCED_AFTER_COMMIT) expect([operation, SYNCED_WRITES.has(operation)]).toEqual([operation, true]);
   });
 
   it('refuses a bad durability with a ConfigError naming the field, before anything is opened', () => {
@@ -119,7 +125,7 @@ describe('durability: what a commit survives', () => {
     void store.close();
   });
 
-  it('gives a path the default, acknowledged: NORMAL, and the WAL synced after the commits whose answer leaves the process', async () => {
+  it('gives a path the default, acknowledged: NORMAL, and synced before the answer for the commits whose answer leaves the process (an enqueue right after its commit, the rest at FULL)', async () => {
     expect(DEFAULT_DURABILITY).toBe('acknowledged');
     const syncs = countingSync();
     const store = SqliteStore.open(freshPath(), { ...OPTIONS, syncWal: syncs.syncWal }, () => 0);
@@ -132,9 +138,9 @@ describe('durability: what a commit survives', () => {
       ['claim', 'NORMAL'],
       ['heartbeat', 'NORMAL'],
       ['checkpoint', 'NORMAL'],
-      ['recordEffect', 'NORMAL, synced after'],
-      ['complete', 'NORMAL, synced after'],
-      ['cancel', 'NORMAL, synced after'],
+      ['recordEffect', 'FULL'],
+      ['complete', 'FULL'],
+      ['cancel', 'FULL'],
       ['enqueue', 'NORMAL'],
     ]);
   });

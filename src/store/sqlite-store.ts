@@ -3,7 +3,7 @@ import type { SqliteDatabase as DatabaseHandle, SqliteStatement as Statement } f
 import { closeSync, existsSync, fdatasyncSync, fstatSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { BusyError, ConfigError, OpenError, StorageError, type StorageErrorCode } from '../queue/errors.ts';
-import { DEFAULT_DURABILITY, requireDurability, syncedBeforeAnswer, synchronousFor, type Durability } from './durability.ts';
+import { DEFAULT_DURABILITY, requireDurability, syncedAfterCommit, synchronousFor, type Durability } from './durability.ts';
 import { migrate, NewerSchemaError } from './migrations.ts';
 import { SqliteStatements } from './statements.ts';
 import { noticeBoardOf, privateNoticeBoard, type NoticeBoard } from './notices.ts';
@@ -59,7 +59,7 @@ export interface SqliteStoreOptions {
    */
   watchOtherProcesses?: boolean;
   /**
-   * How the write-ahead log is synced after a synced write's commit (durability.ts syncedBeforeAnswer):
+   * How the write-ahead log is synced after the commit of an enqueue (durability.ts SYNCED_AFTER_COMMIT):
    * given the WAL's path, it returns once the file's data is on the disk, or throws. By default an
    * fdatasync of the file; the simulator's power-loss twin passes its own, which also notes the sync.
    * @internal
@@ -67,11 +67,13 @@ export interface SqliteStoreOptions {
   syncWal?: (walPath: string) => void;
 }
 
+type Level = 'FULL' | 'NORMAL';
+
 /**
  * The embedded store: one SQLite file (or ':memory:'), many processes on one host. A path gets WAL, and
  * readers never block the single writer; its commits are synced as its durability says (by default
- * `acknowledged`: every commit at NORMAL, and the WAL synced after the commits whose answer leaves the
- * process, before that answer, outside the write lock: durability.ts). A handle passed in
+ * `acknowledged`: NORMAL, and synced before the answer for the commits whose answer leaves the process:
+ * FULL, or an enqueue's WAL synced right after its commit, outside the write lock: durability.ts). A handle passed in
  * keeps its own settings except the busy timeout, which the queue needs (Q18), and the synchronous
  * level when a durability is given.
  */
@@ -84,7 +86,11 @@ export class SqliteStore implements Store {
   private cursor = 0;
   private readonly runner: ReturnType<DatabaseHandle['transaction']>;
   private closed = false;
-  /** The WAL's path, for its sync after a synced write (durability.ts); undefined in memory. */
+  /** The connection's synchronous level as the store last set it; undefined when the store leaves it alone. */
+  private level: Level | undefined;
+  /** `PRAGMA synchronous = ...`, prepared once, for the switch between transactions (syncFor). */
+  private readonly switchTo: Record<Level, Statement> | undefined;
+  /** The WAL's path, for its sync after an enqueue's commit (durability.ts); undefined in memory. */
   private readonly walPath: string | undefined;
   /** The WAL file, opened for its sync on the first one (defaultSync); closed with the store. */
   private walFd: number | undefined;
@@ -113,8 +119,16 @@ export class SqliteStore implements Store {
     this.statements = new SqliteStatements(db);
     this.notices = noticeBoardOf(db.memory ? db : resolve(db.name));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    // One level for every commit (durability.ts): a synced write's sync follows its commit (syncWal).
-    if (durability !== undefined) db.pragma(`synchronous = ${synchronousFor(durability)}`);
+    if (durability !== undefined) {
+      // SQLite refuses to change the level inside a transaction, so it is set between transactions:
+      // once here, and again before a write that needs the other level (syncFor; only `acknowledged`
+      // has writes of both). It applies a synchronous pragma when it is prepared, so the switches are
+      // prepared first. It opens at a losable write's level (durability.ts LOSABLE_WRITES): a migration
+      // that a power loss rolls back runs again at the next open.
+      this.switchTo = { FULL: db.prepare('PRAGMA synchronous = FULL'), NORMAL: db.prepare('PRAGMA synchronous = NORMAL') };
+      this.level = synchronousFor(durability, 'claim');
+      db.pragma(`synchronous = ${this.level}`);
+    }
     this.walPath = db.memory ? undefined : `${resolve(db.name)}-wal`;
     if (!db.memory && options.watchOtherProcesses !== false) {
       const path = resolve(db.name);
@@ -167,11 +181,12 @@ export class SqliteStore implements Store {
 
   /** The same, synchronously: the SQLite store's transactions never wait on anything but the lock. A simulator's seam. @internal */
   writeNow<T>(operation: string, readClock: () => number, body: TransactionBody<T>): T {
+    if (this.durability !== undefined) this.syncFor(this.durability, operation);
     const result = this.commit(operation, readClock, body);
-    // A synced write (durability.ts syncedBeforeAnswer) is answered once the WAL is synced through its
+    // An enqueue (durability.ts SYNCED_AFTER_COMMIT) is answered once the WAL is synced through its
     // commit. The commit is visible already, and its notices are out: the next writer (a worker's claim
     // of the task just enqueued) takes the write lock while this sync runs, not after it.
-    if (this.statements.changed && this.durability !== undefined && syncedBeforeAnswer(this.durability, operation)) this.syncWal(operation);
+    if (this.statements.changed && this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);
     return result;
   }
 
@@ -280,6 +295,17 @@ export class SqliteStore implements Store {
         if (attempt > this.options.busyRetries) throw new BusyError(operation, attempt);
       }
     }
+  }
+
+  /**
+   * Sets the level the next commit needs (under `acknowledged` it depends on the operation), and leaves it there, so a run of commits at
+   * one level switches once; the connection's level after a commit is the level that commit ran at.
+   */
+  private syncFor(durability: Durability, operation: string): void {
+    const level = synchronousFor(durability, operation);
+    if (level === this.level) return;
+    this.switchTo![level].run();
+    this.level = level;
   }
 
   /**

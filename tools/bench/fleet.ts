@@ -23,8 +23,9 @@
  *     that the WAL changed (fs.watch, inotify) checked against PRAGMA data_version, and claims in one
  *     transaction (a notice whose counter has not moved is checked again for up to 63 ms, since the WAL
  *     is written before its commit is visible). Both claim again as soon as a run ends and fall back to
- *     a 2 s poll. Their enqueue and run end are synced as Leasehold's are (on SQLite: committed at NORMAL,
- *     then the WAL synced outside the write lock; on PostgreSQL: an asynchronous commit, then a flush). A queue with Leasehold's
+ *     a 2 s poll. Their enqueue and run end are synced before they are acknowledged, as Leasehold's are, each
+ *     the cheaper way (on SQLite: committed at NORMAL, then the WAL synced outside the write lock; on
+ *     PostgreSQL: an asynchronous commit, then a flush). A queue with Leasehold's
  *     guarantees cannot start a task sooner or run a backlog faster than these, so floor ÷ graphile-worker (or ÷ BullMQ, ÷ pg-boss) is
  *     the most any such queue can reach against them here, and leasehold ÷ floor is how close it comes.
  *

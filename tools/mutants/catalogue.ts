@@ -470,6 +470,33 @@ export const SABOTAGES: readonly Sabotage[] = [
     replace: lines('export const LOSABLE_WRITES: ReadonlySet<string> = new Set([', "  'enqueue',", "  'claim',"),
     expectedInvariant: 'I11',
   },
+  {
+    id: 'wal-synced-before-commit',
+    description:
+      "A store that syncs before it commits instead of after (the flush called ahead of COMMIT, as in drivers that fsync and then end the transaction): the sync keeps only what was committed before, the enqueue itself is committed at NORMAL and never synced, so an acknowledged task is lost to a power cut before the next synced commit (Q1).",
+    file: 'src/store/sqlite-store.ts',
+    find: lines(
+      '    const result = this.commit(operation, readClock, body);',
+      '    // An enqueue (durability.ts SYNCED_AFTER_COMMIT) is answered once the WAL is synced through its',
+      '    // commit. The commit is visible already, and its notices are out: the next writer (a worker\'s claim',
+      '    // of the task just enqueued) takes the write lock while this sync runs, not after it.',
+      '    if (this.statements.changed && this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
+    ),
+    replace: lines(
+      '    if (this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
+      '    const result = this.commit(operation, readClock, body);',
+    ),
+    expectedInvariant: 'I11',
+  },
+  {
+    id: 'database-file-synced-not-wal',
+    description:
+      "The sync after a commit aimed at the database file instead of its write-ahead log (the -wal suffix lost, as in stores that fsync the file they opened): in WAL mode the commit lives in the log until a checkpoint, so the fdatasync keeps nothing of it, and an acknowledged enqueue is lost to a power cut (Q1).",
+    file: 'src/store/sqlite-store.ts',
+    find: '    this.walPath = db.memory ? undefined : `${resolve(db.name)}-wal`;',
+    replace: '    this.walPath = db.memory ? undefined : resolve(db.name);',
+    expectedInvariant: 'I11',
+  },
 
   // ---------------------------------------------------------------- I12 uncertain is held
   {
