@@ -75,8 +75,9 @@ export const SYNCED_WRITES: ReadonlySet<string> = new Set([
  *
  * Only the enqueue. Measured with four worker processes on one file, the pickup of a task enqueued by
  * another process went from 5.3 to 2.5 ms (p50; bench fleet). The same for a run's end cut a 2,000-task
- * backlog's throughput from about 800 to 600 tasks/s: the next writer then writes WAL frames while the
- * sync is writing the file, and waits for it under the write lock. So the other synced writes keep FULL.
+ * backlog's throughput from about 800 to 600 tasks/s (five paired runs), so the other synced writes keep
+ * FULL. Not measured, a likely cause: the next writer appends WAL frames to a file another process is
+ * syncing, and may wait for pages under write-back while it holds the write lock.
  */
 export const SYNCED_AFTER_COMMIT: ReadonlySet<string> = new Set(['enqueue']);
 
