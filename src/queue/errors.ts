@@ -63,9 +63,9 @@ export type StorageErrorCode = 'disk_full' | 'io_error';
  * is SQLite's own code (SQLITE_FULL, SQLITE_IOERR_WRITE, ...).
  *
  * `committed` true: the transaction committed, but the sync of the write-ahead log that follows it
- * under the default durability failed (`sqliteCode` is then the file system's: EIO, ENOSPC, ...), so a
- * power cut may still take it back. Other connections may have seen it. The call may be tried again:
- * every synced write is idempotent (an enqueue answers duplicate, a run end finds its run ended).
+ * failed (under the default durability only an enqueue's sync follows its commit; `sqliteCode` is then
+ * the file system's: EIO, ENOSPC, ...), so a power cut may still take it back. Other connections may
+ * have seen it. Enqueueing again is safe: it answers duplicate once the WAL is synced.
  */
 export class StorageError extends RetryableStoreError {
   declare readonly code: StorageErrorCode;

@@ -65,7 +65,8 @@ async function levelsAfterEachWrite(store: SqliteStore, syncs: () => number = ()
   note('complete');
   await queue.cancel(waiting.taskId);
   note('cancel');
-  // A synced write that changed nothing (a resend: the insert is refused) has nothing to sync.
+  // A resend answered duplicate changed nothing, and is synced all the same: its answer rests on the
+  // first enqueue's commit, whose own sync may not have finished (another process's) or have failed.
   await queue.enqueue({ tenant: 'a', topic: first, version: 1, priority: 0, input: {} });
   note('enqueue');
   await queue.close();
@@ -141,7 +142,7 @@ describe('durability: what a commit survives', () => {
       ['recordEffect', 'FULL'],
       ['complete', 'FULL'],
       ['cancel', 'FULL'],
-      ['enqueue', 'NORMAL'],
+      ['enqueue', 'NORMAL, synced after'],
     ]);
   });
 
@@ -207,7 +208,7 @@ describe('durability: what a commit survives', () => {
       expect(error).toBeInstanceOf(StorageError);
       expect(error).toMatchObject({ code: typed, committed: true, sqliteCode: code, operation: 'enqueue' });
       expect(String((error as Error).message)).toMatch(/enqueue committed, but the sync of its write-ahead log failed, so a power cut may take it back/);
-      // It committed: the same call again is a duplicate, which syncs nothing and so succeeds.
+      // It committed: the same call again is a duplicate, answered once the WAL is synced (this time it is).
       fail = undefined;
       expect(await queue.enqueue({ tenant: 'a', topic: code, version: 1, priority: 0, input: {} })).toMatchObject({ ok: true, status: 'duplicate' });
     }

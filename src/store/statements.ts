@@ -20,18 +20,6 @@ function bound(declared: Declared<string, unknown>, params: Params<string>): Sql
   return values;
 }
 
-/** Whether a write's answer (in its result shape) says it changed a row. */
-function changedRows(declared: Declared<string, unknown>, answer: unknown): boolean {
-  switch (declared.result) {
-    case 'rows':
-      return (answer as unknown[]).length > 0;
-    case 'changes':
-      return (answer as number) > 0;
-    default:
-      return answer !== undefined;
-  }
-}
-
 /** Runs a declared statement, prepared as `statement`, and answers in its result shape. */
 function answerOf<K extends string, R>(statement: Statement, declared: Declared<K, R>, params: Params<K>): R {
   const values = bound(declared, params);
@@ -67,12 +55,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   lastEventId: number | undefined;
   /** W1: the transaction in progress made a task claimable; the store reads and resets it around each transaction. */
   claimable = false;
-  /**
-   * A write of the transaction in progress changed a row (so its commit writes WAL frames, which the
-   * store syncs for a synced write; a transaction that changed nothing has nothing to sync). A row
-   * changed inside a savepoint that was rolled back to still counts. The store reads and resets it.
-   */
-  changed = false;
 
   constructor(private readonly db: Database) {}
 
@@ -96,7 +78,6 @@ export class SqliteStatements implements StoreTx, SqlRunner {
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map: (answer: R) => M): Step<M>;
   run<K extends string, R, M>(declared: Declared<K, R>, params: Params<K>, map?: (answer: R) => M): Step<R | M> {
     const answer = answerOf(this.statement(declared), declared, params);
-    if (declared.writes && !this.changed) this.changed = changedRows(declared, answer);
     return finished(map === undefined ? answer : map(answer));
   }
 
@@ -110,20 +91,15 @@ export class SqliteStatements implements StoreTx, SqlRunner {
 
   /** A write that must change exactly one row, run now: whether it did. */
   sendOne<K extends string>(declared: Write<K>, params: Params<K>): boolean {
-    const changes = this.statement(declared).run(bound(declared, params)).changes;
-    if (changes > 0) this.changed = true;
-    return changes === 1;
+    return this.statement(declared).run(bound(declared, params)).changes === 1;
   }
 
   /** A write whose answer nobody waits for: run now (SQLite pays no round trip); `settled` is told its answer. */
   send<K extends string>(declared: Write<K>, params: Params<K>): void;
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled: (answer: R) => void): void;
   send<K extends string, R>(declared: Declared<K, R>, params: Params<K>, settled?: (answer: R) => void): void {
-    if (settled !== undefined) {
-      const answer = answerOf(this.statement(declared), declared, params);
-      if (!this.changed) this.changed = changedRows(declared, answer);
-      settled(answer);
-    } else if (this.statement(declared).run(bound(declared, params)).changes > 0) this.changed = true;
+    if (settled !== undefined) settled(answerOf(this.statement(declared), declared, params));
+    else this.statement(declared).run(bound(declared, params));
   }
 
   *txSavepoint<T>(body: () => Step<T>): Step<T> {

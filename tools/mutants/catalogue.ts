@@ -479,8 +479,10 @@ export const SABOTAGES: readonly Sabotage[] = [
       '    const result = this.commit(operation, readClock, body);',
       '    // An enqueue (durability.ts SYNCED_AFTER_COMMIT) is answered once the WAL is synced through its',
       '    // commit. The commit is visible already, and its notices are out: the next writer (a worker\'s claim',
-      '    // of the task just enqueued) takes the write lock while this sync runs, not after it.',
-      '    if (this.statements.changed && this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
+      '    // of the task just enqueued) takes the write lock while this sync runs, not after it. One that wrote',
+      '    // nothing is synced too: its answer (a duplicate) may rest on another enqueue\'s commit whose sync',
+      '    // has not finished, or failed.',
+      '    if (this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
     ),
     replace: lines(
       '    if (this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
