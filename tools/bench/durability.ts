@@ -4,10 +4,11 @@
  * interleaved round by round. Three workloads, each under the three durabilities:
  *
  *   cycle    claim → complete (one tenant, priority 0), the cycle-throughput section's workload;
- *            FULL commits per cycle: process_crash 0, acknowledged 1 (complete), every_commit 2
+ *            syncs per cycle: process_crash 0, acknowledged 1 (complete), every_commit 2
  *   run      claim → heartbeat → checkpoint A → recordEffect → checkpoint B → complete, one step of an
- *            agent run with one write tool; FULL commits: 0, 2 (recordEffect, complete), 6
- *   enqueue  one enqueue per operation; FULL commits: 0, 1, 1
+ *            agent run with one write tool; syncs: 0, 2 (recordEffect, complete), 6
+ *   enqueue  one enqueue per operation; syncs: 0, 1, 1 (under acknowledged the WAL is synced right after
+ *            the commit, at every_commit in it: durability.ts SYNCED_AFTER_COMMIT)
  *
  * Figures are medians of per-round ratios (operations/s of a durability ÷ operations/s of NORMAL, or ÷
  * every_commit), with the per-round spread. The backlog a slice consumes is enqueued untimed through a
@@ -35,7 +36,7 @@ const WORKER = 'bench-worker';
 const USAGE = { inputTokens: 1_200, outputTokens: 300, modelCalls: 1 };
 const RESULT = { outcome: 'resolved', summary: 'ok' };
 
-/** FULL commits per operation of each workload under each durability, by design (SYNCED_WRITES). */
+/** Syncs per operation of each workload under each durability, by design (SYNCED_WRITES): a FULL commit, or an enqueue's sync after its commit. */
 export const SYNCS_PER_OPERATION: Record<DurabilityWorkload, Record<Durability, number>> = {
   cycle: { process_crash: 0, acknowledged: 1, every_commit: 2 },
   run: { process_crash: 0, acknowledged: 2, every_commit: 6 },
