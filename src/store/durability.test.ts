@@ -246,6 +246,19 @@ describe('durability: what a commit survives', () => {
     handle.close();
   });
 
+  it('commits an enqueue under FULL on a handle passed in that is not in WAL mode: there is no WAL to sync after the commit', async () => {
+    const file = freshPath();
+    const handle = new Database(file);
+    handle.pragma('journal_mode = DELETE');
+    const syncs = countingSync();
+    const store = SqliteStore.open(handle, { ...OPTIONS, durability: 'acknowledged', syncWal: syncs.syncWal }, () => 0);
+    const seen = await levelsAfterEachWrite(store, syncs.count);
+    expect(seen.filter(([operation]) => operation === 'enqueue').map(([, level]) => level)).toEqual(['FULL', 'FULL', 'FULL']);
+    expect(syncs.count()).toBe(0);
+    expect(handle.open).toBe(true);
+    handle.close();
+  });
+
   it('switches nothing in memory, where nothing survives a crash anyway', async () => {
     const store = SqliteStore.open(':memory:', { ...OPTIONS, durability: 'every_commit' }, () => 0);
     expect(store.durability).toBeUndefined();

@@ -90,7 +90,10 @@ export class SqliteStore implements Store {
   private level: Level | undefined;
   /** `PRAGMA synchronous = ...`, prepared once, for the switch between transactions (syncFor). */
   private readonly switchTo: Record<Level, Statement> | undefined;
-  /** The WAL's path, for its sync after an enqueue's commit (durability.ts); undefined in memory. */
+  /**
+   * The WAL's path, for its sync after an enqueue's commit (durability.ts); undefined in memory and for
+   * a handle passed in that is not in WAL mode, whose enqueue commits under FULL instead (syncFor).
+   */
   private readonly walPath: string | undefined;
   /** The WAL file, opened for its sync on the first one (defaultSync); closed with the store. */
   private walFd: number | undefined;
@@ -129,7 +132,7 @@ export class SqliteStore implements Store {
       this.level = synchronousFor(durability, 'claim');
       db.pragma(`synchronous = ${this.level}`);
     }
-    this.walPath = db.memory ? undefined : `${resolve(db.name)}-wal`;
+    this.walPath = db.memory || String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal' ? undefined : `${resolve(db.name)}-wal`;
     if (!db.memory && options.watchOtherProcesses !== false) {
       const path = resolve(db.name);
       void import('../adapters/wal-watch.ts').then(
@@ -188,7 +191,7 @@ export class SqliteStore implements Store {
     // of the task just enqueued) takes the write lock while this sync runs, not after it. One that wrote
     // nothing is synced too: its answer (a duplicate) may rest on another enqueue's commit whose sync
     // has not finished, or failed.
-    if (this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);
+    if (this.walPath !== undefined && this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);
     return result;
   }
 
@@ -303,7 +306,8 @@ export class SqliteStore implements Store {
    * one level switches once; the connection's level after a commit is the level that commit ran at.
    */
   private syncFor(durability: Durability, operation: string): void {
-    const level = synchronousFor(durability, operation);
+    // Without a WAL to sync after the commit, a write synced after its commit is synced in it.
+    const level = this.walPath === undefined && syncedAfterCommit(durability, operation) ? 'FULL' : synchronousFor(durability, operation);
     if (level === this.level) return;
     this.switchTo![level].run();
     this.level = level;

@@ -482,7 +482,7 @@ export const SABOTAGES: readonly Sabotage[] = [
       '    // of the task just enqueued) takes the write lock while this sync runs, not after it. One that wrote',
       '    // nothing is synced too: its answer (a duplicate) may rest on another enqueue\'s commit whose sync',
       '    // has not finished, or failed.',
-      '    if (this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
+      '    if (this.walPath !== undefined && this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
     ),
     replace: lines(
       '    if (this.durability !== undefined && syncedAfterCommit(this.durability, operation)) this.syncWal(operation);',
@@ -495,8 +495,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     description:
       "The sync after a commit aimed at the database file instead of its write-ahead log (the -wal suffix lost, as in stores that fsync the file they opened): in WAL mode the commit lives in the log until a checkpoint, so the fdatasync keeps nothing of it, and an acknowledged enqueue is lost to a power cut (Q1).",
     file: 'src/store/sqlite-store.ts',
-    find: '    this.walPath = db.memory ? undefined : `${resolve(db.name)}-wal`;',
-    replace: '    this.walPath = db.memory ? undefined : resolve(db.name);',
+    find: "    this.walPath = db.memory || String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal' ? undefined : `${resolve(db.name)}-wal`;",
+    replace: "    this.walPath = db.memory || String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal' ? undefined : resolve(db.name);",
     expectedInvariant: 'I11',
   },
 
