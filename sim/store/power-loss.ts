@@ -18,12 +18,14 @@
  *
  * - FULL or EXTRA: the WAL is synced at the commit, so this commit and every one before it is kept.
  * - NORMAL: the WAL is synced only before a checkpoint; a commit is kept once a checkpoint ran after it,
- *   or once the store synced the WAL after it (a synced write under `acknowledged` commits at NORMAL and
- *   syncs the WAL before it answers: SqliteStoreOptions.syncWal, which the twin provides, so it knows
- *   how far the file was synced: the WAL's length when the sync ran).
+ *   or once the store synced the WAL after it (an enqueue under `acknowledged` commits at NORMAL and the
+ *   store syncs the WAL before it answers: SqliteStoreOptions.syncWal, which the twin provides, so it
+ *   knows how far the file was synced: the WAL's length when the sync ran).
  * - OFF: never synced. The twin keeps nothing after the last sync point (SQLite itself promises less:
  *   an OFF database can be corrupt after a power loss).
- * - A transaction that wrote nothing syncs nothing, whatever the level.
+ * - A transaction that wrote nothing syncs nothing, whatever the level; the store's sync after an
+ *   enqueue that wrote nothing (a resend answered duplicate) still syncs the file, and so every commit
+ *   before it.
  *
  * The twin owns checkpoints: `wal_autocheckpoint = 0`, and after a commit that leaves `checkpointPages`
  * or more pages in the WAL it runs `PRAGMA wal_checkpoint(TRUNCATE)`, as SQLite's auto-checkpoint would
@@ -89,7 +91,7 @@ export interface Commit {
   synchronous: SynchronousLevel;
   /** Whether it wrote WAL frames; one that wrote none changed nothing and synced nothing. */
   wrote: boolean;
-  /** Whether the store synced the WAL after it, before answering (a synced write under `acknowledged`). */
+  /** Whether the store synced the WAL after it, before answering (an enqueue under `acknowledged`). */
   syncedAfter: boolean;
   /** The WAL file's length once the commit returned. */
   walBytes: number;
