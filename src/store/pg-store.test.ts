@@ -382,6 +382,20 @@ describe('PgStore on a PostgreSQL server', () => {
     expect(idle.sent.at(-1)).toBe('COMMIT');
   });
 
+  it('flushes before it answers a call whose answer is kept, though its transaction wrote nothing', async () => {
+    // A second cancel of a cancelled task answers from the first one's commit, which another connection
+    // may not have flushed yet (its flush follows the COMMIT that made it visible): the answer is kept
+    // only once this call's own flush has gone through that commit.
+    const { queue } = openQueue(schemaForTest());
+    const id = await enqueueOne(queue);
+    expect(await queue.cancel(id)).toEqual({ ok: true, state: 'cancelled' });
+    const again = await tracing(() => queue.cancel(id));
+    expect(again.result).toMatchObject({ ok: false, error: 'already_terminal', state: 'cancelled' });
+    // It read the task and wrote nothing: COMMIT's round trip carries no write, only the flush.
+    expect(again.sent.filter((text) => text.includes('EXECUTE'))).toEqual([]);
+    expect(again.sent.at(-1)).toBe(COMMIT_DURABLY);
+  });
+
   describe("a claim's heads read ahead with the lock, before its time is known", () => {
     /** A clock whose reads return `times` in turn (the last one from then on): the claim reads it before its first round trip and again once it holds the lock. */
     class SteppingClock extends ManualClock {
