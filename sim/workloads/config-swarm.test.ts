@@ -7,7 +7,7 @@ import { simulate } from '../run-scenario.ts';
 import { parseScenarioFile } from '../scenario-schema.ts';
 import { catalogueScenario } from '../scenarios/registry.ts';
 import { World } from '../world.ts';
-import { drawConfig, QUEUE_OPTIONS, scenarioForSeed, WORKER_OPTIONS, type DrawnConfig } from './config-swarm.ts';
+import { drawConfig, NEEDS_PER_LIVENESS, QUEUE_OPTIONS, scenarioForSeed, WORKER_OPTIONS, type DrawnConfig } from './config-swarm.ts';
 import { drawnPartOf } from './index.ts';
 
 function spec(extra: Record<string, unknown>) {
@@ -159,6 +159,37 @@ describe('the configuration swarm (configSwarm)', () => {
     expect(kinds.get('rate/tenant')!).toBeGreaterThan(kinds.get('rate/global')!);
     // Without the flag nothing is drawn: the scenario's own budgets and needs stay.
     expect(scenarioForSeed(swarmed, '3').scenario.workload).toEqual(swarmed.workload);
+  });
+
+  it('lengthens the liveness phase of a seed whose rate bucket refills fewer than NEEDS_PER_LIVENESS needs over it, and only its length', async () => {
+    const catalogue = catalogueScenario('config-swarm');
+    let longer = 0;
+    for (const seed of SEEDS) {
+      const { scenario } = scenarioForSeed(catalogue, seed);
+      const bucket = scenario.queue.budgets?.swarm_tokens;
+      const { livenessMs, safetyMs } = scenario.phases;
+      expect(safetyMs).toBe(catalogue.phases.safetyMs);
+      if (bucket?.kind !== 'rate') {
+        expect(livenessMs, seed).toBe(catalogue.phases.livenessMs);
+        continue;
+      }
+      const need = drawnPartOf(scenario.workload)!.needs!.swarm_tokens!;
+      const covered = (bucket.refill * livenessMs) / bucket.periodMs / need;
+      expect(covered, seed).toBeGreaterThanOrEqual(NEEDS_PER_LIVENESS);
+      if (livenessMs > catalogue.phases.livenessMs) {
+        longer++;
+        expect(covered, seed).toBeLessThan(NEEDS_PER_LIVENESS + 1);
+      }
+    }
+    expect(longer).toBeGreaterThan(0);
+    // The seed that did not drain within 30 minutes: a global bucket refilling 858 tokens every 45 s for a need of 2,471.
+    const slow = 79080267256442;
+    const { scenario } = scenarioForSeed(catalogue, slow);
+    expect(scenario.queue.budgets?.swarm_tokens).toMatchObject({ kind: 'rate', refill: 858, scope: 'global' });
+    expect(scenario.phases.livenessMs).toBeGreaterThan(catalogue.phases.livenessMs);
+    const { world, report } = await simulate({ scenario: catalogue, seed: slow });
+    expect(world.scenario.phases.livenessMs).toBe(scenario.phases.livenessMs);
+    expect(report.violations).toEqual([]);
   });
 });
 

@@ -276,7 +276,24 @@ export function scenarioForSeed(scenario: ScenarioSpec, seed: Seed): { scenario:
   resolveConfig(drawn.queue);
   // The drawn tasks (the topics or rounds part) need them; tasks and floods keep their own needs.
   const workload = { ...scenario.workload, parts: scenario.workload.parts.map((item) => (item.kind === 'topics' || item.kind === 'rounds' ? { ...item, needs: { ...item.needs, ...needs } } : item)) };
-  return { scenario: { ...scenario, queue: drawn.queue, workers: drawn.workers, workload }, drawn };
+  const phases = { ...scenario.phases, livenessMs: livenessFor(scenario.phases.livenessMs, budgets.swarm_tokens, needs.swarm_tokens) };
+  return { scenario: { ...scenario, phases, queue: drawn.queue, workers: drawn.workers, workload }, drawn };
+}
+
+/** How many needs of the drawn rate bucket its refills cover over the liveness phase, at the least (livenessFor). */
+export const NEEDS_PER_LIVENESS = 50;
+
+/**
+ * The liveness phase of a seed with budgets: the scenario's own, or longer when the drawn rate bucket
+ * refills fewer than NEEDS_PER_LIVENESS needs over it, so the drawn work can drain once the faults stop
+ * and a slow bucket is not a liveness failure of the queue. Seed 79080267256442 drew a global bucket
+ * refilling 858 tokens every 45 s for a need of 2,471 (about 14 needs in 30 minutes, with one slot and
+ * no aging): one task was still ready when the phase ended, and it drained with 30 needs' worth. Only
+ * the phase's length changes, so every draw of a seed and its safety phase are what they were.
+ */
+function livenessFor(livenessMs: number, bucket: BudgetSpec | undefined, need: number | undefined): number {
+  if (bucket?.kind !== 'rate' || need === undefined) return livenessMs;
+  return Math.max(livenessMs, Math.ceil((NEEDS_PER_LIVENESS * need * bucket.periodMs) / bucket.refill));
 }
 
 /**
