@@ -468,6 +468,8 @@ export const SABOTAGES: readonly Sabotage[] = [
     file: 'src/store/durability.ts',
     find: lines('export const LOSABLE_WRITES: ReadonlySet<string> = new Set([', "  'claim',"),
     replace: lines('export const LOSABLE_WRITES: ReadonlySet<string> = new Set([', "  'enqueue',", "  'claim',"),
+    // And out of the writes synced after their commit: listed there too, the enqueue would still be synced.
+    also: [{ file: 'src/store/durability.ts', find: "export const SYNCED_AFTER_COMMIT: ReadonlySet<string> = new Set(['enqueue']);", replace: 'export const SYNCED_AFTER_COMMIT: ReadonlySet<string> = new Set([]);' }],
     expectedInvariant: 'I11',
   },
   {
