@@ -183,7 +183,7 @@ describe('the configuration swarm (configSwarm)', () => {
     }
     expect(longer).toBeGreaterThan(0);
     // The seed that did not drain within 30 minutes: a global bucket refilling 858 tokens every 45 s for a need of 2,471.
-    const slow = 79080267256442;
+    const slow = '79080267256442';
     const { scenario } = scenarioForSeed(catalogue, slow);
     expect(scenario.queue.budgets?.swarm_tokens).toMatchObject({ kind: 'rate', refill: 858, scope: 'global' });
     expect(scenario.phases.livenessMs).toBeGreaterThan(catalogue.phases.livenessMs);
