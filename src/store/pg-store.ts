@@ -42,8 +42,8 @@ import { pgDriver } from './pg-driver.ts';
  *     commit flushes the WAL through it, hence through this commit (COMMIT_DURABLY), and the call
  *     returns only after that. So every write a caller was told succeeded is durable, and so is every
  *     write that any acknowledged write read (its flush came later in the one WAL). A call whose answer
- *     is kept (durability.ts SYNCED_WRITES) flushes even when it wrote nothing, as a resent enqueue
- *     answered duplicate does: its answer may rest on a commit not flushed yet. A reader may see a
+ *     is kept (durability.ts SYNCED_WRITES) flushes even when it wrote nothing, as a second cancel
+ *     answered already_terminal does: its answer may rest on a commit not flushed yet. A reader may see a
  *     commit in the moment before its flush; if the server crashes right then, that commit is lost with
  *     its caller never told it succeeded (a connection lost during COMMIT: commitOutcome asks, below).
  *
@@ -856,9 +856,10 @@ export class PgStore implements Store {
         committing = true;
         // A write transaction's COMMIT flushes its WAL after the lock is released (COMMIT_DURABLY). One that
         // wrote nothing (a claim that found no task, a read) has nothing of its own to flush, unless its
-        // answer is one a caller is told is kept (SYNCED_WRITES): a resent enqueue answered duplicate, a
-        // cancel of a task already cancelled. That answer may rest on another connection's commit in the
-        // moment before its flush, so the flush goes through that commit too before the call returns.
+        // answer is one a caller is told is kept (SYNCED_WRITES): a cancel of a task already cancelled.
+        // That answer may rest on another connection's commit in the moment before its flush, so the flush
+        // goes through that commit too before the call returns. (A resent enqueue answered duplicate sent
+        // its insert, which changed nothing: that counts as a write, and it flushed already.)
         const closing = at !== undefined && (statements.wrote || SYNCED_WRITES.has(operation)) ? COMMIT_DURABLY : 'COMMIT';
         // W1: one NOTIFY per transaction, only for one that made a task claimable. PostgreSQL delivers it
         // at COMMIT and not at all on a rollback, and it serialises notifying commits on one lock, so a
