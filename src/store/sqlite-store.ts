@@ -73,9 +73,9 @@ type Level = 'FULL' | 'NORMAL';
  * The embedded store: one SQLite file (or ':memory:'), many processes on one host. A path gets WAL, and
  * readers never block the single writer; its commits are synced as its durability says (by default
  * `acknowledged`: NORMAL, and synced before the answer for the commits whose answer leaves the process:
- * FULL, or an enqueue's WAL synced right after its commit, outside the write lock: durability.ts). A handle passed in
- * keeps its own settings except the busy timeout, which the queue needs (Q18), and the synchronous
- * level when a durability is given.
+ * FULL, or an enqueue's WAL synced right after its commit, outside the write lock: durability.ts). A
+ * handle passed in keeps its own settings except the busy timeout, which the queue needs (Q18), and the
+ * synchronous level when a durability is given.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -302,8 +302,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Sets the level the next commit needs (under `acknowledged` it depends on the operation), and leaves it there, so a run of commits at
-   * one level switches once; the connection's level after a commit is the level that commit ran at.
+   * Sets the level the next commit needs (under `acknowledged` it depends on the operation), and leaves
+   * it there, so a run of commits at one level switches once; the connection's level after a commit is
+   * the level that commit ran at.
    */
   private syncFor(durability: Durability, operation: string): void {
     // Without a WAL to sync after the commit, a write synced after its commit is synced in it.
